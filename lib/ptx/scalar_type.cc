@@ -1,0 +1,66 @@
+#include "ptxgen/ptx/scalar_type.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ptxgen::ptx {
+namespace {
+
+struct TypeInfo {
+  ScalarType type;
+  absl::string_view name;
+  int bits;
+};
+
+constexpr std::array<TypeInfo, 9> kTypes = {{
+    {ScalarType::kF16, "f16", 16},
+    {ScalarType::kBF16, "bf16", 16},
+    {ScalarType::kTF32, "tf32", 32},
+    {ScalarType::kE4M3, "e4m3", 8},
+    {ScalarType::kE5M2, "e5m2", 8},
+    {ScalarType::kS8, "s8", 8},
+    {ScalarType::kU8, "u8", 8},
+    {ScalarType::kF32, "f32", 32},
+    {ScalarType::kS32, "s32", 32},
+}};
+
+const TypeInfo& Info(ScalarType type) {
+  for (const TypeInfo& info : kTypes) {
+    if (info.type == type) return info;
+  }
+  return kTypes[0];  // Unreachable: every enumerator has a row.
+}
+
+}  // namespace
+
+absl::string_view PtxName(ScalarType type) { return Info(type).name; }
+
+int SizeInBits(ScalarType type) { return Info(type).bits; }
+
+bool IsFloat8(ScalarType type) {
+  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
+}
+
+bool IsInteger(ScalarType type) {
+  return type == ScalarType::kS8 || type == ScalarType::kU8 ||
+         type == ScalarType::kS32;
+}
+
+absl::StatusOr<ScalarType> ParseScalarType(absl::string_view name) {
+  for (const TypeInfo& info : kTypes) {
+    if (info.name == name) return info.type;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown element type '", name, "' (known: ",
+      absl::StrJoin(kTypes, ", ",
+                    [](std::string* out, const TypeInfo& info) {
+                      absl::StrAppend(out, info.name);
+                    }),
+      ")"));
+}
+
+}  // namespace ptxgen::ptx

@@ -1,0 +1,262 @@
+#include "ptxgen/ptx/wgmma.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace ptxgen::ptx {
+namespace {
+
+// The type families of wgmma inputs; each has one K, one N ladder, one set
+// of accumulators and one set of immediates.
+enum class Family { kF16, kBF16, kTF32, kFloat8, kInteger8, kNotAnInput };
+
+Family FamilyOf(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF16:
+      return Family::kF16;
+    case ScalarType::kBF16:
+      return Family::kBF16;
+    case ScalarType::kTF32:
+      return Family::kTF32;
+    case ScalarType::kE4M3:
+    case ScalarType::kE5M2:
+      return Family::kFloat8;
+    case ScalarType::kS8:
+    case ScalarType::kU8:
+      return Family::kInteger8;
+    case ScalarType::kF32:
+    case ScalarType::kS32:
+      return Family::kNotAnInput;
+  }
+  return Family::kNotAnInput;
+}
+
+constexpr const char* kInputTypes = "f16, bf16, tf32, e4m3, e5m2, s8, u8";
+
+absl::Status Illegal(const std::string& rule) {
+  return absl::InvalidArgumentError(absl::StrCat("wgmma: ", rule));
+}
+
+std::string LegalNText(Family family) {
+  return family == Family::kInteger8 ? "8, 16, 24, 32, then 48..256 step 16"
+                                     : "8..256 step 8";
+}
+
+absl::Status ValidateTypes(const WgmmaMma& mma) {
+  const Family a = FamilyOf(mma.a_type);
+  const Family b = FamilyOf(mma.b_type);
+  if (a == Family::kNotAnInput || b == Family::kNotAnInput) {
+    return Illegal(absl::StrCat("inputs must be one of ", kInputTypes, " (got ",
+                                PtxName(mma.a_type), " x ",
+                                PtxName(mma.b_type), ")"));
+  }
+  if (a != b || (a != Family::kFloat8 && a != Family::kInteger8 &&
+                 mma.a_type != mma.b_type)) {
+    return Illegal(absl::StrCat(
+        "A and B must be the same type, except e4m3/e5m2 and s8/u8 which may "
+        "mix within their family (got ",
+        PtxName(mma.a_type), " x ", PtxName(mma.b_type), ")"));
+  }
+  const ScalarType d = mma.d_type;
+  switch (a) {
+    case Family::kF16:
+    case Family::kFloat8:
+      if (d == ScalarType::kF16 || d == ScalarType::kF32) return absl::OkStatus();
+      return Illegal(absl::StrCat(PtxName(mma.a_type),
+                                  " inputs need an f16 or f32 accumulator, not ",
+                                  PtxName(d)));
+    case Family::kBF16:
+    case Family::kTF32:
+      if (d == ScalarType::kF32) return absl::OkStatus();
+      return Illegal(absl::StrCat(PtxName(mma.a_type),
+                                  " inputs need an f32 accumulator, not ",
+                                  PtxName(d)));
+    case Family::kInteger8:
+      if (d == ScalarType::kS32) return absl::OkStatus();
+      return Illegal(absl::StrCat(PtxName(mma.a_type),
+                                  " inputs need an s32 accumulator, not ",
+                                  PtxName(d)));
+    case Family::kNotAnInput:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateImmediates(const WgmmaMma& mma) {
+  const Family family = FamilyOf(mma.a_type);
+  const bool has_scale = family != Family::kInteger8;
+  if (!has_scale && (mma.scale_a != 1 || mma.scale_b != 1)) {
+    return Illegal(absl::StrCat(
+        "scale-a/scale-b exist for floating-point inputs only, not ",
+        PtxName(mma.a_type)));
+  }
+  for (int scale : {mma.scale_a, mma.scale_b}) {
+    if (scale != 1 && scale != -1) {
+      return Illegal(absl::StrCat("scale-a/scale-b must be 1 or -1, not ", scale));
+    }
+  }
+  if ((mma.transpose_a || mma.transpose_b) &&
+      !WgmmaSupportsTranspose(mma.a_type)) {
+    return Illegal(absl::StrCat(
+        "transpose exists for f16/bf16 inputs only, not ", PtxName(mma.a_type)));
+  }
+  if (mma.transpose_a && mma.a_source == WgmmaASource::kRegisters) {
+    return Illegal(
+        "the register-A (RS) form has no transpose-A: A in registers is "
+        "always K-major");
+  }
+  if (mma.satfinite && family != Family::kInteger8) {
+    return Illegal(absl::StrCat(
+        ".satfinite exists for s8/u8 inputs (s32 accumulator) only, not ",
+        PtxName(mma.a_type)));
+  }
+  return absl::OkStatus();
+}
+
+// The operand-type part of the opcode: ".f32.f16.f16" (".s32.s8.u8").
+std::string TypeSuffix(const WgmmaMma& mma) {
+  return absl::StrCat(".", PtxName(mma.d_type), ".", PtxName(mma.a_type), ".",
+                      PtxName(mma.b_type));
+}
+
+RegType AccumulatorRegType(ScalarType d_type) {
+  return d_type == ScalarType::kF32 ? RegType::kF32 : RegType::kB32;
+}
+
+}  // namespace
+
+absl::StatusOr<int> WgmmaK(ScalarType input_type) {
+  switch (FamilyOf(input_type)) {
+    case Family::kF16:
+    case Family::kBF16:
+      return 16;
+    case Family::kTF32:
+      return 8;
+    case Family::kFloat8:
+    case Family::kInteger8:
+      return 32;
+    case Family::kNotAnInput:
+      break;
+  }
+  return Illegal(absl::StrCat("inputs must be one of ", kInputTypes, ", not ",
+                              PtxName(input_type)));
+}
+
+std::vector<int> LegalWgmmaN(ScalarType input_type) {
+  std::vector<int> legal;
+  const Family family = FamilyOf(input_type);
+  if (family == Family::kNotAnInput) return legal;
+  for (int n = 8; n <= 256; n += 8) {
+    if (family == Family::kInteger8 && n > 32 && n % 16 != 0) continue;
+    legal.push_back(n);
+  }
+  return legal;
+}
+
+bool IsLegalWgmmaN(ScalarType input_type, int n) {
+  for (int legal : LegalWgmmaN(input_type)) {
+    if (legal == n) return true;
+  }
+  return false;
+}
+
+bool WgmmaSupportsTranspose(ScalarType input_type) {
+  const Family family = FamilyOf(input_type);
+  return family == Family::kF16 || family == Family::kBF16;
+}
+
+absl::Status ValidateWgmma(const WgmmaMma& mma) {
+  if (absl::Status types = ValidateTypes(mma); !types.ok()) return types;
+  if (!IsLegalWgmmaN(mma.a_type, mma.n)) {
+    return Illegal(absl::StrCat("N=", mma.n, " is not legal for ",
+                                PtxName(mma.a_type), " inputs (legal N: ",
+                                LegalNText(FamilyOf(mma.a_type)), ")"));
+  }
+  return ValidateImmediates(mma);
+}
+
+int WgmmaAccumulatorRegisters(ScalarType d_type, int n) {
+  return d_type == ScalarType::kF16 ? n / 4 : n / 2;
+}
+
+absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
+  if (absl::Status valid = ValidateWgmma(mma); !valid.ok()) return valid;
+  const int k = *WgmmaK(mma.a_type);
+  const bool registers_a = mma.a_source == WgmmaASource::kRegisters;
+  const std::string opcode = absl::StrCat(
+      "wgmma.mma_async.sync.aligned.m64n", mma.n, "k", k,
+      mma.satfinite ? ".satfinite" : "", TypeSuffix(mma));
+
+  Statement statement(opcode);
+  statement.set_touches_memory(true);  // Reads shared memory.
+  const int accumulators = WgmmaAccumulatorRegisters(mma.d_type, mma.n);
+  const SlotId d = statement.AddSlot("d", AccumulatorRegType(mma.d_type),
+                                     Access::kReadWrite, accumulators);
+  const SlotId a = registers_a
+                       ? statement.AddSlot("a", RegType::kB32, Access::kRead, 4)
+                       : statement.AddSlot("a", RegType::kB64, Access::kRead);
+  const SlotId b = statement.AddSlot("b", RegType::kB64, Access::kRead);
+  const SlotId scale_d = statement.AddSlot("scale_d", RegType::kPred, Access::kRead);
+
+  std::vector<Argument> arguments = {
+      Vector(Regs(d, accumulators)),
+      registers_a ? Vector(Regs(a, 4)) : Plain(Reg(a)),
+      Plain(Reg(b)),
+      Plain(Reg(scale_d)),
+  };
+  const Family family = FamilyOf(mma.a_type);
+  if (family != Family::kInteger8) {
+    arguments.push_back(Plain(Imm(mma.scale_a)));
+    arguments.push_back(Plain(Imm(mma.scale_b)));
+  }
+  if (WgmmaSupportsTranspose(mma.a_type)) {
+    if (!registers_a) arguments.push_back(Plain(Imm(mma.transpose_a ? 1 : 0)));
+    arguments.push_back(Plain(Imm(mma.transpose_b ? 1 : 0)));
+  }
+  statement.Emit(opcode, std::move(arguments));
+  return statement;
+}
+
+Statement WgmmaFence() {
+  Statement statement("wgmma.fence");
+  statement.set_touches_memory(true);
+  statement.Emit("wgmma.fence.sync.aligned", {});
+  return statement;
+}
+
+Statement WgmmaCommitGroup() {
+  Statement statement("wgmma.commit_group");
+  statement.set_touches_memory(true);
+  statement.Emit("wgmma.commit_group.sync.aligned", {});
+  return statement;
+}
+
+absl::StatusOr<Statement> WgmmaWaitGroup(int pending_groups) {
+  if (pending_groups < 0 || pending_groups > 7) {
+    return Illegal(absl::StrCat("wait_group takes 0..7 pending groups, not ",
+                                pending_groups));
+  }
+  Statement statement("wgmma.wait_group");
+  statement.set_touches_memory(true);
+  statement.Emit("wgmma.wait_group.sync.aligned", {Plain(Imm(pending_groups))});
+  return statement;
+}
+
+absl::StatusOr<Statement> WgmmaAccumulatorPin(ScalarType d_type, int n) {
+  if (d_type != ScalarType::kF16 && d_type != ScalarType::kF32 &&
+      d_type != ScalarType::kS32) {
+    return Illegal(absl::StrCat("accumulators are f16, f32 or s32, not ",
+                                PtxName(d_type)));
+  }
+  if (n < 8 || n > 256 || n % 8 != 0) {
+    return Illegal(absl::StrCat("accumulator pin needs N in 8..256 step 8, not ", n));
+  }
+  Statement statement("wgmma accumulator pin");
+  statement.set_touches_memory(true);
+  statement.AddSlot("d", AccumulatorRegType(d_type), Access::kReadWrite,
+                    WgmmaAccumulatorRegisters(d_type, n));
+  return statement;
+}
+
+}  // namespace ptxgen::ptx

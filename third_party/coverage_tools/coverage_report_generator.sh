@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "coverage is not collected in ptxgen builds" >&2
+exit 1
