@@ -36,7 +36,8 @@ struct CompilerDiagnostic {
     kOtherWarning,      // any other ptxas/NVRTC warning
   };
   Kind kind = Kind::kOtherWarning;
-  std::string code;     // "C7511", or empty
+  std::string code;     // "C7511", "177-D", or empty
+  std::string kernel;   // the function the line names, or empty
   std::string message;  // the log line
 };
 
@@ -56,14 +57,26 @@ struct CompiledModule {
   double compile_ms = 0;  // wall time of this lookup or compilation
   CacheSource source = CacheSource::kCompiled;
   std::string cache_key;  // hex content hash; empty when not cached
+  // What the cache had to work around during this lookup (a corrupt entry
+  // discarded, an entry it could not write); also sent to the cache's sink.
+  std::vector<std::string> cache_warnings;
 };
 
 // Compiles `source` (named `name` in diagnostics) with NVRTC, producing PTX
 // and CUBIN. A compile error returns InvalidArgument carrying the full log
 // and the offending source line.
+//
+// NVRTC always gets --gpu-architecture=<arch>, -std=c++17 (unless a flag
+// picks another standard) and -Xptxas=-v, then `flags` in order. Flags that
+// name the architecture (use `arch`) or add include paths or pre-included
+// headers (generated sources include no headers, and files outside the
+// source would escape the cache key) are rejected.
 absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
                                            absl::string_view source,
                                            const CompileOptions& options);
+
+// The linked NVRTC's version, "13.0"; part of every cache key.
+const std::string& NvrtcVersion();
 
 }  // namespace ptxgen::compile
 

@@ -1,6 +1,9 @@
 #ifndef PTXGEN_PTX_SWIZZLE_H_
 #define PTXGEN_PTX_SWIZZLE_H_
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -16,6 +19,14 @@ int SwizzleBytes(Swizzle swizzle);
 // "none", "32B", "64B", "128B".
 absl::string_view SwizzleName(Swizzle swizzle);
 absl::StatusOr<Swizzle> ParseSwizzle(absl::string_view name);
+
+// Where byte `offset` of a swizzled region really lives: the 16-byte chunk
+// bits [4, 4+b) are XORed with bits [7, 7+b), b = 1, 2, 3 for 32B, 64B,
+// 128B. The region must be aligned to 8 x span bytes.
+uint32_t SwizzleOffset(uint32_t offset, Swizzle swizzle);
+
+// The same mapping as a C++ expression over an unsigned offset expression.
+std::string SwizzleOffsetExpression(const std::string& offset, Swizzle swizzle);
 
 }  // namespace ptxgen::ptx
 

@@ -1,0 +1,106 @@
+#ifndef PTXGEN_COMPILE_KERNEL_CACHE_H_
+#define PTXGEN_COMPILE_KERNEL_CACHE_H_
+
+// The content-addressed kernel cache: compiled modules kept in memory for
+// the life of the process and on disk across processes.
+//
+// The key hashes everything that changes the binary: module name, source,
+// arch, flags, NVRTC version and ptxgen::kVersion; never a path or a
+// pointer. A disk entry is written to a temporary name, fsync'ed and renamed,
+// and carries a SHA-256 of its bytes: a truncated, corrupt or foreign entry
+// is discarded with a warning and recompiled, never used. Concurrent
+// processes compiling the same kernel each write a whole entry and the last
+// rename wins, so one valid entry remains.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "ptxgen/compile/compiler.h"
+
+namespace ptxgen::compile {
+
+struct CacheConfig {
+  bool disk_enabled = true;
+  std::string directory;  // created on the first write when missing
+};
+
+// $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen (an absolute
+// XDG_CACHE_HOME only, as the XDG spec asks), else $HOME/.cache/ptxgen.
+// PTXGEN_CACHE_DISABLE=1 (or true/yes) turns the disk cache off, and so does
+// an environment that names no directory at all. Empty variables count as
+// unset.
+CacheConfig CacheConfigFromEnvironment();
+
+// The hex SHA-256 key of a compilation request.
+std::string KernelCacheKey(absl::string_view name, absl::string_view source,
+                           const CompileOptions& options);
+
+// Receives each cache warning; the default prints "ptxgen: warning: ..." to
+// stderr. Called without the cache's lock held, possibly from several
+// threads at once.
+using WarningSink = std::function<void(absl::string_view warning)>;
+
+class KernelCache {
+ public:
+  // The process-wide cache, configured from the environment on first use.
+  static KernelCache& Default();
+
+  explicit KernelCache(CacheConfig config);
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  // The module for this request from memory, else disk, else NVRTC. Threads
+  // asking for a key that is being compiled wait for that compilation. The
+  // result is this call's own copy: `source` and `compile_ms` describe this
+  // lookup, `cache_warnings` what went wrong on the way. Compile errors are
+  // returned (to every waiting thread) and not cached.
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> GetOrCompile(
+      absl::string_view name, absl::string_view source,
+      const CompileOptions& options);
+
+  void SetWarningSink(WarningSink sink);
+
+  // Forgets the in-memory modules (disk entries stay); the next lookups go to
+  // disk, as a new process would.
+  void ClearMemory();
+
+  const CacheConfig& config() const { return config_; }
+
+  // Where the disk entry for `key` lives.
+  std::string EntryPath(absl::string_view key) const;
+
+ private:
+  struct Pending;
+
+  // Loads or compiles for the one thread that registered the key's Pending,
+  // publishes the result to memory and to the threads waiting on it.
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> Produce(
+      const std::string& key, absl::string_view name, absl::string_view source,
+      const CompileOptions& options, Pending& pending,
+      std::chrono::steady_clock::time_point start);
+  // Disk, then NVRTC (writing the new entry).
+  absl::StatusOr<CompiledModule> LoadOrCompile(
+      absl::string_view key, absl::string_view name, absl::string_view source,
+      const CompileOptions& options, std::vector<std::string>& warnings);
+  void Warn(const std::vector<std::string>& warnings);
+
+  const CacheConfig config_;
+  absl::Mutex mutex_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const CompiledModule>>
+      modules_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_
+      ABSL_GUARDED_BY(mutex_);
+  WarningSink sink_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace ptxgen::compile
+
+#endif  // PTXGEN_COMPILE_KERNEL_CACHE_H_

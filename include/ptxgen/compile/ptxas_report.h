@@ -1,0 +1,30 @@
+#ifndef PTXGEN_COMPILE_PTXAS_REPORT_H_
+#define PTXGEN_COMPILE_PTXAS_REPORT_H_
+
+// Reads the compile log NVRTC returns (front-end messages followed by
+// ptxas -v output) into structured resources and diagnostics, so that callers
+// and tests check numbers and codes instead of grepping text.
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "ptxgen/compile/compiler.h"
+
+namespace ptxgen::compile {
+
+struct PtxasReport {
+  // One per entry function, in log order. Device functions that ptxas kept
+  // separate are not kernels and are not listed.
+  std::vector<KernelResources> resources;
+  // Every warning and every ptxas info line that carries a (Cnnnn) code,
+  // in log order.
+  std::vector<CompilerDiagnostic> diagnostics;
+};
+
+// Never fails: lines it does not recognise are skipped, and a kernel whose
+// lines are missing keeps zeros.
+PtxasReport ParsePtxasReport(absl::string_view log);
+
+}  // namespace ptxgen::compile
+
+#endif  // PTXGEN_COMPILE_PTXAS_REPORT_H_

@@ -1,0 +1,96 @@
+#ifndef PTXGEN_GEN_GEMM_H_
+#define PTXGEN_GEN_GEMM_H_
+
+// GEMM kernel generation: C = A * B^T with A [M,K], B [N,K] and C [M,N], all
+// row-major; f16 or bf16 inputs, f32 accumulation, C in the input type.
+// M, N and K are kernel arguments: one generated kernel serves every size.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/ptx/swizzle.h"
+
+namespace ptxgen::gen {
+
+enum class GemmSchedule {
+  // The seed ("V1"): one warpgroup, one stage, load then compute.
+  kV1,
+  // A TMA producer warp and consumer warpgroups over a ring of stages with
+  // full/empty barriers; a loop over output tiles (persistent when the grid
+  // is smaller than the tile count).
+  kWarpSpecialized,
+};
+
+enum class GemmEpilogue {
+  kDirect,    // registers -> global memory, bounds-checked per element pair
+  kTmaStore,  // registers -> swizzled shared tile (stmatrix) -> TMA store
+};
+
+struct GemmConfig {
+  GemmSchedule schedule = GemmSchedule::kV1;
+  int block_m = 128;
+  int block_n = 128;
+  int block_k = 64;
+  // Warp-specialized schedule only.
+  int stages = 1;
+  int consumers = 1;              // consumer warpgroups, splitting block_m
+  int mma_groups_in_flight = 0;   // wgmma.wait_group depth: 0 or 1
+  int cluster_m = 1;              // 2: CTA pairs along M share B by multicast
+  GemmEpilogue epilogue = GemmEpilogue::kDirect;
+  bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
+  int raster_group = 8;           // tile rows visited together (L2 reuse)
+  bool persistent = true;         // grid of one CTA per SM, else one per tile
+
+  bool operator==(const GemmConfig& other) const;
+};
+
+// "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 p".
+std::string ConfigName(const GemmConfig& config);
+absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
+
+// Explains why a configuration cannot be generated or cannot run (tile
+// shapes, register budget, shared memory), naming the limit.
+absl::Status ValidateGemmConfig(const GemmConfig& config,
+                                ptx::ScalarType element);
+
+// A TMA box the kernel expects for one operand: {inner, outer} elements.
+struct GemmTensorBox {
+  int inner = 0;
+  int outer = 0;
+  ptx::Swizzle swizzle = ptx::Swizzle::kNone;
+};
+
+struct GeneratedGemm {
+  std::string kernel_name;
+  std::string source;
+  GemmConfig config;
+  ptx::ScalarType element = ptx::ScalarType::kF16;
+  int threads_per_block = 0;
+  int shared_bytes = 0;  // dynamic shared memory, alignment slack included
+  GemmTensorBox a_box;
+  GemmTensorBox b_box;
+  GemmTensorBox c_box;  // kTmaStore only
+};
+
+// Kernel parameters, in order, of every generated GEMM:
+//   const __grid_constant__ TensorMap a_map, b_map, c_map  (128-byte CUtensorMap)
+//   unsigned short* c, int m, int n, int k, int pair_stores
+// c_map is unused by the direct epilogue; pair_stores != 0 allows 4-byte
+// stores of column pairs (C 4-byte aligned and n even).
+absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
+                                           ptx::ScalarType element);
+
+struct GemmGrid {
+  int x = 1;
+  int y = 1;
+  int cluster_x = 1;
+};
+
+// The launch grid for an m x n problem on a device with `sm_count` SMs.
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n, int sm_count);
+
+}  // namespace ptxgen::gen
+
+#endif  // PTXGEN_GEN_GEMM_H_

@@ -1,0 +1,24 @@
+#ifndef PTXGEN_PTX_CONVERT_H_
+#define PTXGEN_PTX_CONVERT_H_
+
+// cvt: rounding f32 accumulators to the 16-bit output types of a kernel.
+// Generated kernels include no headers (no cuda_fp16.h), so conversions are
+// instructions like any other.
+
+#include "absl/status/statusor.h"
+#include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/ptx/statement.h"
+
+namespace ptxgen::ptx {
+
+// cvt.rn.{f16,bf16}.f32: slots "result" (b16, write), "value" (f32).
+absl::StatusOr<Statement> CvtRoundFromF32(ScalarType to);
+
+// cvt.rn.{f16x2,bf16x2}.f32: slots "packed" (b32, write), "high" and "low"
+// (f32). "low" lands in bits 0-15: the element at the lower address when the
+// b32 is stored.
+absl::StatusOr<Statement> CvtPackFromF32x2(ScalarType to);
+
+}  // namespace ptxgen::ptx
+
+#endif  // PTXGEN_PTX_CONVERT_H_

@@ -1,0 +1,45 @@
+#ifndef PTXGEN_LIB_COMPILE_CACHE_ENTRY_H_
+#define PTXGEN_LIB_COMPILE_CACHE_ENTRY_H_
+
+// The on-disk form of one kernel-cache entry (private to //lib/compile).
+//
+// Layout: the magic line "PTXGEN-KERNEL-CACHE-1\n"; then key, name, source,
+// PTX, CUBIN and log, each as an 8-byte little-endian length and its bytes;
+// then the SHA-256 of everything before it. Resources and diagnostics are
+// parsed again from the stored log, so they cannot disagree with it.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ptxgen::compile {
+
+struct CacheEntry {
+  std::string key;
+  std::string name;
+  std::string source;
+  std::string ptx;
+  std::string cubin;
+  std::string log;
+};
+
+std::string EncodeCacheEntry(const CacheEntry& entry);
+
+// DataLoss naming what is wrong when `bytes` is not a whole, intact entry.
+absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes);
+
+// The whole file; NotFound when it does not exist.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// Creates `directory` and its parents when missing, writes `bytes` to a
+// name no other thread or process uses, fsyncs it and renames it to `path`,
+// so readers see the old file or the whole new one, never a part.
+absl::Status WriteFileAtomically(const std::string& directory,
+                                 const std::string& path,
+                                 absl::string_view bytes);
+
+}  // namespace ptxgen::compile
+
+#endif  // PTXGEN_LIB_COMPILE_CACHE_ENTRY_H_

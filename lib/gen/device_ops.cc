@@ -1,0 +1,67 @@
+#include "lib/gen/device_ops.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptxgen/gen/cuda_source.h"
+
+namespace ptxgen::gen {
+
+void DeviceOps::Fail(absl::Status status) {
+  if (status_.ok()) status_ = std::move(status);
+}
+
+std::string DeviceOps::Call(const std::string& name,
+                            const absl::StatusOr<ptx::Statement>& statement,
+                            const Arguments& arguments) {
+  if (!statement.ok()) {
+    Fail(statement.status());
+    return "";
+  }
+  return Call(name, *statement, arguments);
+}
+
+std::string DeviceOps::Call(const std::string& name,
+                            const ptx::Statement& statement,
+                            const Arguments& arguments) {
+  std::vector<std::string> values;
+  for (const ptx::Slot& slot : statement.slots()) {
+    auto it = arguments.find(slot.role);
+    if (it == arguments.end()) {
+      Fail(absl::InternalError(absl::StrCat(
+          "call of ", name, ": no argument for operand '", slot.role, "'")));
+      return "";
+    }
+    values.push_back(it->second);
+  }
+  if (values.size() != arguments.size()) {
+    Fail(absl::InternalError(
+        absl::StrCat("call of ", name, ": arguments name unknown operands")));
+    return "";
+  }
+  absl::StatusOr<std::string> definition = DeviceFunction(name, statement);
+  if (!definition.ok()) {
+    Fail(definition.status());
+    return "";
+  }
+  bool defined = false;
+  for (const auto& [existing, text] : definitions_) {
+    if (existing != name) continue;
+    defined = true;
+    if (text != *definition) {
+      Fail(absl::InternalError(absl::StrCat(
+          "device function ", name, " defined twice with different bodies")));
+    }
+  }
+  if (!defined) definitions_.emplace_back(name, *std::move(definition));
+  return absl::StrCat(name, "(", absl::StrJoin(values, ", "), ");");
+}
+
+std::string DeviceOps::Definitions() const {
+  std::string text;
+  for (const auto& [name, definition] : definitions_) {
+    absl::StrAppend(&text, definition, "\n");
+  }
+  return text;
+}
+
+}  // namespace ptxgen::gen

@@ -1,0 +1,204 @@
+// GEMM configurations: names, validation against the hardware budgets, and
+// launch grids.
+#include <algorithm>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "ptxgen/gen/gemm.h"
+#include "lib/gen/gemm_internal.h"
+#include "ptxgen/ptx/wgmma.h"
+
+namespace ptxgen::gen {
+namespace {
+
+absl::Status Unsupported(const GemmConfig& config, const std::string& rule) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
+}
+
+absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
+  if (config.block_m < 64 || config.block_m > 256 || config.block_m % 64 != 0) {
+    return Unsupported(config, "block_m must be 64, 128, 192 or 256 (wgmma "
+                               "computes 64 rows at a time)");
+  }
+  if (config.block_n < 8 || config.block_n > 256 ||
+      !ptx::IsLegalWgmmaN(element, config.block_n)) {
+    return Unsupported(config, "block_n must be a legal wgmma N (8..256 step 8)");
+  }
+  const int row_bytes = config.block_k * ptx::SizeInBytes(element);
+  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) {
+    return Unsupported(config, absl::StrCat(
+        "block_k must make a 32-, 64- or 128-byte row to match a swizzle span "
+        "(16, 32 or 64 for ", ptx::PtxName(element), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateV1(const GemmConfig& config) {
+  if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
+      config.mma_groups_in_flight != 0 ||
+      config.epilogue != GemmEpilogue::kDirect) {
+    return Unsupported(config, "schedule v1 is the seed: one stage, one "
+                               "warpgroup, no cluster, wait_group 0, direct "
+                               "epilogue");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
+  if (config.consumers != 1 && config.consumers != 2 && config.consumers != 4) {
+    return Unsupported(config, "consumers must be 1, 2 or 4 warpgroups");
+  }
+  if (config.block_m % (64 * config.consumers) != 0) {
+    return Unsupported(config, "each consumer warpgroup needs a multiple of 64 "
+                               "rows (block_m / consumers)");
+  }
+  if (config.stages < 1 || config.stages > 8) {
+    return Unsupported(config, "stages must be 1..8");
+  }
+  if (config.mma_groups_in_flight != 0 && config.mma_groups_in_flight != 1) {
+    return Unsupported(config, "wgmma groups in flight must be 0 or 1");
+  }
+  if (config.mma_groups_in_flight == 1 && config.stages < 2) {
+    return Unsupported(config, "keeping a wgmma group in flight releases each "
+                               "stage one iteration late: it needs 2+ stages");
+  }
+  if (config.cluster_m != 1 && config.cluster_m != 2) {
+    return Unsupported(config, "cluster_m must be 1 or 2");
+  }
+  if (config.cluster_m == 2 && config.block_n % 16 != 0) {
+    return Unsupported(config, "a 2-CTA cluster multicasts half of B each: "
+                               "block_n must be a multiple of 16");
+  }
+  if (config.epilogue == GemmEpilogue::kTmaStore && config.block_n % 64 != 0) {
+    return Unsupported(config, "the TMA-store epilogue writes 64-column "
+                               "chunks: block_n must be a multiple of 64");
+  }
+  if (config.raster_group < 1) {
+    return Unsupported(config, "raster_group must be at least 1");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) {
+  const GemmLayout layout = PlanGemmLayout(config, element);
+  const int accumulators = layout.accumulators_per_thread;
+  if (accumulators + kRegisterOverhead > layout.consumer_registers) {
+    return Unsupported(config, absl::StrCat(
+        "each consumer thread needs ", accumulators,
+        " accumulator registers (", layout.m_slices, " x ", config.block_n,
+        "/2) plus about ", kRegisterOverhead, " more, but gets ",
+        layout.consumer_registers));
+  }
+  if (layout.shared_bytes > kMaxSharedBytesPerBlock) {
+    return Unsupported(config, absl::StrCat(
+        "needs ", layout.shared_bytes, " bytes of shared memory; a block gets "
+        "at most ", kMaxSharedBytesPerBlock));
+  }
+  return absl::OkStatus();
+}
+
+int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+bool GemmConfig::operator==(const GemmConfig& other) const {
+  return ConfigName(*this) == ConfigName(other);
+}
+
+std::string ConfigName(const GemmConfig& config) {
+  const std::string tile = absl::StrCat(config.block_m, "x", config.block_n,
+                                        "x", config.block_k);
+  if (config.schedule == GemmSchedule::kV1) return absl::StrCat("v1 ", tile);
+  return absl::StrCat(
+      "ws ", tile, " s", config.stages, " c", config.consumers, " w",
+      config.mma_groups_in_flight, " m", config.cluster_m, " ",
+      config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct", " g",
+      config.raster_group, config.persistent ? " persistent" : " tiles",
+      config.set_max_registers ? "" : " noregs");
+}
+
+absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
+  const std::vector<std::string> words = absl::StrSplit(name, ' ');
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM config '", name, "': ", why));
+  };
+  if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
+    return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma g# "
+               "persistent|tiles [noregs]'");
+  }
+  GemmConfig config;
+  config.schedule = words[0] == "v1" ? GemmSchedule::kV1
+                                     : GemmSchedule::kWarpSpecialized;
+  const std::vector<std::string> tile = absl::StrSplit(words[1], 'x');
+  if (tile.size() != 3 || !absl::SimpleAtoi(tile[0], &config.block_m) ||
+      !absl::SimpleAtoi(tile[1], &config.block_n) ||
+      !absl::SimpleAtoi(tile[2], &config.block_k)) {
+    return bad("the tile must be written MxNxK, e.g. 128x128x64");
+  }
+  if (config.schedule == GemmSchedule::kV1) {
+    if (words.size() != 2) return bad("v1 takes only a tile");
+    return config;
+  }
+  config.persistent = false;
+  for (size_t i = 2; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    const std::string digits = word.substr(1);
+    int* field = word[0] == 's'   ? &config.stages
+                 : word[0] == 'c' ? &config.consumers
+                 : word[0] == 'w' ? &config.mma_groups_in_flight
+                 : word[0] == 'm' ? &config.cluster_m
+                 : word[0] == 'g' ? &config.raster_group
+                                  : nullptr;
+    if (word == "direct" || word == "tma") {
+      config.epilogue =
+          word == "tma" ? GemmEpilogue::kTmaStore : GemmEpilogue::kDirect;
+    } else if (word == "persistent" || word == "tiles") {
+      config.persistent = word == "persistent";
+    } else if (word == "noregs") {
+      config.set_max_registers = false;
+    } else if (field == nullptr || !absl::SimpleAtoi(digits, field)) {
+      return bad(absl::StrCat("unknown option '", word, "'"));
+    }
+  }
+  return config;
+}
+
+absl::Status ValidateGemmConfig(const GemmConfig& config,
+                                ptx::ScalarType element) {
+  if (element != ptx::ScalarType::kF16 && element != ptx::ScalarType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: element type must be f16 or bf16, not ", ptx::PtxName(element)));
+  }
+  if (absl::Status tile = ValidateTile(config, element); !tile.ok()) return tile;
+  absl::Status schedule = config.schedule == GemmSchedule::kV1
+                              ? ValidateV1(config)
+                              : ValidateWarpSpecialized(config);
+  if (!schedule.ok()) return schedule;
+  return ValidateBudgets(config, element);
+}
+
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n, int sm_count) {
+  GemmGrid grid;
+  const int tiles_m = CeilDiv(m, config.block_m);
+  const int tiles_n = CeilDiv(n, config.block_n);
+  if (config.schedule == GemmSchedule::kV1) {
+    grid.x = tiles_m;
+    grid.y = tiles_n;
+    return grid;
+  }
+  const int cluster_tiles = CeilDiv(tiles_m, config.cluster_m) * tiles_n;
+  const int clusters =
+      config.persistent
+          ? std::min(cluster_tiles, std::max(1, sm_count / config.cluster_m))
+          : cluster_tiles;
+  grid.x = clusters * config.cluster_m;
+  grid.cluster_x = config.cluster_m;
+  return grid;
+}
+
+}  // namespace ptxgen::gen

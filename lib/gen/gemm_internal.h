@@ -1,0 +1,47 @@
+#ifndef PTXGEN_LIB_GEN_GEMM_INTERNAL_H_
+#define PTXGEN_LIB_GEN_GEMM_INTERNAL_H_
+
+// Shared-memory and register planning shared by GEMM validation and
+// generation (private to lib/gen).
+
+#include "ptxgen/gen/gemm.h"
+#include "ptxgen/ptx/matrix_descriptor.h"
+
+namespace ptxgen::gen {
+
+inline constexpr int kThreadsPerWarpgroup = 128;
+// Registers a consumer thread needs beside its accumulators (addresses,
+// loop state, descriptors): an estimate, checked against ptxas's report.
+inline constexpr int kRegisterOverhead = 40;
+// The opt-in dynamic shared memory limit of one sm_90 block (227 KB).
+inline constexpr int kMaxSharedBytesPerBlock = 232448;
+// Registers per SM, and what a TMA producer warpgroup keeps.
+inline constexpr int kRegistersPerSm = 65536;
+inline constexpr int kProducerRegisters = 40;
+// The runtime aligns the dynamic shared memory base itself: slack for it.
+inline constexpr int kSharedBaseAlignment = 1024;
+
+struct GemmLayout {
+  ptx::Swizzle swizzle = ptx::Swizzle::kNone;
+  ptx::SharedTile a_tile;
+  ptx::SharedTile b_tile;
+  int a_tile_bytes = 0;  // rounded up to the swizzle pattern
+  int b_tile_bytes = 0;
+  int stage_bytes = 0;   // A then B
+  int c_tile_offset = 0;  // TMA-store epilogue only
+  int c_tile_bytes = 0;
+  int barrier_offset = 0;  // full[stages] then empty[stages], 8 bytes each
+  int shared_bytes = 0;    // everything, with base-alignment slack
+  int threads = 0;
+  int rows_per_consumer = 0;
+  int m_slices = 0;  // 64-row wgmma slices per consumer
+  int accumulators_per_thread = 0;
+  int consumer_registers = 0;  // what a consumer thread may use
+  bool adjusts_registers = false;  // setmaxnreg in use
+};
+
+GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element);
+
+}  // namespace ptxgen::gen
+
+#endif  // PTXGEN_LIB_GEN_GEMM_INTERNAL_H_

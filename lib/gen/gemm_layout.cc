@@ -1,0 +1,76 @@
+#include <algorithm>
+
+#include "lib/gen/gemm_internal.h"
+#include "ptxgen/ptx/wgmma.h"
+
+namespace ptxgen::gen {
+namespace {
+
+int RoundUp(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+ptx::Swizzle SwizzleForRow(int row_bytes) {
+  switch (row_bytes) {
+    case 32:
+      return ptx::Swizzle::k32B;
+    case 64:
+      return ptx::Swizzle::k64B;
+    default:
+      return ptx::Swizzle::k128B;
+  }
+}
+
+// What a consumer thread may use: v1 runs one warpgroup with the whole
+// file; warp-specialized kernels split the SM's registers between the
+// producer warpgroup and the consumers, by setmaxnreg or evenly.
+int ConsumerRegisters(const GemmConfig& config, int threads) {
+  constexpr int kMaxPerThread = 255;
+  if (config.schedule == GemmSchedule::kV1) return kMaxPerThread;
+  if (config.set_max_registers && config.consumers > 1) {
+    const int share = (kRegistersPerSm - kThreadsPerWarpgroup * kProducerRegisters) /
+                      (kThreadsPerWarpgroup * config.consumers);
+    return std::min(240, share / 8 * 8);
+  }
+  return std::min(kMaxPerThread, kRegistersPerSm / threads / 8 * 8);
+}
+
+}  // namespace
+
+GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
+  GemmLayout layout;
+  const int row_bytes = config.block_k * ptx::SizeInBytes(element);
+  layout.swizzle = SwizzleForRow(row_bytes);
+  layout.a_tile = {element, config.block_m, config.block_k, ptx::MajorOrder::kK,
+                   layout.swizzle};
+  layout.b_tile = {element, config.block_n, config.block_k, ptx::MajorOrder::kK,
+                   layout.swizzle};
+  const int pattern = 8 * ptx::SwizzleBytes(layout.swizzle);
+  layout.a_tile_bytes = RoundUp(config.block_m * row_bytes, pattern);
+  layout.b_tile_bytes = RoundUp(config.block_n * row_bytes, pattern);
+  layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
+  int end = config.stages * layout.stage_bytes;
+  if (config.epilogue == GemmEpilogue::kTmaStore) {
+    layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
+    layout.c_tile_bytes =
+        config.block_m * config.block_n * ptx::SizeInBytes(element);
+    end = layout.c_tile_offset + layout.c_tile_bytes;
+  }
+  layout.barrier_offset = RoundUp(end, 8);
+  layout.shared_bytes =
+      layout.barrier_offset + 2 * 8 * config.stages + kSharedBaseAlignment;
+  const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
+  layout.threads = kThreadsPerWarpgroup * (config.consumers + (specialized ? 1 : 0));
+  layout.rows_per_consumer = config.block_m / config.consumers;
+  layout.m_slices = layout.rows_per_consumer / ptx::kWgmmaM;
+  layout.accumulators_per_thread =
+      layout.m_slices *
+      ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, config.block_n);
+  layout.consumer_registers = ConsumerRegisters(config, layout.threads);
+  // One consumer already gets every register a thread can address.
+  layout.adjusts_registers =
+      specialized && config.set_max_registers && config.consumers > 1;
+  return layout;
+}
+
+}  // namespace ptxgen::gen
