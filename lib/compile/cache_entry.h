@@ -30,16 +30,6 @@ std::string EncodeCacheEntry(const CacheEntry& entry);
 // DataLoss naming what is wrong when `bytes` is not a whole, intact entry.
 absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes);
 
-// The whole file; NotFound when it does not exist.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
-
-// Creates `directory` and its parents when missing, writes `bytes` to a
-// name no other thread or process uses, fsyncs it and renames it to `path`,
-// so readers see the old file or the whole new one, never a part.
-absl::Status WriteFileAtomically(const std::string& directory,
-                                 const std::string& path,
-                                 absl::string_view bytes);
-
 }  // namespace ptxgen::compile
 
 #endif  // PTXGEN_LIB_COMPILE_CACHE_ENTRY_H_

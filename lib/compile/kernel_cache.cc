@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "lib/compile/cache_entry.h"
+#include "ptxgen/compile/files.h"
 #include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/version.h"

@@ -1,0 +1,27 @@
+#ifndef PTXGEN_COMPILE_FILES_H_
+#define PTXGEN_COMPILE_FILES_H_
+
+// Whole-file reads and crash-safe writes, for the kernel cache and for
+// anything else ptxgen keeps in its cache folder (autotuning records).
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ptxgen::compile {
+
+// The whole file; NotFound when it does not exist.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// Creates `directory` and its parents when missing, writes `bytes` to a
+// name no other thread or process uses, fsyncs it and renames it to `path`,
+// so readers see the old file or the whole new one, never a part.
+absl::Status WriteFileAtomically(const std::string& directory,
+                                 const std::string& path,
+                                 absl::string_view bytes);
+
+}  // namespace ptxgen::compile
+
+#endif  // PTXGEN_COMPILE_FILES_H_

@@ -1,0 +1,61 @@
+#ifndef PTXGEN_RUNTIME_CONTEXT_H_
+#define PTXGEN_RUNTIME_CONTEXT_H_
+
+// Contexts. ptxgen uses each device's primary context, the one the CUDA
+// runtime and most libraries share, so memory and modules interoperate with
+// them; it never creates or destroys a context of its own.
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ptxgen/runtime/driver.h"
+
+namespace ptxgen::runtime {
+
+// A reference to a device's primary context: retained on creation, released
+// on destruction (the driver frees the context when its last user releases
+// it). Modules, buffers, streams and events made while it is current belong
+// to it and must be destroyed before it.
+class PrimaryContext {
+ public:
+  static absl::StatusOr<PrimaryContext> Retain(int ordinal);
+
+  PrimaryContext(PrimaryContext&& other) noexcept;
+  PrimaryContext& operator=(PrimaryContext&& other) noexcept;
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  ~PrimaryContext();
+
+  // Makes this context current on the calling thread (replacing whatever
+  // was current there); the other runtime calls act on the current context.
+  absl::Status SetCurrent() const;
+
+  int ordinal() const { return ordinal_; }
+  CUdevice device() const { return device_; }
+  CUcontext get() const { return context_; }
+
+ private:
+  PrimaryContext(const Driver* driver, int ordinal, CUdevice device,
+                 CUcontext context)
+      : driver_(driver),
+        ordinal_(ordinal),
+        device_(device),
+        context_(context) {}
+  void Release();
+
+  const Driver* driver_ = nullptr;  // null once moved from
+  int ordinal_ = 0;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+// The device of the calling thread's current context; FailedPrecondition
+// when no context is current.
+absl::StatusOr<CUdevice> CurrentDevice();
+
+// Waits for all work of the current context. Returns the first asynchronous
+// error, such as a kernel's illegal memory access.
+absl::Status SynchronizeCurrentContext();
+
+}  // namespace ptxgen::runtime
+
+#endif  // PTXGEN_RUNTIME_CONTEXT_H_

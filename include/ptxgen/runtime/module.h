@@ -1,0 +1,111 @@
+#ifndef PTXGEN_RUNTIME_MODULE_H_
+#define PTXGEN_RUNTIME_MODULE_H_
+
+// Loaded modules, their kernels, and launches.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ptxgen/compile/compiler.h"
+#include "ptxgen/runtime/driver.h"
+
+namespace ptxgen::runtime {
+
+struct Dim3 {
+  uint32_t x = 1;
+  uint32_t y = 1;
+  uint32_t z = 1;
+};
+
+// The largest cluster every sm_90 device runs; larger ones need the
+// non-portable cluster attribute, which ptxgen does not set.
+inline constexpr int kMaxPortableClusterSize = 8;
+
+// Without an opt-in, a kernel's static plus dynamic shared memory is at most
+// this.
+inline constexpr int kDefaultSharedBytesLimit = 48 * 1024;
+
+struct LaunchConfig {
+  Dim3 grid;   // in blocks
+  Dim3 block;  // in threads
+  // Blocks per cluster; {1, 1, 1} is a plain launch. Must divide `grid`.
+  Dim3 cluster;
+  int shared_bytes = 0;  // dynamic shared memory per block
+  CUstream stream = nullptr;
+};
+
+// Checks the launch shape against the hardware's limits (grid, block,
+// cluster); the message names the broken rule. Pure: needs no driver.
+absl::Status ValidateLaunchConfig(const LaunchConfig& config);
+
+// A kernel of a loaded Module; valid while that Module lives.
+class Function {
+ public:
+  // Lets the kernel use `bytes` of dynamic shared memory. Needed above
+  // 48 KB (less the kernel's static shared memory); refused beyond the
+  // device's opt-in maximum with a message that gives both figures.
+  absl::Status SetMaxDynamicSharedMemory(int bytes) const;
+
+  // Launches on config.stream; `args` points to one pointer per kernel
+  // parameter (may be null for a kernel without parameters). Clusters go
+  // through cuLaunchKernelEx. Asynchronous: execution errors show up at the
+  // next synchronization.
+  absl::Status Launch(const LaunchConfig& config, void** args) const;
+
+  const std::string& name() const { return name_; }
+  CUfunction get() const { return function_; }
+
+ private:
+  friend class Module;
+  Function(const Driver* driver, CUfunction function, std::string name)
+      : driver_(driver), function_(function), name_(std::move(name)) {}
+  absl::StatusOr<int> Attribute(CUfunction_attribute attribute) const;
+  absl::Status CheckDynamicShared(int bytes) const;
+  absl::Status LaunchCluster(const LaunchConfig& config, void** args) const;
+
+  const Driver* driver_;
+  CUfunction function_;
+  std::string name_;
+};
+
+// A module loaded into the current context; unloaded on destruction.
+class Module {
+ public:
+  // Loads the CUBIN of `compiled`, after checking that its architecture
+  // (compiled.options.arch) runs on the current context's device: sm_90a
+  // code is refused on anything but compute capability 9.0.
+  static absl::StatusOr<Module> LoadCubin(
+      const compile::CompiledModule& compiled);
+
+  // JIT-compiles PTX text through the driver; the .target directive is
+  // checked against the device first, and on failure the driver's error
+  // log is part of the status.
+  static absl::StatusOr<Module> LoadPtx(absl::string_view ptx);
+
+  // The kernel named `name` (mangled, or as declared extern "C").
+  absl::StatusOr<Function> GetFunction(absl::string_view name) const;
+
+  CUmodule get() const { return module_.get(); }
+
+ private:
+  struct Unload {
+    const Driver* driver;
+    void operator()(CUmod_st* module) const;
+  };
+  static absl::StatusOr<Module> LoadImage(const Driver& driver,
+                                          const std::string& image,
+                                          absl::string_view what);
+  Module(const Driver* driver, CUmodule module)
+      : module_(module, Unload{driver}) {}
+
+  std::unique_ptr<CUmod_st, Unload> module_;
+};
+
+}  // namespace ptxgen::runtime
+
+#endif  // PTXGEN_RUNTIME_MODULE_H_

@@ -1,0 +1,97 @@
+#include "ptxgen/compile/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace ptxgen::compile {
+namespace {
+
+absl::Status SystemError(absl::string_view what, const std::string& path) {
+  return absl::UnavailableError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// mkdir -p; a directory another process creates meanwhile is fine.
+absl::Status MakeDirectories(const std::string& directory) {
+  for (size_t slash = directory.find('/', 1);;
+       slash = directory.find('/', slash + 1)) {
+    const std::string prefix = directory.substr(0, slash);
+    if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return SystemError("cannot create directory", prefix);
+    }
+    if (slash == std::string::npos) return absl::OkStatus();
+  }
+}
+
+absl::Status WriteAll(int fd, absl::string_view bytes,
+                      const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t written = write(fd, bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return SystemError("cannot write", path);
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  return absl::OkStatus();
+}
+
+// Unique per process (pid) and per call (counter), so concurrent writers
+// never share a temporary file.
+std::string TemporaryName(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("no file ", path));
+    return SystemError("cannot open", path);
+  }
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      absl::Status error = SystemError("cannot read", path);
+      close(fd);
+      return error;
+    }
+    if (got == 0) break;
+    bytes.append(buffer, static_cast<size_t>(got));
+  }
+  close(fd);
+  return bytes;
+}
+
+absl::Status WriteFileAtomically(const std::string& directory,
+                                 const std::string& path,
+                                 absl::string_view bytes) {
+  if (absl::Status made = MakeDirectories(directory); !made.ok()) return made;
+  const std::string temporary = TemporaryName(path);
+  const int fd =
+      open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return SystemError("cannot create", temporary);
+  absl::Status status = WriteAll(fd, bytes, temporary);
+  if (status.ok() && fsync(fd) != 0)
+    status = SystemError("cannot fsync", temporary);
+  if (close(fd) != 0 && status.ok())
+    status = SystemError("cannot close", temporary);
+  if (status.ok() && rename(temporary.c_str(), path.c_str()) != 0) {
+    status = SystemError("cannot rename into", path);
+  }
+  if (!status.ok()) unlink(temporary.c_str());
+  return status;
+}
+
+}  // namespace ptxgen::compile
