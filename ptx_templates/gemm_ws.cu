@@ -8,8 +8,9 @@
 // has finished reading it). Warpgroups 1..{{CONSUMERS}} are consumers: each
 // owns {{ROWS_PER_CONSUMER}} rows of the {{BLOCK_M}}x{{BLOCK_N}} output tile
 // and runs wgmma on every stage, keeping {{IN_FLIGHT}} wgmma group(s) in
-// flight. CTAs loop over output tiles in groups of {{RASTER_GROUP}} tile rows
-// so that concurrently running CTAs share A and B tiles in L2.
+// flight. CTAs loop over work units: output tiles in groups of
+// {{RASTER_GROUP}} tile rows, so that concurrently running CTAs share A and
+// B tiles in L2, each tile cut into {{SPLIT_K}} slice(s) of K.
 //
 // Shared memory ({{SHARED_BYTES}} bytes with alignment slack):
 //   stage s at +s*{{STAGE_BYTES}}: A tile [{{BLOCK_M}} x {{BLOCK_K}}], then
@@ -23,7 +24,16 @@ struct __align__(64) TensorMap {
 };
 
 {{DEVICE_FUNCTIONS}}
-{{STORE_PAIR}}
+{{STORE_FUNCTION}}
+// Work unit u: slice u % {{SPLIT_K}} of K (whole k-tiles, balanced) of
+// cluster tile u / {{SPLIT_K}}.
+__device__ __forceinline__ void k_slice(int u, int k_tiles, int& split,
+                                        int& kt_begin, int& kt_end) {
+  split = u % {{SPLIT_K}};
+  kt_begin = split * k_tiles / {{SPLIT_K}};
+  kt_end = (split + 1) * k_tiles / {{SPLIT_K}};
+}
+
 // Output tile of cluster tile t: rows of tiles in groups of {{RASTER_GROUP}}.
 __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
                                         int& cluster_row, int& tile_n) {
@@ -38,7 +48,8 @@ extern "C" __global__ void __launch_bounds__({{THREADS}}, 1)
 {{KERNEL_NAME}}(const __grid_constant__ TensorMap a_map,
     const __grid_constant__ TensorMap b_map,
     const __grid_constant__ TensorMap c_map,
-    unsigned short* __restrict__ c, int m, int n, int k, int pair_stores) {
+    unsigned short* __restrict__ c, float* __restrict__ workspace, int m,
+    int n, int k, int pair_stores) {
   extern __shared__ unsigned char shared[];
   const unsigned base =
       ((unsigned)__cvta_generic_to_shared(shared) + {{ALIGNMENT}}u - 1u) &
@@ -47,7 +58,7 @@ extern "C" __global__ void __launch_bounds__({{THREADS}}, 1)
   const int warpgroup = threadIdx.x / 128;
   const int cluster_rows = ((m + {{BLOCK_M}} - 1) / {{BLOCK_M}} + {{CLUSTER_M}} - 1) / {{CLUSTER_M}};
   const int tiles_n = (n + {{BLOCK_N}} - 1) / {{BLOCK_N}};
-  const int cluster_tiles = cluster_rows * tiles_n;
+  const int units = cluster_rows * tiles_n * {{SPLIT_K}};
   const int k_tiles = (k + {{BLOCK_K}} - 1) / {{BLOCK_K}};
   const int first_tile = blockIdx.x / {{CLUSTER_M}};
   const int tile_step = gridDim.x / {{CLUSTER_M}};
@@ -70,12 +81,13 @@ extern "C" __global__ void __launch_bounds__({{THREADS}}, 1)
       const unsigned long long b_map_address = (unsigned long long)&b_map;
       int stage = 0;
       unsigned phase = 0;
-      for (int t = first_tile; t < cluster_tiles; t += tile_step) {
-        int cluster_row, tile_n;
-        tile_of(t, cluster_rows, tiles_n, cluster_row, tile_n);
+      for (int u = first_tile; u < units; u += tile_step) {
+        int cluster_row, tile_n, split, kt_begin, kt_end;
+        tile_of(u / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
+        k_slice(u, k_tiles, split, kt_begin, kt_end);
         const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}};
         const int n0 = tile_n * {{BLOCK_N}};
-        for (int kt = 0; kt < k_tiles; ++kt) {
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
           const unsigned full = barriers + 8u * stage;
           const unsigned empty = full + 8u * {{STAGES}};
           const unsigned a_tile = base + stage * {{STAGE_BYTES}}u;
@@ -100,9 +112,10 @@ extern "C" __global__ void __launch_bounds__({{THREADS}}, 1)
     int stage = 0;
     unsigned phase = 0;
     int released = -1;  // the stage whose wgmma group is still in flight
-    for (int t = first_tile; t < cluster_tiles; t += tile_step) {
-      int cluster_row, tile_n;
-      tile_of(t, cluster_rows, tiles_n, cluster_row, tile_n);
+    for (int u = first_tile; u < units; u += tile_step) {
+      int cluster_row, tile_n, split, kt_begin, kt_end;
+      tile_of(u / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
+      k_slice(u, k_tiles, split, kt_begin, kt_end);
       const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}} +
                      consumer * {{ROWS_PER_CONSUMER}};
       const int n0 = tile_n * {{BLOCK_N}};
@@ -111,7 +124,7 @@ extern "C" __global__ void __launch_bounds__({{THREADS}}, 1)
 #pragma unroll
         for (int i = 0; i < {{SLICE_ACCUMULATORS}}; ++i) acc[s][i] = 0.0f;
       }
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      for (int kt = kt_begin; kt < kt_end; ++kt) {
         const unsigned full = barriers + 8u * stage;
         const unsigned a_tile = base + stage * {{STAGE_BYTES}}u +
                                 consumer * {{CONSUMER_A_BYTES}}u;

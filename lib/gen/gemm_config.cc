@@ -39,11 +39,11 @@ absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
 
 absl::Status ValidateV1(const GemmConfig& config) {
   if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
-      config.mma_groups_in_flight != 0 ||
+      config.mma_groups_in_flight != 0 || config.split_k != 1 ||
       config.epilogue != GemmEpilogue::kDirect) {
     return Unsupported(config, "schedule v1 is the seed: one stage, one "
                                "warpgroup, no cluster, wait_group 0, direct "
-                               "epilogue");
+                               "epilogue, no split-K");
   }
   return absl::OkStatus();
 }
@@ -79,6 +79,15 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
   }
   if (config.raster_group < 1) {
     return Unsupported(config, "raster_group must be at least 1");
+  }
+  if (config.split_k < 1 || config.split_k > 16) {
+    return Unsupported(config, "split_k must be 1..16");
+  }
+  if (config.split_k > 1 && (config.epilogue != GemmEpilogue::kDirect ||
+                             config.cluster_m != 1)) {
+    return Unsupported(config, "split-K writes f32 partial sums from "
+                               "registers: it needs the direct epilogue and "
+                               "no cluster");
   }
   return absl::OkStatus();
 }
@@ -117,7 +126,9 @@ std::string ConfigName(const GemmConfig& config) {
       "ws ", tile, " s", config.stages, " c", config.consumers, " w",
       config.mma_groups_in_flight, " m", config.cluster_m, " ",
       config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct", " g",
-      config.raster_group, config.persistent ? " persistent" : " tiles",
+      config.raster_group,
+      config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
+      config.persistent ? " persistent" : " tiles",
       config.set_max_registers ? "" : " noregs");
 }
 
@@ -129,7 +140,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
     return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma g# "
-               "persistent|tiles [noregs]'");
+               "[k#] persistent|tiles [noregs]'");
   }
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
@@ -153,6 +164,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
                  : word[0] == 'w' ? &config.mma_groups_in_flight
                  : word[0] == 'm' ? &config.cluster_m
                  : word[0] == 'g' ? &config.raster_group
+                 : word[0] == 'k' ? &config.split_k
                                   : nullptr;
     if (word == "direct" || word == "tma") {
       config.epilogue =
@@ -182,7 +194,8 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
   return ValidateBudgets(config, element);
 }
 
-GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n, int sm_count) {
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
+                        int resident_clusters) {
   GemmGrid grid;
   const int tiles_m = CeilDiv(m, config.block_m);
   const int tiles_n = CeilDiv(n, config.block_n);
@@ -191,11 +204,12 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n, int sm_count) {
     grid.y = tiles_n;
     return grid;
   }
-  const int cluster_tiles = CeilDiv(tiles_m, config.cluster_m) * tiles_n;
-  const int clusters =
-      config.persistent
-          ? std::min(cluster_tiles, std::max(1, sm_count / config.cluster_m))
-          : cluster_tiles;
+  // Work units: a cluster's tiles, times the K slices of split-K.
+  const int units =
+      CeilDiv(tiles_m, config.cluster_m) * tiles_n * config.split_k;
+  const int clusters = config.persistent
+                           ? std::min(units, std::max(1, resident_clusters))
+                           : units;
   grid.x = clusters * config.cluster_m;
   grid.cluster_x = config.cluster_m;
   return grid;

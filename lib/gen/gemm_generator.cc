@@ -38,12 +38,19 @@ struct Generation {
   }
 };
 
+// The configuration without its launch policy (persistent or one CTA per
+// tile), which does not change the code.
+std::string CodeName(const GemmConfig& config) {
+  GemmConfig code = config;
+  code.persistent = true;
+  std::string name = ConfigName(code);
+  absl::StrReplaceAll({{" persistent", ""}}, &name);
+  return name;
+}
+
 std::string KernelName(const GemmConfig& config, ptx::ScalarType element) {
-  GemmConfig code_shape = config;
-  code_shape.persistent = true;  // A launch policy: the code is the same.
-  std::string name = ConfigName(code_shape);
-  absl::StrReplaceAll({{" persistent", ""}, {" ", "_"}}, &name);
-  return absl::StrCat("ptxgen_gemm_", ptx::PtxName(element), "_", name);
+  return absl::StrCat("ptxgen_gemm_", ptx::PtxName(element), "_",
+                      absl::StrReplaceAll(CodeName(config), {{" ", "_"}}));
 }
 
 std::string Unsigned(int64_t value) { return absl::StrCat(value, "u"); }
@@ -156,20 +163,32 @@ std::string PackCall(Generation& g, const std::string& packed,
                     {{"packed", packed}, {"high", high}, {"low", low}});
 }
 
-std::string StorePairFunction(Generation& g) {
+// The rounding of a packed pair and of single values, as template slots.
+TemplateValues RoundingValues(Generation& g) {
   const std::string round = absl::StrCat("cvt_round_", ptx::PtxName(g.element));
   const absl::StatusOr<ptx::Statement> statement = ptx::CvtRoundFromF32(g.element);
-  return Fill(g, "gemm_store_pair.cu",
-              {{"ELEMENT", std::string(ptx::PtxName(g.element))},
-               {"PACK", PackCall(g, "packed", "high", "low")},
-               {"ROUND_LOW", g.ops.Call(round, statement,
-                                        {{"result", "value"}, {"value", "low"}})},
-               {"ROUND_HIGH", g.ops.Call(round, statement,
-                                         {{"result", "value"}, {"value", "high"}})}});
+  return {{"PACK", PackCall(g, "packed", "high", "low")},
+          {"ROUND_LOW", g.ops.Call(round, statement,
+                                   {{"result", "value"}, {"value", "low"}})},
+          {"ROUND_HIGH", g.ops.Call(round, statement,
+                                    {{"result", "value"}, {"value", "high"}})}};
+}
+
+// The device function the direct epilogue calls per accumulator pair: a
+// rounded store into C, or an f32 store into the split-K workspace.
+std::string StoreFunction(Generation& g) {
+  if (g.config.epilogue != GemmEpilogue::kDirect) return "";
+  if (g.config.split_k > 1) return Fill(g, "gemm_store_partial.cu", {});
+  TemplateValues values = RoundingValues(g);
+  values["ELEMENT"] = std::string(ptx::PtxName(g.element));
+  return Fill(g, "gemm_store_pair.cu", values);
 }
 
 // One store_pair per accumulator pair, at the fragment-layout coordinate.
 std::string DirectEpilogue(Generation& g) {
+  const char* destination = g.config.split_k > 1
+                                ? "store_partial(workspace, split,"
+                                : "store_pair(c,";
   std::string stores;
   const int registers = ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32,
                                                        g.config.block_n);
@@ -177,10 +196,9 @@ std::string DirectEpilogue(Generation& g) {
     for (int i = 0; i < registers; i += 2) {
       const ptx::AccumulatorCoordinate at = ptx::WgmmaAccumulatorCoordinate(0, i);
       absl::StrAppendFormat(
-          &stores,
-          "        store_pair(c, m, n, row + %d, column + %d, acc[%d][%d], "
-          "acc[%d][%d], pair_stores);\n",
-          s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
+          &stores, "        %s m, n, row + %d, column + %d, acc[%d][%d], "
+                   "acc[%d][%d], pair_stores);\n",
+          destination, s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
     }
   }
   const std::string thread =
@@ -248,7 +266,7 @@ std::string ExpectBytes(Generation& g, const std::string& barrier) {
 
 TemplateValues CommonValues(Generation& g) {
   return {
-      {"CONFIG", ConfigName(g.config)},
+      {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
       {"KERNEL_NAME", KernelName(g.config, g.element)},
       {"BLOCK_M", absl::StrCat(g.config.block_m)},
@@ -265,9 +283,7 @@ TemplateValues CommonValues(Generation& g) {
        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
       {"WGMMA_FENCE", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
       {"WGMMA_COMMIT", g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})},
-      {"STORE_PAIR", g.config.epilogue == GemmEpilogue::kDirect
-                         ? StorePairFunction(g)
-                         : std::string()},
+      {"STORE_FUNCTION", StoreFunction(g)},
   };
 }
 
@@ -315,6 +331,7 @@ std::string LoadB(Generation& g) {
 
 // One arrival per consumer warp on the stage's empty barrier, in every CTA
 // of the cluster (their producers multicast into this CTA's stage too).
+// Relaxed: the consumers only read the stage, there is nothing to publish.
 std::string ReleaseStage(Generation& g) {
   if (g.config.cluster_m == 1) {
     return absl::StrCat("          if (lane == 0) ",
@@ -327,7 +344,8 @@ std::string ReleaseStage(Generation& g) {
       g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
                  {{"mapped", "peer_empty"}, {"address", "empty"}, {"cta_rank", "(unsigned)lane"}}),
       "\n            ",
-      g.ops.Call("mbarrier_arrive_cluster", ptx::MbarrierArrive(ptx::MbarrierScope::kCluster),
+      g.ops.Call("mbarrier_arrive_cluster",
+                 ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
                  {{"mbarrier", "peer_empty"}}),
       "\n          }");
 }
@@ -362,6 +380,7 @@ TemplateValues WarpSpecializedValues(Generation& g) {
       {"ROWS_PER_CONSUMER", absl::StrCat(layout.rows_per_consumer)},
       {"IN_FLIGHT", absl::StrCat(config.mma_groups_in_flight)},
       {"RASTER_GROUP", absl::StrCat(config.raster_group)},
+      {"SPLIT_K", absl::StrCat(config.split_k)},
       {"THREADS", absl::StrCat(layout.threads)},
       {"STAGE_BYTES", absl::StrCat(layout.stage_bytes)},
       {"A_TILE_BYTES", absl::StrCat(layout.a_tile_bytes)},
@@ -419,6 +438,23 @@ GemmTensorBox OperandBox(const GemmLayout& layout, ptx::ScalarType element,
 }
 
 }  // namespace
+
+std::string SplitKReduceKernelName(ptx::ScalarType element) {
+  return absl::StrCat("ptxgen_gemm_reduce_", ptx::PtxName(element));
+}
+
+absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element) {
+  GemmConfig config;  // only the element matters to the rounding
+  Generation g{config, element, GemmLayout{}};
+  TemplateValues values = RoundingValues(g);
+  values["ELEMENT"] = std::string(ptx::PtxName(element));
+  values["KERNEL_NAME"] = SplitKReduceKernelName(element);
+  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
+  const std::string source = Fill(g, "gemm_reduce.cu", values);
+  g.Check(g.ops.status());
+  if (!g.status.ok()) return g.status;
+  return source;
+}
 
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            ptx::ScalarType element) {

@@ -188,6 +188,22 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   return layout;
 }
 
+namespace {
+
+// The unswizzled byte offset of element (mn, k): columns of span bytes,
+// rows of span bytes inside a column.
+uint32_t LinearOffset(const SharedTile& tile, const TileLayout& layout, int mn,
+                      int k) {
+  const bool k_major = tile.major == MajorOrder::kK;
+  const int contiguous_bytes = (k_major ? k : mn) * SizeInBytes(tile.type);
+  const int row = k_major ? mn : k;
+  return static_cast<uint32_t>(
+      contiguous_bytes / layout.span_bytes * layout.column_bytes +
+      row * layout.span_bytes + contiguous_bytes % layout.span_bytes);
+}
+
+}  // namespace
+
 absl::StatusOr<uint32_t> TileOperandOffset(const SharedTile& tile, int mn,
                                            int k) {
   absl::StatusOr<TileLayout> layout = DescribeTile(tile);
@@ -199,17 +215,24 @@ absl::StatusOr<uint32_t> TileOperandOffset(const SharedTile& tile, int mn,
         "operand origin (", mn, ", ", k, ") must lie in the tile on a multiple "
         "of 8 rows and of the instruction K"));
   }
-  const bool k_major = tile.major == MajorOrder::kK;
-  const int contiguous_bytes = (k_major ? k : mn) * SizeInBytes(tile.type);
-  const int row = k_major ? mn : k;
-  if (!k_major && contiguous_bytes % layout->span_bytes != 0) {
+  if (tile.major == MajorOrder::kMN &&
+      (mn * SizeInBytes(tile.type)) % layout->span_bytes != 0) {
     return Untileable(tile, absl::StrCat(
         "an MN-major operand must start on a column boundary (every ",
         layout->span_bytes / SizeInBytes(tile.type), " elements)"));
   }
-  return static_cast<uint32_t>(
-      contiguous_bytes / layout->span_bytes * layout->column_bytes +
-      row * layout->span_bytes + contiguous_bytes % layout->span_bytes);
+  return LinearOffset(tile, *layout, mn, k);
+}
+
+absl::StatusOr<uint32_t> TileElementOffset(const SharedTile& tile, int mn,
+                                           int k) {
+  absl::StatusOr<TileLayout> layout = DescribeTile(tile);
+  if (!layout.ok()) return layout.status();
+  if (mn < 0 || mn >= tile.mn_extent || k < 0 || k >= tile.k_extent) {
+    return Untileable(tile, absl::StrCat("element (", mn, ", ", k,
+                                         ") is outside the tile"));
+  }
+  return SwizzleOffset(LinearOffset(tile, *layout, mn, k), tile.swizzle);
 }
 
 }  // namespace ptxgen::ptx

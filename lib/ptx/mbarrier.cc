@@ -34,6 +34,8 @@ Statement MbarrierArrive(MbarrierScope scope) {
   const char* opcode =
       scope == MbarrierScope::kCluster
           ? "mbarrier.arrive.release.cluster.shared::cluster.b64"
+      : scope == MbarrierScope::kClusterRelaxed
+          ? "mbarrier.arrive.relaxed.cluster.shared::cluster.b64"
           : "mbarrier.arrive.shared::cta.b64";
   Statement statement = BarrierStatement(opcode);
   const SlotId mbarrier = AddBarrier(statement);

@@ -195,9 +195,12 @@ absl::Status Function::Launch(const LaunchConfig& config, void** args) const {
                    ", block ", DimText(block), ")"));
 }
 
-absl::Status Function::LaunchCluster(const LaunchConfig& config,
-                                     void** args) const {
-  CUlaunchAttribute cluster = {};
+namespace {
+
+// The driver's form of a launch; `cluster` must outlive it.
+CUlaunchConfig DriverLaunchConfig(const LaunchConfig& config,
+                                  CUlaunchAttribute& cluster) {
+  cluster = {};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim.x = config.cluster.x;
   cluster.value.clusterDim.y = config.cluster.y;
@@ -213,11 +216,36 @@ absl::Status Function::LaunchCluster(const LaunchConfig& config,
   launch.hStream = config.stream;
   launch.attrs = &cluster;
   launch.numAttrs = 1;
+  return launch;
+}
+
+}  // namespace
+
+absl::Status Function::LaunchCluster(const LaunchConfig& config,
+                                     void** args) const {
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig launch = DriverLaunchConfig(config, cluster);
   return driver_->Check(
       driver_->cuLaunchKernelEx(&launch, function_, args, nullptr),
       absl::StrCat("cuLaunchKernelEx(", name_, ", grid ", DimText(config.grid),
                    ", block ", DimText(config.block), ", cluster ",
                    DimText(config.cluster), ")"));
+}
+
+absl::StatusOr<int> Function::MaxActiveClusters(const LaunchConfig& config) const {
+  if (absl::Status valid = ValidateLaunchConfig(config); !valid.ok()) {
+    return Prefixed(absl::StrCat("kernel ", name_, ": "), valid);
+  }
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig launch = DriverLaunchConfig(config, cluster);
+  int clusters = 0;
+  if (absl::Status status = driver_->Check(
+          driver_->cuOccupancyMaxActiveClusters(&clusters, function_, &launch),
+          absl::StrCat("cuOccupancyMaxActiveClusters(", name_, ")"));
+      !status.ok()) {
+    return status;
+  }
+  return clusters;
 }
 
 void Module::Unload::operator()(CUmod_st* module) const {

@@ -133,6 +133,7 @@ std::vector<Form> BarrierForms() {
       {ptx::MbarrierInit()},
       {ptx::MbarrierArrive(ptx::MbarrierScope::kCta)},
       {ptx::MbarrierArrive(ptx::MbarrierScope::kCluster)},
+      {ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed)},
       {ptx::MbarrierArriveExpectTx()},
       // Two wait loops in one kernel: their labels are scoped.
       {ptx::MbarrierTryWaitParity(), ptx::MbarrierTryWaitParity()},

@@ -158,5 +158,23 @@ TEST(TileLayoutTest, OperandOffsets) {
   EXPECT_FALSE(TileOperandOffset(k_major, 128, 0).ok());
 }
 
+TEST(TileLayoutTest, ElementOffsetsApplyTheSwizzle) {
+  const SharedTile swizzled = Tile(ScalarType::kF16, 128, 64, MajorOrder::kK,
+                                   Swizzle::k128B);
+  // Row 1, 16-byte chunk 1: the chunk index is XORed with row 1 -> chunk 0.
+  EXPECT_EQ(*TileElementOffset(swizzled, 1, 8), 128u);
+  EXPECT_EQ(*TileElementOffset(swizzled, 0, 8), 16u);
+  EXPECT_EQ(*TileElementOffset(swizzled, 7, 63), 7u * 128 + (7 ^ 7) * 16 + 14);
+  const SharedTile plain = Tile(ScalarType::kF16, 64, 32, MajorOrder::kK,
+                                Swizzle::kNone);
+  // Core matrices: 8 elements of a row, then the next row, then K columns.
+  EXPECT_EQ(*TileElementOffset(plain, 3, 9), 1u * 1024 + 3 * 16 + 2);
+  const SharedTile mn_major = Tile(ScalarType::kBF16, 64, 16, MajorOrder::kMN,
+                                   Swizzle::k64B);
+  EXPECT_EQ(*TileElementOffset(mn_major, 33, 2),
+            SwizzleOffset(1 * 16 * 64 + 2 * 64 + 2, Swizzle::k64B));
+  EXPECT_FALSE(TileElementOffset(plain, 64, 0).ok());
+}
+
 }  // namespace
 }  // namespace ptxgen::ptx

@@ -47,6 +47,12 @@ TEST(MbarrierTest, ArriveOnAPeerCtaReleasesAtClusterScope) {
             "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];");
 }
 
+TEST(MbarrierTest, RelaxedArriveOnAPeerCtaOrdersNothing) {
+  EXPECT_EQ(*RenderPtx(MbarrierArrive(MbarrierScope::kClusterRelaxed),
+                       {{"mbarrier", {"%r5"}}}),
+            "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%r5];");
+}
+
 TEST(MbarrierTest, ArriveExpectTx) {
   EXPECT_EQ(
       *RenderInlineAsm(MbarrierArriveExpectTx(),

@@ -22,6 +22,7 @@
 #include "ptxgen/runtime/module.h"
 #include "ptxgen/runtime/tensor_map.h"
 #include "tests/runtime/test_kernels.h"
+#include "tests/support/hopper_test.h"
 
 namespace ptxgen::runtime {
 namespace {
@@ -31,37 +32,9 @@ using ptx::Swizzle;
 using testing_kernels::AffineKernel;
 using testing_kernels::kClusterKernel;
 using testing_kernels::kSharedKernel;
-using testing_kernels::kTmaKernel;
+using testing_kernels::TmaKernel;
 
-// Retained once for the whole binary: recreating a primary context per test
-// would cost a fraction of a second each time.
-const absl::StatusOr<PrimaryContext>& Device0Context() {
-  static const auto* const context =
-      new absl::StatusOr<PrimaryContext>(PrimaryContext::Retain(0));
-  return *context;
-}
-
-class GpuTest : public testing::Test {
- protected:
-  void SetUp() override {
-    const absl::StatusOr<const Driver*> driver = Driver::Get();
-    if (!driver.ok()) GTEST_SKIP() << "no CUDA driver: " << driver.status();
-    const absl::StatusOr<DeviceProperties> properties = GetDeviceProperties(0);
-    if (!properties.ok())
-      GTEST_SKIP() << "no CUDA device: " << properties.status();
-    if (properties->cc_major != 9 || properties->cc_minor != 0) {
-      GTEST_SKIP()
-          << "needs a compute capability 9.0 (Hopper) device; device 0 ("
-          << properties->name << ") is " << properties->cc_major << "."
-          << properties->cc_minor;
-    }
-    properties_ = *properties;
-    ASSERT_TRUE(Device0Context().ok()) << Device0Context().status();
-    ASSERT_TRUE(Device0Context()->SetCurrent().ok());
-  }
-
-  DeviceProperties properties_;
-};
+class GpuTest : public testing_support::HopperTest {};
 
 absl::StatusOr<compile::CompiledModule> Compile(
     absl::string_view name, absl::string_view source,
@@ -117,24 +90,26 @@ TEST_F(GpuTest, DriverAndDeviceDescribeAHopper) {
       "block %d (opt-in %d), per SM %d, L2 %d bytes, %llu bytes of memory, "
       "cluster launch %d\n",
       driver->library_path().c_str(), driver->version() / 1000,
-      driver->version() % 1000 / 10, properties_.name.c_str(),
-      properties_.cc_major, properties_.cc_minor, properties_.sm_count,
-      properties_.max_shared_bytes_per_block,
-      properties_.max_shared_bytes_per_block_optin,
-      properties_.max_shared_bytes_per_sm, properties_.l2_bytes,
-      static_cast<unsigned long long>(properties_.global_memory_bytes),
-      properties_.cluster_launch);
-  EXPECT_FALSE(properties_.name.empty());
-  EXPECT_GT(properties_.sm_count, 0);
-  EXPECT_EQ(properties_.max_shared_bytes_per_block, kDefaultSharedBytesLimit);
-  EXPECT_GE(properties_.max_shared_bytes_per_block_optin, 227 * 1024);
-  EXPECT_GT(properties_.l2_bytes, 0);
-  EXPECT_EQ(properties_.max_threads_per_block, 1024);
-  EXPECT_TRUE(properties_.cluster_launch);
-  EXPECT_GT(properties_.global_memory_bytes, 0u);
+      driver->version() % 1000 / 10, properties().name.c_str(),
+      properties().cc_major, properties().cc_minor, properties().sm_count,
+      properties().max_shared_bytes_per_block,
+      properties().max_shared_bytes_per_block_optin,
+      properties().max_shared_bytes_per_sm, properties().l2_bytes,
+      static_cast<unsigned long long>(properties().global_memory_bytes),
+      properties().cluster_launch);
+  EXPECT_FALSE(properties().name.empty());
+  EXPECT_GT(properties().sm_count, 0);
+  EXPECT_EQ(properties().max_shared_bytes_per_block, kDefaultSharedBytesLimit);
+  EXPECT_GE(properties().max_shared_bytes_per_block_optin, 227 * 1024);
+  EXPECT_GT(properties().l2_bytes, 0);
+  EXPECT_EQ(properties().max_threads_per_block, 1024);
+  EXPECT_TRUE(properties().cluster_launch);
+  EXPECT_GT(properties().global_memory_bytes, 0u);
   const absl::StatusOr<CUdevice> current = CurrentDevice();
   ASSERT_TRUE(current.ok()) << current.status();
-  EXPECT_EQ(*current, Device0Context()->device());
+  absl::StatusOr<CUdevice> device0 = GetDevice(0);
+  ASSERT_TRUE(device0.ok()) << device0.status();
+  EXPECT_EQ(*current, *device0);
 }
 
 TEST_F(GpuTest, LoadsAndLaunchesAGeneratedKernel) {
@@ -287,7 +262,7 @@ TEST_F(GpuTest, DynamicSharedMemoryAbove48KbNeedsTheOptIn) {
                                 "call SetMaxDynamicSharedMemory(204800) first"))
       << refused;
 
-  const int optin = properties_.max_shared_bytes_per_block_optin;
+  const int optin = properties().max_shared_bytes_per_block_optin;
   const absl::Status too_much = kernel->SetMaxDynamicSharedMemory(optin + 16);
   EXPECT_TRUE(absl::IsInvalidArgument(too_much)) << too_much;
   EXPECT_TRUE(absl::StrContains(
@@ -482,7 +457,9 @@ TEST_F(GpuTest, TheDriverAgreesWithTensorMapValidation) {
 }
 
 TEST_F(GpuTest, TmaLoadsABoxThroughTheEncodedMap) {
-  absl::StatusOr<Module> module = CompileAndLoad("tma_box", kTmaKernel);
+  const absl::StatusOr<std::string> source = TmaKernel();
+  ASSERT_TRUE(source.ok()) << source.status();
+  absl::StatusOr<Module> module = CompileAndLoad("tma_box", *source);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<Function> kernel = module->GetFunction("tma_box");
   ASSERT_TRUE(kernel.ok()) << kernel.status();

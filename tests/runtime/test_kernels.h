@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 
 namespace ptxgen::runtime::testing_kernels {
@@ -50,44 +51,10 @@ extern "C" __global__ void shared_sum(unsigned long long* out, unsigned words) {
 )";
 
 // Loads one box through TMA into (1024-byte aligned) shared memory and
-// copies the shared-memory bytes out verbatim, swizzle and all.
-inline constexpr char kTmaKernel[] = R"(
-struct __align__(64) TensorMap { unsigned long long opaque[16]; };
+// copies the shared-memory bytes out verbatim, swizzle and all. Generated:
+// every instruction comes from ptxgen's PTX layer.
+absl::StatusOr<std::string> TmaKernel();
 
-extern "C" __global__ void tma_box(const __grid_constant__ TensorMap map,
-                                   int x, int y, unsigned char* out,
-                                   unsigned bytes) {
-  extern __shared__ unsigned char raw[];
-  unsigned base;
-  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
-               : "=r"(base) : "l"(raw));
-  const unsigned tile = (base + 1023u) & ~1023u;  // swizzle pattern repeat
-  const unsigned barrier = tile + bytes;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(barrier));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                 :: "r"(barrier), "r"(bytes) : "memory");
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];"
-        :: "r"(tile), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x),
-           "r"(y), "r"(barrier) : "memory");
-    unsigned done = 0;
-    while (!done) {
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;"
-          " selp.u32 %0, 1, 0, p; }"
-          : "=r"(done) : "r"(barrier) : "memory");
-    }
-  }
-  __syncthreads();
-  for (unsigned i = threadIdx.x; i < bytes; i += blockDim.x) {
-    out[i] = raw[tile - base + i];
-  }
-}
-)";
 }  // namespace ptxgen::runtime::testing_kernels
 
 #endif  // PTXGEN_TESTS_RUNTIME_TEST_KERNELS_H_

@@ -41,12 +41,17 @@ struct GemmConfig {
   GemmEpilogue epilogue = GemmEpilogue::kDirect;
   bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
   int raster_group = 8;           // tile rows visited together (L2 reuse)
+  // Cuts K into this many slices computed by different CTAs into an f32
+  // workspace, then added by a reduce kernel: for problems with too few
+  // output tiles to fill the SMs.
+  int split_k = 1;
   bool persistent = true;         // grid of one CTA per SM, else one per tile
 
   bool operator==(const GemmConfig& other) const;
 };
 
-// "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 p".
+// "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+// "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4).
 std::string ConfigName(const GemmConfig& config);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
@@ -76,11 +81,18 @@ struct GeneratedGemm {
 
 // Kernel parameters, in order, of every generated GEMM:
 //   const __grid_constant__ TensorMap a_map, b_map, c_map  (128-byte CUtensorMap)
-//   unsigned short* c, int m, int n, int k, int pair_stores
-// c_map is unused by the direct epilogue; pair_stores != 0 allows 4-byte
-// stores of column pairs (C 4-byte aligned and n even).
+//   unsigned short* c, float* workspace, int m, int n, int k, int pair_stores
+// c_map is used by the TMA-store epilogue only, workspace (split_k * m * n
+// floats) by split-K only; pair_stores != 0 allows one store for each pair
+// of adjacent columns (C 4-byte aligned and n even).
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            ptx::ScalarType element);
+
+// The split-K reduce kernel: extern "C" NAME(const float* workspace,
+// unsigned short* c, long long count, int splits) adds `splits` slices of
+// `count` floats and rounds them into c. Any grid; 256 threads suit it.
+std::string SplitKReduceKernelName(ptx::ScalarType element);
+absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element);
 
 struct GemmGrid {
   int x = 1;
@@ -88,8 +100,11 @@ struct GemmGrid {
   int cluster_x = 1;
 };
 
-// The launch grid for an m x n problem on a device with `sm_count` SMs.
-GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n, int sm_count);
+// The launch grid for an m x n problem. A persistent grid has as many
+// clusters (CTAs, without a cluster) as can be resident at once:
+// `resident_clusters`, from the device's occupancy for this kernel.
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
+                        int resident_clusters);
 
 }  // namespace ptxgen::gen
 

@@ -81,6 +81,12 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile);
 absl::StatusOr<uint32_t> TileOperandOffset(const SharedTile& tile, int mn,
                                            int k);
 
+// Where element (mn, k) of the tile lives, in bytes from the tile base,
+// swizzle applied: what a TMA load of the layout writes and what wgmma reads
+// through the descriptor.
+absl::StatusOr<uint32_t> TileElementOffset(const SharedTile& tile, int mn,
+                                           int k);
+
 }  // namespace ptxgen::ptx
 
 #endif  // PTXGEN_PTX_MATRIX_DESCRIPTOR_H_

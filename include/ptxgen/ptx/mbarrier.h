@@ -19,6 +19,10 @@ Statement MbarrierInit();
 enum class MbarrierScope {
   kCta,      // this CTA's barrier
   kCluster,  // a peer CTA's barrier, at an address from MapaSharedCluster()
+  // A peer CTA's barrier, relaxed: the arrival orders none of this thread's
+  // memory accesses. Enough to say "finished reading" (a consumer releasing
+  // a stage), and cheaper than a cluster-scope release.
+  kClusterRelaxed,
 };
 
 // mbarrier.arrive: one arrival, releasing this thread's prior writes. The

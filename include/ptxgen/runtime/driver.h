@@ -50,12 +50,14 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuFuncSetAttribute, 9000)              \
   X(cuLaunchKernel, 4000)                  \
   X(cuLaunchKernelEx, 11060)               \
+  X(cuOccupancyMaxActiveClusters, 11070)   \
   X(cuMemAlloc, 3020)                      \
   X(cuMemFree, 3020)                       \
   X(cuMemcpyHtoD, 3020)                    \
   X(cuMemcpyDtoH, 3020)                    \
   X(cuMemsetD8, 3020)                      \
   X(cuMemsetD32, 3020)                     \
+  X(cuMemsetD16Async, 3020)                \
   X(cuStreamCreate, 2000)                  \
   X(cuStreamDestroy, 4000)                 \
   X(cuStreamSynchronize, 2000)             \

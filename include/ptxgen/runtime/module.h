@@ -57,6 +57,13 @@ class Function {
   // next synchronization.
   absl::Status Launch(const LaunchConfig& config, void** args) const;
 
+  // How many clusters of `config.cluster` (with its block and shared size)
+  // can be resident at once. Clusters must fit inside one GPC, so on a
+  // device whose GPCs have odd SM counts this is less than SMs / cluster
+  // size: a persistent grid must be sized from it, or part of it waits for
+  // a second wave.
+  absl::StatusOr<int> MaxActiveClusters(const LaunchConfig& config) const;
+
   const std::string& name() const { return name_; }
   CUfunction get() const { return function_; }
 

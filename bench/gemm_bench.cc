@@ -1,0 +1,361 @@
+// ptxgen GEMMs beside cuBLAS, measured in the same process.
+//
+//   gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs]
+//              [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]
+//              [--configs="ws 128x256x64 s4 ...;v1 128x128x64"]
+//
+// heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
+// one; compare: both, and whether the heuristic is within 5% of the tuned
+// best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
+// autotuned over its own space. Every time is the median over `repeats`
+// batches of CUDA-event-timed calls after warm-up, with inputs rotated
+// through enough copies to exceed L2. Prints Markdown tables.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ptxgen/gemm/autotune.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/verification.h"
+#include "ptxgen/runtime/context.h"
+#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/memory.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+struct Flags {
+  std::string mode = "heuristic";
+  std::vector<ptx::ScalarType> dtypes = {ptx::ScalarType::kF16,
+                                         ptx::ScalarType::kBF16};
+  std::vector<GemmProblem> shapes;  // element filled per dtype
+  std::vector<gen::GemmConfig> configs;
+  int repeats = 20;
+};
+
+// The benchmark suite of the GEMM issues.
+std::vector<GemmProblem> SuiteShapes() {
+  return {{8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048},
+          {16384, 16384, 16384}, {6144, 6144, 6144}, {128, 8192, 8192},
+          {8192, 8192, 1024}, {1024, 1024, 8192}, {3000, 5000, 2048},
+          {7777, 3333, 4104}};
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags flags;
+  flags.shapes = SuiteShapes();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t equals = arg.find('=');
+    const std::string name = arg.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    if (name == "--mode") {
+      flags.mode = value;
+    } else if (name == "--dtype") {
+      flags.dtypes.clear();
+      for (absl::string_view text : absl::StrSplit(value, ',')) {
+        absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(text);
+        if (!type.ok()) return type.status();
+        flags.dtypes.push_back(*type);
+      }
+    } else if (name == "--shapes" && value != "suite") {
+      flags.shapes.clear();
+      for (absl::string_view text : absl::StrSplit(value, ',')) {
+        const std::vector<std::string> sizes = absl::StrSplit(text, 'x');
+        GemmProblem shape;
+        if (sizes.size() != 3 || !absl::SimpleAtoi(sizes[0], &shape.m) ||
+            !absl::SimpleAtoi(sizes[1], &shape.n) ||
+            !absl::SimpleAtoi(sizes[2], &shape.k)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--shapes: '", text, "' is not MxNxK"));
+        }
+        flags.shapes.push_back(shape);
+      }
+    } else if (name == "--configs") {
+      for (absl::string_view text : absl::StrSplit(value, ';')) {
+        absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(std::string(text));
+        if (!config.ok()) return config.status();
+        flags.configs.push_back(*config);
+      }
+    } else if (name == "--repeats" && absl::SimpleAtoi(value, &flags.repeats)) {
+    } else if (name != "--shapes") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
+    }
+  }
+  return flags;
+}
+
+// Enough copies of A and B that a pass over them exceeds L2 several times,
+// so no timed call finds its inputs cached by the previous one.
+struct Operands {
+  std::vector<runtime::DeviceBuffer> a, b;
+  runtime::DeviceBuffer c, reference;
+};
+
+absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) {
+  const int64_t bytes = ptx::SizeInBytes(problem.element);
+  const int64_t a_bytes = problem.m * problem.k * bytes;
+  const int64_t b_bytes = problem.n * problem.k * bytes;
+  const int copies = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(16, 4 * l2_bytes / (a_bytes + b_bytes) + 1)));
+  absl::StatusOr<runtime::DeviceBuffer> c =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
+  absl::StatusOr<runtime::DeviceBuffer> reference =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
+  if (!c.ok()) return c.status();
+  if (!reference.ok()) return reference.status();
+  Operands operands{{}, {}, *std::move(c), *std::move(reference)};
+  for (int i = 0; i < copies; ++i) {
+    absl::StatusOr<runtime::DeviceBuffer> a = runtime::DeviceBuffer::Allocate(a_bytes);
+    absl::StatusOr<runtime::DeviceBuffer> b = runtime::DeviceBuffer::Allocate(b_bytes);
+    if (!a.ok()) return a.status();
+    if (!b.ok()) return b.status();
+    if (absl::Status s = FillRandom(a->address(), problem.m * problem.k,
+                                    problem.element, 7 + 2 * i, nullptr);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = FillRandom(b->address(), problem.n * problem.k,
+                                    problem.element, 8 + 2 * i, nullptr);
+        !s.ok()) {
+      return s;
+    }
+    operands.a.push_back(*std::move(a));
+    operands.b.push_back(*std::move(b));
+  }
+  return operands;
+}
+
+double Tflops(const GemmProblem& p, double ms) {
+  return 2.0 * p.m * p.n * p.k / (ms * 1e-3) / 1e12;
+}
+
+using Call = std::function<absl::Status(CUdeviceptr, CUdeviceptr, CUdeviceptr)>;
+
+// Median ms per call of `ours` and of `theirs`, timed in alternating
+// batches (so clock and temperature drift hit both alike), rotating through
+// the operand copies.
+absl::StatusOr<std::pair<double, double>> TimeInterleaved(
+    const Call& ours, const Call& theirs, const Operands& operands, int repeats) {
+  const int batch = static_cast<int>(std::max<size_t>(operands.a.size(), 5));
+  std::vector<double> times[2];
+  for (int r = 0; r < repeats; ++r) {
+    for (int which = 0; which < 2; ++which) {
+      const Call& call = which == 0 ? ours : theirs;
+      size_t next = 0;
+      absl::StatusOr<double> ms = MedianMilliseconds(
+          [&] {
+            const size_t i = next++ % operands.a.size();
+            return call(operands.a[i].address(), operands.b[i].address(),
+                        operands.c.address());
+          },
+          nullptr, /*warmups=*/r == 0 ? 3 : 0, /*repeats=*/1, batch);
+      if (!ms.ok()) return ms.status();
+      times[which].push_back(*ms);
+    }
+  }
+  for (std::vector<double>& t : times) std::sort(t.begin(), t.end());
+  return std::make_pair(times[0][repeats / 2], times[1][repeats / 2]);
+}
+
+struct Row {
+  std::string label;
+  GemmProblem problem;
+  std::string config;
+  double ms = 0, cublas_ms = 0, error = 0;
+};
+
+// Times one configuration and cuBLAS on the same operands; checks the
+// result against cuBLAS's.
+absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem,
+                            const gen::GemmConfig& config, const Operands& operands,
+                            int repeats) {
+  GemmOptions options;
+  options.config = config;
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+  if (!gemm.ok()) return gemm.status();
+  Row row{label, problem, gen::ConfigName(config)};
+  const CUdeviceptr a = operands.a[0].address(), b = operands.b[0].address();
+  if (absl::Status s = CublasGemm(problem, a, b, operands.reference.address(), nullptr);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = Poison(operands.c.address(), problem.m * problem.n, nullptr);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = gemm->Run(a, b, operands.c.address(), nullptr); !s.ok()) return s;
+  std::vector<uint16_t> result(problem.m * problem.n), reference(result.size());
+  if (absl::Status s = operands.c.CopyToHost(result.data(), result.size() * 2); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = operands.reference.CopyToHost(reference.data(), reference.size() * 2);
+      !s.ok()) {
+    return s;
+  }
+  row.error = RelativeErrorByNorm(result, reference, problem.element);
+  absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
+      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
+      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
+        return CublasGemm(problem, x, y, z, nullptr);
+      },
+      operands, repeats);
+  if (!times.ok()) return times.status();
+  row.ms = times->first;
+  row.cublas_ms = times->second;
+  return row;
+}
+
+void PrintHeader() {
+  std::printf("| step / shape | dtype | config | ptxgen ms | TFLOP/s | cuBLAS ms | "
+              "TFLOP/s | ratio | rel. error |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+}
+
+void PrintRow(const Row& row) {
+  std::printf("| %s | %s | %s | %.4f | %.0f | %.4f | %.0f | %.3f | %.1e |\n",
+              row.label.c_str(), std::string(ptx::PtxName(row.problem.element)).c_str(),
+              row.config.c_str(), row.ms, Tflops(row.problem, row.ms), row.cublas_ms,
+              Tflops(row.problem, row.cublas_ms), row.cublas_ms / row.ms, row.error);
+  std::fflush(stdout);
+}
+
+std::string ShapeName(const GemmProblem& p) {
+  return absl::StrCat(p.m, "x", p.n, "x", p.k);
+}
+
+// The schedule ladder at 8192^3: each step adds one technique.
+std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType element) {
+  auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
+  std::vector<std::pair<std::string, gen::GemmConfig>> steps;
+  // The best v1 tile is measured by the v1 mode; 128x128x64 is the seed's.
+  steps.push_back({"v1: seed (TMA + wgmma, 1 stage)", parse("v1 128x128x64")});
+  steps.push_back({"+ ring of 4 stages, producer warp, 1 consumer",
+                   parse("ws 128x128x64 s4 c1 w0 m1 direct g1 tiles")});
+  steps.push_back({"+ 2 consumers, 128x256 tile",
+                   parse("ws 128x256x64 s4 c2 w0 m1 direct g1 tiles")});
+  steps.push_back({"+ wait_group 1 (one wgmma group in flight)",
+                   parse("ws 128x256x64 s4 c2 w1 m1 direct g1 tiles")});
+  steps.push_back({"+ persistent grid, grouped raster (16 rows)",
+                   parse("ws 128x256x64 s4 c2 w1 m1 direct g16 persistent")});
+  steps.push_back({"+ 2-CTA cluster, B multicast",
+                   parse("ws 128x256x64 s4 c2 w1 m2 direct g16 persistent")});
+  steps.push_back({"+ TMA-store epilogue (stmatrix), 3 stages",
+                   parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")});
+  steps.push_back({"the heuristic's pick (no cluster, TMA store)",
+                   gemm::HeuristicConfig({8192, 8192, 8192, element}, 132)});
+  return steps;
+}
+
+absl::Status Run(const Flags& flags) {
+  absl::StatusOr<runtime::PrimaryContext> context = runtime::PrimaryContext::Retain(0);
+  if (!context.ok()) return context.status();
+  if (absl::Status s = context->SetCurrent(); !s.ok()) return s;
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  if (!device.ok()) return device.status();
+  std::printf("device: %s, %d SMs, L2 %d MiB; mode %s\n\n", device->name.c_str(),
+              device->sm_count, device->l2_bytes >> 20, flags.mode.c_str());
+  PrintHeader();
+  std::vector<double> ratios;
+  int within_five_percent = 0, compared = 0;
+  for (ptx::ScalarType element : flags.dtypes) {
+    std::vector<GemmProblem> shapes = flags.shapes;
+    if (flags.mode == "ladder") shapes = {{8192, 8192, 8192}};
+    for (GemmProblem problem : shapes) {
+      problem.element = element;
+      absl::StatusOr<Operands> operands = MakeOperands(problem, device->l2_bytes);
+      if (!operands.ok()) return operands.status();
+      std::vector<std::pair<std::string, gen::GemmConfig>> runs;
+      if (flags.mode == "ladder") {
+        runs = Ladder(element);
+      } else if (flags.mode == "configs") {
+        for (const gen::GemmConfig& config : flags.configs) {
+          runs.push_back({ShapeName(problem), config});
+        }
+      } else if (flags.mode == "v1") {
+        absl::StatusOr<gen::GemmConfig> tuned = AutotunedConfig(
+            problem, V1CandidateConfigs(element), compile::KernelCache::Default());
+        if (!tuned.ok()) return tuned.status();
+        runs = {{ShapeName(problem) + " v1 tuned", *tuned}};
+      } else {
+        if (flags.mode != "autotune") {
+          runs.push_back({ShapeName(problem) + " heuristic",
+                          HeuristicConfig(problem, device->sm_count)});
+        }
+        if (flags.mode != "heuristic") {
+          absl::StatusOr<TuningReport> tuned = Autotune(
+              problem, CandidateConfigs(problem), compile::KernelCache::Default());
+          if (!tuned.ok()) return tuned.status();
+          // The autotuner's own timings go to stderr, for the record.
+          for (const TuningMeasurement& measured : tuned->measurements) {
+            std::fprintf(stderr, "tuning %s %s: %s %.4f ms\n",
+                         ShapeName(problem).c_str(),
+                         std::string(ptx::PtxName(element)).c_str(),
+                         gen::ConfigName(measured.config).c_str(),
+                         measured.status.ok() ? measured.milliseconds : -1.0);
+          }
+          runs.push_back({ShapeName(problem) + " autotuned", tuned->best});
+        }
+      }
+      std::vector<double> times;
+      for (const auto& [label, config] : runs) {
+        absl::StatusOr<Row> row = Measure(label, problem, config, *operands, flags.repeats);
+        if (!row.ok()) {
+          std::printf("| %s | %s | %s | failed: %s |\n", label.c_str(),
+                      std::string(ptx::PtxName(element)).c_str(),
+                      gen::ConfigName(config).c_str(),
+                      std::string(row.status().message()).c_str());
+          continue;
+        }
+        PrintRow(*row);
+        times.push_back(row->ms);
+        if (flags.mode != "ladder" && flags.mode != "configs") {
+          ratios.push_back(row->cublas_ms / row->ms);
+        }
+      }
+      if (flags.mode == "compare" && times.size() == 2) {
+        ++compared;
+        if (times[0] <= 1.05 * times[1]) ++within_five_percent;
+      }
+    }
+  }
+  if (!ratios.empty()) {
+    double log_sum = 0, worst = 1e30;
+    for (double r : ratios) {
+      log_sum += std::log(r);
+      worst = std::min(worst, r);
+    }
+    std::printf("\ngeometric mean ratio (cuBLAS time / ptxgen time) over %zu rows: "
+                "%.3f; lowest %.3f\n", ratios.size(), std::exp(log_sum / ratios.size()),
+                worst);
+  }
+  if (compared > 0) {
+    std::printf("heuristic within 5%% of the autotuned best: %d of %d shapes\n",
+                within_five_percent, compared);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm
+
+int main(int argc, char** argv) {
+  absl::StatusOr<ptxgen::gemm::Flags> flags = ptxgen::gemm::ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "gemm_bench: " << flags.status().message() << "\n";
+    return 2;
+  }
+  if (absl::Status status = ptxgen::gemm::Run(*flags); !status.ok()) {
+    std::cerr << "gemm_bench: " << status << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,52 @@
+#ifndef PTXGEN_GEMM_AUTOTUNE_H_
+#define PTXGEN_GEMM_AUTOTUNE_H_
+
+// Timing candidate configurations on the device and remembering the
+// fastest, in memory and in the cache folder, keyed by problem, device and
+// ptxgen version.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ptxgen/compile/kernel_cache.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gen/gemm.h"
+
+namespace ptxgen::gemm {
+
+struct TuningMeasurement {
+  gen::GemmConfig config;
+  absl::Status status;     // why the candidate could not run, if it could not
+  double milliseconds = 0;  // median per call
+};
+
+struct TuningReport {
+  gen::GemmConfig best;
+  std::vector<TuningMeasurement> measurements;  // empty when from a record
+  bool from_record = false;
+  std::string record_path;  // empty when records are kept in memory only
+};
+
+struct AutotuneOptions {
+  bool use_records = true;  // reuse a remembered choice; false: time again
+  int repeats = 7;  // rounds over all candidates, one timed batch each (median)
+};
+
+// Compiles the candidates concurrently, times each on the current device
+// and records the fastest. Candidates that fail to build or run are
+// reported and skipped; none running is an error.
+absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
+                                      const std::vector<gen::GemmConfig>& candidates,
+                                      compile::KernelCache& cache,
+                                      const AutotuneOptions& options = {});
+
+// Autotune(...).best.
+absl::StatusOr<gen::GemmConfig> AutotunedConfig(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache);
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_GEMM_AUTOTUNE_H_

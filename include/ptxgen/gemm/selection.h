@@ -1,0 +1,33 @@
+#ifndef PTXGEN_GEMM_SELECTION_H_
+#define PTXGEN_GEMM_SELECTION_H_
+
+// Choosing a GEMM configuration for a problem without timing anything, and
+// the candidate sets the autotuner times.
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gen/gemm.h"
+
+namespace ptxgen::gemm {
+
+// Whether `config` can run `problem` (beyond the config's own validity):
+// the TMA-store epilogue needs rows of C on 16-byte boundaries.
+absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
+                                    const GemmProblem& problem);
+
+// The heuristic's pick from the shape and the SM count.
+gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
+
+// The warp-specialized configurations worth timing for `problem`.
+std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem);
+
+// The seed's autotuning space: v1 with block_m x block_n in {64x128,
+// 128x128, 128x256, 256x128, 256x256} and block_k in {16, 32, 64}, less
+// those that cannot fit.
+std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element);
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_GEMM_SELECTION_H_

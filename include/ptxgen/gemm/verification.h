@@ -1,0 +1,65 @@
+#ifndef PTXGEN_GEMM_VERIFICATION_H_
+#define PTXGEN_GEMM_VERIFICATION_H_
+
+// Checking and timing GEMMs: random device data, poisoned outputs, a
+// cuBLAS reference loaded at run time, norms and host references. Used by
+// the tests, the benchmarks, the autotuner and `ptxgen gemm --run`.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cuda.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/ptx/scalar_type.h"
+
+namespace ptxgen::gemm {
+
+// Fills `count` f16/bf16 values at `address` uniform in [-1, 1), from
+// `seed`, with a kernel ptxgen generates (compiled once per process).
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed,
+                        CUstream stream);
+
+// Sets every 16-bit value to a NaN, so an element the kernel fails to write
+// cannot pass for a result.
+absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream);
+
+// cuBLAS, dlopen'ed (libcublas.so.13): C = A * B^T in the layout of
+// GemmProblem, f32 compute. Unavailable when the library is missing.
+absl::Status CublasGemm(const GemmProblem& problem, CUdeviceptr a,
+                        CUdeviceptr b, CUdeviceptr c, CUstream stream);
+
+// 16-bit float bits <-> float, on the host.
+float HalfBitsToFloat(uint16_t bits, ptx::ScalarType element);
+uint16_t FloatToHalfBits(float value, ptx::ScalarType element);
+
+// ||result - reference|| / ||reference|| over 16-bit values; NaN or
+// infinity anywhere in `result` gives +infinity.
+double RelativeErrorByNorm(const std::vector<uint16_t>& result,
+                           const std::vector<uint16_t>& reference,
+                           ptx::ScalarType element);
+
+// C = A * B^T in float64 on the host, from 16-bit inputs.
+std::vector<double> HostReferenceGemm(const GemmProblem& problem,
+                                      const std::vector<uint16_t>& a,
+                                      const std::vector<uint16_t>& b);
+double RelativeErrorByNorm(const std::vector<uint16_t>& result,
+                           const std::vector<double>& reference,
+                           ptx::ScalarType element);
+
+// The error a correct kernel stays under: 16-bit outputs round at 2^-11
+// (f16) or 2^-8 (bf16) relative, with margin for summation order.
+double ErrorBound(ptx::ScalarType element);
+
+// Median milliseconds per call of `run` over `repeats` timed batches of
+// `calls_per_batch`, after `warmups` untimed calls, with CUDA events.
+absl::StatusOr<double> MedianMilliseconds(
+    const std::function<absl::Status()>& run, CUstream stream, int warmups,
+    int repeats, int calls_per_batch);
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_GEMM_VERIFICATION_H_

@@ -1,0 +1,268 @@
+#include "ptxgen/gemm/autotune.h"
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "ptxgen/compile/files.h"
+#include "ptxgen/compile/sha256.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/verification.h"
+#include "ptxgen/runtime/context.h"
+#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/memory.h"
+#include "ptxgen/version.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+constexpr char kRecordMagic[] = "ptxgen-autotune 1";
+
+// Everything that changes which configuration is fastest.
+absl::StatusOr<std::string> RecordKey(const GemmProblem& problem,
+                                      const std::vector<gen::GemmConfig>& candidates) {
+  absl::StatusOr<CUdevice> device = runtime::CurrentDevice();
+  if (!device.ok()) return device.status();
+  absl::StatusOr<runtime::DeviceProperties> properties =
+      runtime::GetDeviceProperties(static_cast<int>(*device));
+  if (!properties.ok()) return properties.status();
+  std::vector<std::string> names;
+  for (const gen::GemmConfig& config : candidates) {
+    names.push_back(gen::ConfigName(config));
+  }
+  return compile::Sha256Hex(absl::StrCat(
+      kVersion, "\n", properties->name, "\n", properties->sm_count, "\n",
+      properties->cc_major, ".", properties->cc_minor, "\n",
+      ptx::PtxName(problem.element), " ", problem.m, "x", problem.n, "x",
+      problem.k, "\n", absl::StrJoin(names, "\n")));
+}
+
+struct Records {
+  absl::Mutex mutex;
+  std::map<std::string, gen::GemmConfig> best ABSL_GUARDED_BY(mutex);
+};
+
+Records& MemoryRecords() {
+  static Records* records = new Records;
+  return *records;
+}
+
+std::string RecordDirectory(const compile::KernelCache& cache) {
+  if (!cache.config().disk_enabled || cache.config().directory.empty()) return "";
+  return absl::StrCat(cache.config().directory, "/autotune");
+}
+
+// A record names its key and a configuration among the candidates; any
+// other content is discarded (with a warning) and the problem tuned again.
+absl::StatusOr<gen::GemmConfig> ReadRecord(const std::string& path,
+                                           const std::string& key,
+                                           const std::vector<gen::GemmConfig>& candidates) {
+  absl::StatusOr<std::string> text = compile::ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  const std::vector<std::string> lines = absl::StrSplit(*text, '\n');
+  auto corrupt = [&](const std::string& why) {
+    std::cerr << "ptxgen: warning: autotuning record " << path << " " << why
+              << "; tuning again\n";
+    return absl::DataLossError(why);
+  };
+  if (lines.size() < 3 || lines[0] != kRecordMagic ||
+      lines[1] != absl::StrCat("key ", key)) {
+    return corrupt("is not a record for this problem and device");
+  }
+  absl::StatusOr<gen::GemmConfig> config =
+      gen::ParseConfigName(std::string(absl::StripPrefix(lines[2], "config ")));
+  if (!config.ok() ||
+      std::find(candidates.begin(), candidates.end(), *config) == candidates.end()) {
+    return corrupt("names no candidate configuration");
+  }
+  return *config;
+}
+
+absl::Status WriteRecord(const std::string& directory, const std::string& path,
+                         const std::string& key, const gen::GemmConfig& best) {
+  return compile::WriteFileAtomically(
+      directory, path,
+      absl::StrCat(kRecordMagic, "\nkey ", key, "\nconfig ",
+                   gen::ConfigName(best), "\n"));
+}
+
+// Compiles every candidate's source in parallel so that loading them one
+// by one afterwards finds them in the cache.
+void CompileConcurrently(const GemmProblem& problem,
+                         const std::vector<gen::GemmConfig>& candidates,
+                         compile::KernelCache& cache) {
+  const unsigned workers =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                      static_cast<unsigned>(candidates.size())));
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      for (size_t i = w; i < candidates.size(); i += workers) {
+        absl::StatusOr<gen::GeneratedGemm> generated =
+            gen::GenerateGemm(candidates[i], problem.element);
+        // Failures surface again, with their reason, when loading.
+        if (generated.ok()) {
+          cache.GetOrCompile(generated->kernel_name, generated->source, {})
+              .IgnoreError();
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+struct Operands {
+  runtime::DeviceBuffer a, b, c;
+};
+
+absl::StatusOr<Operands> RandomOperands(const GemmProblem& problem,
+                                        const runtime::Stream& stream) {
+  const int64_t bytes = ptx::SizeInBytes(problem.element);
+  absl::StatusOr<runtime::DeviceBuffer> a =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.k * bytes);
+  absl::StatusOr<runtime::DeviceBuffer> b =
+      runtime::DeviceBuffer::Allocate(problem.n * problem.k * bytes);
+  absl::StatusOr<runtime::DeviceBuffer> c =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
+  for (const auto* buffer : {&a, &b, &c}) {
+    if (!buffer->ok()) return buffer->status();
+  }
+  for (const auto& [buffer, count, seed] :
+       {std::tuple<const runtime::DeviceBuffer*, int64_t, uint32_t>{
+            &*a, problem.m * problem.k, 1u},
+        {&*b, problem.n * problem.k, 2u}}) {
+    if (absl::Status filled = FillRandom(buffer->address(), count,
+                                         problem.element, seed, stream.get());
+        !filled.ok()) {
+      return filled;
+    }
+  }
+  return Operands{*std::move(a), *std::move(b), *std::move(c)};
+}
+
+// Times every candidate that prepares. The rounds interleave the
+// candidates (one batch of each per round, median over rounds), so that
+// the GPU warming up and slowing down over the session does not favour the
+// candidates timed first.
+std::vector<TuningMeasurement> MeasureAll(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache, const Operands& operands,
+    const runtime::Stream& stream, int rounds) {
+  std::vector<TuningMeasurement> measurements;
+  std::vector<std::optional<Gemm>> gemms;
+  std::vector<std::vector<double>> times(candidates.size());
+  for (const gen::GemmConfig& config : candidates) {
+    GemmOptions options;
+    options.config = config;
+    options.cache = &cache;
+    absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+    measurements.push_back({config, gemm.status()});
+    gemms.push_back(gemm.ok() ? std::optional<Gemm>(*std::move(gemm)) : std::nullopt);
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (!measurements[i].status.ok()) continue;
+      absl::StatusOr<double> milliseconds = MedianMilliseconds(
+          [&] {
+            return gemms[i]->Run(operands.a.address(), operands.b.address(),
+                                 operands.c.address(), stream.get());
+          },
+          stream.get(), /*warmups=*/round == 0 ? 2 : 0, /*repeats=*/1,
+          /*calls_per_batch=*/3);
+      measurements[i].status = milliseconds.status();
+      if (milliseconds.ok()) times[i].push_back(*milliseconds);
+    }
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!measurements[i].status.ok() || times[i].empty()) continue;
+    std::sort(times[i].begin(), times[i].end());
+    measurements[i].milliseconds = times[i][times[i].size() / 2];
+  }
+  return measurements;
+}
+
+}  // namespace
+
+absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
+                                      const std::vector<gen::GemmConfig>& candidates,
+                                      compile::KernelCache& cache,
+                                      const AutotuneOptions& options) {
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  if (candidates.empty()) {
+    return absl::InvalidArgumentError("autotune: no candidate configurations");
+  }
+  absl::StatusOr<std::string> key = RecordKey(problem, candidates);
+  if (!key.ok()) return key.status();
+  TuningReport report;
+  const std::string directory = RecordDirectory(cache);
+  if (!directory.empty()) report.record_path = absl::StrCat(directory, "/", *key);
+  Records& records = MemoryRecords();
+  if (options.use_records) {
+    absl::MutexLock lock(&records.mutex);
+    if (auto it = records.best.find(*key); it != records.best.end()) {
+      report.best = it->second;
+      report.from_record = true;
+      return report;
+    }
+  }
+  if (options.use_records && !directory.empty()) {
+    absl::StatusOr<gen::GemmConfig> recorded =
+        ReadRecord(report.record_path, *key, candidates);
+    if (recorded.ok()) {
+      report.best = *recorded;
+      report.from_record = true;
+      absl::MutexLock lock(&records.mutex);
+      records.best[*key] = *recorded;
+      return report;
+    }
+  }
+  CompileConcurrently(problem, candidates, cache);
+  absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+  if (!stream.ok()) return stream.status();
+  absl::StatusOr<Operands> operands = RandomOperands(problem, *stream);
+  if (!operands.ok()) return operands.status();
+  report.measurements =
+      MeasureAll(problem, candidates, cache, *operands, *stream, options.repeats);
+  const TuningMeasurement* best = nullptr;
+  for (const TuningMeasurement& measured : report.measurements) {
+    if (measured.status.ok() &&
+        (best == nullptr || measured.milliseconds < best->milliseconds)) {
+      best = &measured;
+    }
+  }
+  if (best == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "autotune: no candidate ran; the first failed with: ",
+        report.measurements.front().status.message()));
+  }
+  report.best = best->config;
+  {
+    absl::MutexLock lock(&records.mutex);
+    records.best[*key] = report.best;
+  }
+  if (!directory.empty()) {
+    if (absl::Status written =
+            WriteRecord(directory, report.record_path, *key, report.best);
+        !written.ok()) {
+      std::cerr << "ptxgen: warning: cannot keep the autotuning record: "
+                << written.message() << "\n";
+    }
+  }
+  return report;
+}
+
+absl::StatusOr<gen::GemmConfig> AutotunedConfig(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache) {
+  absl::StatusOr<TuningReport> report = Autotune(problem, candidates, cache);
+  if (!report.ok()) return report.status();
+  return report->best;
+}
+
+}  // namespace ptxgen::gemm

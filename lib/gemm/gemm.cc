@@ -1,0 +1,324 @@
+#include "ptxgen/gemm/gemm.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/base/call_once.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "lib/gemm/helper_kernels.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/autotune.h"
+#include "ptxgen/runtime/context.h"
+#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/driver.h"
+#include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/module.h"
+#include "ptxgen/runtime/tensor_map.h"
+
+namespace ptxgen::gemm {
+
+// A configuration compiled and loaded into one context.
+class LoadedGemmKernel {
+ public:
+  LoadedGemmKernel(gen::GeneratedGemm generated,
+                   std::shared_ptr<const compile::CompiledModule> compiled,
+                   runtime::Module module, runtime::Function function,
+                   int resident_clusters)
+      : generated(std::move(generated)),
+        compiled(std::move(compiled)),
+        module(std::move(module)),
+        function(std::move(function)),
+        resident_clusters(resident_clusters) {}
+
+  const gen::GeneratedGemm generated;
+  const std::shared_ptr<const compile::CompiledModule> compiled;
+  const runtime::Module module;
+  const runtime::Function function;
+  // Clusters (CTAs, without clusters) resident at once: a persistent
+  // grid's size.
+  const int resident_clusters;
+};
+
+// Split-K's f32 workspace and the kernel that reduces it into C.
+struct SplitKReduction {
+  runtime::DeviceBuffer workspace;
+  runtime::Function reduce;
+  int sm_count;
+};
+
+namespace {
+
+constexpr int64_t kMaxDimension = (int64_t{1} << 31) - 1;
+
+// The current context, or device 0's primary context made current. The
+// retained primary context lives as long as the process: modules loaded
+// into it must stay valid.
+absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  CUcontext current = nullptr;
+  if (absl::Status got = (*driver)->Check((*driver)->cuCtxGetCurrent(&current),
+                                          "cuCtxGetCurrent");
+      !got.ok()) {
+    return got;
+  }
+  if (current != nullptr) return current;
+  static absl::once_flag once;
+  static absl::StatusOr<runtime::PrimaryContext>* primary = nullptr;
+  absl::call_once(once, [] {
+    primary = new absl::StatusOr<runtime::PrimaryContext>(
+        runtime::PrimaryContext::Retain(0));
+  });
+  if (!primary->ok()) return primary->status();
+  if (absl::Status set = (*primary)->SetCurrent(); !set.ok()) return set;
+  return (*primary)->get();
+}
+
+absl::StatusOr<int> CurrentSmCount() {
+  absl::StatusOr<CUdevice> device = runtime::CurrentDevice();
+  if (!device.ok()) return device.status();
+  return runtime::GetDeviceAttribute(*device,
+                                     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
+                                  const gen::GemmGrid& grid, CUstream stream) {
+  runtime::LaunchConfig launch;
+  launch.grid = {static_cast<uint32_t>(grid.x), static_cast<uint32_t>(grid.y), 1};
+  launch.block = {static_cast<uint32_t>(generated.threads_per_block), 1, 1};
+  launch.cluster = {static_cast<uint32_t>(grid.cluster_x), 1, 1};
+  launch.shared_bytes = generated.shared_bytes;
+  launch.stream = stream;
+  return launch;
+}
+
+// One CTA per SM without clusters; with them, what the GPCs can hold.
+absl::StatusOr<int> ResidentClusters(const gen::GeneratedGemm& generated,
+                                     const runtime::Function& function) {
+  absl::StatusOr<int> sm_count = CurrentSmCount();
+  if (!sm_count.ok() || generated.config.cluster_m == 1) return sm_count;
+  gen::GemmGrid one_cluster;
+  one_cluster.x = one_cluster.cluster_x = generated.config.cluster_m;
+  return function.MaxActiveClusters(LaunchShape(generated, one_cluster, nullptr));
+}
+
+struct Registry {
+  absl::Mutex mutex;
+  std::map<std::pair<CUcontext, std::string>,
+           std::shared_ptr<const LoadedGemmKernel>>
+      kernels ABSL_GUARDED_BY(mutex);
+};
+
+Registry& LoadedKernels() {
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
+                                       ptx::ScalarType element,
+                                       CUdeviceptr address, int64_t rows,
+                                       int64_t columns) {
+  runtime::TensorMapSpec spec;
+  spec.element = element;
+  spec.global_address = address;
+  spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows)};
+  spec.strides_bytes = {static_cast<uint64_t>(columns) * ptx::SizeInBytes(element)};
+  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer)};
+  spec.swizzle = box.swizzle;
+  spec.l2_promotion = runtime::L2Promotion::k256B;
+  return runtime::EncodeTensorMap(spec);
+}
+
+absl::Status CheckAligned(const char* name, CUdeviceptr address) {
+  if (address % 16 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "GEMM: ", name, " must be 16-byte aligned for TMA (address 0x",
+      absl::Hex(address), ")"));
+}
+
+}  // namespace
+
+absl::Status ValidateProblem(const GemmProblem& problem) {
+  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", problem.m},
+                                   {"n", problem.n},
+                                   {"k", problem.k}}) {
+    if (size < 1 || size > kMaxDimension) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GEMM: ", name, "=", size, " is outside 1..", kMaxDimension));
+    }
+  }
+  if (problem.element != ptx::ScalarType::kF16 &&
+      problem.element != ptx::ScalarType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: element type must be f16 or bf16, not ",
+        ptx::PtxName(problem.element)));
+  }
+  const int64_t row_bytes = problem.k * ptx::SizeInBytes(problem.element);
+  if (row_bytes % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: k=", problem.k, " gives rows of A and B of ", row_bytes,
+        " bytes; TMA needs every row to start on a 16-byte boundary, so k "
+        "must be a multiple of 8"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
+    const gen::GemmConfig& config, ptx::ScalarType element,
+    compile::KernelCache& cache) {
+  absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
+  if (!context.ok()) return context.status();
+  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, element);
+  if (!generated.ok()) return generated.status();
+  Registry& registry = LoadedKernels();
+  const std::pair<CUcontext, std::string> key{*context, generated->kernel_name};
+  {
+    absl::MutexLock lock(&registry.mutex);
+    auto it = registry.kernels.find(key);
+    if (it != registry.kernels.end()) return it->second;
+  }
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      cache.GetOrCompile(generated->kernel_name, generated->source,
+                         compile::CompileOptions{});
+  if (!compiled.ok()) return compiled.status();
+  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(**compiled);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<runtime::Function> function =
+      module->GetFunction(generated->kernel_name);
+  if (!function.ok()) return function.status();
+  if (absl::Status shared = function->SetMaxDynamicSharedMemory(generated->shared_bytes);
+      !shared.ok()) {
+    return shared;
+  }
+  absl::StatusOr<int> resident = ResidentClusters(*generated, *function);
+  if (!resident.ok()) return resident.status();
+  if (*resident < 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "GEMM kernel ", generated->kernel_name, " cannot be resident on this "
+        "device (", generated->shared_bytes, " bytes of shared memory, ",
+        generated->threads_per_block, " threads, clusters of ",
+        generated->config.cluster_m, ")"));
+  }
+  auto loaded = std::make_shared<const LoadedGemmKernel>(
+      *std::move(generated), *std::move(compiled), *std::move(module),
+      *std::move(function), *resident);
+  absl::MutexLock lock(&registry.mutex);
+  return registry.kernels.emplace(key, std::move(loaded)).first->second;
+}
+
+namespace {
+
+absl::StatusOr<std::shared_ptr<const SplitKReduction>> PrepareSplitK(
+    const gen::GemmConfig& config, const GemmProblem& problem) {
+  if (config.split_k == 1) return nullptr;
+  absl::StatusOr<runtime::DeviceBuffer> workspace = runtime::DeviceBuffer::Allocate(
+      static_cast<size_t>(config.split_k) * problem.m * problem.n * sizeof(float));
+  if (!workspace.ok()) return workspace.status();
+  absl::StatusOr<runtime::Function> reduce = HelperKernel(
+      gen::SplitKReduceKernelName(problem.element),
+      [&problem] { return gen::SplitKReduceSource(problem.element); });
+  if (!reduce.ok()) return reduce.status();
+  absl::StatusOr<int> sm_count = CurrentSmCount();
+  if (!sm_count.ok()) return sm_count.status();
+  return std::make_shared<const SplitKReduction>(
+      SplitKReduction{*std::move(workspace), *reduce, *sm_count});
+}
+
+}  // namespace
+
+absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
+                                   const GemmOptions& options) {
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  compile::KernelCache& cache =
+      options.cache != nullptr ? *options.cache : compile::KernelCache::Default();
+  if (absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext(); !context.ok()) {
+    return context.status();
+  }
+  absl::StatusOr<int> sm_count = CurrentSmCount();
+  if (!sm_count.ok()) return sm_count.status();
+  gen::GemmConfig config;
+  if (options.config.has_value()) {
+    config = *options.config;
+  } else if (options.selection == Selection::kAutotune) {
+    absl::StatusOr<gen::GemmConfig> tuned =
+        AutotunedConfig(problem, CandidateConfigs(problem), cache);
+    if (!tuned.ok()) return tuned.status();
+    config = *tuned;
+  } else {
+    config = HeuristicConfig(problem, *sm_count);
+  }
+  if (absl::Status fits = CheckConfigFitsProblem(config, problem); !fits.ok()) {
+    return fits;
+  }
+  absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
+      LoadGemmKernel(config, problem.element, cache);
+  if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<std::shared_ptr<const SplitKReduction>> reduction =
+      PrepareSplitK(config, problem);
+  if (!reduction.ok()) return reduction.status();
+  return Gemm(problem, *std::move(kernel), *std::move(reduction));
+}
+
+const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
+const gen::GeneratedGemm& Gemm::generated() const { return kernel_->generated; }
+const compile::CompiledModule& Gemm::compiled() const { return *kernel_->compiled; }
+
+absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                       CUstream stream) const {
+  for (const auto& [name, address] : {std::pair<const char*, CUdeviceptr>{"A", a},
+                                      {"B", b},
+                                      {"C", c}}) {
+    if (absl::Status aligned = CheckAligned(name, address); !aligned.ok()) {
+      return aligned;
+    }
+  }
+  const gen::GeneratedGemm& generated = kernel_->generated;
+  const ptx::ScalarType element = problem_.element;
+  absl::StatusOr<CUtensorMap> a_map =
+      OperandMap(generated.a_box, element, a, problem_.m, problem_.k);
+  if (!a_map.ok()) return a_map.status();
+  absl::StatusOr<CUtensorMap> b_map =
+      OperandMap(generated.b_box, element, b, problem_.n, problem_.k);
+  if (!b_map.ok()) return b_map.status();
+  CUtensorMap c_map = {};
+  if (generated.config.epilogue == gen::GemmEpilogue::kTmaStore) {
+    absl::StatusOr<CUtensorMap> encoded =
+        OperandMap(generated.c_box, element, c, problem_.m, problem_.n);
+    if (!encoded.ok()) return encoded.status();
+    c_map = *encoded;
+  }
+  int m = static_cast<int>(problem_.m);
+  int n = static_cast<int>(problem_.n);
+  int k = static_cast<int>(problem_.k);
+  int pair_stores = n % 2 == 0 ? 1 : 0;  // C is 16-byte aligned
+  CUdeviceptr c_pointer = c;
+  CUdeviceptr workspace = reduction_ ? reduction_->workspace.address() : 0;
+  void* args[] = {&*a_map, &*b_map, &c_map, &c_pointer, &workspace,
+                  &m, &n, &k, &pair_stores};
+  const gen::GemmGrid grid =
+      gen::GemmLaunchGrid(generated.config, m, n, kernel_->resident_clusters);
+  if (absl::Status launched =
+          kernel_->function.Launch(LaunchShape(generated, grid, stream), args);
+      !launched.ok() || reduction_ == nullptr) {
+    return launched;
+  }
+  return Reduce(c, stream);
+}
+
+absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
+  CUdeviceptr workspace = reduction_->workspace.address();
+  long long count = problem_.m * problem_.n;
+  int splits = kernel_->generated.config.split_k;
+  void* args[] = {&workspace, &c, &count, &splits};
+  constexpr int64_t kThreads = 256;
+  runtime::LaunchConfig launch;
+  launch.grid = {static_cast<uint32_t>(std::min<int64_t>(
+                     (count / 2 + kThreads) / kThreads, 4 * reduction_->sm_count)),
+                 1, 1};
+  launch.block = {kThreads, 1, 1};
+  launch.stream = stream;
+  return reduction_->reduce.Launch(launch, args);
+}
+
+}  // namespace ptxgen::gemm

@@ -1,0 +1,145 @@
+#include "ptxgen/gemm/selection.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+// The deepest ring that fits shared memory (at most `limit` stages).
+gen::GemmConfig WithDeepestRing(gen::GemmConfig config, ptx::ScalarType element,
+                                int limit) {
+  for (int stages = limit; stages >= 2; --stages) {
+    config.stages = stages;
+    if (gen::ValidateGemmConfig(config, element).ok()) return config;
+  }
+  return config;
+}
+
+gen::GemmConfig WarpSpecialized(int block_m, int block_n, int consumers,
+                                int cluster_m, gen::GemmEpilogue epilogue) {
+  gen::GemmConfig config;
+  config.schedule = gen::GemmSchedule::kWarpSpecialized;
+  config.block_m = block_m;
+  config.block_n = block_n;
+  config.block_k = 64;
+  config.consumers = consumers;
+  config.mma_groups_in_flight = 1;
+  config.cluster_m = cluster_m;
+  config.epilogue = epilogue;
+  config.persistent = true;
+  return config;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
+                                    const GemmProblem& problem) {
+  const int64_t row_bytes = problem.n * ptx::SizeInBytes(problem.element);
+  if (config.epilogue == gen::GemmEpilogue::kTmaStore && row_bytes % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM config '", gen::ConfigName(config), "' stores C with TMA, which "
+        "needs rows of C on 16-byte boundaries (n a multiple of 8, not ",
+        problem.n, ")"));
+  }
+  return absl::OkStatus();
+}
+
+int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
+  return CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
+}
+
+// Rules read off the autotuner's choices on the H200 over the benchmark
+// suite (bench/RESULTS.md):
+// - with at least two waves of 128x256 tiles, 128x256 with two consumer
+//   warpgroups and a 16-row raster is fastest; a 2-CTA cluster sharing B
+//   pays off when rows of A and B do not start on 128-byte boundaries;
+// - with fewer, 128x128 tiles keep more SMs busy; with fewer than half the
+//   SMs' worth of those, 64x128 tiles (split-K measured slower there);
+// - the TMA-store epilogue wherever rows of C allow it.
+gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
+  const bool tma_store = (problem.n * ptx::SizeInBytes(problem.element)) % 16 == 0;
+  const gen::GemmEpilogue epilogue =
+      tma_store ? gen::GemmEpilogue::kTmaStore : gen::GemmEpilogue::kDirect;
+  const bool aligned_rows = (problem.k * ptx::SizeInBytes(problem.element)) % 128 == 0;
+  gen::GemmConfig config;
+  if (Tiles(problem, 128, 256) >= 2 * sm_count) {
+    config = WarpSpecialized(128, 256, 2, aligned_rows ? 1 : 2, epilogue);
+    config.raster_group = 16;
+  } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
+    config = WarpSpecialized(128, 128, 2, 1, epilogue);
+  } else {
+    config = WarpSpecialized(64, 128, 1, 1, epilogue);
+  }
+  return WithDeepestRing(config, problem.element, 6);
+}
+
+std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
+  std::vector<gen::GemmConfig> candidates;
+  auto add = [&](gen::GemmConfig config) {
+    config = WithDeepestRing(config, problem.element, 6);
+    if (gen::ValidateGemmConfig(config, problem.element).ok() &&
+        CheckConfigFitsProblem(config, problem).ok()) {
+      candidates.push_back(config);
+    }
+  };
+  const gen::GemmEpilogue epilogues[] = {gen::GemmEpilogue::kDirect,
+                                         gen::GemmEpilogue::kTmaStore};
+  for (const auto& [block_m, block_n] :
+       {std::pair<int, int>{128, 256}, {256, 128}, {128, 192}}) {
+    for (int cluster_m : {1, 2}) {
+      for (gen::GemmEpilogue epilogue : epilogues) {
+        for (int raster_group : {8, 16}) {
+          gen::GemmConfig config =
+              WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
+          config.raster_group = raster_group;
+          add(config);
+        }
+      }
+    }
+  }
+  for (const auto& [block_m, block_n, consumers] :
+       {std::tuple<int, int, int>{128, 128, 2}, {64, 256, 1}, {64, 128, 1}}) {
+    for (gen::GemmEpilogue epilogue : epilogues) {
+      add(WarpSpecialized(block_m, block_n, consumers, 1, epilogue));
+    }
+  }
+  // Split-K only where 128x128 tiles leave SMs idle: elsewhere its f32
+  // workspace costs memory and traffic for nothing.
+  if (Tiles(problem, 128, 128) >= 256) return candidates;
+  for (int split_k : {2, 4}) {
+    for (const auto& [block_m, block_n] :
+         {std::pair<int, int>{128, 128}, {128, 256}}) {
+      gen::GemmConfig config = WarpSpecialized(block_m, block_n, 2, 1,
+                                               gen::GemmEpilogue::kDirect);
+      config.split_k = split_k;
+      add(config);
+    }
+  }
+  return candidates;
+}
+
+std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element) {
+  const std::pair<int, int> tiles[] = {
+      {64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}};
+  std::vector<gen::GemmConfig> candidates;
+  for (const auto& [block_m, block_n] : tiles) {
+    for (int block_k : {16, 32, 64}) {
+      gen::GemmConfig config;
+      config.block_m = block_m;
+      config.block_n = block_n;
+      config.block_k = block_k;
+      if (gen::ValidateGemmConfig(config, element).ok()) {
+        candidates.push_back(config);
+      }
+    }
+  }
+  return candidates;
+}
+
+}  // namespace ptxgen::gemm

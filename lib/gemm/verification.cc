@@ -1,0 +1,231 @@
+#include "ptxgen/gemm/verification.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/base/call_once.h"
+#include "absl/strings/str_cat.h"
+#include "cublas_v2.h"
+#include "lib/gemm/helper_kernels.h"
+#include "ptxgen/gen/fill_kernel.h"
+#include "ptxgen/runtime/driver.h"
+#include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/module.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+// The cuBLAS entry points ptxgen uses, resolved from libcublas.so.13.
+struct CublasLibrary {
+  using GemmEx = cublasStatus_t (*)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+      const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+      int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+      cublasGemmAlgo_t);
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  GemmEx gemm_ex = nullptr;
+  cublasHandle_t handle = nullptr;
+};
+
+absl::StatusOr<CublasLibrary*> Cublas() {
+  static absl::once_flag once;
+  static absl::StatusOr<CublasLibrary*>* library = nullptr;
+  absl::call_once(once, [] {
+    constexpr char kName[] = "libcublas.so.13";
+    void* handle = dlopen(kName, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      library = new absl::StatusOr<CublasLibrary*>(absl::FailedPreconditionError(
+          absl::StrCat("cuBLAS reference unavailable: cannot load ", kName, " (",
+                       dlerror(), ")")));
+      return;
+    }
+    auto* cublas = new CublasLibrary;
+    cublas->create = reinterpret_cast<decltype(&cublasCreate_v2)>(
+        dlsym(handle, "cublasCreate_v2"));
+    cublas->set_stream = reinterpret_cast<decltype(&cublasSetStream_v2)>(
+        dlsym(handle, "cublasSetStream_v2"));
+    cublas->gemm_ex = reinterpret_cast<CublasLibrary::GemmEx>(
+        dlsym(handle, "cublasGemmEx"));
+    if (cublas->create == nullptr || cublas->set_stream == nullptr ||
+        cublas->gemm_ex == nullptr ||
+        cublas->create(&cublas->handle) != CUBLAS_STATUS_SUCCESS) {
+      library = new absl::StatusOr<CublasLibrary*>(absl::FailedPreconditionError(
+          absl::StrCat("cuBLAS reference unavailable: ", kName,
+                       " lacks its entry points or cannot create a handle")));
+      return;
+    }
+    library = new absl::StatusOr<CublasLibrary*>(cublas);
+  });
+  return *library;
+}
+
+}  // namespace
+
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed,
+                        CUstream stream) {
+  absl::StatusOr<runtime::Function> fill = HelperKernel(
+      gen::RandomFillKernelName(element),
+      [element] { return gen::RandomFillSource(element); });
+  if (!fill.ok()) return fill.status();
+  unsigned long long elements = static_cast<unsigned long long>(count);
+  float scale = 1.0f;
+  void* args[] = {&address, &elements, &seed, &scale};
+  runtime::LaunchConfig launch;
+  launch.grid = {1024, 1, 1};
+  launch.block = {256, 1, 1};
+  launch.stream = stream;
+  return fill->Launch(launch, args);
+}
+
+absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream) {
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  // 0x7FFF is a NaN in both f16 and bf16.
+  return (*driver)->Check(
+      (*driver)->cuMemsetD16Async(address, 0x7FFF, static_cast<size_t>(count),
+                                  stream),
+      "cuMemsetD16Async");
+}
+
+absl::Status CublasGemm(const GemmProblem& problem, CUdeviceptr a,
+                        CUdeviceptr b, CUdeviceptr c, CUstream stream) {
+  absl::StatusOr<CublasLibrary*> cublas = Cublas();
+  if (!cublas.ok()) return cublas.status();
+  const cudaDataType type =
+      problem.element == ptx::ScalarType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  // Column-major view: C^T [n,m] = B [n,k] (A [m,k])^T, i.e. "TN".
+  (*cublas)->set_stream((*cublas)->handle, reinterpret_cast<cudaStream_t>(stream));
+  const cublasStatus_t status = (*cublas)->gemm_ex(
+      (*cublas)->handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(problem.n),
+      static_cast<int>(problem.m), static_cast<int>(problem.k), &alpha,
+      reinterpret_cast<const void*>(b), type, static_cast<int>(problem.k),
+      reinterpret_cast<const void*>(a), type, static_cast<int>(problem.k), &beta,
+      reinterpret_cast<void*>(c), type, static_cast<int>(problem.n),
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    return absl::InternalError(absl::StrCat("cublasGemmEx failed with status ",
+                                            static_cast<int>(status)));
+  }
+  return absl::OkStatus();
+}
+
+float HalfBitsToFloat(uint16_t bits, ptx::ScalarType element) {
+  if (element == ptx::ScalarType::kBF16) {
+    const uint32_t word = uint32_t{bits} << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof(value));
+    return value;
+  }
+  const int exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (exponent == 31) return mantissa ? NAN : sign * INFINITY;
+  return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
+}
+
+uint16_t FloatToHalfBits(float value, ptx::ScalarType element) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  if (element == ptx::ScalarType::kBF16) {
+    // Round to nearest even on the 16 bits that are dropped.
+    return static_cast<uint16_t>((word + 0x7FFF + ((word >> 16) & 1)) >> 16);
+  }
+  const uint16_t sign = static_cast<uint16_t>((word >> 16) & 0x8000);
+  const float magnitude = std::fabs(value);
+  if (std::isnan(value)) return sign | 0x7E00;
+  if (magnitude >= 65520.0f) return sign | 0x7C00;
+  if (magnitude < std::ldexp(1.0f, -14)) {  // subnormal: units of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24)));
+  }
+  int exponent;
+  const float fraction = std::frexp(magnitude, &exponent);  // [0.5, 1)
+  int mantissa = static_cast<int>(std::nearbyint(std::ldexp(fraction, 11)));
+  if (mantissa == 2048) {
+    mantissa = 1024;
+    ++exponent;
+  }
+  return sign | static_cast<uint16_t>(((exponent + 14) << 10) | (mantissa - 1024));
+}
+
+double RelativeErrorByNorm(const std::vector<uint16_t>& result,
+                           const std::vector<uint16_t>& reference,
+                           ptx::ScalarType element) {
+  std::vector<double> wide(reference.size());
+  for (size_t i = 0; i < reference.size(); ++i) {
+    wide[i] = HalfBitsToFloat(reference[i], element);
+  }
+  return RelativeErrorByNorm(result, wide, element);
+}
+
+double RelativeErrorByNorm(const std::vector<uint16_t>& result,
+                           const std::vector<double>& reference,
+                           ptx::ScalarType element) {
+  if (result.size() != reference.size()) return INFINITY;
+  double difference = 0;
+  double norm = 0;
+  for (size_t i = 0; i < result.size(); ++i) {
+    const double value = HalfBitsToFloat(result[i], element);
+    if (!std::isfinite(value)) return INFINITY;
+    difference += (value - reference[i]) * (value - reference[i]);
+    norm += reference[i] * reference[i];
+  }
+  return norm == 0 ? std::sqrt(difference) : std::sqrt(difference / norm);
+}
+
+std::vector<double> HostReferenceGemm(const GemmProblem& problem,
+                                      const std::vector<uint16_t>& a,
+                                      const std::vector<uint16_t>& b) {
+  std::vector<double> a_wide(a.size()), b_wide(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a_wide[i] = HalfBitsToFloat(a[i], problem.element);
+  for (size_t i = 0; i < b.size(); ++i) b_wide[i] = HalfBitsToFloat(b[i], problem.element);
+  std::vector<double> c(static_cast<size_t>(problem.m * problem.n));
+  for (int64_t i = 0; i < problem.m; ++i) {
+    for (int64_t j = 0; j < problem.n; ++j) {
+      double sum = 0;
+      const double* row = &a_wide[i * problem.k];
+      const double* column = &b_wide[j * problem.k];
+      for (int64_t l = 0; l < problem.k; ++l) sum += row[l] * column[l];
+      c[i * problem.n + j] = sum;
+    }
+  }
+  return c;
+}
+
+double ErrorBound(ptx::ScalarType element) {
+  return element == ptx::ScalarType::kBF16 ? 1e-2 : 2e-3;
+}
+
+absl::StatusOr<double> MedianMilliseconds(
+    const std::function<absl::Status()>& run, CUstream stream, int warmups,
+    int repeats, int calls_per_batch) {
+  for (int i = 0; i < warmups; ++i) {
+    if (absl::Status status = run(); !status.ok()) return status;
+  }
+  absl::StatusOr<runtime::Event> start = runtime::Event::Create();
+  absl::StatusOr<runtime::Event> end = runtime::Event::Create();
+  if (!start.ok()) return start.status();
+  if (!end.ok()) return end.status();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    if (absl::Status status = start->Record(stream); !status.ok()) return status;
+    for (int i = 0; i < calls_per_batch; ++i) {
+      if (absl::Status status = run(); !status.ok()) return status;
+    }
+    if (absl::Status status = end->Record(stream); !status.ok()) return status;
+    absl::StatusOr<float> elapsed = runtime::ElapsedMilliseconds(*start, *end);
+    if (!elapsed.ok()) return elapsed.status();
+    times.push_back(*elapsed / calls_per_batch);
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace ptxgen::gemm

@@ -1,0 +1,174 @@
+// Generated GEMMs on the GPU, checked against a reference on fresh random
+// inputs with the output poisoned first: every configuration the library
+// can pick, on sizes that are and are not multiples of the tiles.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ptxgen/gemm/autotune.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/verification.h"
+#include "ptxgen/runtime/memory.h"
+#include "tests/support/hopper_test.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+using ptx::ScalarType;
+
+// Host float64 references stay cheap up to this many multiply-adds; larger
+// problems compare against cuBLAS.
+constexpr int64_t kHostReferenceLimit = int64_t{1} << 26;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+std::string Name(const Shape& shape) {
+  return absl::StrCat(shape.m, "x", shape.n, "x", shape.k);
+}
+
+const Shape kShapes[] = {
+    {256, 256, 256},    {512, 1024, 512},  {384, 768, 1024},  // tile multiples
+    {257, 129, 72},     {1000, 999, 136},  {130, 300, 520},   // ragged
+    {1, 8, 16},         {3, 5, 8},                            // tiny
+    {1, 4096, 4096},    {17, 2048, 1024},  {64, 8192, 512},   // skinny
+    {128, 128, 8},      {200, 300, 24},                       // k < block_k
+};
+
+// 16-bit elements on the device.
+runtime::DeviceBuffer Allocate(int64_t elements) {
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(elements * 2);
+  EXPECT_TRUE(buffer.ok()) << buffer.status();
+  return *std::move(buffer);
+}
+
+std::vector<uint16_t> Download(const runtime::DeviceBuffer& buffer) {
+  std::vector<uint16_t> host(buffer.size() / 2);
+  EXPECT_TRUE(buffer.CopyToHost(host.data(), buffer.size()).ok());
+  return host;
+}
+
+class GemmGpuTest : public testing_support::HopperTest,
+                    public testing::WithParamInterface<std::tuple<ScalarType, Shape>> {
+ protected:
+  GemmProblem Problem() const {
+    const auto& [element, shape] = GetParam();
+    return GemmProblem{shape.m, shape.n, shape.k, element};
+  }
+
+};
+
+// Fresh inputs for every test (seeded by the test's name), one reference,
+// then every configuration against it.
+TEST_P(GemmGpuTest, EveryConfigurationMatchesTheReference) {
+  const GemmProblem problem = Problem();
+  const std::string test_name =
+      testing::UnitTest::GetInstance()->current_test_info()->name();
+  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(test_name));
+  runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
+  runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
+  runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
+  ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element,
+                         seed, nullptr).ok());
+  ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element,
+                         seed + 1, nullptr).ok());
+
+  std::vector<double> host_reference;
+  std::vector<uint16_t> cublas_reference;
+  if (problem.m * problem.n * problem.k <= kHostReferenceLimit) {
+    host_reference = HostReferenceGemm(problem, Download(a), Download(b));
+  } else {
+    runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
+    ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(),
+                           reference.address(), nullptr).ok());
+    cublas_reference = Download(reference);
+  }
+
+  std::vector<gen::GemmConfig> configs = V1CandidateConfigs(problem.element);
+  for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+    configs.push_back(config);
+  }
+  configs.push_back(HeuristicConfig(problem, properties().sm_count));
+  for (const gen::GemmConfig& config : configs) {
+    SCOPED_TRACE(gen::ConfigName(config));
+    GemmOptions options;
+    options.config = config;
+    absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
+    ASSERT_TRUE(gemm->Run(a.address(), b.address(), c.address(), nullptr).ok());
+    const std::vector<uint16_t> result = Download(c);
+    const double error =
+        host_reference.empty()
+            ? RelativeErrorByNorm(result, cublas_reference, problem.element)
+            : RelativeErrorByNorm(result, host_reference, problem.element);
+    EXPECT_LT(error, ErrorBound(problem.element))
+        << gen::ConfigName(config) << " on " << Name(std::get<1>(GetParam()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemmGpuTest,
+    testing::Combine(testing::Values(ScalarType::kF16, ScalarType::kBF16),
+                     testing::ValuesIn(kShapes)),
+    [](const testing::TestParamInfo<std::tuple<ScalarType, Shape>>& info) {
+      return absl::StrCat(ptx::PtxName(std::get<0>(info.param)), "_",
+                          Name(std::get<1>(info.param)));
+    });
+
+class GemmRulesGpuTest : public testing_support::HopperTest {};
+
+TEST_F(GemmRulesGpuTest, SizesTmaCannotDescribeAreRefused) {
+  const absl::StatusOr<Gemm> gemm =
+      Gemm::Prepare(GemmProblem{1, 1, 1, ScalarType::kF16});
+  ASSERT_FALSE(gemm.ok());
+  EXPECT_NE(gemm.status().message().find("k must be a multiple of 8"),
+            absl::string_view::npos)
+      << gemm.status();
+}
+
+TEST_F(GemmRulesGpuTest, MisalignedPointersAreRefused) {
+  const GemmProblem problem{64, 64, 64, ScalarType::kF16};
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  runtime::DeviceBuffer buffer = Allocate(64 * 64 * 4);
+  const absl::Status run = gemm->Run(buffer.address() + 2, buffer.address(),
+                                     buffer.address(), nullptr);
+  EXPECT_NE(run.message().find("A must be 16-byte aligned"),
+            absl::string_view::npos)
+      << run;
+}
+
+TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
+  const GemmProblem problem{512, 512, 512, ScalarType::kF16};
+  const std::vector<gen::GemmConfig> candidates = V1CandidateConfigs(problem.element);
+  absl::StatusOr<TuningReport> tuned =
+      Autotune(problem, candidates, compile::KernelCache::Default(),
+               AutotuneOptions{/*use_records=*/false});
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  ASSERT_EQ(tuned->measurements.size(), candidates.size());
+  double fastest = 1e30;
+  for (const TuningMeasurement& measurement : tuned->measurements) {
+    ASSERT_TRUE(measurement.status.ok()) << measurement.status;
+    EXPECT_GT(measurement.milliseconds, 0);
+    fastest = std::min(fastest, measurement.milliseconds);
+  }
+  for (const TuningMeasurement& measurement : tuned->measurements) {
+    if (measurement.config == tuned->best) {
+      EXPECT_EQ(measurement.milliseconds, fastest);
+    }
+  }
+  absl::StatusOr<TuningReport> again =
+      Autotune(problem, candidates, compile::KernelCache::Default());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->from_record);
+  EXPECT_EQ(again->best, tuned->best);
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm

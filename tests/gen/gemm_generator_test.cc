@@ -1,0 +1,171 @@
+// The GEMM generator: configuration rules, deterministic text, and every
+// configuration the selector can pick compiling for sm_90a without spills
+// or ptxas performance diagnostics.
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "ptxgen/compile/compiler.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gen/gemm.h"
+
+namespace ptxgen::gen {
+namespace {
+
+using ptx::ScalarType;
+
+GemmConfig Parse(const std::string& name) {
+  absl::StatusOr<GemmConfig> config = ParseConfigName(name);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : GemmConfig{};
+}
+
+TEST(GemmConfigTest, NamesRoundTrip) {
+  for (const std::string name :
+       {"v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+        "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs"}) {
+    EXPECT_EQ(ConfigName(Parse(name)), name);
+  }
+  EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
+  EXPECT_FALSE(ParseConfigName("ws 128x128 s4").ok());
+  EXPECT_FALSE(ParseConfigName("ws 128x128x64 q4").ok());
+}
+
+TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"v1 128x256x64", "each consumer thread needs 256 accumulator registers"},
+      {"v1 256x256x64", "needs 512 accumulator registers"},
+      {"v1 128x128x64 ", "v1 takes only a tile"},
+      {"v1 128x128x48", "block_k must make a 32-, 64- or 128-byte row"},
+      {"v1 96x128x64", "block_m must be 64, 128, 192 or 256"},
+      {"v1 128x120x64", ""},  // 120 is a legal N: accepted
+      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "needs 263232 bytes of shared memory"},
+      {"ws 128x256x64 s1 c2 w1 m1 direct g8 persistent", "it needs 2+ stages"},
+      {"ws 128x128x64 s4 c3 w1 m1 direct g8 persistent", "consumers must be 1, 2 or 4"},
+      {"ws 128x200x64 s4 c2 w1 m1 tma g8 persistent", "block_n must be a multiple of 64"},
+      {"ws 64x256x64 s4 c4 w1 m1 direct g8 persistent", "multiple of 64 rows"},
+  };
+  for (const auto& [name, message] : cases) {
+    absl::StatusOr<GemmConfig> config = ParseConfigName(name);
+    if (!config.ok()) {
+      EXPECT_TRUE(absl::StrContains(config.status().message(), message)) << config.status();
+      continue;
+    }
+    const absl::Status valid = ValidateGemmConfig(*config, ScalarType::kF16);
+    if (std::string(message).empty()) {
+      EXPECT_TRUE(valid.ok()) << valid;
+    } else {
+      EXPECT_TRUE(absl::StrContains(valid.message(), message)) << name << ": " << valid;
+    }
+  }
+  EXPECT_EQ(ValidateGemmConfig(Parse("v1 128x128x64"), ScalarType::kF32).message(),
+            "GEMM: element type must be f16 or bf16, not f32");
+}
+
+TEST(GemmGeneratorTest, SameRequestSameText) {
+  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
+  absl::StatusOr<GeneratedGemm> first = GenerateGemm(config, ScalarType::kBF16);
+  absl::StatusOr<GeneratedGemm> second = GenerateGemm(config, ScalarType::kBF16);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->source, second->source);
+  EXPECT_EQ(first->kernel_name, "ptxgen_gemm_bf16_ws_128x256x64_s3_c2_w1_m2_tma_g8");
+}
+
+TEST(GemmGeneratorTest, LaunchPolicyDoesNotChangeTheCode) {
+  GemmConfig persistent = Parse("ws 128x128x64 s4 c2 w1 m1 direct g8 persistent");
+  GemmConfig tiles = persistent;
+  tiles.persistent = false;
+  EXPECT_EQ(GenerateGemm(persistent, ScalarType::kF16)->source,
+            GenerateGemm(tiles, ScalarType::kF16)->source);
+  EXPECT_EQ(GemmLaunchGrid(persistent, 8192, 8192, 132).x, 132);
+  EXPECT_EQ(GemmLaunchGrid(tiles, 8192, 8192, 132).x, 64 * 64);
+}
+
+TEST(GemmGeneratorTest, LaunchGrids) {
+  const GemmGrid v1 = GemmLaunchGrid(Parse("v1 128x128x64"), 257, 129, 132);
+  EXPECT_EQ(v1.x, 3);
+  EXPECT_EQ(v1.y, 2);
+  const GemmGrid cluster = GemmLaunchGrid(
+      Parse("ws 128x256x64 s4 c2 w1 m2 direct g8 persistent"), 8192, 8192, 60);
+  EXPECT_EQ(cluster.x, 120);  // 60 resident clusters of 2
+  EXPECT_EQ(cluster.cluster_x, 2);
+  // Fewer tiles than SMs: one cluster per pair of tile rows.
+  const GemmGrid small = GemmLaunchGrid(
+      Parse("ws 128x256x64 s4 c2 w1 m2 direct g8 persistent"), 300, 256, 60);
+  EXPECT_EQ(small.x, 4);
+}
+
+TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
+  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
+  absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
+  ASSERT_TRUE(gemm.ok());
+  // Stages (3 x 48 KiB), then the C tile (64 KiB), then 6 barriers, then
+  // the base-alignment slack.
+  EXPECT_TRUE(absl::StrContains(gemm->source, "full[s] at +212992+8s"));
+  EXPECT_EQ(gemm->shared_bytes, 212992 + 48 + 1024);
+  EXPECT_EQ(gemm->a_box.inner, 64);
+  EXPECT_EQ(gemm->a_box.outer, 128);
+  EXPECT_EQ(gemm->b_box.outer, 128);  // half of B per CTA of the pair
+  EXPECT_EQ(gemm->c_box.outer, 64);   // one consumer's rows
+}
+
+// Every configuration a caller can get from the library compiles cleanly.
+TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) {
+  struct Job {
+    GemmConfig config;
+    ScalarType element;
+    absl::StatusOr<compile::CompiledModule> compiled = absl::UnknownError("");
+  };
+  std::vector<Job> jobs;
+  std::set<std::string> seen;
+  for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
+    std::vector<GemmConfig> configs = gemm::V1CandidateConfigs(element);
+    for (const gemm::GemmProblem& problem :
+         {gemm::GemmProblem{8192, 8192, 8192, element},
+          gemm::GemmProblem{64, 8192, 4096, element},
+          gemm::GemmProblem{1000, 1000, 1000, element}}) {
+      for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
+        configs.push_back(config);
+      }
+      configs.push_back(gemm::HeuristicConfig(problem, 132));
+    }
+    for (const GemmConfig& config : configs) {
+      GemmConfig code = config;
+      code.persistent = true;
+      if (seen.insert(ConfigName(code) + std::string(ptx::PtxName(element))).second) {
+        jobs.push_back({code, element});
+      }
+    }
+  }
+  std::vector<std::thread> threads;
+  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      for (size_t i = w; i < jobs.size(); i += workers) {
+        absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(jobs[i].config, jobs[i].element);
+        jobs[i].compiled = gemm.ok() ? compile::CompileCuda(gemm->kernel_name, gemm->source, {})
+                                     : absl::StatusOr<compile::CompiledModule>(gemm.status());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Job& job : jobs) {
+    SCOPED_TRACE(ConfigName(job.config));
+    ASSERT_TRUE(job.compiled.ok()) << job.compiled.status();
+    ASSERT_EQ(job.compiled->resources.size(), 1u);
+    const compile::KernelResources& resources = job.compiled->resources[0];
+    EXPECT_EQ(resources.spill_store_bytes, 0);
+    EXPECT_EQ(resources.spill_load_bytes, 0);
+    EXPECT_EQ(resources.stack_frame_bytes, 0);
+    for (const compile::CompilerDiagnostic& diagnostic : job.compiled->diagnostics) {
+      ADD_FAILURE() << diagnostic.message;
+    }
+  }
+  std::printf("compiled %zu GEMM kernels\n", jobs.size());
+}
+
+}  // namespace
+}  // namespace ptxgen::gen

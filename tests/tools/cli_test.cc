@@ -1,0 +1,242 @@
+// The shared machinery of ptxgen's subcommands: one flag table drives the
+// parser and the help, usage errors exit 2, refused requests exit 1.
+#include "tools/cli.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace ptxgen::cli {
+namespace {
+
+::testing::AssertionResult Contains(absl::string_view text,
+                                    absl::string_view part) {
+  if (absl::StrContains(text, part)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << part << "\" is not in:\n"
+                                       << text;
+}
+
+std::vector<Flag> Table() {
+  return {
+      Required(TextFlag("shape", "m64nNkK", "The shape.")),
+      IntegerFlag("count", "N", "A count.", "4"),
+      ChoiceFlag("mode", "MODE", {{"fast", ""}, {"slow", ""}}, "The mode.",
+                 "fast"),
+      SwitchFlag("trans", "Transposed."),
+  };
+}
+
+absl::StatusOr<ParsedFlags> Parse(std::vector<std::string> args) {
+  return ParsedFlags::Parse(Table(), args);
+}
+
+TEST(ParsedFlagsTest, ReadsValuesSwitchesAndDefaults) {
+  absl::StatusOr<ParsedFlags> flags =
+      Parse({"--shape=m64n8k16", "--count=-3", "--trans"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->Text("shape"), "m64n8k16");
+  EXPECT_EQ(flags->Integer("count"), -3);
+  EXPECT_TRUE(flags->Has("trans"));
+  EXPECT_FALSE(flags->Has("mode"));
+  EXPECT_EQ(flags->Text("mode"), "fast");
+  EXPECT_EQ(flags->GivenNames(),
+            (std::vector<std::string>{"count", "shape", "trans"}));
+}
+
+TEST(ParsedFlagsTest, ValuesMayContainEqualsSigns) {
+  absl::StatusOr<ParsedFlags> flags = Parse({"--shape=a=b"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->Text("shape"), "a=b");
+}
+
+struct BadLine {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+TEST(ParsedFlagsTest, BadCommandLinesAreUsageErrorsNamingTheFlag) {
+  const std::vector<BadLine> cases = {
+      {{"--shape=x", "--bogus"},
+       "unknown flag --bogus (accepted flags: --shape, --count, --mode, "
+       "--trans, --help)"},
+      {{"--shape=x", "--mode=medium"},
+       "--mode=medium is not accepted (accepted values: fast, slow)"},
+      {{"--shape=x", "--count=many"}, "--count takes an integer, not 'many'"},
+      {{"--shape=x", "--count=99999999999"}, "--count takes an integer"},
+      {{"--shape=x", "--count"}, "--count needs a value: --count=N"},
+      {{"--shape="}, "--shape needs a value"},
+      {{"--shape=x", "--trans=yes"}, "--trans is a switch and takes no value"},
+      {{"--shape=x", "--shape=y"}, "--shape is given more than once"},
+      {{"--count=1"}, "--shape is required: --shape=m64nNkK"},
+      {{"--shape=x", "extra"}, "unexpected argument 'extra'"},
+      {{"--shape=x", "-t"}, "unexpected argument '-t'"},
+      {{"--shape=x", "--"}, "unexpected argument '--'"},
+      {{"--shape=x", "--help=me"}, "--help is a switch and takes no value"},
+  };
+  for (const BadLine& bad : cases) {
+    absl::StatusOr<ParsedFlags> flags = Parse(bad.args);
+    ASSERT_FALSE(flags.ok()) << bad.message;
+    EXPECT_TRUE(IsUsageError(flags.status())) << flags.status();
+    EXPECT_TRUE(Contains(flags.status().message(), bad.message));
+  }
+}
+
+TEST(UsageErrorTest, OnlyMarkedErrorsAreUsageErrors) {
+  EXPECT_TRUE(IsUsageError(UsageError("bad flag")));
+  EXPECT_EQ(UsageError("bad flag").message(), "bad flag");
+  EXPECT_FALSE(IsUsageError(absl::InvalidArgumentError("wgmma: N=120")));
+  EXPECT_FALSE(IsUsageError(absl::OkStatus()));
+}
+
+// A tool of two subcommands whose results the tests choose.
+std::vector<Subcommand> Tool() {
+  Subcommand echo;
+  echo.name = "echo";
+  echo.summary = "prints the shape";
+  echo.description = "Prints --shape.";
+  echo.flags = Table();
+  echo.examples = {"ptxgen echo --shape=m64n8k16"};
+  echo.run = [](const ParsedFlags& flags) -> absl::StatusOr<std::string> {
+    if (flags.Text("shape") == "illegal") {
+      return absl::InvalidArgumentError("echo: shape 'illegal' breaks a rule");
+    }
+    if (flags.Text("shape") == "misused") return UsageError("echo: misused");
+    return flags.Text("shape");
+  };
+  Subcommand quiet;
+  quiet.name = "quiet";
+  quiet.summary = "prints nothing";
+  quiet.description = "Prints nothing.";
+  quiet.run = [](const ParsedFlags&) -> absl::StatusOr<std::string> {
+    return std::string();
+  };
+  return {echo, quiet};
+}
+
+struct Outcome {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+Outcome RunWith(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = RunTool(Tool(), args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+TEST(RunToolTest, ResultsGoToStdoutEndingInANewline) {
+  const Outcome run = RunWith({"echo", "--shape=m64n8k16"});
+  EXPECT_EQ(run.status, kExitSuccess);
+  EXPECT_EQ(run.out, "m64n8k16\n");
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(RunWith({"quiet"}).out, "");
+}
+
+TEST(RunToolTest, RefusedRequestsExitOne) {
+  const Outcome run = RunWith({"echo", "--shape=illegal"});
+  EXPECT_EQ(run.status, kExitFailure);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "ptxgen: echo: shape 'illegal' breaks a rule\n");
+}
+
+TEST(RunToolTest, UsageErrorsExitTwoAndPointToTheHelp) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"echo", "--shape=misused"}, {"echo", "--bogus"}, {"echo"}}) {
+    const Outcome run = RunWith(args);
+    EXPECT_EQ(run.status, kExitUsage) << args.back();
+    EXPECT_EQ(run.out, "");
+    EXPECT_TRUE(Contains(run.err, "run 'ptxgen echo --help' for its flags"));
+  }
+  const Outcome unknown = RunWith({"ecco"});
+  EXPECT_EQ(unknown.status, kExitUsage);
+  EXPECT_TRUE(Contains(unknown.err,
+                       "unknown subcommand 'ecco' (subcommands: echo, quiet)"));
+}
+
+TEST(RunToolTest, NoArgumentsPrintTheOverviewToStderrAndExitTwo) {
+  const Outcome run = RunWith({});
+  EXPECT_EQ(run.status, kExitUsage);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, OverviewHelp(Tool()));
+}
+
+TEST(RunToolTest, HelpGoesToStdoutAndExitsZero) {
+  EXPECT_EQ(RunWith({"--help"}).out, OverviewHelp(Tool()));
+  EXPECT_EQ(RunWith({"-h"}).status, kExitSuccess);
+  // --help wins over anything else on the line, even a broken flag.
+  const Outcome run = RunWith({"echo", "--bogus", "--help"});
+  EXPECT_EQ(run.status, kExitSuccess);
+  EXPECT_EQ(run.out, SubcommandHelp(Tool()[0]));
+}
+
+TEST(HelpTest, OverviewListsEverySubcommandAndTheExitStatuses) {
+  const std::string help = OverviewHelp(Tool());
+  EXPECT_TRUE(Contains(help, "  echo   prints the shape\n"));
+  EXPECT_TRUE(Contains(help, "  quiet  prints nothing\n"));
+  for (const std::string& view : StatementViews()) {
+    EXPECT_TRUE(Contains(help, absl::StrCat("\n  ", view, " ")));
+  }
+  EXPECT_TRUE(Contains(help, "exit status:"));
+  EXPECT_TRUE(Contains(help, "PTXGEN_CACHE_DIR"));
+}
+
+TEST(HelpTest, SubcommandHelpComesFromTheFlagTable) {
+  const std::string help = SubcommandHelp(Tool()[0]);
+  EXPECT_TRUE(Contains(help, "usage: ptxgen echo"));
+  EXPECT_TRUE(Contains(help, "  --shape=m64nNkK\n      The shape. Required."));
+  EXPECT_TRUE(Contains(help, "  --count=N\n      A count. Default: 4."));
+  EXPECT_TRUE(Contains(help, "One of: fast, slow. Default: fast."));
+  EXPECT_TRUE(Contains(help, "  --trans\n      Transposed."));
+  EXPECT_TRUE(Contains(help, "  --help\n"));
+  EXPECT_TRUE(Contains(help, "examples:\n  ptxgen echo --shape=m64n8k16\n"));
+}
+
+TEST(HelpTest, LinesFitEightyColumns) {
+  std::vector<std::string> texts = {OverviewHelp(Tool())};
+  texts.push_back(SubcommandHelp(Tool()[0]));
+  for (const std::string& text : texts) {
+    size_t start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos;
+         start = end + 1) {
+      EXPECT_LT(end - start, 80u) << text.substr(start, end - start);
+    }
+  }
+}
+
+TEST(EmitFlagTest, OffersTheRequestedViewsWithTheirHelp) {
+  const Flag emit = EmitFlag(CompiledViews(), "ptx");
+  EXPECT_EQ(emit.name, "emit");
+  EXPECT_EQ(emit.default_value, "ptx");
+  ASSERT_EQ(emit.choices.size(), 5u);
+  EXPECT_EQ(emit.choices[0].name, "cuda");
+  EXPECT_EQ(emit.choices[4].name, "json");
+  for (const Choice& choice : emit.choices) EXPECT_FALSE(choice.help.empty());
+  EXPECT_EQ(StatementEmitFlag().choices.size(), 7u);
+  EXPECT_EQ(StatementEmitFlag().default_value, "asm");
+}
+
+TEST(EmitCompiledTest, CudaIsTheSourceItself) {
+  absl::StatusOr<std::string> text =
+      EmitCompiled("k", "extern \"C\" __global__ void k() {}\n",
+                   compile::CompileOptions(), "cuda");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "extern \"C\" __global__ void k() {}\n");
+}
+
+TEST(EmitStatementTest, ARefusedStatementPassesItsErrorThrough) {
+  const absl::StatusOr<ptx::Statement> refused =
+      absl::InvalidArgumentError("wgmma: N=120 is not legal");
+  absl::StatusOr<std::string> text = EmitStatement("k", refused, "asm");
+  EXPECT_EQ(text.status(), refused.status());
+}
+
+}  // namespace
+}  // namespace ptxgen::cli

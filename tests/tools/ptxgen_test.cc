@@ -1,0 +1,422 @@
+// The ptxgen tool as its users run it: the built binary in a subprocess,
+// checked by exit status, stdout and stderr. Every run gets
+// PTXGEN_CACHE_DIR under $TEST_TMPDIR, so nothing touches ~/.cache.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+
+extern char** environ;
+
+namespace {
+
+// Under `bazel test` the working directory is the runfiles root.
+constexpr char kPtxgen[] = "tools/ptxgen";
+
+::testing::AssertionResult Contains(absl::string_view text,
+                                    absl::string_view part) {
+  if (absl::StrContains(text, part)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << part << "\" is not in:\n"
+                                       << text;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A new directory unique to the running test.
+std::string NewTestDirectory(absl::string_view label) {
+  const ::testing::TestInfo* test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  const char* root = std::getenv("TEST_TMPDIR");
+  const std::string path =
+      absl::StrCat(root != nullptr ? root : "/tmp", "/",
+                   test->test_suite_name(), ".", test->name(), ".", label);
+  mkdir(path.c_str(), 0700);
+  return path;
+}
+
+struct Result {
+  int status = -1;  // the exit status; -1 when it did not exit normally
+  std::string out;
+  std::string err;
+};
+
+// The environment of a run: this process's, without any PTXGEN_ variable
+// (a developer's settings must not leak in), plus `overrides`.
+std::vector<std::string> Environment(
+    const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const absl::string_view text(*entry);
+    const std::string name(text.substr(0, text.find('=')));
+    if (absl::StartsWith(name, "PTXGEN_") || overrides.count(name) > 0) {
+      continue;
+    }
+    entries.emplace_back(text);
+  }
+  for (const auto& [name, value] : overrides) {
+    entries.push_back(absl::StrCat(name, "=", value));
+  }
+  return entries;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Runs ptxgen with `args`. PTXGEN_CACHE_DIR is a new directory for this run
+// alone unless `overrides` names one.
+Result Ptxgen(std::vector<std::string> args,
+              std::map<std::string, std::string> overrides = {}) {
+  static int runs = 0;
+  const int run = runs++;
+  const std::string prefix = absl::StrCat(NewTestDirectory("runs"), "/", run);
+  overrides.emplace("PTXGEN_CACHE_DIR",
+                    NewTestDirectory(absl::StrCat("cache", run)));
+  std::vector<std::string> argv = {kPtxgen};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = Environment(overrides);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
+                                   (prefix + ".out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
+                                   (prefix + ".err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, kPtxgen, &actions, nullptr,
+                                  Pointers(argv).data(), Pointers(env).data());
+  posix_spawn_file_actions_destroy(&actions);
+  Result result;
+  if (spawned != 0) {
+    ADD_FAILURE() << "cannot run " << kPtxgen << ": " << std::strerror(spawned);
+    return result;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
+  result.out = ReadFile(prefix + ".out");
+  result.err = ReadFile(prefix + ".err");
+  return result;
+}
+
+std::vector<std::string> Args(absl::string_view line) {
+  return absl::StrSplit(line, ' ', absl::SkipEmpty());
+}
+
+// ---- Instruction text ----
+
+TEST(PtxgenTest, WgmmaAsmIsTheInlineAsmStatement) {
+  const Result run =
+      Ptxgen(Args("wgmma --shape=m64n8k16 --a=f16 --b=f16 --d=f32 --scale-b=-1 "
+                  "--trans-b"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  // Immediates in order: scale-a, scale-b, transpose-a, transpose-b.
+  EXPECT_EQ(run.out, R"(asm volatile(
+    "{\n"
+    ".reg .pred p_scale_d;\n"
+    "setp.ne.b32 p_scale_d, %6, 0;\n"
+    "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, "
+    "%5, p_scale_d, %7, %8, %9, %10;\n"
+    "}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+    : "l"(a), "l"(b), "r"(scale_d), "n"(1), "n"(-1), "n"(0), "n"(1)
+    : "memory");
+)");
+}
+
+TEST(PtxgenTest, PtxLinesDeclareTheirRegisters) {
+  const Result run = Ptxgen(Args("wgmma --shape=m64n8k16 --emit=ptx-lines"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out,
+            ".reg .b64 %rd<2>;\n"
+            ".reg .f32 %f<4>;\n"
+            ".reg .pred %p<1>;\n"
+            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
+            "{%f0, %f1, %f2, %f3}, %rd0, %rd1, %p0, 1, 1, 0, 0;\n");
+}
+
+TEST(PtxgenTest, EmitPtxIsACompleteSm90aModule) {
+  const Result run = Ptxgen(Args("wgmma --shape=m64n128k16 --emit=ptx"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, ".target sm_90a"));
+  EXPECT_TRUE(Contains(run.out, ".visible .entry probe_wgmma("));
+  EXPECT_TRUE(
+      Contains(run.out, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"));
+}
+
+TEST(PtxgenTest, EmitCudaIsTheProbeKernel) {
+  const Result run = Ptxgen(Args("tma --op=load --rank=3 --emit=cuda"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "extern \"C\" __global__"));
+  EXPECT_TRUE(Contains(run.out, "probe_tma_load("));
+  EXPECT_TRUE(Contains(run.out, "cp.async.bulk.tensor.3d.shared::cluster"));
+}
+
+TEST(PtxgenTest, EveryFamilyPrintsItsInstruction) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"wgmma-fence", "wgmma.fence.sync.aligned"},
+      {"wgmma-commit", "wgmma.commit_group.sync.aligned"},
+      {"wgmma-wait --pending=1", "wgmma.wait_group.sync.aligned"},
+      {"tma --op=store --rank=5 --cache-hint",
+       "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group.L2::cache_hint"},
+      {"tma --op=wait --pending=2 --read", "cp.async.bulk.wait_group.read 2;"},
+      {"mbarrier --op=expect-tx", "mbarrier.arrive.expect_tx.shared::cta.b64"},
+      {"warp --op=setmaxnreg --dec --count=40",
+       "setmaxnreg.dec.sync.aligned.u32 40;"},
+      {"warp --op=stmatrix --matrices=2 --trans",
+       "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r0], {%r1, %r2};"},
+      {"convert --to=bf16 --pack", "cvt.rn.bf16x2.f32 %r0, %f0, %f1;"},
+  };
+  for (const auto& [args, instruction] : cases) {
+    const Result run = Ptxgen(Args(absl::StrCat(args, " --emit=ptx-lines")));
+    EXPECT_EQ(run.status, 0) << args << ": " << run.err;
+    EXPECT_TRUE(Contains(run.out, instruction)) << args;
+  }
+}
+
+// ---- Refused requests: exit 1, the rule on stderr ----
+
+TEST(PtxgenTest, IllegalRequestsExitOneNamingTheRule) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"wgmma --shape=m64n120k32 --a=s8 --b=s8 --d=s32",
+       "wgmma: N=120 is not legal for s8 inputs"},
+      {"wgmma --shape=m64n64k16 --a=bf16 --b=bf16 --d=f16",
+       "wgmma: bf16 inputs need an f32 accumulator, not f16"},
+      {"wgmma --shape=m64n64k32 --a=e4m3 --b=e4m3 --d=f32 --trans-b",
+       "wgmma: transpose exists for f16/bf16 inputs only, not e4m3"},
+      {"wgmma --shape=m64n64k32 --a=f16", "wgmma: K=32 is not legal for f16"},
+      {"wgmma --shape=m128n64k16", "wgmma: M=128 is not legal"},
+      {"warp --op=setmaxnreg --inc --count=30",
+       "setmaxnreg: 30 registers is not legal"},
+      {"tma --op=load --rank=6", "tma: a 6-D tensor copy is not legal"},
+      {"descriptor --type=e4m3 --major=mn",
+       "shared tile 128x64 e4m3 MN-major 128B: only f16/bf16 tiles may be "
+       "MN-major"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result run = Ptxgen(Args(args));
+    EXPECT_EQ(run.status, 1) << args;
+    EXPECT_EQ(run.out, "") << args;
+    EXPECT_TRUE(Contains(run.err, absl::StrCat("ptxgen: ", message)));
+  }
+}
+
+TEST(PtxgenTest, CompiledViewsRefuseIllegalRequestsBeforeCompiling) {
+  const Result run =
+      Ptxgen(Args("wgmma --shape=m64n120k32 --a=s8 --d=s32 "
+                  "--emit=json"));
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err,
+            "ptxgen: wgmma: N=120 is not legal for s8 inputs (legal N: 8, 16, "
+            "24, 32, then 48..256 step 16)\n");
+}
+
+// ---- Usage errors: exit 2 ----
+
+TEST(PtxgenTest, UsageErrorsExitTwoNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"wgmma --shape=m64n64k16 --bogus", "unknown flag --bogus (accepted"},
+      {"wgmma --shape=m64n64k16 --emit=xml",
+       "--emit=xml is not accepted (accepted values: asm, ptx-lines, cuda, "
+       "ptx, sass, resources, json)"},
+      {"wgmma --shape=m64n64k16 --a=f8", "--a=f8 is not accepted"},
+      {"wgmma", "--shape is required"},
+      {"wgmma --shape=64x64", "--shape=64x64 is not of the form m64nNkK"},
+      {"wgmma --shape=m64n64k16 --trans-a=1", "--trans-a is a switch"},
+      {"wgmma --shape=m64n64k16 --scale-a=minus", "--scale-a takes an integer"},
+      {"tma --op=store --multicast",
+       "--multicast does not apply to --op=store (only to --op=load)"},
+      {"tma --op=upload", "--op=upload is not accepted"},
+      {"warp --op=setmaxnreg --count=40", "exactly one of --inc and --dec"},
+      {"descriptor --decode=0xZZ", "--decode=0xZZ is not a 64-bit hex value"},
+      {"descriptor --decode=0x1 --rows=64", "--rows does not apply"},
+      {"frobnicate", "unknown subcommand 'frobnicate'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result run = Ptxgen(Args(args));
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_EQ(run.out, "") << args;
+    EXPECT_TRUE(Contains(run.err, message)) << args;
+  }
+}
+
+TEST(PtxgenTest, NoArgumentsPrintTheHelpToStderrAndExitTwo) {
+  const Result run = Ptxgen({});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, Ptxgen({"--help"}).out);
+}
+
+// ---- Help ----
+
+void ExpectLinesFitEightyColumns(const std::string& text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    EXPECT_LT(line.size(), 80u) << line;
+  }
+}
+
+TEST(PtxgenTest, HelpListsEverySubcommand) {
+  const Result run = Ptxgen({"--help"});
+  EXPECT_EQ(run.status, 0);
+  ExpectLinesFitEightyColumns(run.out);
+  for (const char* name :
+       {"wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
+        "tma", "mbarrier", "warp", "convert"}) {
+    EXPECT_TRUE(Contains(run.out, absl::StrCat("\n  ", name, " ")));
+    const Result help = Ptxgen({name, "--help"});
+    EXPECT_EQ(help.status, 0) << name;
+    EXPECT_TRUE(Contains(help.out, absl::StrCat("usage: ptxgen ", name)));
+    ExpectLinesFitEightyColumns(help.out);
+  }
+}
+
+// The examples in every --help must work as printed.
+TEST(PtxgenTest, HelpExamplesRun) {
+  for (const char* name :
+       {"wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
+        "tma", "mbarrier", "warp", "convert"}) {
+    const std::string help = Ptxgen({name, "--help"}).out;
+    const size_t examples = help.find("\nexamples:\n");
+    ASSERT_NE(examples, std::string::npos) << name;
+    for (absl::string_view line :
+         absl::StrSplit(help.substr(examples + 11), '\n', absl::SkipEmpty())) {
+      ASSERT_TRUE(absl::ConsumePrefix(&line, "  ptxgen ")) << line;
+      const Result run = Ptxgen(Args(line));
+      EXPECT_EQ(run.status, 0) << line << ": " << run.err;
+      EXPECT_NE(run.out, "") << line;
+    }
+  }
+}
+
+// ---- Compiled views ----
+
+TEST(PtxgenTest, JsonIsOneObjectWithTheExpectedKeys) {
+  const Result run = Ptxgen(Args("wgmma --shape=m64n64k16 --emit=json"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  ASSERT_TRUE(absl::StartsWith(run.out, "{")) << run.out;
+  ASSERT_TRUE(absl::EndsWith(run.out, "}\n")) << run.out;
+  EXPECT_EQ(run.out.find('\n'), run.out.size() - 1) << "more than one line";
+  for (const char* key :
+       {"\"cache\":", "\"name\":\"probe_wgmma\"", "\"compile_ms\":",
+        "\"kernels\":[", "\"registers\":", "\"shared_bytes\":",
+        "\"spill_store_bytes\":", "\"spill_load_bytes\":", "\"warnings\":"}) {
+    EXPECT_TRUE(Contains(run.out, key));
+  }
+}
+
+TEST(PtxgenTest, SecondIdenticalJsonRunIsACacheHit) {
+  const std::map<std::string, std::string> env = {
+      {"PTXGEN_CACHE_DIR", NewTestDirectory("shared_cache")}};
+  const Result first = Ptxgen(Args("warp --op=mapa --emit=json"), env);
+  const Result second = Ptxgen(Args("warp --op=mapa --emit=json"), env);
+  EXPECT_EQ(first.status, 0) << first.err;
+  EXPECT_EQ(second.status, 0) << second.err;
+  EXPECT_TRUE(Contains(first.out, "{\"cache\":\"miss\""));
+  EXPECT_TRUE(Contains(first.out, "\"source\":\"compiled\""));
+  EXPECT_TRUE(Contains(second.out, "{\"cache\":\"hit\""));
+  EXPECT_TRUE(Contains(second.out, "\"source\":\"disk_cache\""));
+}
+
+TEST(PtxgenTest, ResourcesReportRegistersAndSpills) {
+  const Result run = Ptxgen(Args("convert --to=f16 --emit=resources"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "kernel probe_convert\n  registers "));
+  EXPECT_TRUE(Contains(run.out, "  spill store bytes    0\n"));
+  EXPECT_TRUE(Contains(run.out, "warnings: none\n"));
+}
+
+TEST(PtxgenTest, SassWithoutADisassemblerExitsOneNamingBoth) {
+  const Result run = Ptxgen(Args("wgmma-fence --emit=sass"),
+                            {{"PATH", NewTestDirectory("empty_path")}});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(Contains(run.err, "nvdisasm"));
+  EXPECT_TRUE(Contains(run.err, "cuobjdump"));
+}
+
+TEST(PtxgenTest, SassRunsNvdisasmFromPath) {
+  const std::string bin = NewTestDirectory("bin");
+  const std::string tool = bin + "/nvdisasm";
+  std::ofstream(tool) << "#!/bin/sh\necho \"fake nvdisasm on $1\"\n";
+  ASSERT_EQ(chmod(tool.c_str(), 0700), 0);
+  const Result run = Ptxgen(Args("wgmma-fence --emit=sass"), {{"PATH", bin}});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "fake nvdisasm on "));
+  EXPECT_TRUE(Contains(run.out, ".cubin"));
+}
+
+// ---- Descriptor ----
+
+TEST(PtxgenTest, DescriptorOfTheStandardTile) {
+  const Result run = Ptxgen(
+      Args("descriptor --type=f16 --rows=128 --k=64 --major=k --swizzle=128B"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "descriptor: 0x4000004000010000\n"));
+  EXPECT_TRUE(Contains(run.out, "span_bytes: 128\n"));
+  EXPECT_TRUE(Contains(run.out, "alignment_bytes: 1024\n"));
+  EXPECT_TRUE(Contains(run.out, "tma_box: 64 x 128 elements"));
+  EXPECT_TRUE(Contains(run.out, "stride_byte_offset: 1024 bytes"));
+}
+
+TEST(PtxgenTest, DescriptorDecodesARawValue) {
+  const Result run = Ptxgen(Args("descriptor --decode=0x4000004000010000"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "descriptor: 0x4000004000010000\n"
+            "  start_address: 0 bytes (bits 0-13)\n"
+            "  leading_byte_offset: 16 bytes (bits 16-29)\n"
+            "  stride_byte_offset: 1024 bytes (bits 32-45)\n"
+            "  base_offset: 0 (bits 49-51)\n"
+            "  swizzle: 128B (bits 62-63)\n");
+  const Result reserved =
+      Ptxgen(Args("descriptor --decode=0x0000c00000000000"));
+  EXPECT_TRUE(Contains(reserved.out, "reserved bits set: 0x0000c00000000000"));
+}
+
+// ---- Determinism ----
+
+TEST(PtxgenTest, SameRequestSameBytes) {
+  for (const char* args : {
+           "wgmma --shape=m64n256k16 --a=bf16 --a-regs",
+           "tma --op=load --rank=4 --emit=ptx-lines",
+           "descriptor --type=bf16 --major=mn --swizzle=64B",
+           "mbarrier --op=wait --emit=cuda",
+           "wgmma --shape=m64n64k32 --a=e4m3 --emit=ptx",
+           "warp --op=elect --emit=resources",
+           "--help",
+       }) {
+    // Each run has its own cache: compiled views are compiled twice.
+    const Result first = Ptxgen(Args(args));
+    const Result second = Ptxgen(Args(args));
+    EXPECT_EQ(first.status, 0) << args << ": " << first.err;
+    EXPECT_EQ(first.out, second.out) << args;
+    EXPECT_NE(first.out, "") << args;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,203 @@
+#ifndef PTXGEN_TOOLS_CLI_H_
+#define PTXGEN_TOOLS_CLI_H_
+
+// The parts every `ptxgen` subcommand shares: the table that describes a
+// subcommand and its flags (it drives both parsing and --help, so the two
+// cannot drift), the flag parser, the exit-status rules, and the --emit
+// views of an instruction statement or of a compiled kernel.
+// Internal to tools/; the library's public headers live under include/.
+
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "ptxgen/compile/compiler.h"
+#include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/ptx/statement.h"
+
+namespace ptxgen::cli {
+
+// Exit statuses.
+inline constexpr int kExitSuccess = 0;
+inline constexpr int kExitFailure = 1;  // illegal request, compile error
+inline constexpr int kExitUsage = 2;    // the command line itself is wrong
+
+// ---- The subcommand table ----
+
+enum class FlagKind {
+  kSwitch,   // --name, takes no value
+  kInteger,  // --name=-1
+  kChoice,   // --name=one of `choices`
+  kText,     // --name=anything; the subcommand reads it
+};
+
+// A value of a choice flag; `help`, when given, is listed under the flag.
+struct Choice {
+  std::string name;
+  std::string help;
+};
+
+struct Flag {
+  std::string name;  // without the leading "--"
+  FlagKind kind = FlagKind::kSwitch;
+  std::string value_name;  // how --help shows the value: --shape=m64nNkK
+  std::string help;
+  std::vector<Choice> choices;  // kChoice only
+  std::string default_value;    // used when the flag is left out
+  bool required = false;
+};
+
+Flag SwitchFlag(std::string name, std::string help);
+Flag IntegerFlag(std::string name, std::string value_name, std::string help,
+                 std::string default_value);
+Flag ChoiceFlag(std::string name, std::string value_name,
+                std::vector<Choice> choices, std::string help,
+                std::string default_value);
+Flag TextFlag(std::string name, std::string value_name, std::string help);
+// The same flag, which the command line must give.
+Flag Required(Flag flag);
+
+// The flags of one command line, checked against a subcommand's table.
+class ParsedFlags {
+ public:
+  // Parses `args` ("--name=value" and "--name"). Unknown, repeated and
+  // missing required flags, missing or malformed values and values outside
+  // a choice are usage errors that name the flag and what it accepts.
+  static absl::StatusOr<ParsedFlags> Parse(absl::Span<const Flag> table,
+                                           absl::Span<const std::string> args);
+
+  // Whether the flag was given on the command line.
+  bool Has(absl::string_view name) const;
+  // The given value, else the table's default, else "".
+  std::string Text(absl::string_view name) const;
+  // An integer flag's value (checked while parsing), else its default, else 0.
+  int Integer(absl::string_view name) const;
+  // The names of the flags given, in alphabetical order.
+  std::vector<std::string> GivenNames() const;
+
+ private:
+  std::map<std::string, std::string, std::less<>> given_;
+  std::map<std::string, std::string, std::less<>> defaults_;
+};
+
+// What a subcommand returns: the complete text for stdout, or an error.
+using RunFunction =
+    std::function<absl::StatusOr<std::string>(const ParsedFlags& flags)>;
+
+struct Subcommand {
+  std::string name;
+  std::string summary;                // one line, for `ptxgen --help`
+  std::string description;            // for `ptxgen <name> --help`
+  std::vector<Flag> flags;            // --help is implied
+  std::vector<std::string> examples;  // complete command lines
+  RunFunction run;
+};
+
+// Runs the tool on `args` (argv without the program name): args[0] picks the
+// subcommand. Results go to `out`, messages to `err`. Returns the exit
+// status. With no arguments it prints the overview to `err` and returns
+// kExitUsage: a call without a subcommand is a broken command line.
+int RunTool(absl::Span<const Subcommand> subcommands,
+            absl::Span<const std::string> args, std::ostream& out,
+            std::ostream& err);
+
+// The texts of `ptxgen --help` and `ptxgen <name> --help`.
+std::string OverviewHelp(absl::Span<const Subcommand> subcommands);
+std::string SubcommandHelp(const Subcommand& subcommand);
+
+// ---- Errors ----
+
+// An error in the command line (exit status 2); every other error a
+// subcommand returns is a refused request (exit status 1).
+absl::Status UsageError(absl::string_view message);
+bool IsUsageError(const absl::Status& status);
+
+// A usage error when `flag` was not given; `context` says when it is needed
+// ("with --op=setmaxnreg").
+absl::Status RequireFlag(const ParsedFlags& flags, absl::string_view flag,
+                         absl::string_view context);
+
+// ---- Shared flags ----
+
+// A choice among the element types ptx::ParseScalarType accepts.
+Flag ScalarTypeFlag(std::string name, std::string help,
+                    std::string default_value);
+// The type a ScalarTypeFlag names (given, else its default).
+absl::StatusOr<ptx::ScalarType> ScalarTypeValue(const ParsedFlags& flags,
+                                                absl::string_view name);
+
+// The views of anything ptxgen compiles, in --help order:
+// cuda, ptx, sass, resources, json.
+std::vector<std::string> CompiledViews();
+// The views of one instruction statement: asm, ptx-lines, then the
+// compiled views of a probe kernel holding it.
+std::vector<std::string> StatementViews();
+
+// The --emit flag, accepting `views` (names from the lists above).
+Flag EmitFlag(const std::vector<std::string>& views, std::string default_view);
+// The --emit flag of an instruction: StatementViews(), asm by default.
+Flag StatementEmitFlag();
+
+// ---- Emitting ----
+
+// The compiled view `emit` of `source`, one of CompiledViews(). "cuda" is
+// `source` itself; the others compile it through
+// compile::KernelCache::Default(), so a repeated request is a cache hit.
+//   ptx        the PTX module NVRTC produced
+//   sass       the SASS of its CUBIN (nvdisasm or cuobjdump from $PATH)
+//   resources  each kernel's registers, shared memory, stack and spills,
+//              and the compiler's warnings
+//   json       compile::ToJson's object with a leading "cache":"hit"|"miss"
+absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
+                                         absl::string_view source,
+                                         const compile::CompileOptions& options,
+                                         absl::string_view emit);
+
+// The view `emit` (one of StatementViews()) of `statement`, or the error
+// that refused it:
+//   asm        the inline-asm statement, operands named after their roles
+//              (as gen::DeviceFunction names its parameters)
+//   ptx-lines  register declarations, then the bare PTX lines; registers
+//              are numbered per class (%rs, %r, %rd, %f, %p)
+//   otherwise  EmitCompiled() of a probe kernel named `kernel_name` that
+//              holds the statement
+absl::StatusOr<std::string> EmitStatement(
+    absl::string_view kernel_name,
+    const absl::StatusOr<ptx::Statement>& statement, absl::string_view emit);
+
+// ---- Families of small statements ----
+
+using StatementBuilder =
+    std::function<absl::StatusOr<ptx::Statement>(const ParsedFlags& flags)>;
+
+// One operation of a subcommand that picks its statement with --op.
+struct Operation {
+  std::string name;
+  std::string help;
+  std::vector<std::string> flags;  // the flags it reads besides --op, --emit
+  StatementBuilder build;
+};
+
+// The builder of a statement without parameters, which nothing can refuse.
+StatementBuilder Fixed(ptx::Statement (*build)());
+
+// The --op flag choosing among `operations`; required, as no operation is
+// more natural than another.
+Flag OperationFlag(absl::Span<const Operation> operations);
+
+// Runs the operation --op names: refuses the given flags it does not read
+// (usage error), builds its statement and emits it in the --emit view, from
+// a probe kernel named "probe_<family>_<op>" for compiled views.
+absl::StatusOr<std::string> RunOperation(absl::string_view family,
+                                         absl::Span<const Operation> operations,
+                                         const ParsedFlags& flags);
+
+}  // namespace ptxgen::cli
+
+#endif  // PTXGEN_TOOLS_CLI_H_

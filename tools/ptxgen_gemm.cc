@@ -1,0 +1,218 @@
+// `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
+// compiled view, and with --run executed on the GPU beside cuBLAS.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ptxgen/gemm/autotune.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/verification.h"
+#include "ptxgen/runtime/context.h"
+#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/memory.h"
+#include "tools/cli.h"
+#include "tools/subcommands.h"
+
+namespace ptxgen::tools {
+namespace {
+
+// The SM count the heuristic assumes when no GPU can be asked: an H100 or
+// H200 SXM.
+constexpr int kAssumedSmCount = 132;
+
+absl::StatusOr<gemm::GemmProblem> Problem(const cli::ParsedFlags& flags) {
+  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
+  if (!element.ok()) return element.status();
+  gemm::GemmProblem problem{flags.Integer("m"), flags.Integer("n"),
+                            flags.Integer("k"), *element};
+  if (absl::Status valid = gemm::ValidateProblem(problem); !valid.ok()) {
+    return valid;
+  }
+  return problem;
+}
+
+absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
+                                                gen::GemmConfig config) {
+  const std::vector<std::string> sizes = absl::StrSplit(flags.Text("block"), 'x');
+  if (sizes.size() != 3 || !absl::SimpleAtoi(sizes[0], &config.block_m) ||
+      !absl::SimpleAtoi(sizes[1], &config.block_n) ||
+      !absl::SimpleAtoi(sizes[2], &config.block_k)) {
+    return cli::UsageError(absl::StrCat("--block=", flags.Text("block"),
+                                        " is not MxNxK (e.g. 128x128x64)"));
+  }
+  return config;
+}
+
+// The device's SM count, or the assumed one (said on stderr) without a GPU.
+int SmCount() {
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  if (device.ok()) return device->sm_count;
+  std::fprintf(stderr, "ptxgen: no GPU (%s); choosing as for %d SMs\n",
+               std::string(device.status().message()).c_str(), kAssumedSmCount);
+  return kAssumedSmCount;
+}
+
+absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
+                                             const gemm::GemmProblem& problem) {
+  if (flags.Has("config")) return gen::ParseConfigName(flags.Text("config"));
+  const bool v1 = flags.Text("schedule") == "v1";
+  if (flags.Has("autotune")) {
+    return gemm::AutotunedConfig(
+        problem,
+        v1 ? gemm::V1CandidateConfigs(problem.element)
+           : gemm::CandidateConfigs(problem),
+        compile::KernelCache::Default());
+  }
+  gen::GemmConfig config = v1 ? gen::GemmConfig{}
+                              : gemm::HeuristicConfig(problem, SmCount());
+  return flags.Has("block") ? ConfigWithBlock(flags, config) : config;
+}
+
+std::string Tflops(const gemm::GemmProblem& p, double ms) {
+  return absl::StrFormat("%.0f TFLOP/s", 2.0 * p.m * p.n * p.k / (ms * 1e9));
+}
+
+struct Buffers {
+  runtime::DeviceBuffer a, b, c, reference;
+};
+
+absl::StatusOr<Buffers> RandomOperands(const gemm::GemmProblem& p) {
+  std::vector<runtime::DeviceBuffer> buffers;
+  for (int64_t elements : {p.m * p.k, p.n * p.k, p.m * p.n, p.m * p.n}) {
+    absl::StatusOr<runtime::DeviceBuffer> buffer =
+        runtime::DeviceBuffer::Allocate(elements * ptx::SizeInBytes(p.element));
+    if (!buffer.ok()) return buffer.status();
+    buffers.push_back(*std::move(buffer));
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (absl::Status filled =
+            gemm::FillRandom(buffers[i].address(), i == 0 ? p.m * p.k : p.n * p.k,
+                             p.element, 1234 + i, nullptr);
+        !filled.ok()) {
+      return filled;
+    }
+  }
+  return Buffers{std::move(buffers[0]), std::move(buffers[1]),
+                 std::move(buffers[2]), std::move(buffers[3])};
+}
+
+absl::StatusOr<std::vector<uint16_t>> Download(const runtime::DeviceBuffer& buffer) {
+  std::vector<uint16_t> host(buffer.size() / 2);
+  if (absl::Status copied = buffer.CopyToHost(host.data(), buffer.size());
+      !copied.ok()) {
+    return copied;
+  }
+  return host;
+}
+
+// Random inputs, a poisoned output, one checked run against cuBLAS, then
+// timings of both (median of 20 batches after warm-up).
+absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
+                                     const gen::GemmConfig& config) {
+  gemm::GemmOptions options;
+  options.config = config;
+  absl::StatusOr<gemm::Gemm> gemm = gemm::Gemm::Prepare(problem, options);
+  if (!gemm.ok()) return gemm.status();
+  absl::StatusOr<Buffers> buffers = RandomOperands(problem);
+  if (!buffers.ok()) return buffers.status();
+  const CUdeviceptr a = buffers->a.address(), b = buffers->b.address();
+  const CUdeviceptr c = buffers->c.address();
+  auto ours = [&] { return gemm->Run(a, b, c, nullptr); };
+  auto theirs = [&] { return gemm::CublasGemm(problem, a, b, buffers->reference.address(), nullptr); };
+  for (absl::Status step : {gemm::Poison(c, problem.m * problem.n, nullptr), ours(),
+                            theirs()}) {
+    if (!step.ok()) return step;
+  }
+  absl::StatusOr<std::vector<uint16_t>> result = Download(buffers->c);
+  absl::StatusOr<std::vector<uint16_t>> reference = Download(buffers->reference);
+  if (!result.ok()) return result.status();
+  if (!reference.ok()) return reference.status();
+  const double error = gemm::RelativeErrorByNorm(*result, *reference, problem.element);
+  const double bound = gemm::ErrorBound(problem.element);
+  absl::StatusOr<double> our_ms = gemm::MedianMilliseconds(ours, nullptr, 3, 20, 5);
+  absl::StatusOr<double> their_ms = gemm::MedianMilliseconds(theirs, nullptr, 3, 20, 5);
+  if (!our_ms.ok()) return our_ms.status();
+  if (!their_ms.ok()) return their_ms.status();
+  const std::string report = absl::StrCat(
+      "config: ", gen::ConfigName(config), "\nkernel: ", gemm->generated().kernel_name,
+      "\nrelative error vs cuBLAS: ", absl::StrFormat("%.2e", error), " (bound ",
+      absl::StrFormat("%.0e", bound), ")\nptxgen: ",
+      absl::StrFormat("%.4f ms, ", *our_ms), Tflops(problem, *our_ms),
+      "\ncuBLAS: ", absl::StrFormat("%.4f ms, ", *their_ms), Tflops(problem, *their_ms),
+      "\nratio (cuBLAS time / ptxgen time): ",
+      absl::StrFormat("%.3f", *their_ms / *our_ms), "\n");
+  if (!(error < bound)) {
+    return absl::InternalError(absl::StrCat("result check failed\n", report));
+  }
+  return report;
+}
+
+absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
+  absl::StatusOr<gemm::GemmProblem> problem = Problem(flags);
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem);
+  if (!config.ok()) return config.status();
+  if (absl::Status fits = gemm::CheckConfigFitsProblem(*config, *problem);
+      !fits.ok()) {
+    return fits;
+  }
+  if (flags.Has("run")) return RunOnGpu(*problem, *config);
+  absl::StatusOr<gen::GeneratedGemm> generated =
+      gen::GenerateGemm(*config, problem->element);
+  if (!generated.ok()) return generated.status();
+  std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(*config).c_str());
+  return cli::EmitCompiled(generated->kernel_name, generated->source, {},
+                           flags.Text("emit"));
+}
+
+}  // namespace
+
+cli::Subcommand GemmSubcommand() {
+  cli::Subcommand command;
+  command.name = "gemm";
+  command.summary =
+      "C = A * B^T for an m x n x k problem: the generated kernel in any "
+      "compiled view, or run on the GPU beside cuBLAS";
+  command.description =
+      "Picks a configuration for the problem (the heuristic, --autotune, or\n"
+      "the one named by --config / --schedule and --block), generates the\n"
+      "kernel and prints the requested view of it; the chosen configuration\n"
+      "goes to stderr. A, B and C are row-major: A [m,k], B [n,k], C [m,n].\n"
+      "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"
+      "the result against cuBLAS and prints both times.";
+  command.flags = {
+      cli::Required(cli::IntegerFlag("m", "N", "Rows of A and C.", "")),
+      cli::Required(cli::IntegerFlag("n", "N", "Rows of B, columns of C.", "")),
+      cli::Required(cli::IntegerFlag("k", "N", "The shared dimension (a multiple of 8).", "")),
+      cli::ScalarTypeFlag("dtype", "Input and output type: f16 or bf16.", "f16"),
+      cli::ChoiceFlag("schedule", "NAME",
+                      {{"auto", "the heuristic's warp-specialized choice"},
+                       {"v1", "the seed: one warpgroup, one stage"}},
+                      "Which schedule family.", "auto"),
+      cli::TextFlag("block", "MxNxK", "The tile, e.g. 128x128x64."),
+      cli::TextFlag("config", "NAME",
+                    "A full configuration name, e.g. \"ws 128x256x64 s3 c2 w1 m1 "
+                    "tma g16 persistent\"; overrides --schedule and --block."),
+      cli::SwitchFlag("autotune",
+                      "Time the schedule's candidates on the GPU and use the "
+                      "fastest (remembered in the cache folder)."),
+      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both."),
+      cli::EmitFlag(cli::CompiledViews(), "cuda"),
+  };
+  command.examples = {
+      "ptxgen gemm --m=8192 --n=8192 --k=8192 --emit=resources",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --schedule=v1 "
+      "--block=128x128x64 --emit=ptx",
+      "ptxgen gemm --m=1000 --n=999 --k=136 --emit=json",
+  };
+  command.run = RunGemm;
+  return command;
+}
+
+}  // namespace ptxgen::tools
