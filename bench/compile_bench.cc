@@ -1,22 +1,28 @@
-// Compile and cache timings of a representative generated kernel: four
-// wgmma m64n256k16 inline-asm statements per K step, no includes.
+// Compile and cache timings of the GEMM kernels the library generates: the
+// heuristic's pick for an 8192^3 f16 problem on 132 SMs (what Gemm::Prepare
+// compiles for a large problem on an H100/H200) and the seed schedule
+// v1 128x128x64.
 //
-//   bazel run //bench:compile_bench -- [cold_runs] [memory_runs]
+//   bazel run -c opt //bench:compile_bench -- [cold_runs] [memory_runs]
 //
-// Prints a Markdown table: the first compile in the process, cold compiles
-// (a fresh empty cache directory each time), disk-cache hits (a new cache
-// object over a filled directory, as a new process would see it) and
-// memory-cache hits.
+// Prints, per kernel, its size and ptxas report, then one Markdown table:
+// the first compile of each kernel (the very first one in the process for
+// the kernel timed first), cold compiles (a fresh empty cache directory each
+// time), disk-cache hits (a new cache object over a filled directory, as a
+// new process would see it) and memory-cache hits.
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,6 +30,8 @@
 #include "absl/strings/strip.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gen/gemm.h"
 #include "ptxgen/version.h"
 
 namespace {
@@ -33,66 +41,97 @@ using ptxgen::compile::CacheSource;
 using ptxgen::compile::CompiledModule;
 using ptxgen::compile::CompileOptions;
 using ptxgen::compile::KernelCache;
+using ptxgen::compile::KernelResources;
+using ptxgen::gen::GeneratedGemm;
 
-constexpr int kAccumulators = 128;  // f32 accumulators of m64n256 per thread
-
-// One wgmma.mma_async m64n256k16 f32 += f16 * f16, both operands from shared
-// memory descriptors; scale-d is 0 on the first K step.
-std::string WgmmaStatement(int k) {
-  std::string registers;
-  std::string outputs;
-  for (int i = 0; i < kAccumulators; ++i) {
-    absl::StrAppend(&registers, i == 0 ? "" : ", ", "%", i);
-    absl::StrAppend(&outputs, i == 0 ? "" : ", ", "\"+f\"(d[", i, "])");
-  }
-  return absl::StrCat("    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %",
-                      kAccumulators + 2,
-                      ", 0;\\n\"\n"
-                      "                 "
-                      "\"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {",
-                      registers, "}, %", kAccumulators, ", %",
-                      kAccumulators + 1,
-                      ", p, 1, 1, 0, 0;\\n}\\n\"\n"
-                      "                 : ",
-                      outputs,
-                      "\n"
-                      "                 : \"l\"(desc_a + ",
-                      2 * k, "), \"l\"(desc_b + ", 2 * k, "), \"r\"(kt > 0 || ",
-                      k, " > 0 ? 1 : 0));\n");
-}
-
-// A 64x256 tile main loop as the GEMM generators emit it.
-std::string BenchKernelSource() {
-  std::string source = absl::StrCat(
-      "extern \"C\" __global__ void __launch_bounds__(128, 1)\n"
-      "bench_wgmma(float* out, unsigned long long desc_a,\n"
-      "            unsigned long long desc_b, int k_tiles) {\n"
-      "  float d[",
-      kAccumulators,
-      "];\n"
-      "  for (int kt = 0; kt < k_tiles; ++kt) {\n"
-      "    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n");
-  for (int k = 0; k < 4; ++k) absl::StrAppend(&source, WgmmaStatement(k));
-  absl::StrAppend(&source,
-                  "    asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" "
-                  "::: \"memory\");\n"
-                  "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" "
-                  "::: \"memory\");\n"
-                  "    desc_a += 64;\n"
-                  "    desc_b += 64;\n"
-                  "  }\n"
-                  "#pragma unroll\n"
-                  "  for (int i = 0; i < ",
-                  kAccumulators, "; ++i) out[threadIdx.x * ", kAccumulators,
-                  " + i] = d[i];\n"
-                  "}\n");
-  return source;
-}
+struct BenchKernel {
+  std::string role;  // why this kernel is in the benchmark
+  GeneratedGemm generated;
+};
 
 struct Row {
+  std::string kernel;
   std::string what;
   std::vector<double> ms;
 };
+
+struct KernelTimings {
+  std::vector<Row> rows;
+  std::shared_ptr<const CompiledModule> last_cold;
+};
+
+absl::StatusOr<BenchKernel> Generate(std::string role,
+                                     const ptxgen::gen::GemmConfig& config) {
+  absl::StatusOr<GeneratedGemm> generated =
+      ptxgen::gen::GenerateGemm(config, ptxgen::ptx::ScalarType::kF16);
+  if (!generated.ok()) return generated.status();
+  return BenchKernel{std::move(role), *std::move(generated)};
+}
+
+// The heuristic kernel goes first, so that its first compile is also the
+// process's first use of NVRTC.
+absl::StatusOr<std::vector<BenchKernel>> BenchKernels() {
+  absl::StatusOr<BenchKernel> heuristic = Generate(
+      "heuristic pick, 8192^3 f16, 132 SMs",
+      ptxgen::gemm::HeuristicConfig(
+          {8192, 8192, 8192, ptxgen::ptx::ScalarType::kF16}, 132));
+  if (!heuristic.ok()) return heuristic.status();
+  absl::StatusOr<ptxgen::gen::GemmConfig> seed =
+      ptxgen::gen::ParseConfigName("v1 128x128x64");
+  if (!seed.ok()) return seed.status();
+  absl::StatusOr<BenchKernel> v1 = Generate("seed schedule", *seed);
+  if (!v1.ok()) return v1.status();
+  return std::vector<BenchKernel>{*std::move(heuristic), *std::move(v1)};
+}
+
+// A lookup served from anywhere but `expected` would time the wrong thing.
+absl::StatusOr<std::shared_ptr<const CompiledModule>> Lookup(
+    KernelCache& cache, const GeneratedGemm& kernel, CacheSource expected) {
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> module =
+      cache.GetOrCompile(kernel.kernel_name, kernel.source, CompileOptions{});
+  if (!module.ok()) return module.status();
+  if ((*module)->source != expected) {
+    return absl::InternalError(
+        absl::StrCat(kernel.kernel_name, ": unexpected cache source"));
+  }
+  return module;
+}
+
+// Run 0 is the kernel's first compile; every run compiles into its own
+// directory under `root` so that nothing earlier can answer it.
+absl::StatusOr<KernelTimings> TimeKernel(const GeneratedGemm& kernel,
+                                         bool first_in_process,
+                                         const std::filesystem::path& root,
+                                         int cold_runs, int memory_runs) {
+  const std::string name = ptxgen::gen::ConfigName(kernel.config);
+  Row first{name,
+            first_in_process ? "cold compile, first in process"
+                             : "cold compile, first of this kernel",
+            {}};
+  Row cold{name, "cold compile (fresh cache dir)", {}};
+  Row disk{name, "disk-cache hit (new cache object)", {}};
+  Row memory{name, "memory-cache hit", {}};
+  KernelTimings timings;
+  for (int run = 0; run <= cold_runs; ++run) {
+    KernelCache cache(
+        CacheConfig{true, (root / absl::StrCat("run", run)).string()});
+    auto compiled = Lookup(cache, kernel, CacheSource::kCompiled);
+    if (!compiled.ok()) return compiled.status();
+    (run == 0 ? first : cold).ms.push_back((*compiled)->compile_ms);
+    timings.last_cold = *compiled;
+    KernelCache reader(cache.config());
+    auto loaded = Lookup(reader, kernel, CacheSource::kDiskCache);
+    if (!loaded.ok()) return loaded.status();
+    disk.ms.push_back((*loaded)->compile_ms);
+    for (int i = 0; run == 0 && i < memory_runs; ++i) {
+      auto hit = Lookup(reader, kernel, CacheSource::kMemoryCache);
+      if (!hit.ok()) return hit.status();
+      memory.ms.push_back((*hit)->compile_ms);
+    }
+  }
+  timings.rows = {first, cold, disk, memory};
+  return timings;
+}
 
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -115,27 +154,92 @@ double PtxasMilliseconds(const std::string& log) {
   return total;
 }
 
-// Fails loudly: a benchmark of a kernel that does not compile means nothing.
-std::shared_ptr<const CompiledModule> MustGet(KernelCache& cache,
-                                              const std::string& source,
-                                              CacheSource expected) {
-  auto module = cache.GetOrCompile("bench_wgmma", source, CompileOptions{});
-  if (!module.ok()) {
-    std::cerr << module.status() << "\n";
-    std::exit(1);
+// The report of the kernel itself: ptxas lists every entry of the module.
+absl::StatusOr<KernelResources> ResourcesOf(const CompiledModule& module,
+                                            const std::string& kernel) {
+  for (const KernelResources& resources : module.resources) {
+    if (resources.kernel == kernel) return resources;
   }
-  if ((*module)->source != expected) {
-    std::cerr << "compile_bench: unexpected cache source\n";
-    std::exit(1);
-  }
-  return *module;
+  return absl::NotFoundError(
+      absl::StrCat("no ptxas report for kernel ", kernel));
 }
 
+absl::Status PrintKernel(const BenchKernel& kernel,
+                         const CompiledModule& compiled) {
+  const GeneratedGemm& generated = kernel.generated;
+  absl::StatusOr<KernelResources> resources =
+      ResourcesOf(compiled, generated.kernel_name);
+  if (!resources.ok()) return resources.status();
+  std::cout << absl::StrFormat(
+      "%s: `%s` (%s), %d source bytes, %d threads, %d B dynamic smem\n"
+      "  registers %d, static smem %d B, spills %d/%d B, %d ptxas "
+      "diagnostics, ptxas share of the last cold compile %.1f ms\n",
+      kernel.role, ptxgen::gen::ConfigName(generated.config),
+      generated.kernel_name, generated.source.size(),
+      generated.threads_per_block, generated.shared_bytes,
+      resources->registers, resources->static_shared_bytes,
+      resources->spill_store_bytes, resources->spill_load_bytes,
+      compiled.diagnostics.size(), PtxasMilliseconds(compiled.log));
+  for (const auto& diagnostic : compiled.diagnostics) {
+    std::cout << "    " << diagnostic.message << "\n";
+  }
+  return absl::OkStatus();
+}
+
+void PrintTable(const std::vector<Row>& rows) {
+  std::cout << "| kernel | case | runs | median ms | min ms | max ms |\n"
+               "|---|---|---:|---:|---:|---:|\n";
+  for (const Row& row : rows) {
+    std::cout << absl::StrFormat(
+        "| `%s` | %s | %d | %.3f | %.3f | %.3f |\n", row.kernel, row.what,
+        row.ms.size(), Median(row.ms),
+        *std::min_element(row.ms.begin(), row.ms.end()),
+        *std::max_element(row.ms.begin(), row.ms.end()));
+  }
+}
+
+// Prints each kernel's report as it is timed; appends its rows to `rows`.
+absl::Status TimeKernels(const std::vector<BenchKernel>& kernels,
+                         const std::filesystem::path& root, int cold_runs,
+                         int memory_runs, std::vector<Row>& rows) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    absl::StatusOr<KernelTimings> timings =
+        TimeKernel(kernels[i].generated, i == 0,
+                   root / absl::StrCat("kernel", i), cold_runs, memory_runs);
+    if (!timings.ok()) return timings.status();
+    absl::Status printed = PrintKernel(kernels[i], *timings->last_cold);
+    if (!printed.ok()) return printed;
+    rows.insert(rows.end(), timings->rows.begin(), timings->rows.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run(int cold_runs, int memory_runs) {
+  absl::StatusOr<std::vector<BenchKernel>> kernels = BenchKernels();
+  if (!kernels.ok()) return kernels.status();
+  std::cout << absl::StrFormat("NVRTC %s, ptxgen %s\n",
+                               ptxgen::compile::NvrtcVersion(),
+                               ptxgen::kVersion);
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      absl::StrCat("ptxgen-compile-bench-", getpid());
+  std::vector<Row> rows;
+  absl::Status status =
+      TimeKernels(*kernels, root, cold_runs, memory_runs, rows);
+  // Each cold run leaves a cache directory behind, failed runs included.
+  std::filesystem::remove_all(root);
+  if (!status.ok()) return status;
+  std::cout << "\n";
+  PrintTable(rows);
+  return absl::OkStatus();
+}
+
+// The count at argv[index], `fallback` when absent, -1 when not a positive
+// number.
 int RunsArgument(int argc, char** argv, int index, int fallback) {
   int runs = fallback;
   if (argc > index && (!absl::SimpleAtoi(argv[index], &runs) || runs < 1)) {
-    std::cerr << "usage: compile_bench [cold_runs] [memory_runs]\n";
-    std::exit(2);
+    return -1;
   }
   return runs;
 }
@@ -145,52 +249,13 @@ int RunsArgument(int argc, char** argv, int index, int fallback) {
 int main(int argc, char** argv) {
   const int cold_runs = RunsArgument(argc, argv, 1, 7);
   const int memory_runs = RunsArgument(argc, argv, 2, 1000);
-  const std::string source = BenchKernelSource();
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      absl::StrCat("ptxgen-compile-bench-", getpid());
-
-  Row first{"cold compile, first in process", {}};
-  Row cold{"cold compile (fresh cache dir)", {}};
-  Row disk{"disk-cache hit (new cache object)", {}};
-  Row memory{"memory-cache hit", {}};
-  std::shared_ptr<const CompiledModule> compiled;
-  for (int run = 0; run <= cold_runs; ++run) {
-    KernelCache cache(
-        CacheConfig{true, (root / absl::StrCat("run", run)).string()});
-    compiled = MustGet(cache, source, CacheSource::kCompiled);
-    (run == 0 ? first : cold).ms.push_back(compiled->compile_ms);
-    KernelCache reader(cache.config());
-    disk.ms.push_back(
-        MustGet(reader, source, CacheSource::kDiskCache)->compile_ms);
-    if (run == 0) {
-      for (int i = 0; i < memory_runs; ++i) {
-        memory.ms.push_back(
-            MustGet(reader, source, CacheSource::kMemoryCache)->compile_ms);
-      }
-    }
+  if (argc > 3 || cold_runs < 1 || memory_runs < 1) {
+    std::cerr << "usage: compile_bench [cold_runs] [memory_runs]\n";
+    return 2;
   }
-  std::filesystem::remove_all(root);
-
-  const auto& kernel = compiled->resources.at(0);
-  std::cout << absl::StrFormat(
-      "kernel: 4 x wgmma m64n256k16 per K step, %d source bytes, no includes\n"
-      "registers %d, static smem %d B, spills %d/%d B, %d ptxas diagnostics\n"
-      "NVRTC %s, ptxgen %s, ptxas share of the last cold compile: %.1f ms\n\n",
-      source.size(), kernel.registers, kernel.static_shared_bytes,
-      kernel.spill_store_bytes, kernel.spill_load_bytes,
-      compiled->diagnostics.size(), ptxgen::compile::NvrtcVersion(),
-      ptxgen::kVersion, PtxasMilliseconds(compiled->log));
-  for (const auto& diagnostic : compiled->diagnostics) {
-    std::cout << "  " << diagnostic.message << "\n";
-  }
-  std::cout << "| case | runs | median ms | min ms | max ms |\n"
-               "|---|---:|---:|---:|---:|\n";
-  for (const Row* row : {&first, &cold, &disk, &memory}) {
-    std::cout << absl::StrFormat(
-        "| %s | %d | %.3f | %.3f | %.3f |\n", row->what, row->ms.size(),
-        Median(row->ms), *std::min_element(row->ms.begin(), row->ms.end()),
-        *std::max_element(row->ms.begin(), row->ms.end()));
+  if (absl::Status status = Run(cold_runs, memory_runs); !status.ok()) {
+    std::cerr << "compile_bench: " << status << "\n";
+    return 1;
   }
   return 0;
 }

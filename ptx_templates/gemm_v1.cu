@@ -20,12 +20,7 @@ struct __align__(64) TensorMap {
 
 {{DEVICE_FUNCTIONS}}
 {{STORE_FUNCTION}}
-extern "C" __global__ void __launch_bounds__(128, 1)
-{{KERNEL_NAME}}(const __grid_constant__ TensorMap a_map,
-    const __grid_constant__ TensorMap b_map,
-    const __grid_constant__ TensorMap c_map,
-    unsigned short* __restrict__ c, float* __restrict__ workspace, int m,
-    int n, int k, int pair_stores) {
+{{KERNEL_SIGNATURE}} {
   extern __shared__ unsigned char shared[];
   const unsigned base =
       ((unsigned)__cvta_generic_to_shared(shared) + {{ALIGNMENT}}u - 1u) &

@@ -12,6 +12,7 @@ binaries=(
   bench/gemm_bench
   bench/compile_bench
   tools/ptxgen
+  samples/matmul_v1/matmul_v1
 )
 labels=()
 for binary in "${binaries[@]}"; do

@@ -36,18 +36,6 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::vector<std::string> ListDirectory(const std::string& directory) {
-  std::vector<std::string> names;
-  if (DIR* dir = opendir(directory.c_str())) {
-    while (const dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(dir);
-  }
-  return names;
-}
-
 // Starts kWorkers cache_worker processes on `cache_dir`, releases them
 // together, and returns each one's stdout; every one must exit 0.
 std::vector<std::string> RunWorkers(const std::string& cache_dir) {

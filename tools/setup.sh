@@ -1,0 +1,22 @@
+#!/bin/bash
+# Installs what building and testing ptxgen needs, where it is missing:
+# Debian's Bazel (4.2.3) with rules_java, Abseil and GoogleTest. CUDA 13.0 is
+# expected at /usr/local/cuda (NVRTC, headers, libcublas); the GPU driver is
+# not needed to build or test. Idempotent: a second run installs nothing.
+set -euo pipefail
+packages=(bazel-bootstrap bazel-rules-java libabsl-dev libgtest-dev googletest)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -f /usr/local/cuda/include/nvrtc.h ]; then
+  echo "setup: CUDA 13.0 is expected at /usr/local/cuda (nvrtc.h not found)" >&2
+  exit 1
+fi
