@@ -23,8 +23,6 @@
 namespace ptxgen::gen {
 namespace {
 
-using Args = DeviceOps::Arguments;
-
 // Everything one generation needs; ops collects errors as it goes.
 struct Generation {
   const GemmConfig& config;

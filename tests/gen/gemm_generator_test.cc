@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/gen/fill_kernel.h"
 #include "ptxgen/gen/gemm.h"
 
 namespace ptxgen::gen {
@@ -110,6 +111,21 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   EXPECT_EQ(gemm->a_box.outer, 128);
   EXPECT_EQ(gemm->b_box.outer, 128);  // half of B per CTA of the pair
   EXPECT_EQ(gemm->c_box.outer, 64);   // one consumer's rows
+}
+
+// The helper kernels launched beside GEMMs assemble too.
+TEST(GemmGeneratorTest, SplitKReduceAndRandomFillKernelsCompile) {
+  for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
+    for (const auto& [name, source] :
+         {std::make_pair(SplitKReduceKernelName(element), SplitKReduceSource(element)),
+          std::make_pair(RandomFillKernelName(element), RandomFillSource(element))}) {
+      ASSERT_TRUE(source.ok()) << source.status();
+      absl::StatusOr<compile::CompiledModule> compiled =
+          compile::CompileCuda(name, *source, {});
+      ASSERT_TRUE(compiled.ok()) << compiled.status();
+      EXPECT_TRUE(compiled->diagnostics.empty()) << name;
+    }
+  }
 }
 
 // Every configuration a caller can get from the library compiles cleanly.
