@@ -135,10 +135,6 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
   return operands;
 }
 
-double Tflops(const GemmProblem& p, double ms) {
-  return 2.0 * p.m * p.n * p.k / (ms * 1e-3) / 1e12;
-}
-
 using Call = std::function<absl::Status(CUdeviceptr, CUdeviceptr, CUdeviceptr)>;
 
 // Median ms per call of `ours` and of `theirs`, timed in alternating
@@ -194,15 +190,11 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
     return s;
   }
   if (absl::Status s = gemm->Run(a, b, operands.c.address(), nullptr); !s.ok()) return s;
-  std::vector<uint16_t> result(problem.m * problem.n), reference(result.size());
-  if (absl::Status s = operands.c.CopyToHost(result.data(), result.size() * 2); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = operands.reference.CopyToHost(reference.data(), reference.size() * 2);
-      !s.ok()) {
-    return s;
-  }
-  row.error = RelativeErrorByNorm(result, reference, problem.element);
+  absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(operands.c);
+  if (!result.ok()) return result.status();
+  absl::StatusOr<std::vector<uint16_t>> reference = DownloadHalves(operands.reference);
+  if (!reference.ok()) return reference.status();
+  row.error = RelativeErrorByNorm(*result, *reference, problem.element);
   absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
       [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
       [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {

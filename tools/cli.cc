@@ -442,11 +442,8 @@ absl::Status RequireFlag(const ParsedFlags& flags, absl::string_view flag,
 
 Flag ScalarTypeFlag(std::string name, std::string help,
                     std::string default_value) {
-  // The names ptx::ParseScalarType accepts; ScalarTypeValue converts with
-  // it, so a name missing there would surface as an error, not a wrong type.
   std::vector<Choice> types;
-  for (const char* type :
-       {"f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "f32", "s32"}) {
+  for (const std::string& type : ptx::ScalarTypeNames()) {
     types.push_back({type, ""});
   }
   return ChoiceFlag(std::move(name), "TYPE", std::move(types), std::move(help),

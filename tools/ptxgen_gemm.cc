@@ -1,6 +1,5 @@
 // `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
 // compiled view, and with --run executed on the GPU beside cuBLAS.
-#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,9 +12,7 @@
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/verification.h"
-#include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
-#include "ptxgen/runtime/memory.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
 
@@ -74,80 +71,25 @@ absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
   return flags.Has("block") ? ConfigWithBlock(flags, config) : config;
 }
 
-std::string Tflops(const gemm::GemmProblem& p, double ms) {
-  return absl::StrFormat("%.0f TFLOP/s", 2.0 * p.m * p.n * p.k / (ms * 1e9));
-}
-
-struct Buffers {
-  runtime::DeviceBuffer a, b, c, reference;
-};
-
-absl::StatusOr<Buffers> RandomOperands(const gemm::GemmProblem& p) {
-  std::vector<runtime::DeviceBuffer> buffers;
-  for (int64_t elements : {p.m * p.k, p.n * p.k, p.m * p.n, p.m * p.n}) {
-    absl::StatusOr<runtime::DeviceBuffer> buffer =
-        runtime::DeviceBuffer::Allocate(elements * ptx::SizeInBytes(p.element));
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(*std::move(buffer));
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (absl::Status filled =
-            gemm::FillRandom(buffers[i].address(), i == 0 ? p.m * p.k : p.n * p.k,
-                             p.element, 1234 + i, nullptr);
-        !filled.ok()) {
-      return filled;
-    }
-  }
-  return Buffers{std::move(buffers[0]), std::move(buffers[1]),
-                 std::move(buffers[2]), std::move(buffers[3])};
-}
-
-absl::StatusOr<std::vector<uint16_t>> Download(const runtime::DeviceBuffer& buffer) {
-  std::vector<uint16_t> host(buffer.size() / 2);
-  if (absl::Status copied = buffer.CopyToHost(host.data(), buffer.size());
-      !copied.ok()) {
-    return copied;
-  }
-  return host;
-}
-
-// Random inputs, a poisoned output, one checked run against cuBLAS, then
-// timings of both (median of 20 batches after warm-up).
+// Random inputs, one run checked against cuBLAS, then timings of both.
 absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
                                      const gen::GemmConfig& config) {
   gemm::GemmOptions options;
   options.config = config;
   absl::StatusOr<gemm::Gemm> gemm = gemm::Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<Buffers> buffers = RandomOperands(problem);
-  if (!buffers.ok()) return buffers.status();
-  const CUdeviceptr a = buffers->a.address(), b = buffers->b.address();
-  const CUdeviceptr c = buffers->c.address();
-  auto ours = [&] { return gemm->Run(a, b, c, nullptr); };
-  auto theirs = [&] { return gemm::CublasGemm(problem, a, b, buffers->reference.address(), nullptr); };
-  for (absl::Status step : {gemm::Poison(c, problem.m * problem.n, nullptr), ours(),
-                            theirs()}) {
-    if (!step.ok()) return step;
-  }
-  absl::StatusOr<std::vector<uint16_t>> result = Download(buffers->c);
-  absl::StatusOr<std::vector<uint16_t>> reference = Download(buffers->reference);
-  if (!result.ok()) return result.status();
-  if (!reference.ok()) return reference.status();
-  const double error = gemm::RelativeErrorByNorm(*result, *reference, problem.element);
-  const double bound = gemm::ErrorBound(problem.element);
-  absl::StatusOr<double> our_ms = gemm::MedianMilliseconds(ours, nullptr, 3, 20, 5);
-  absl::StatusOr<double> their_ms = gemm::MedianMilliseconds(theirs, nullptr, 3, 20, 5);
-  if (!our_ms.ok()) return our_ms.status();
-  if (!their_ms.ok()) return their_ms.status();
-  const std::string report = absl::StrCat(
-      "config: ", gen::ConfigName(config), "\nkernel: ", gemm->generated().kernel_name,
-      "\nrelative error vs cuBLAS: ", absl::StrFormat("%.2e", error), " (bound ",
-      absl::StrFormat("%.0e", bound), ")\nptxgen: ",
-      absl::StrFormat("%.4f ms, ", *our_ms), Tflops(problem, *our_ms),
-      "\ncuBLAS: ", absl::StrFormat("%.4f ms, ", *their_ms), Tflops(problem, *their_ms),
-      "\nratio (cuBLAS time / ptxgen time): ",
-      absl::StrFormat("%.3f", *their_ms / *our_ms), "\n");
-  if (!(error < bound)) {
+  absl::StatusOr<gemm::CublasComparison> compared = gemm::CompareWithCublas(*gemm);
+  if (!compared.ok()) return compared.status();
+  const double ours = compared->milliseconds, theirs = compared->cublas_milliseconds;
+  const std::string report = absl::StrFormat(
+      "config: %s\nkernel: %s\nrelative error vs cuBLAS: %.2e (bound %.0e)\n"
+      "ptxgen: %.4f ms, %.0f TFLOP/s\ncuBLAS: %.4f ms, %.0f TFLOP/s\n"
+      "ratio (cuBLAS time / ptxgen time): %.3f\n",
+      gen::ConfigName(config), gemm->generated().kernel_name,
+      compared->relative_error, compared->error_bound, ours,
+      gemm::Tflops(problem, ours), theirs, gemm::Tflops(problem, theirs),
+      theirs / ours);
+  if (!compared->passed()) {
     return absl::InternalError(absl::StrCat("result check failed\n", report));
   }
   return report;

@@ -117,42 +117,13 @@ void CompileConcurrently(const GemmProblem& problem,
   for (std::thread& thread : threads) thread.join();
 }
 
-struct Operands {
-  runtime::DeviceBuffer a, b, c;
-};
-
-absl::StatusOr<Operands> RandomOperands(const GemmProblem& problem,
-                                        const runtime::Stream& stream) {
-  const int64_t bytes = ptx::SizeInBytes(problem.element);
-  absl::StatusOr<runtime::DeviceBuffer> a =
-      runtime::DeviceBuffer::Allocate(problem.m * problem.k * bytes);
-  absl::StatusOr<runtime::DeviceBuffer> b =
-      runtime::DeviceBuffer::Allocate(problem.n * problem.k * bytes);
-  absl::StatusOr<runtime::DeviceBuffer> c =
-      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
-  for (const auto* buffer : {&a, &b, &c}) {
-    if (!buffer->ok()) return buffer->status();
-  }
-  for (const auto& [buffer, count, seed] :
-       {std::tuple<const runtime::DeviceBuffer*, int64_t, uint32_t>{
-            &*a, problem.m * problem.k, 1u},
-        {&*b, problem.n * problem.k, 2u}}) {
-    if (absl::Status filled = FillRandom(buffer->address(), count,
-                                         problem.element, seed, stream.get());
-        !filled.ok()) {
-      return filled;
-    }
-  }
-  return Operands{*std::move(a), *std::move(b), *std::move(c)};
-}
-
 // Times every candidate that prepares. The rounds interleave the
 // candidates (one batch of each per round, median over rounds), so that
 // the GPU warming up and slowing down over the session does not favour the
 // candidates timed first.
 std::vector<TuningMeasurement> MeasureAll(
     const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
-    compile::KernelCache& cache, const Operands& operands,
+    compile::KernelCache& cache, const GemmOperands& operands,
     const runtime::Stream& stream, int rounds) {
   std::vector<TuningMeasurement> measurements;
   std::vector<std::optional<Gemm>> gemms;
@@ -225,7 +196,8 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   CompileConcurrently(problem, candidates, cache);
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return stream.status();
-  absl::StatusOr<Operands> operands = RandomOperands(problem, *stream);
+  absl::StatusOr<GemmOperands> operands =
+      RandomGemmOperands(problem, /*seed=*/1, stream->get());
   if (!operands.ok()) return operands.status();
   report.measurements =
       MeasureAll(problem, candidates, cache, *operands, *stream, options.repeats);

@@ -82,6 +82,38 @@ absl::Status FillRandom(CUdeviceptr address, int64_t count,
   return fill->Launch(launch, args);
 }
 
+absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
+                                                uint32_t seed, CUstream stream) {
+  const int64_t counts[] = {problem.m * problem.k, problem.n * problem.k,
+                            problem.m * problem.n};
+  std::vector<runtime::DeviceBuffer> buffers;
+  for (int64_t count : counts) {
+    absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(
+        count * ptx::SizeInBytes(problem.element));
+    if (!buffer.ok()) return buffer.status();
+    buffers.push_back(*std::move(buffer));
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (absl::Status filled = FillRandom(buffers[i].address(), counts[i],
+                                         problem.element, seed + i, stream);
+        !filled.ok()) {
+      return filled;
+    }
+  }
+  return GemmOperands{std::move(buffers[0]), std::move(buffers[1]),
+                      std::move(buffers[2])};
+}
+
+absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
+    const runtime::DeviceBuffer& buffer) {
+  std::vector<uint16_t> host(buffer.size() / sizeof(uint16_t));
+  if (absl::Status copied = buffer.CopyToHost(host.data(), buffer.size());
+      !copied.ok()) {
+    return copied;
+  }
+  return host;
+}
+
 absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream) {
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();
@@ -226,6 +258,49 @@ absl::StatusOr<double> MedianMilliseconds(
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
+}
+
+}  // namespace ptxgen::gemm
+
+namespace ptxgen::gemm {
+
+double Tflops(const GemmProblem& problem, double milliseconds) {
+  return 2.0 * problem.m * problem.n * problem.k / (milliseconds * 1e9);
+}
+
+absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm) {
+  const GemmProblem& problem = gemm.problem();
+  absl::StatusOr<GemmOperands> x = RandomGemmOperands(problem, 1234, nullptr);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<runtime::DeviceBuffer> reference = runtime::DeviceBuffer::Allocate(
+      problem.m * problem.n * ptx::SizeInBytes(problem.element));
+  if (!reference.ok()) return reference.status();
+  auto ours = [&] {
+    return gemm.Run(x->a.address(), x->b.address(), x->c.address(), nullptr);
+  };
+  auto theirs = [&] {
+    return CublasGemm(problem, x->a.address(), x->b.address(),
+                      reference->address(), nullptr);
+  };
+  for (absl::Status step :
+       {Poison(x->c.address(), problem.m * problem.n, nullptr), ours(), theirs()}) {
+    if (!step.ok()) return step;
+  }
+  absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(x->c);
+  if (!result.ok()) return result.status();
+  absl::StatusOr<std::vector<uint16_t>> expected = DownloadHalves(*reference);
+  if (!expected.ok()) return expected.status();
+  CublasComparison comparison;
+  comparison.relative_error =
+      RelativeErrorByNorm(*result, *expected, problem.element);
+  comparison.error_bound = ErrorBound(problem.element);
+  absl::StatusOr<double> our_ms = MedianMilliseconds(ours, nullptr, 3, 20, 5);
+  if (!our_ms.ok()) return our_ms.status();
+  absl::StatusOr<double> their_ms = MedianMilliseconds(theirs, nullptr, 3, 20, 5);
+  if (!their_ms.ok()) return their_ms.status();
+  comparison.milliseconds = *our_ms;
+  comparison.cublas_milliseconds = *their_ms;
+  return comparison;
 }
 
 }  // namespace ptxgen::gemm

@@ -50,17 +50,19 @@ bool IsInteger(ScalarType type) {
          type == ScalarType::kS32;
 }
 
+std::vector<std::string> ScalarTypeNames() {
+  std::vector<std::string> names;
+  for (const TypeInfo& info : kTypes) names.emplace_back(info.name);
+  return names;
+}
+
 absl::StatusOr<ScalarType> ParseScalarType(absl::string_view name) {
   for (const TypeInfo& info : kTypes) {
     if (info.name == name) return info.type;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown element type '", name, "' (known: ",
-      absl::StrJoin(kTypes, ", ",
-                    [](std::string* out, const TypeInfo& info) {
-                      absl::StrAppend(out, info.name);
-                    }),
-      ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown element type '", name, "' (known: ",
+                   absl::StrJoin(ScalarTypeNames(), ", "), ")"));
 }
 
 }  // namespace ptxgen::ptx

@@ -616,92 +616,6 @@ std::string SkipReason() {
   return arch.ok() ? "" : absl::StrCat(device->name, ": ", arch.message());
 }
 
-struct Operands {
-  runtime::DeviceBuffer a, b, c, reference;
-};
-
-absl::StatusOr<Operands> RandomOperands(const gemm::GemmProblem& p) {
-  const int64_t counts[] = {p.m * p.k, p.n * p.k, p.m * p.n, p.m * p.n};
-  std::vector<runtime::DeviceBuffer> buffers;
-  for (int64_t count : counts) {
-    absl::StatusOr<runtime::DeviceBuffer> buffer =
-        runtime::DeviceBuffer::Allocate(count * ptx::SizeInBytes(p.element));
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(*std::move(buffer));
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (absl::Status filled = gemm::FillRandom(
-            buffers[i].address(), counts[i], p.element, 1234 + i, nullptr);
-        !filled.ok()) {
-      return filled;
-    }
-  }
-  return Operands{std::move(buffers[0]), std::move(buffers[1]),
-                  std::move(buffers[2]), std::move(buffers[3])};
-}
-
-absl::StatusOr<std::vector<uint16_t>> Download(
-    const runtime::DeviceBuffer& buffer) {
-  std::vector<uint16_t> host(buffer.size() / sizeof(uint16_t));
-  if (absl::Status copied = buffer.CopyToHost(host.data(), buffer.size());
-      !copied.ok()) {
-    return copied;
-  }
-  return host;
-}
-
-// ||ours - cuBLAS|| / ||cuBLAS|| after one run into a poisoned C, so an
-// element the kernel never wrote shows up as NaN.
-absl::Status CheckAgainstCublas(const gemm::Gemm& gemm, const Operands& x) {
-  const gemm::GemmProblem& problem = gemm.problem();
-  for (absl::Status step :
-       {gemm::Poison(x.c.address(), problem.m * problem.n, nullptr),
-        gemm.Run(x.a.address(), x.b.address(), x.c.address(), nullptr),
-        gemm::CublasGemm(problem, x.a.address(), x.b.address(),
-                         x.reference.address(), nullptr)}) {
-    if (!step.ok()) return step;
-  }
-  absl::StatusOr<std::vector<uint16_t>> result = Download(x.c);
-  if (!result.ok()) return result.status();
-  absl::StatusOr<std::vector<uint16_t>> reference = Download(x.reference);
-  if (!reference.ok()) return reference.status();
-  const double error =
-      gemm::RelativeErrorByNorm(*result, *reference, problem.element);
-  const double bound = gemm::ErrorBound(problem.element);
-  absl::PrintF("  relative error vs cuBLAS: %.2e (bound %.0e)\n", error, bound);
-  if (error < bound) return absl::OkStatus();
-  return absl::InternalError(absl::StrFormat(
-      "the v1 kernel's result differs from cuBLAS's: relative error %.2e, "
-      "bound %.0e", error, bound));
-}
-
-double Tflops(const gemm::GemmProblem& p, double ms) {
-  return 2.0 * p.m * p.n * p.k / (ms * 1e9);
-}
-
-absl::Status TimeAgainstCublas(const gemm::Gemm& gemm, const Operands& x) {
-  const gemm::GemmProblem& problem = gemm.problem();
-  auto ours = [&] {
-    return gemm.Run(x.a.address(), x.b.address(), x.c.address(), nullptr);
-  };
-  auto theirs = [&] {
-    return gemm::CublasGemm(problem, x.a.address(), x.b.address(),
-                            x.reference.address(), nullptr);
-  };
-  absl::StatusOr<double> our_ms =
-      gemm::MedianMilliseconds(ours, nullptr, 3, 20, 5);
-  if (!our_ms.ok()) return our_ms.status();
-  absl::StatusOr<double> their_ms =
-      gemm::MedianMilliseconds(theirs, nullptr, 3, 20, 5);
-  if (!their_ms.ok()) return their_ms.status();
-  absl::PrintF("  ptxgen v1: %.4f ms, %.0f TFLOP/s\n", *our_ms,
-               Tflops(problem, *our_ms));
-  absl::PrintF("  cuBLAS:    %.4f ms, %.0f TFLOP/s\n", *their_ms,
-               Tflops(problem, *their_ms));
-  absl::PrintF("  ratio (cuBLAS time / v1 time): %.3f\n", *their_ms / *our_ms);
-  return absl::OkStatus();
-}
-
 absl::Status RunOnGpu(const gemm::GemmProblem& problem,
                       const gen::GemmConfig& config) {
   Heading(7, "The run: random inputs, checked and timed beside cuBLAS",
@@ -716,13 +630,24 @@ absl::Status RunOnGpu(const gemm::GemmProblem& problem,
   options.config = config;
   absl::StatusOr<gemm::Gemm> gemm = gemm::Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<Operands> operands = RandomOperands(problem);
-  if (!operands.ok()) return operands.status();
-  if (absl::Status checked = CheckAgainstCublas(*gemm, *operands);
-      !checked.ok()) {
-    return checked;
+  absl::StatusOr<gemm::CublasComparison> compared =
+      gemm::CompareWithCublas(*gemm);
+  if (!compared.ok()) return compared.status();
+  absl::PrintF("  relative error vs cuBLAS: %.2e (bound %.0e)\n",
+               compared->relative_error, compared->error_bound);
+  if (!compared->passed()) {
+    return absl::InternalError(absl::StrFormat(
+        "the v1 kernel's result differs from cuBLAS's: relative error %.2e, "
+        "bound %.0e", compared->relative_error, compared->error_bound));
   }
-  return TimeAgainstCublas(*gemm, *operands);
+  const double ours = compared->milliseconds;
+  const double theirs = compared->cublas_milliseconds;
+  absl::PrintF("  ptxgen v1: %.4f ms, %.0f TFLOP/s\n", ours,
+               gemm::Tflops(problem, ours));
+  absl::PrintF("  cuBLAS:    %.4f ms, %.0f TFLOP/s\n", theirs,
+               gemm::Tflops(problem, theirs));
+  absl::PrintF("  ratio (cuBLAS time / v1 time): %.3f\n", theirs / ours);
+  return absl::OkStatus();
 }
 
 absl::Status Walkthrough(const gemm::GemmProblem& problem) {

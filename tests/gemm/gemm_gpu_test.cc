@@ -48,9 +48,9 @@ runtime::DeviceBuffer Allocate(int64_t elements) {
 }
 
 std::vector<uint16_t> Download(const runtime::DeviceBuffer& buffer) {
-  std::vector<uint16_t> host(buffer.size() / 2);
-  EXPECT_TRUE(buffer.CopyToHost(host.data(), buffer.size()).ok());
-  return host;
+  absl::StatusOr<std::vector<uint16_t>> host = DownloadHalves(buffer);
+  EXPECT_TRUE(host.ok()) << host.status();
+  return host.ok() ? *std::move(host) : std::vector<uint16_t>();
 }
 
 class GemmGpuTest : public testing_support::HopperTest,

@@ -14,6 +14,7 @@
 #include "cuda.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/runtime/memory.h"
 
 namespace ptxgen::gemm {
 
@@ -22,6 +23,18 @@ namespace ptxgen::gemm {
 absl::Status FillRandom(CUdeviceptr address, int64_t count,
                         ptx::ScalarType element, uint32_t seed,
                         CUstream stream);
+
+// A and B of `problem` filled by FillRandom (seeds `seed` and seed + 1); C
+// allocated, not written.
+struct GemmOperands {
+  runtime::DeviceBuffer a, b, c;
+};
+absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
+                                                uint32_t seed, CUstream stream);
+
+// The 16-bit values of a device buffer, on the host.
+absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
+    const runtime::DeviceBuffer& buffer);
 
 // Sets every 16-bit value to a NaN, so an element the kernel fails to write
 // cannot pass for a result.
@@ -59,6 +72,21 @@ double ErrorBound(ptx::ScalarType element);
 absl::StatusOr<double> MedianMilliseconds(
     const std::function<absl::Status()>& run, CUstream stream, int warmups,
     int repeats, int calls_per_batch);
+
+// 2mnk floating-point operations in `milliseconds`, in TFLOP/s.
+double Tflops(const GemmProblem& problem, double milliseconds);
+
+// `gemm` checked and timed beside cuBLAS on random inputs: one run into a
+// poisoned C compared with cuBLAS's C by norm, then the median of 20
+// batches of 5 calls (after 3 warm-ups) of each.
+struct CublasComparison {
+  double relative_error = 0;
+  double error_bound = 0;
+  double milliseconds = 0;
+  double cublas_milliseconds = 0;
+  bool passed() const { return relative_error < error_bound; }
+};
+absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm);
 
 }  // namespace ptxgen::gemm
 

@@ -2,6 +2,7 @@
 #define PTXGEN_PTX_SCALAR_TYPE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -30,6 +31,9 @@ inline int SizeInBytes(ScalarType type) { return SizeInBits(type) / 8; }
 
 bool IsFloat8(ScalarType type);
 bool IsInteger(ScalarType type);
+
+// Every PTX name ParseScalarType accepts, in declaration order.
+std::vector<std::string> ScalarTypeNames();
 
 // Parses the PTX name ("f16", "bf16", ...); the message lists the legal names.
 absl::StatusOr<ScalarType> ParseScalarType(absl::string_view name);
