@@ -242,7 +242,9 @@ std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType elem
                    parse("ws 128x256x64 s4 c2 w1 m2 direct g16 persistent")});
   steps.push_back({"+ TMA-store epilogue (stmatrix), 3 stages",
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")});
-  steps.push_back({"the heuristic's pick (no cluster, TMA store)",
+  steps.push_back({"+ stream-K: the last wave shared out by k-tiles",
+                   parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent")});
+  steps.push_back({"the heuristic's pick",
                    gemm::HeuristicConfig({8192, 8192, 8192, element}, 132)});
   return steps;
 }

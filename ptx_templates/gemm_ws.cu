@@ -10,14 +10,15 @@
 // and runs wgmma on every stage, keeping {{IN_FLIGHT}} wgmma group(s) in
 // flight. CTAs loop over work units: output tiles in groups of
 // {{RASTER_GROUP}} tile rows, so that concurrently running CTAs share A and
-// B tiles in L2, each tile cut into {{SPLIT_K}} slice(s) of K.
+// B tiles in L2, each tile cut into {{SPLIT_K}} slice(s) of K{{STREAM_K_WORDS}}.
 //
 // Shared memory ({{SHARED_BYTES}} bytes with alignment slack):
 //   stage s at +s*{{STAGE_BYTES}}: A tile [{{BLOCK_M}} x {{BLOCK_K}}], then
 //     B tile [{{BLOCK_N}} x {{BLOCK_K}}] at +{{A_TILE_BYTES}}; {{SWIZZLE}} swizzle
 //   {{C_TILE_LINE}}
 //   full[s] at +{{BARRIER_OFFSET}}+8s, empty[s] after them; no TMA
-//   destination overlaps a barrier.
+//   destination overlaps a barrier
+//   the cluster's work schedule at +{{SCHEDULE_OFFSET}}
 
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
@@ -25,13 +26,74 @@ struct __align__(64) TensorMap {
 
 {{DEVICE_FUNCTIONS}}
 {{STORE_FUNCTION}}
-// Work unit u: slice u % {{SPLIT_K}} of K (whole k-tiles, balanced) of
-// cluster tile u / {{SPLIT_K}}.
-__device__ __forceinline__ void k_slice(int u, int k_tiles, int& split,
-                                        int& kt_begin, int& kt_end) {
-  split = u % {{SPLIT_K}};
-  kt_begin = split * k_tiles / {{SPLIT_K}};
-  kt_end = (split + 1) * k_tiles / {{SPLIT_K}};
+// The work of one cluster: first whole work units (a unit is a cluster
+// tile, or with split-K one of its {{SPLIT_K}} K slices) cluster,
+// cluster + clusters, ... below dp_units; then, with stream-K, its share
+// [sk_begin, sk_end) of the k-tile iterations of the tiles left over, laid
+// end to end. Pieces of the share are taken from its end backwards: a
+// cluster computes the start of a tile before the end of another, so the
+// partial sums that the piece ending a tile adds up are ready by then.
+// Iterations are counted in 32 bits (the host checks that they fit), which
+// keeps divisions inline.
+struct Schedule {
+  int dp_units, k_tiles, clusters;
+  int sk_share;       // k-tiles per cluster; the last ones may get fewer
+  int sk_begin, sk_end;
+};
+
+// A piece of work: k-tiles [kt_begin, kt_end) of work unit `unit`.
+// `cursor` says what comes next: the next data-parallel unit while it is
+// below dp_units, then -1 - (the end of the share not taken yet).
+struct Work {
+  int unit, kt_begin, kt_end;
+  int cursor;
+};
+
+// The cluster whose share holds the first k-tile of stream-K unit `unit`.
+__device__ __forceinline__ int first_sharer(const volatile Schedule& s, int unit) {
+  return (unit - s.dp_units) * s.k_tiles / s.sk_share;
+}
+
+__device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
+                                                  int cluster, int clusters) {
+  Schedule s;
+  s.k_tiles = k_tiles;
+  s.clusters = clusters;
+  const int sk_tiles = {{STREAM_K}} ? units % clusters : 0;
+  s.dp_units = units - sk_tiles;
+  const int sk_iterations = sk_tiles * k_tiles;
+  // At most {{SK_MAX_PIECES}} shares per tile, so that a tile gathers few
+  // partial sums.
+  const int sharers = max(1, min(clusters, sk_tiles * min(k_tiles, {{SK_MAX_PIECES}})));
+  s.sk_share = (sk_iterations + sharers - 1) / sharers;
+  s.sk_begin = min(cluster * s.sk_share, sk_iterations);
+  s.sk_end = min((cluster + 1) * s.sk_share, sk_iterations);
+  return s;
+}
+
+// Moves w to the cluster's next piece of work; false when none is left.
+__device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
+  if (w.cursor >= 0) {
+    if (w.cursor < s.dp_units) {
+      w.unit = w.cursor;
+      w.cursor += s.clusters;
+      const int split = w.unit % {{SPLIT_K}};
+      w.kt_begin = split * s.k_tiles / {{SPLIT_K}};
+      w.kt_end = (split + 1) * s.k_tiles / {{SPLIT_K}};
+      return true;
+    }
+    w.cursor = -1 - s.sk_end;
+  }
+  const int sk_left = -1 - w.cursor;
+  if (sk_left <= s.sk_begin) return false;
+  const int tile = (sk_left - 1) / s.k_tiles;
+  const int tile_begin = tile * s.k_tiles;
+  const int piece_begin = max(tile_begin, s.sk_begin);
+  w.unit = s.dp_units + tile;
+  w.kt_begin = piece_begin - tile_begin;
+  w.kt_end = sk_left - tile_begin;
+  w.cursor = -1 - piece_begin;
+  return true;
 }
 
 // Output tile of cluster tile t: rows of tiles in groups of {{RASTER_GROUP}}.
@@ -53,14 +115,20 @@ __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
   const int warpgroup = threadIdx.x / 128;
   const int cluster_rows = ((m + {{BLOCK_M}} - 1) / {{BLOCK_M}} + {{CLUSTER_M}} - 1) / {{CLUSTER_M}};
   const int tiles_n = (n + {{BLOCK_N}} - 1) / {{BLOCK_N}};
-  const int units = cluster_rows * tiles_n * {{SPLIT_K}};
   const int k_tiles = (k + {{BLOCK_K}} - 1) / {{BLOCK_K}};
-  const int first_tile = blockIdx.x / {{CLUSTER_M}};
-  const int tile_step = gridDim.x / {{CLUSTER_M}};
+  const int cluster = blockIdx.x / {{CLUSTER_M}};
+  // Read from shared memory where used: kept in registers, it would push
+  // the consumers' accumulators into spills.
+  Schedule* const schedule_slot =
+      (Schedule*)(shared + (base + {{SCHEDULE_OFFSET}}u -
+                            (unsigned)__cvta_generic_to_shared(shared)));
+  const volatile Schedule& schedule = *schedule_slot;
   unsigned rank = 0;
 {{READ_CLUSTER_RANK}}
 
   if (threadIdx.x == 0) {
+    *schedule_slot = make_schedule(cluster_rows * tiles_n * {{SPLIT_K}}, k_tiles,
+                                   cluster, gridDim.x / {{CLUSTER_M}});
     for (int s = 0; s < {{STAGES}}; ++s) {
       {{INIT_FULL}}
       {{INIT_EMPTY}}
@@ -76,13 +144,12 @@ __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
       const unsigned long long b_map_address = (unsigned long long)&b_map;
       int stage = 0;
       unsigned phase = 0;
-      for (int u = first_tile; u < units; u += tile_step) {
-        int cluster_row, tile_n, split, kt_begin, kt_end;
-        tile_of(u / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
-        k_slice(u, k_tiles, split, kt_begin, kt_end);
+      for (Work w = {-1, 0, 0, cluster}; next_work(schedule, w);) {
+        int cluster_row, tile_n;
+        tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
         const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}};
         const int n0 = tile_n * {{BLOCK_N}};
-        for (int kt = kt_begin; kt < kt_end; ++kt) {
+        for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
           const unsigned full = barriers + 8u * stage;
           const unsigned empty = full + 8u * {{STAGES}};
           const unsigned a_tile = base + stage * {{STAGE_BYTES}}u;
@@ -107,19 +174,22 @@ __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
     int stage = 0;
     unsigned phase = 0;
     int released = -1;  // the stage whose wgmma group is still in flight
-    for (int u = first_tile; u < units; u += tile_step) {
-      int cluster_row, tile_n, split, kt_begin, kt_end;
-      tile_of(u / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
-      k_slice(u, k_tiles, split, kt_begin, kt_end);
+    for (Work w = {-1, 0, 0, cluster}; next_work(schedule, w);) {
+      int cluster_row, tile_n;
+      tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
       const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}} +
                      consumer * {{ROWS_PER_CONSUMER}};
       const int n0 = tile_n * {{BLOCK_N}};
+      if (w.kt_begin == w.kt_end) {  // a split-K slice of no k-tiles
 #pragma unroll
-      for (int s = 0; s < {{M_SLICES}}; ++s) {
+        for (int s = 0; s < {{M_SLICES}}; ++s) {
 #pragma unroll
-        for (int i = 0; i < {{SLICE_ACCUMULATORS}}; ++i) acc[s][i] = 0.0f;
+          for (int i = 0; i < {{SLICE_ACCUMULATORS}}; ++i) acc[s][i] = 0.0f;
+        }
       }
-      for (int kt = kt_begin; kt < kt_end; ++kt) {
+      for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+        // The first k-tile overwrites the accumulators, the rest add.
+        const unsigned accumulate = kt != w.kt_begin;
         const unsigned full = barriers + 8u * stage;
         const unsigned a_tile = base + stage * {{STAGE_BYTES}}u +
                                 consumer * {{CONSUMER_A_BYTES}}u;
@@ -151,6 +221,7 @@ __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
 {{RELEASE_STAGE}}
         released = -1;
       }
+{{STREAM_K_FIXUP}}
 {{EPILOGUE}}
     }
 {{EPILOGUE_DRAIN}}

@@ -2,6 +2,7 @@
 // besides wgmma, TMA and mbarrier.
 #include <vector>
 
+#include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/named_barrier.h"
 #include "ptxgen/ptx/warp_specialization.h"
 #include "tools/cli.h"
@@ -70,6 +71,16 @@ std::vector<cli::Operation> WarpOperations() {
        "bar.sync on a named barrier (id 0..15, threads a multiple of 32)",
        {},
        cli::Fixed(ptx::NamedBarrierSync)},
+      {"flag-release",
+       "st.release.gpu.global.b32: raises a flag in global memory after this "
+       "thread's (and, after a barrier, its CTA's) writes",
+       {},
+       cli::Fixed(ptx::StoreReleaseGpu)},
+      {"flag-acquire",
+       "ld.acquire.gpu.global.b32: reads a flag; later reads see what was "
+       "written before it was raised",
+       {},
+       cli::Fixed(ptx::LoadAcquireGpu)},
   };
 }
 
@@ -81,13 +92,14 @@ cli::Subcommand WarpSubcommand() {
   command.name = "warp";
   command.summary =
       "warp specialization: elect, setmaxnreg, cluster "
-      "barriers, stmatrix, cluster rank, mapa, named barriers";
+      "barriers, stmatrix, cluster rank, mapa, named barriers, global flags";
   command.description =
       "Prints one of the statements a warp-specialized, clustered kernel is\n"
       "built from besides wgmma, TMA and mbarrier. Operands: elected (elect),\n"
       "address and values (stmatrix), rank (cluster-rank), mapped, address\n"
-      "and cta_rank (mapa), id and threads (bar-sync); shared addresses are\n"
-      "32-bit.";
+      "and cta_rank (mapa), id and threads (bar-sync), address and value\n"
+      "(flag-release, flag-acquire); shared addresses are 32-bit, global\n"
+      "ones 64-bit.";
   command.flags = {
       cli::OperationFlag(operations),
       cli::SwitchFlag("inc", "setmaxnreg.inc: claim registers."),

@@ -1,6 +1,8 @@
 #include "ptxgen/gemm/gemm.h"
 
 #include <map>
+#include <optional>
+#include <vector>
 #include <utility>
 
 #include "absl/base/call_once.h"
@@ -40,11 +42,12 @@ class LoadedGemmKernel {
   const int resident_clusters;
 };
 
-// Split-K's f32 workspace and the kernel that reduces it into C.
-struct SplitKReduction {
-  runtime::DeviceBuffer workspace;
-  runtime::Function reduce;
-  int sm_count;
+// The workspace of split-K or stream-K; split-K's kernel that reduces it
+// into C.
+struct GemmWorkspace {
+  runtime::DeviceBuffer buffer;
+  std::optional<runtime::Function> reduce;
+  int sm_count = 0;
 };
 
 namespace {
@@ -209,20 +212,37 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
 
 namespace {
 
-absl::StatusOr<std::shared_ptr<const SplitKReduction>> PrepareSplitK(
-    const gen::GemmConfig& config, const GemmProblem& problem) {
-  if (config.split_k == 1) return nullptr;
-  absl::StatusOr<runtime::DeviceBuffer> workspace = runtime::DeviceBuffer::Allocate(
-      static_cast<size_t>(config.split_k) * problem.m * problem.n * sizeof(float));
-  if (!workspace.ok()) return workspace.status();
+absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
+    const LoadedGemmKernel& kernel, const GemmProblem& problem) {
+  const gen::GemmConfig& config = kernel.generated.config;
+  const int m = static_cast<int>(problem.m), n = static_cast<int>(problem.n);
+  const gen::GemmGrid grid =
+      gen::GemmLaunchGrid(config, m, n, kernel.resident_clusters);
+  if (absl::Status fits = gen::CheckGemmLaunch(config, problem.k, grid); !fits.ok()) {
+    return fits;
+  }
+  const int64_t bytes = gen::GemmWorkspaceBytes(config, m, n, grid);
+  if (bytes == 0) return nullptr;
+  absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
+  if (!buffer.ok()) return buffer.status();
+  // Stream-K's flags start lowered (a synchronous copy: the first launch
+  // may be on any stream).
+  const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid), 0);
+  if (absl::Status zeroed = buffer->CopyFromHost(lowered.data(), lowered.size());
+      !zeroed.ok()) {
+    return zeroed;
+  }
+  auto workspace = std::make_shared<GemmWorkspace>(GemmWorkspace{*std::move(buffer)});
+  if (config.split_k == 1) return workspace;
   absl::StatusOr<runtime::Function> reduce = HelperKernel(
       gen::SplitKReduceKernelName(problem.element),
       [&problem] { return gen::SplitKReduceSource(problem.element); });
   if (!reduce.ok()) return reduce.status();
   absl::StatusOr<int> sm_count = CurrentSmCount();
   if (!sm_count.ok()) return sm_count.status();
-  return std::make_shared<const SplitKReduction>(
-      SplitKReduction{*std::move(workspace), *reduce, *sm_count});
+  workspace->reduce = *reduce;
+  workspace->sm_count = *sm_count;
+  return workspace;
 }
 
 }  // namespace
@@ -254,10 +274,10 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
       LoadGemmKernel(config, problem.element, cache);
   if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<std::shared_ptr<const SplitKReduction>> reduction =
-      PrepareSplitK(config, problem);
-  if (!reduction.ok()) return reduction.status();
-  return Gemm(problem, *std::move(kernel), *std::move(reduction));
+  absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
+      PrepareWorkspace(**kernel, problem);
+  if (!workspace.ok()) return workspace.status();
+  return Gemm(problem, *std::move(kernel), *std::move(workspace));
 }
 
 const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
@@ -293,32 +313,32 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   int k = static_cast<int>(problem_.k);
   int pair_stores = n % 2 == 0 ? 1 : 0;  // C is 16-byte aligned
   CUdeviceptr c_pointer = c;
-  CUdeviceptr workspace = reduction_ ? reduction_->workspace.address() : 0;
+  CUdeviceptr workspace = workspace_ ? workspace_->buffer.address() : 0;
   void* args[] = {&*a_map, &*b_map, &c_map, &c_pointer, &workspace,
                   &m, &n, &k, &pair_stores};
   const gen::GemmGrid grid =
       gen::GemmLaunchGrid(generated.config, m, n, kernel_->resident_clusters);
   if (absl::Status launched =
           kernel_->function.Launch(LaunchShape(generated, grid, stream), args);
-      !launched.ok() || reduction_ == nullptr) {
+      !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }
   return Reduce(c, stream);
 }
 
 absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
-  CUdeviceptr workspace = reduction_->workspace.address();
+  CUdeviceptr workspace = workspace_->buffer.address();
   long long count = problem_.m * problem_.n;
   int splits = kernel_->generated.config.split_k;
   void* args[] = {&workspace, &c, &count, &splits};
   constexpr int64_t kThreads = 256;
   runtime::LaunchConfig launch;
   launch.grid = {static_cast<uint32_t>(std::min<int64_t>(
-                     (count / 2 + kThreads) / kThreads, 4 * reduction_->sm_count)),
+                     (count / 2 + kThreads) / kThreads, 4 * workspace_->sm_count)),
                  1, 1};
   launch.block = {kThreads, 1, 1};
   launch.stream = stream;
-  return reduction_->reduce.Launch(launch, args);
+  return workspace_->reduce->Launch(launch, args);
 }
 
 }  // namespace ptxgen::gemm

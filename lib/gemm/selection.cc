@@ -36,6 +36,65 @@ gen::GemmConfig WarpSpecialized(int block_m, int block_n, int consumers,
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
+  return CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
+}
+
+// The work units of a persistent grid without split-K: tiles, or pairs of
+// them with a 2-CTA cluster.
+int64_t ClusterTiles(const GemmProblem& problem, const gen::GemmConfig& config) {
+  return CeilDiv(CeilDiv(problem.m, config.block_m), config.cluster_m) *
+         CeilDiv(problem.n, config.block_n);
+}
+
+// The share of a persistent grid's MMA work that lands in C, from `clusters`
+// resident clusters: tiles hanging over the edges of C and clusters idle in
+// the last wave are lost (stream-K keeps the last wave busy).
+double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
+                      int64_t clusters) {
+  const int64_t units = ClusterTiles(problem, config);
+  const int64_t waves = CeilDiv(units, clusters);
+  const double busy =
+      config.stream_k ? 1.0 : static_cast<double>(units) / (waves * clusters);
+  const double covered = static_cast<double>(units) * config.cluster_m *
+                         config.block_m * config.block_n;
+  return busy * static_cast<double>(problem.m) * problem.n / covered;
+}
+
+// Stream-K measured faster on the H200 only where the last wave leaves most
+// clusters idle and each cluster's share of it is long: at 8192^3 (a 52%
+// full last wave, 66 k-tiles a share) it gained 2.6%; with an 88% full
+// wave, or shares of 8 k-tiles (K = 1024), it lost 2-5%.
+bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
+                 int64_t clusters) {
+  const int64_t tail = ClusterTiles(problem, config) % clusters;
+  const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
+  const int64_t sharers = std::min<int64_t>(
+      clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
+  return tail > 0 && tail <= clusters * 6 / 10 && tail * k_tiles >= 32 * sharers;
+}
+
+// With at least two waves of tiles: 128x256 tiles with two consumer
+// warpgroups and a 16-row raster, or 128x192 where those waste >3% less of
+// the grid (3000x5000: the autotuner's pick, 4% faster).
+gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
+                                int cluster_m, gen::GemmEpilogue epilogue) {
+  const int64_t clusters = std::max(1, sm_count / cluster_m);
+  gen::GemmConfig best;
+  double best_efficiency = 0;
+  for (int block_n : {256, 192}) {
+    gen::GemmConfig config = WarpSpecialized(128, block_n, 2, cluster_m, epilogue);
+    config.raster_group = 16;
+    config.stream_k = StreamKPays(problem, config, clusters);
+    const double efficiency = GridEfficiency(problem, config, clusters);
+    if (efficiency > 1.03 * best_efficiency) {
+      best = config;
+      best_efficiency = efficiency;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
@@ -50,17 +109,14 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
   return absl::OkStatus();
 }
 
-int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
-  return CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
-}
-
-// Rules read off the autotuner's choices on the H200 over the benchmark
-// suite (bench/RESULTS.md):
-// - with at least two waves of 128x256 tiles, 128x256 with two consumer
-//   warpgroups and a 16-row raster is fastest; a 2-CTA cluster sharing B
-//   pays off when rows of A and B do not start on 128-byte boundaries;
+// Rules read off measurements on the H200 over the benchmark suite
+// (bench/RESULTS.md):
+// - with at least two waves of 128x256 tiles, ManyTilesConfig; a 2-CTA
+//   cluster sharing B pays off when rows of A and B do not start on
+//   128-byte boundaries;
 // - with fewer, 128x128 tiles keep more SMs busy; with fewer than half the
-//   SMs' worth of those, 64x128 tiles (split-K measured slower there);
+//   SMs' worth of those, 64x128 tiles (split-K and stream-K measured slower
+//   there);
 // - the TMA-store epilogue wherever rows of C allow it.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   const bool tma_store = (problem.n * ptx::SizeInBytes(problem.element)) % 16 == 0;
@@ -69,8 +125,7 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   const bool aligned_rows = (problem.k * ptx::SizeInBytes(problem.element)) % 128 == 0;
   gen::GemmConfig config;
   if (Tiles(problem, 128, 256) >= 2 * sm_count) {
-    config = WarpSpecialized(128, 256, 2, aligned_rows ? 1 : 2, epilogue);
-    config.raster_group = 16;
+    config = ManyTilesConfig(problem, sm_count, aligned_rows ? 1 : 2, epilogue);
   } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
     config = WarpSpecialized(128, 128, 2, 1, epilogue);
   } else {
@@ -100,13 +155,21 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
           config.raster_group = raster_group;
           add(config);
         }
+        gen::GemmConfig stream_k =
+            WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
+        stream_k.raster_group = 16;
+        stream_k.stream_k = true;
+        add(stream_k);
       }
     }
   }
   for (const auto& [block_m, block_n, consumers] :
        {std::tuple<int, int, int>{128, 128, 2}, {64, 256, 1}, {64, 128, 1}}) {
     for (gen::GemmEpilogue epilogue : epilogues) {
-      add(WarpSpecialized(block_m, block_n, consumers, 1, epilogue));
+      gen::GemmConfig config = WarpSpecialized(block_m, block_n, consumers, 1, epilogue);
+      add(config);
+      config.stream_k = true;
+      add(config);
     }
   }
   // Split-K only where 128x128 tiles leave SMs idle: elsewhere its f32

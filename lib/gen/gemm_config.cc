@@ -40,10 +40,10 @@ absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
 absl::Status ValidateV1(const GemmConfig& config) {
   if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
       config.mma_groups_in_flight != 0 || config.split_k != 1 ||
-      config.epilogue != GemmEpilogue::kDirect) {
+      config.stream_k || config.epilogue != GemmEpilogue::kDirect) {
     return Unsupported(config, "schedule v1 is the seed: one stage, one "
                                "warpgroup, no cluster, wait_group 0, direct "
-                               "epilogue, no split-K");
+                               "epilogue, no split-K or stream-K");
   }
   return absl::OkStatus();
 }
@@ -89,6 +89,11 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
                                "registers: it needs the direct epilogue and "
                                "no cluster");
   }
+  if (config.stream_k && (config.split_k > 1 || !config.persistent)) {
+    return Unsupported(config, "stream-K shares the last wave's k-tiles among "
+                               "the clusters of a persistent grid: it needs "
+                               "'persistent' and no split-K");
+  }
   return absl::OkStatus();
 }
 
@@ -128,6 +133,7 @@ std::string ConfigName(const GemmConfig& config) {
       config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct", " g",
       config.raster_group,
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
+      config.stream_k ? " sk" : "",
       config.persistent ? " persistent" : " tiles",
       config.set_max_registers ? "" : " noregs");
 }
@@ -140,7 +146,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
     return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma g# "
-               "[k#] persistent|tiles [noregs]'");
+               "[k#|sk] persistent|tiles [noregs]'");
   }
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
@@ -173,6 +179,8 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
       config.persistent = word == "persistent";
     } else if (word == "noregs") {
       config.set_max_registers = false;
+    } else if (word == "sk") {
+      config.stream_k = true;
     } else if (field == nullptr || !absl::SimpleAtoi(digits, field)) {
       return bad(absl::StrCat("unknown option '", word, "'"));
     }
@@ -207,12 +215,42 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
   // Work units: a cluster's tiles, times the K slices of split-K.
   const int units =
       CeilDiv(tiles_m, config.cluster_m) * tiles_n * config.split_k;
-  const int clusters = config.persistent
-                           ? std::min(units, std::max(1, resident_clusters))
-                           : units;
+  // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
+  const int resident = std::max(1, resident_clusters);
+  const int clusters = !config.persistent ? units
+                       : config.stream_k  ? resident
+                                          : std::min(units, resident);
   grid.x = clusters * config.cluster_m;
   grid.cluster_x = config.cluster_m;
   return grid;
+}
+
+absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
+                             const GemmGrid& grid) {
+  if (!config.stream_k) return absl::OkStatus();
+  const int64_t clusters = grid.x / grid.cluster_x;
+  const int64_t k_tiles = (k + config.block_k - 1) / config.block_k;
+  if (clusters * (k_tiles + 1) < (int64_t{1} << 31)) return absl::OkStatus();
+  return Unsupported(config, absl::StrCat(
+      "stream-K counts k-tiles in 32 bits: ", clusters, " clusters x ",
+      k_tiles, " k-tiles (k=", k, ") is too many; use a configuration "
+      "without 'sk'"));
+}
+
+int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
+  if (!config.stream_k) return 0;
+  const int64_t flags = int64_t{grid.x} * grid.y * config.consumers;
+  return (flags + 3) / 4 * 16;
+}
+
+int64_t GemmWorkspaceBytes(const GemmConfig& config, int m, int n,
+                           const GemmGrid& grid) {
+  constexpr int64_t kFloat = 4;
+  if (config.split_k > 1) return config.split_k * int64_t{m} * n * kFloat;
+  if (!config.stream_k) return 0;
+  const int64_t ctas = int64_t{grid.x} * grid.y;
+  return GemmStreamKFlagBytes(config, grid) +
+         ctas * config.block_m * config.block_n * kFloat;
 }
 
 }  // namespace ptxgen::gen

@@ -13,6 +13,7 @@
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/gen/templates.h"
 #include "ptxgen/ptx/convert.h"
+#include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
@@ -99,7 +100,9 @@ std::string PinAccumulators(Generation& g, int indent) {
 }
 
 // wgmma over one stage: every K step of the block, every 64-row slice.
-std::string MmaBody(Generation& g, int indent) {
+// The first K step scales the accumulators by `first_scale_d` (0 starts a
+// tile without a separate zeroing pass), the others by 1.
+std::string MmaBody(Generation& g, int indent, const std::string& first_scale_d) {
   ptx::WgmmaMma mma;
   mma.n = g.config.block_n;
   mma.a_type = mma.b_type = g.element;
@@ -119,7 +122,7 @@ std::string MmaBody(Generation& g, int indent) {
                      {{"d", absl::StrCat("acc[", s, "]")},
                       {"a", absl::StrCat("a_desc + ", a_offset >> 4, "ull")},
                       {"b", absl::StrCat("b_desc + ", b_offset >> 4, "ull")},
-                      {"scale_d", "1u"}}),
+                      {"scale_d", k == 0 ? first_scale_d : "1u"}}),
           "\n");
     }
   }
@@ -184,9 +187,10 @@ std::string StoreFunction(Generation& g) {
 
 // One store_pair per accumulator pair, at the fragment-layout coordinate.
 std::string DirectEpilogue(Generation& g) {
-  const char* destination = g.config.split_k > 1
-                                ? "store_partial(workspace, split,"
-                                : "store_pair(c,";
+  const std::string destination =
+      g.config.split_k > 1
+          ? absl::StrCat("store_partial(workspace, w.unit % ", g.config.split_k, ",")
+          : "store_pair(c,";
   std::string stores;
   const int registers = ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32,
                                                        g.config.block_n);
@@ -196,7 +200,7 @@ std::string DirectEpilogue(Generation& g) {
       absl::StrAppendFormat(
           &stores, "        %s m, n, row + %d, column + %d, acc[%d][%d], "
                    "acc[%d][%d], pair_stores);\n",
-          destination, s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
+          destination.c_str(), s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
     }
   }
   const std::string thread =
@@ -207,12 +211,17 @@ std::string DirectEpilogue(Generation& g) {
                {"STORES", stores}});
 }
 
+// bar.sync of one consumer warpgroup's 128 threads (barrier 0 is the
+// block's).
+std::string SyncConsumer(Generation& g) {
+  return g.ops.Call("named_barrier_sync", ptx::NamedBarrierSync(),
+                    {{"id", "1u + consumer"}, {"threads", "128u"}});
+}
+
 std::string TmaEpilogue(Generation& g) {
   const int rows = g.layout.rows_per_consumer;
   const int chunk_bytes = rows * 128;
-  const std::string sync = g.ops.Call(
-      "named_barrier_sync", ptx::NamedBarrierSync(),
-      {{"id", "1u + consumer"}, {"threads", "128u"}});
+  const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   return Fill(
       g, "gemm_epilogue_tma.cu",
@@ -241,6 +250,25 @@ std::string TmaEpilogue(Generation& g) {
                     {"coords", "{(unsigned)(n0 + 64 * chunk), (unsigned)m0}"},
                     {"src", absl::StrCat("c_tile + chunk * ", chunk_bytes, "u")}})},
        {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})}});
+}
+
+std::string StreamKFixup(Generation& g) {
+  if (!g.config.stream_k) return "";
+  return Fill(
+      g, "gemm_stream_k_fixup.cu",
+      {{"CONSUMERS", absl::StrCat(g.config.consumers)},
+       {"CLUSTER_M", absl::StrCat(g.config.cluster_m)},
+       {"M_SLICES", absl::StrCat(g.layout.m_slices)},
+       {"SLICE_ACCUMULATORS",
+        absl::StrCat(g.layout.accumulators_per_thread / g.layout.m_slices)},
+       {"FLAG_WORDS", absl::StrCat("(gridDim.x * ", g.config.consumers, " + 3) / 4 * 4")},
+       {"SLOT_VECTORS",
+        absl::StrCat(kThreadsPerWarpgroup * g.layout.accumulators_per_thread / 4)},
+       {"SYNC_CONSUMER", SyncConsumer(g)},
+       {"RAISE_FLAG", g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
+                                 {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
+       {"READ_FLAG", g.ops.Call("load_acquire_gpu", ptx::LoadAcquireGpu(),
+                                {{"value", "raised"}, {"address", "(unsigned long long)flag"}})}});
 }
 
 std::string MbarrierInit(Generation& g, const std::string& barrier,
@@ -301,7 +329,7 @@ TemplateValues V1Values(Generation& g) {
       {"LOAD_B", TmaLoad(g, "b_tile", "b_map_address", "k0", "n0", "barrier")},
       {"WAIT_LOADS", MbarrierWait(g, "barrier", "phase")},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
-      {"MMA_BODY", MmaBody(g, 4)},
+      {"MMA_BODY", MmaBody(g, 4, "1u")},
       {"WGMMA_WAIT", WaitGroup(g, 0)},
       {"EPILOGUE", DirectEpilogue(g)},
   };
@@ -375,6 +403,7 @@ TemplateValues WarpSpecializedValues(Generation& g) {
   TemplateValues values = CommonValues(g);
   const TemplateValues specific = {
       {"STAGES", absl::StrCat(config.stages)},
+      {"SCHEDULE_OFFSET", absl::StrCat(layout.schedule_offset)},
       {"CONSUMERS", absl::StrCat(config.consumers)},
       {"CLUSTER_M", absl::StrCat(config.cluster_m)},
       {"CLUSTER_WORDS", cluster ? " of both CTAs in the cluster" : ""},
@@ -382,6 +411,13 @@ TemplateValues WarpSpecializedValues(Generation& g) {
       {"IN_FLIGHT", absl::StrCat(config.mma_groups_in_flight)},
       {"RASTER_GROUP", absl::StrCat(config.raster_group)},
       {"SPLIT_K", absl::StrCat(config.split_k)},
+      {"STREAM_K", config.stream_k ? "true" : "false"},
+      {"STREAM_K_WORDS",
+       config.stream_k ? "; the tiles left after whole waves are shared out "
+                         "by k-tiles (stream-K)"
+                       : ""},
+      {"SK_MAX_PIECES", absl::StrCat(kStreamKMaxPieces)},
+      {"STREAM_K_FIXUP", StreamKFixup(g)},
       {"STAGE_BYTES", absl::StrCat(layout.stage_bytes)},
       {"A_TILE_BYTES", absl::StrCat(layout.a_tile_bytes)},
       {"CONSUMER_A_BYTES",
@@ -413,7 +449,7 @@ TemplateValues WarpSpecializedValues(Generation& g) {
       {"B_DESCRIPTOR", DescriptorExpression(g, layout.b_tile, "b_tile")},
       {"WAIT_FULL", MbarrierWait(g, "full", "phase")},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 8)},
-      {"MMA_BODY", MmaBody(g, 8)},
+      {"MMA_BODY", MmaBody(g, 8, "accumulate")},
       {"WGMMA_WAIT_IN_LOOP", WaitGroup(g, config.mma_groups_in_flight)},
       {"MARK_CURRENT", keep_one ? "" : "released = stage;"},
       {"RELEASE_STAGE", ReleaseStage(g)},

@@ -18,6 +18,8 @@ inline constexpr int kMaxSharedBytesPerBlock = 232448;
 // Registers per SM, and what a TMA producer warpgroup keeps.
 inline constexpr int kRegistersPerSm = 65536;
 inline constexpr int kProducerRegisters = 40;
+// Shared bytes for the warp-specialized kernel's work schedule (six ints).
+inline constexpr int kScheduleBytes = 32;
 // The runtime aligns the dynamic shared memory base itself: slack for it.
 inline constexpr int kSharedBaseAlignment = 1024;
 
@@ -31,6 +33,7 @@ struct GemmLayout {
   int c_tile_offset = 0;  // TMA-store epilogue only
   int c_tile_bytes = 0;
   int barrier_offset = 0;  // full[stages] then empty[stages], 8 bytes each
+  int schedule_offset = 0;  // the warp-specialized work schedule
   int shared_bytes = 0;    // everything, with base-alignment slack
   int threads = 0;
   int rows_per_consumer = 0;

@@ -57,9 +57,13 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
   layout.barrier_offset = RoundUp(end, 8);
-  layout.shared_bytes =
-      layout.barrier_offset + 2 * 8 * config.stages + kSharedBaseAlignment;
+  end = layout.barrier_offset + 2 * 8 * config.stages;
   const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
+  if (specialized) {
+    layout.schedule_offset = end;
+    end += kScheduleBytes;
+  }
+  layout.shared_bytes = end + kSharedBaseAlignment;
   layout.threads = kThreadsPerWarpgroup * (config.consumers + (specialized ? 1 : 0));
   layout.rows_per_consumer = config.block_m / config.consumers;
   layout.m_slices = layout.rows_per_consumer / ptx::kWgmmaM;

@@ -123,6 +123,51 @@ INSTANTIATE_TEST_SUITE_P(
 
 class GemmRulesGpuTest : public testing_support::HopperTest {};
 
+// Stream-K on shapes whose tiles leave a partial last wave: whole waves of
+// tiles, then pieces of the leftover tiles that meet through the workspace.
+// Three runs each: a run must leave the flags lowered for the next.
+TEST_F(GemmRulesGpuTest, StreamKMatchesCublasRunAfterRun) {
+  const Shape shapes[] = {
+      {2304, 4096, 1024},  // 288 tiles of 128x256: two waves and 24 left over
+      {1000, 3000, 4104},  // ragged, 65 k-tiles: pieces straddle tiles
+      {4096, 4096, 4096},  // 512 tiles: three waves and 116 left over
+  };
+  for (const Shape& shape : shapes) {
+    for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
+      const GemmProblem problem{shape.m, shape.n, shape.k, element};
+      runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
+      runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
+      runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
+      runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
+      std::vector<Gemm> gemms;
+      for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+        if (!config.stream_k) continue;
+        GemmOptions options;
+        options.config = config;
+        absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+        ASSERT_TRUE(gemm.ok()) << gemm.status();
+        gemms.push_back(*std::move(gemm));
+      }
+      ASSERT_FALSE(gemms.empty());
+      for (int run = 0; run < 3; ++run) {
+        const uint32_t seed = 1000 * run + static_cast<uint32_t>(shape.k);
+        ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, element, seed, nullptr).ok());
+        ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, element, seed + 1, nullptr).ok());
+        ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(),
+                               nullptr).ok());
+        const std::vector<uint16_t> expected = Download(reference);
+        for (const Gemm& gemm : gemms) {
+          SCOPED_TRACE(absl::StrCat(gen::ConfigName(gemm.config()), " on ", Name(shape),
+                                    " run ", run));
+          ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
+          ASSERT_TRUE(gemm.Run(a.address(), b.address(), c.address(), nullptr).ok());
+          EXPECT_LT(RelativeErrorByNorm(Download(c), expected, element), ErrorBound(element));
+        }
+      }
+    }
+  }
+}
+
 TEST_F(GemmRulesGpuTest, SizesTmaCannotDescribeAreRefused) {
   const absl::StatusOr<Gemm> gemm =
       Gemm::Prepare(GemmProblem{1, 1, 1, ScalarType::kF16});

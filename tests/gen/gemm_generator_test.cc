@@ -27,7 +27,8 @@ GemmConfig Parse(const std::string& name) {
 TEST(GemmConfigTest, NamesRoundTrip) {
   for (const std::string name :
        {"v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
-        "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs"}) {
+        "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs",
+        "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
@@ -43,11 +44,14 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"v1 128x128x48", "block_k must make a 32-, 64- or 128-byte row"},
       {"v1 96x128x64", "block_m must be 64, 128, 192 or 256"},
       {"v1 128x120x64", ""},  // 120 is a legal N: accepted
-      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "needs 263232 bytes of shared memory"},
+      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "needs 263264 bytes of shared memory"},
       {"ws 128x256x64 s1 c2 w1 m1 direct g8 persistent", "it needs 2+ stages"},
       {"ws 128x128x64 s4 c3 w1 m1 direct g8 persistent", "consumers must be 1, 2 or 4"},
       {"ws 128x200x64 s4 c2 w1 m1 tma g8 persistent", "block_n must be a multiple of 64"},
       {"ws 64x256x64 s4 c4 w1 m1 direct g8 persistent", "multiple of 64 rows"},
+      {"ws 128x128x64 s4 c2 w1 m1 tma g8 sk tiles", "stream-K shares the last wave"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 sk persistent", "no split-K"},
+      {"v1 128x128x64 sk", "v1 takes only a tile"},
   };
   for (const auto& [name, message] : cases) {
     absl::StatusOr<GemmConfig> config = ParseConfigName(name);
@@ -99,14 +103,41 @@ TEST(GemmGeneratorTest, LaunchGrids) {
   EXPECT_EQ(small.x, 4);
 }
 
+TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {
+  const GemmConfig stream_k = Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
+  // Even one tile is shared out by k-tiles over the whole persistent grid.
+  const GemmGrid grid = GemmLaunchGrid(stream_k, 100, 100, 66);
+  EXPECT_EQ(grid.x, 132);
+  EXPECT_EQ(grid.cluster_x, 2);
+  // 132 flags (2 per CTA) padded to 16 bytes, then a 128x256 f32 slot per CTA.
+  EXPECT_EQ(GemmStreamKFlagBytes(stream_k, grid), 132 * 2 * 4);
+  EXPECT_EQ(GemmWorkspaceBytes(stream_k, 100, 100, grid),
+            132 * 2 * 4 + int64_t{132} * 128 * 256 * 4);
+  const GemmConfig plain = Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
+  EXPECT_EQ(GemmWorkspaceBytes(plain, 100, 100, GemmLaunchGrid(plain, 100, 100, 66)), 0);
+}
+
+TEST(GemmGeneratorTest, StreamKRefusesIterationCountsBeyond32Bits) {
+  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
+  const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, 132);
+  EXPECT_TRUE(CheckGemmLaunch(config, 8192, grid).ok());
+  const absl::Status huge = CheckGemmLaunch(config, int64_t{1} << 30, grid);
+  EXPECT_TRUE(absl::StrContains(huge.message(), "stream-K counts k-tiles in 32 bits"))
+      << huge;
+  GemmConfig no_stream_k = config;
+  no_stream_k.stream_k = false;
+  EXPECT_TRUE(CheckGemmLaunch(no_stream_k, int64_t{1} << 30, grid).ok());
+}
+
 TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
   absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
   ASSERT_TRUE(gemm.ok());
-  // Stages (3 x 48 KiB), then the C tile (64 KiB), then 6 barriers, then
-  // the base-alignment slack.
+  // Stages (3 x 48 KiB), then the C tile (64 KiB), then 6 barriers, the
+  // work schedule, and the base-alignment slack.
   EXPECT_TRUE(absl::StrContains(gemm->source, "full[s] at +212992+8s"));
-  EXPECT_EQ(gemm->shared_bytes, 212992 + 48 + 1024);
+  EXPECT_TRUE(absl::StrContains(gemm->source, "work schedule at +213040"));
+  EXPECT_EQ(gemm->shared_bytes, 212992 + 48 + 32 + 1024);
   EXPECT_EQ(gemm->a_box.inner, 64);
   EXPECT_EQ(gemm->a_box.outer, 128);
   EXPECT_EQ(gemm->b_box.outer, 128);  // half of B per CTA of the pair

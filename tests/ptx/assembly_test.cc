@@ -12,6 +12,7 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gen/probe_kernel.h"
 #include "ptxgen/ptx/convert.h"
+#include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
 #include "ptxgen/ptx/tma.h"
@@ -143,6 +144,8 @@ std::vector<Form> BarrierForms() {
       {ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease)},
       {ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelaxed)},
       {ptx::BarrierClusterWait()},
+      {ptx::StoreReleaseGpu()},
+      {ptx::LoadAcquireGpu()},
   };
 }
 

@@ -190,6 +190,7 @@ TEST(PtxgenTest, EveryFamilyPrintsItsInstruction) {
       {"warp --op=stmatrix --matrices=2 --trans",
        "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r0], {%r1, %r2};"},
       {"convert --to=bf16 --pack", "cvt.rn.bf16x2.f32 %r0, %f0, %f1;"},
+      {"warp --op=flag-acquire", "ld.acquire.gpu.global.b32 %r0, [%rd0];"},
   };
   for (const auto& [args, instruction] : cases) {
     const Result run = Ptxgen(Args(absl::StrCat(args, " --emit=ptx-lines")));

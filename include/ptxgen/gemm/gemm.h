@@ -49,7 +49,7 @@ struct GemmOptions {
 };
 
 class LoadedGemmKernel;
-struct SplitKReduction;
+struct GemmWorkspace;
 
 class Gemm {
  public:
@@ -57,9 +57,9 @@ class Gemm {
                                       const GemmOptions& options = {});
 
   // Computes C from device pointers (16-byte aligned) on `stream`.
-  // A split-K configuration keeps its partial sums in a workspace owned by
-  // this Gemm: calls on different streams must not overlap (prepare one
-  // Gemm per stream instead).
+  // A split-K or stream-K configuration keeps partial sums in a workspace
+  // owned by this Gemm: calls on different streams must not overlap
+  // (prepare one Gemm per stream instead).
   absl::Status Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                    CUstream stream) const;
 
@@ -70,16 +70,16 @@ class Gemm {
 
  private:
   Gemm(GemmProblem problem, std::shared_ptr<const LoadedGemmKernel> kernel,
-       std::shared_ptr<const SplitKReduction> reduction)
+       std::shared_ptr<const GemmWorkspace> workspace)
       : problem_(problem),
         kernel_(std::move(kernel)),
-        reduction_(std::move(reduction)) {}
+        workspace_(std::move(workspace)) {}
 
   absl::Status Reduce(CUdeviceptr c, CUstream stream) const;
 
   GemmProblem problem_;
   std::shared_ptr<const LoadedGemmKernel> kernel_;
-  std::shared_ptr<const SplitKReduction> reduction_;  // split-K only
+  std::shared_ptr<const GemmWorkspace> workspace_;  // split-K, stream-K
 };
 
 // Generates, compiles and loads one configuration into the current context

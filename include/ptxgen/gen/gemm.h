@@ -5,6 +5,7 @@
 // row-major; f16 or bf16 inputs, f32 accumulation, C in the input type.
 // M, N and K are kernel arguments: one generated kernel serves every size.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -28,6 +29,11 @@ enum class GemmEpilogue {
   kTmaStore,  // registers -> swizzled shared tile (stmatrix) -> TMA store
 };
 
+// Stream-K's bound on the clusters sharing one tile: more even out the last
+// wave better, but the piece ending a tile adds up every other piece's
+// partial sums on its own.
+inline constexpr int kStreamKMaxPieces = 4;
+
 struct GemmConfig {
   GemmSchedule schedule = GemmSchedule::kV1;
   int block_m = 128;
@@ -45,13 +51,19 @@ struct GemmConfig {
   // workspace, then added by a reduce kernel: for problems with too few
   // output tiles to fill the SMs.
   int split_k = 1;
+  // Stream-K for the last, partial wave: the tiles left after whole waves
+  // are shared out by k-tile iterations among the clusters (at most
+  // kStreamKMaxPieces sharers per tile), the pieces of a tile added up in
+  // the kernel through a workspace. Persistent grid only.
+  bool stream_k = false;
   bool persistent = true;         // grid of one CTA per SM, else one per tile
 
   bool operator==(const GemmConfig& other) const;
 };
 
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
-// "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4).
+// "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4),
+// "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent" (stream-K).
 std::string ConfigName(const GemmConfig& config);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
@@ -82,9 +94,9 @@ struct GeneratedGemm {
 // Kernel parameters, in order, of every generated GEMM:
 //   const __grid_constant__ TensorMap a_map, b_map, c_map  (128-byte CUtensorMap)
 //   unsigned short* c, float* workspace, int m, int n, int k, int pair_stores
-// c_map is used by the TMA-store epilogue only, workspace (split_k * m * n
-// floats) by split-K only; pair_stores != 0 allows one store for each pair
-// of adjacent columns (C 4-byte aligned and n even).
+// c_map is used by the TMA-store epilogue only, workspace by split-K and
+// stream-K only (GemmWorkspaceBytes); pair_stores != 0 allows one store for
+// each pair of adjacent columns (C 4-byte aligned and n even).
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            ptx::ScalarType element);
 
@@ -105,6 +117,22 @@ struct GemmGrid {
 // `resident_clusters`, from the device's occupancy for this kernel.
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
                         int resident_clusters);
+
+// Checks what only the problem and the grid decide: stream-K counts the
+// k-tiles of the tiles it shares out in 32 bits, so the grid's clusters
+// times K's tiles must stay below 2^31.
+absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
+                             const GemmGrid& grid);
+
+// The workspace a launch on `grid` needs, in bytes (0: none). Split-K: its
+// f32 slices, [split_k][m][n]. Stream-K: an int flag per consumer
+// warpgroup of each CTA, padded to 16 bytes (GemmStreamKFlagBytes), then
+// one slot of f32 partial sums per CTA (block_m x block_n). The flags must
+// be zero before the first launch; every launch that completes leaves them
+// zero.
+int64_t GemmWorkspaceBytes(const GemmConfig& config, int m, int n,
+                           const GemmGrid& grid);
+int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid);
 
 }  // namespace ptxgen::gen
 

@@ -1,0 +1,65 @@
+// The heuristic's rules and the autotuner's candidates, without a GPU.
+#include "ptxgen/gemm/selection.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+using ptx::ScalarType;
+
+TEST(SelectionTest, LargeProblemsGet128x256TilesWithTheTmaStore) {
+  const gen::GemmConfig config =
+      HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132);
+  EXPECT_EQ(config.block_m, 128);
+  EXPECT_EQ(config.block_n, 256);
+  EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kTmaStore);
+  EXPECT_TRUE(gen::ValidateGemmConfig(config, ScalarType::kF16).ok());
+}
+
+TEST(SelectionTest, StreamKOnlyForAMostlyIdleLastWaveWithLongShares) {
+  // 64 x 32 = 2048 tiles on 132 SMs: 15 waves and 68 tiles left over,
+  // shared out as 66 k-tiles per SM.
+  EXPECT_TRUE(HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).stream_k);
+  // 33 x 8 = 264 tiles: exactly two waves.
+  EXPECT_FALSE(HeuristicConfig({33 * 128, 8 * 256, 4096, ScalarType::kF16}, 132).stream_k);
+  // 512 tiles: the last wave is 88% full.
+  EXPECT_FALSE(HeuristicConfig({4096, 4096, 4096, ScalarType::kF16}, 132).stream_k);
+  // Shares of 8 k-tiles.
+  EXPECT_FALSE(HeuristicConfig({8192, 8192, 1024, ScalarType::kF16}, 132).stream_k);
+  // 8 tiles left over, 4 SMs each: shares of 64 k-tiles.
+  EXPECT_TRUE(HeuristicConfig({16384, 16384, 16384, ScalarType::kF16}, 132).stream_k);
+}
+
+TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
+  // 128x256: 480 tiles, 3.6 waves, and 5% of the tile area outside C;
+  // 128x192: 648 tiles, 4.9 waves.
+  const gen::GemmConfig config = HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132);
+  EXPECT_EQ(config.block_n, 192);
+  EXPECT_EQ(HeuristicConfig({6144, 6144, 6144, ScalarType::kF16}, 132).block_n, 256);
+}
+
+TEST(SelectionTest, CandidatesIncludeStreamKBesideWholeTiles) {
+  int stream_k = 0, whole = 0;
+  for (const gen::GemmConfig& config :
+       CandidateConfigs({8192, 8192, 8192, ScalarType::kBF16})) {
+    EXPECT_TRUE(gen::ValidateGemmConfig(config, ScalarType::kBF16).ok())
+        << gen::ConfigName(config);
+    (config.stream_k ? stream_k : whole)++;
+  }
+  EXPECT_GT(stream_k, 0);
+  EXPECT_GT(whole, stream_k);
+}
+
+TEST(SelectionTest, TheTmaStoreNeedsAlignedRowsOfC) {
+  const GemmProblem odd{4096, 4099, 4096, ScalarType::kF16};
+  EXPECT_EQ(HeuristicConfig(odd, 132).epilogue, gen::GemmEpilogue::kDirect);
+  for (const gen::GemmConfig& config : CandidateConfigs(odd)) {
+    EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kDirect) << gen::ConfigName(config);
+  }
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm
