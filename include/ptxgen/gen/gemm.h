@@ -113,8 +113,9 @@ struct GemmGrid {
 };
 
 // The launch grid for an m x n problem. A persistent grid has as many
-// clusters (CTAs, without a cluster) as can be resident at once:
-// `resident_clusters`, from the device's occupancy for this kernel.
+// clusters (CTAs, without a cluster) as can be resident at once,
+// `resident_clusters` from the device's occupancy for this kernel, or fewer
+// when there are fewer work units; stream-K always takes all of them.
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
                         int resident_clusters);
 
