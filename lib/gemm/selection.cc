@@ -64,14 +64,21 @@ double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
 // Stream-K measured faster on the H200 only where the last wave leaves most
 // clusters idle and each cluster's share of it is long: at 8192^3 (a 52%
 // full last wave, 66 k-tiles a share) it gained 2.6%; with an 88% full
-// wave, or shares of 8 k-tiles (K = 1024), it lost 2-5%.
+// wave, or shares of 8 k-tiles (K = 1024), it lost 2-5%. (And the kernel
+// must be able to count the k-tiles: gen::CheckGemmLaunch.)
 bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
                  int64_t clusters) {
   const int64_t tail = ClusterTiles(problem, config) % clusters;
   const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
   const int64_t sharers = std::min<int64_t>(
       clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
-  return tail > 0 && tail <= clusters * 6 / 10 && tail * k_tiles >= 32 * sharers;
+  gen::GemmGrid grid;
+  grid.x = static_cast<int>(clusters) * config.cluster_m;
+  grid.cluster_x = config.cluster_m;
+  gen::GemmConfig stream_k = config;
+  stream_k.stream_k = true;
+  return tail > 0 && tail <= clusters * 6 / 10 && tail * k_tiles >= 32 * sharers &&
+         gen::CheckGemmLaunch(stream_k, problem.k, grid).ok();
 }
 
 // With at least two waves of tiles: 128x256 tiles with two consumer

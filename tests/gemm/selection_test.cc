@@ -31,6 +31,8 @@ TEST(SelectionTest, StreamKOnlyForAMostlyIdleLastWaveWithLongShares) {
   EXPECT_FALSE(HeuristicConfig({8192, 8192, 1024, ScalarType::kF16}, 132).stream_k);
   // 8 tiles left over, 4 SMs each: shares of 64 k-tiles.
   EXPECT_TRUE(HeuristicConfig({16384, 16384, 16384, ScalarType::kF16}, 132).stream_k);
+  // K too long to count the stream-K k-tiles in 32 bits.
+  EXPECT_FALSE(HeuristicConfig({8192, 8192, int64_t{1} << 30, ScalarType::kF16}, 132).stream_k);
 }
 
 TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
