@@ -225,12 +225,14 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   if (bytes == 0) return nullptr;
   absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
   if (!buffer.ok()) return buffer.status();
-  // Stream-K's flags start lowered (a synchronous copy: the first launch
-  // may be on any stream).
-  const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid), 0);
-  if (absl::Status zeroed = buffer->CopyFromHost(lowered.data(), lowered.size());
-      !zeroed.ok()) {
-    return zeroed;
+  if (config.stream_k) {
+    // The flags start lowered (a synchronous copy: the first launch may be
+    // on any stream).
+    const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid), 0);
+    if (absl::Status zeroed = buffer->CopyFromHost(lowered.data(), lowered.size());
+        !zeroed.ok()) {
+      return zeroed;
+    }
   }
   auto workspace = std::make_shared<GemmWorkspace>(GemmWorkspace{*std::move(buffer)});
   if (config.split_k == 1) return workspace;
