@@ -1,5 +1,6 @@
 #include "ptxgen/compile/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +8,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace ptxgen::compile {
@@ -41,11 +44,13 @@ absl::Status WriteAll(int fd, absl::string_view bytes,
   return absl::OkStatus();
 }
 
+constexpr absl::string_view kTemporaryMarker = ".tmp.";
+
 // Unique per process (pid) and per call (counter), so concurrent writers
 // never share a temporary file.
 std::string TemporaryName(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
-  return absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
+  return absl::StrCat(path, kTemporaryMarker, getpid(), ".", counter++);
 }
 
 }  // namespace
@@ -92,6 +97,22 @@ absl::Status WriteFileAtomically(const std::string& directory,
   }
   if (!status.ok()) unlink(temporary.c_str());
   return status;
+}
+
+void RemoveStaleTemporaries(const std::string& directory, int64_t min_age_seconds) {
+  DIR* listing = opendir(directory.c_str());
+  if (listing == nullptr) return;
+  const time_t now = time(nullptr);
+  while (const dirent* item = readdir(listing)) {
+    if (!absl::StrContains(item->d_name, kTemporaryMarker)) continue;
+    const std::string path = absl::StrCat(directory, "/", item->d_name);
+    struct stat info;
+    if (lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        now - info.st_mtime >= min_age_seconds) {
+      unlink(path.c_str());
+    }
+  }
+  closedir(listing);
 }
 
 }  // namespace ptxgen::compile

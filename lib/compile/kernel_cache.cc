@@ -1,5 +1,6 @@
 #include "ptxgen/compile/kernel_cache.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -136,6 +137,19 @@ void KernelCache::ClearMemory() {
   modules_.clear();
 }
 
+void KernelCache::Remember(const std::string& key,
+                           std::shared_ptr<const CompiledModule> module) {
+  modules_[key] = Resident{std::move(module), ++uses_};
+  if (static_cast<int64_t>(modules_.size()) <= std::max(1, config_.memory_modules)) {
+    return;
+  }
+  auto oldest = modules_.begin();
+  for (auto it = modules_.begin(); it != modules_.end(); ++it) {
+    if (it->second.last_use < oldest->second.last_use) oldest = it;
+  }
+  modules_.erase(oldest);
+}
+
 void KernelCache::Warn(const std::vector<std::string>& warnings) {
   if (warnings.empty()) return;
   WarningSink sink;
@@ -169,6 +183,10 @@ absl::StatusOr<CompiledModule> KernelCache::LoadOrCompile(
   }
   absl::StatusOr<CompiledModule> compiled = CompileCuda(name, source, options);
   if (!compiled.ok() || !config_.disk_enabled) return compiled;
+  // Once per cache: what writers that crashed left behind (an hour is far
+  // beyond any write).
+  absl::call_once(sweep_temporaries_, RemoveStaleTemporaries, config_.directory,
+                  int64_t{3600});
   const CacheEntry entry{std::string(key),      compiled->name,
                          compiled->cuda_source, compiled->ptx,
                          compiled->cubin,       compiled->log};
@@ -193,7 +211,8 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
   {
     absl::MutexLock lock(&mutex_);
     if (auto it = modules_.find(key); it != modules_.end()) {
-      cached = it->second;
+      cached = it->second.module;
+      it->second.last_use = ++uses_;
     } else if (auto it = pending_.find(key); it != pending_.end()) {
       pending = it->second;
     } else {
@@ -232,7 +251,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::Produce(
   }
   {
     absl::MutexLock lock(&mutex_);
-    if (shared != nullptr) modules_[key] = shared;
+    if (shared != nullptr) Remember(key, shared);
     pending_.erase(key);
   }
   pending.done.Notify();

@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <string>
@@ -155,6 +157,37 @@ TEST_F(CacheTest, ClearMemoryFallsBackToDisk) {
   Get(cache);
   cache.ClearMemory();
   EXPECT_EQ(Get(cache)->source, CacheSource::kDiskCache);
+}
+
+TEST_F(CacheTest, MemoryKeepsTheMostRecentlyUsedModules) {
+  caches_.push_back(std::make_unique<KernelCache>(
+      CacheConfig{/*disk_enabled=*/true, directory_, /*memory_modules=*/2}));
+  KernelCache& cache = *caches_.back();
+  const std::string a = kTinyKernel, b = a + "// b\n", c = a + "// c\n";
+  Get(cache, a);
+  Get(cache, b);
+  EXPECT_EQ(Get(cache, a)->source, CacheSource::kMemoryCache);  // a is newer than b
+  Get(cache, c);                                                  // drops b
+  EXPECT_EQ(Get(cache, a)->source, CacheSource::kMemoryCache);
+  EXPECT_EQ(Get(cache, c)->source, CacheSource::kMemoryCache);
+  EXPECT_EQ(Get(cache, b)->source, CacheSource::kDiskCache);
+}
+
+TEST_F(CacheTest, TemporariesOfDeadWritersAreDeletedOnAWrite) {
+  ASSERT_EQ(mkdir(directory_.c_str(), 0700), 0);
+  const std::string stale = directory_ + "/x.kernel.tmp.4242.0";
+  const std::string fresh = directory_ + "/y.kernel.tmp.4243.0";
+  WriteFile(stale, "half an entry");
+  WriteFile(fresh, "an entry being written");
+  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
+                                           {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimes(stale.c_str(), two_hours_ago), 0);
+  auto module = Get(NewCache());
+  ASSERT_TRUE(module);
+  const std::vector<std::string> files = ListDirectory(directory_);
+  const std::set<std::string> names(files.begin(), files.end());
+  EXPECT_EQ(names, (std::set<std::string>{"y.kernel.tmp.4243.0",
+                                          module->cache_key + ".kernel"}));
 }
 
 TEST_F(CacheTest, DisabledDiskCacheWritesNothing) {

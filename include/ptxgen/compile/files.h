@@ -4,6 +4,7 @@
 // Whole-file reads and crash-safe writes, for the kernel cache and for
 // anything else ptxgen keeps in its cache folder (autotuning records).
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,6 +22,12 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 absl::Status WriteFileAtomically(const std::string& directory,
                                  const std::string& path,
                                  absl::string_view bytes);
+
+// Deletes the temporary files WriteFileAtomically left in `directory`
+// (a writer that crashed before its rename) once they are older than
+// `min_age_seconds`: younger ones may belong to a writer still at work.
+// Best effort: files that cannot be examined or deleted are skipped.
+void RemoveStaleTemporaries(const std::string& directory, int64_t min_age_seconds);
 
 }  // namespace ptxgen::compile
 

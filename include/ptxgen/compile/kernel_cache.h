@@ -1,8 +1,8 @@
 #ifndef PTXGEN_COMPILE_KERNEL_CACHE_H_
 #define PTXGEN_COMPILE_KERNEL_CACHE_H_
 
-// The content-addressed kernel cache: compiled modules kept in memory for
-// the life of the process and on disk across processes.
+// The content-addressed kernel cache: compiled modules kept in memory (the
+// most recently used ones) and on disk across processes.
 //
 // The key hashes everything that changes the binary: module name, source,
 // arch, flags, NVRTC version and ptxgen::kVersion; never a path or a
@@ -10,14 +10,17 @@
 // and carries a SHA-256 of its bytes: a truncated, corrupt or foreign entry
 // is discarded with a warning and recompiled, never used. Concurrent
 // processes compiling the same kernel each write a whole entry and the last
-// rename wins, so one valid entry remains.
+// rename wins, so one valid entry remains. Temporary files of writers that
+// died before their rename are deleted on a later write, after an hour.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -30,6 +33,9 @@ namespace ptxgen::compile {
 struct CacheConfig {
   bool disk_enabled = true;
   std::string directory;  // created on the first write when missing
+  // Modules kept in memory; beyond this the least recently used one is
+  // dropped (its disk entry stays, and a later lookup reloads it).
+  int memory_modules = 512;
 };
 
 // $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen (an absolute
@@ -92,10 +98,22 @@ class KernelCache {
       const CompileOptions& options, std::vector<std::string>& warnings);
   void Warn(const std::vector<std::string>& warnings);
 
+  struct Resident {
+    std::shared_ptr<const CompiledModule> module;
+    uint64_t last_use = 0;
+  };
+
+  // Keeps `module` in memory, dropping the least recently used beyond the
+  // configured count.
+  void Remember(const std::string& key,
+                std::shared_ptr<const CompiledModule> module)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
   const CacheConfig config_;
+  absl::once_flag sweep_temporaries_;
   absl::Mutex mutex_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const CompiledModule>>
-      modules_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<std::string, Resident> modules_ ABSL_GUARDED_BY(mutex_);
+  uint64_t uses_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_
       ABSL_GUARDED_BY(mutex_);
   WarningSink sink_ ABSL_GUARDED_BY(mutex_);
