@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
@@ -59,6 +61,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     const std::string name = arg.substr(0, equals);
     const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
     if (name == "--mode") {
+      constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare",
+                                              "ladder",    "v1",       "configs"};
+      if (std::find(std::begin(kModes), std::end(kModes), value) == std::end(kModes)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--mode must be one of ", absl::StrJoin(kModes, ", "), ", not '", value, "'"));
+      }
       flags.mode = value;
     } else if (name == "--dtype") {
       flags.dtypes.clear();
@@ -67,18 +75,16 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         if (!type.ok()) return type.status();
         flags.dtypes.push_back(*type);
       }
-    } else if (name == "--shapes" && value != "suite") {
+    } else if (name == "--shapes") {
+      if (value == "suite") continue;
       flags.shapes.clear();
       for (absl::string_view text : absl::StrSplit(value, ',')) {
-        const std::vector<std::string> sizes = absl::StrSplit(text, 'x');
-        GemmProblem shape;
-        if (sizes.size() != 3 || !absl::SimpleAtoi(sizes[0], &shape.m) ||
-            !absl::SimpleAtoi(sizes[1], &shape.n) ||
-            !absl::SimpleAtoi(sizes[2], &shape.k)) {
+        absl::StatusOr<std::array<int64_t, 3>> sizes = gen::ParseDimensions(text);
+        if (!sizes.ok()) {
           return absl::InvalidArgumentError(
               absl::StrCat("--shapes: '", text, "' is not MxNxK"));
         }
-        flags.shapes.push_back(shape);
+        flags.shapes.push_back(GemmProblem{(*sizes)[0], (*sizes)[1], (*sizes)[2]});
       }
     } else if (name == "--configs") {
       for (absl::string_view text : absl::StrSplit(value, ';')) {
@@ -86,10 +92,17 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         if (!config.ok()) return config.status();
         flags.configs.push_back(*config);
       }
-    } else if (name == "--repeats" && absl::SimpleAtoi(value, &flags.repeats)) {
-    } else if (name != "--shapes") {
+    } else if (name == "--repeats") {
+      if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--repeats must be a positive integer, not '", value, "'"));
+      }
+    } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
     }
+  }
+  if (flags.mode == "configs" && flags.configs.empty()) {
+    return absl::InvalidArgumentError("--mode=configs needs --configs=\"NAME;NAME...\"");
   }
   return flags;
 }
@@ -98,7 +111,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 // so no timed call finds its inputs cached by the previous one.
 struct Operands {
   std::vector<runtime::DeviceBuffer> a, b;
-  runtime::DeviceBuffer c, reference;
+  runtime::DeviceBuffer c;
+  std::vector<uint16_t> reference;  // cuBLAS's C for a[0], b[0]
 };
 
 absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) {
@@ -109,11 +123,8 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
       std::max<int64_t>(1, std::min<int64_t>(16, 4 * l2_bytes / (a_bytes + b_bytes) + 1)));
   absl::StatusOr<runtime::DeviceBuffer> c =
       runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
-  absl::StatusOr<runtime::DeviceBuffer> reference =
-      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
   if (!c.ok()) return c.status();
-  if (!reference.ok()) return reference.status();
-  Operands operands{{}, {}, *std::move(c), *std::move(reference)};
+  Operands operands{{}, {}, *std::move(c), {}};
   for (int i = 0; i < copies; ++i) {
     absl::StatusOr<runtime::DeviceBuffer> a = runtime::DeviceBuffer::Allocate(a_bytes);
     absl::StatusOr<runtime::DeviceBuffer> b = runtime::DeviceBuffer::Allocate(b_bytes);
@@ -132,6 +143,14 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
     operands.a.push_back(*std::move(a));
     operands.b.push_back(*std::move(b));
   }
+  if (absl::Status s = CublasGemm(problem, operands.a[0].address(),
+                                  operands.b[0].address(), operands.c.address(), nullptr);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::vector<uint16_t>> reference = DownloadHalves(operands.c);
+  if (!reference.ok()) return reference.status();
+  operands.reference = *std::move(reference);
   return operands;
 }
 
@@ -170,8 +189,8 @@ struct Row {
   double ms = 0, cublas_ms = 0, error = 0;
 };
 
-// Times one configuration and cuBLAS on the same operands; checks the
-// result against cuBLAS's.
+// Checks one configuration's result against cuBLAS's (refusing a wrong one),
+// then times both on the same operands.
 absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem,
                             const gen::GemmConfig& config, const Operands& operands,
                             int repeats) {
@@ -181,10 +200,6 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
   if (!gemm.ok()) return gemm.status();
   Row row{label, problem, gen::ConfigName(config)};
   const CUdeviceptr a = operands.a[0].address(), b = operands.b[0].address();
-  if (absl::Status s = CublasGemm(problem, a, b, operands.reference.address(), nullptr);
-      !s.ok()) {
-    return s;
-  }
   if (absl::Status s = Poison(operands.c.address(), problem.m * problem.n, nullptr);
       !s.ok()) {
     return s;
@@ -192,9 +207,12 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
   if (absl::Status s = gemm->Run(a, b, operands.c.address(), nullptr); !s.ok()) return s;
   absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(operands.c);
   if (!result.ok()) return result.status();
-  absl::StatusOr<std::vector<uint16_t>> reference = DownloadHalves(operands.reference);
-  if (!reference.ok()) return reference.status();
-  row.error = RelativeErrorByNorm(*result, *reference, problem.element);
+  row.error = RelativeErrorByNorm(*result, operands.reference, problem.element);
+  if (!(row.error < ErrorBound(problem.element))) {
+    return absl::InternalError(absl::StrFormat(
+        "wrong result: relative error %.2e vs cuBLAS (bound %.0e)", row.error,
+        ErrorBound(problem.element)));
+  }
   absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
       [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
       [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
@@ -225,7 +243,8 @@ std::string ShapeName(const GemmProblem& p) {
 }
 
 // The schedule ladder at 8192^3: each step adds one technique.
-std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType element) {
+std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType element,
+                                                            int sm_count) {
   auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
   std::vector<std::pair<std::string, gen::GemmConfig>> steps;
   // The best v1 tile is measured by the v1 mode; 128x128x64 is the seed's.
@@ -245,7 +264,7 @@ std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType elem
   steps.push_back({"+ stream-K: the last wave shared out by k-tiles",
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent")});
   steps.push_back({"the heuristic's pick",
-                   gemm::HeuristicConfig({8192, 8192, 8192, element}, 132)});
+                   gemm::HeuristicConfig({8192, 8192, 8192, element}, sm_count)});
   return steps;
 }
 
@@ -269,7 +288,7 @@ absl::Status Run(const Flags& flags) {
       if (!operands.ok()) return operands.status();
       std::vector<std::pair<std::string, gen::GemmConfig>> runs;
       if (flags.mode == "ladder") {
-        runs = Ladder(element);
+        runs = Ladder(element, device->sm_count);
       } else if (flags.mode == "configs") {
         for (const gen::GemmConfig& config : flags.configs) {
           runs.push_back({ShapeName(problem), config});

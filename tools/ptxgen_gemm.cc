@@ -36,14 +36,12 @@ absl::StatusOr<gemm::GemmProblem> Problem(const cli::ParsedFlags& flags) {
 
 absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
                                                 gen::GemmConfig config) {
-  const std::vector<std::string> sizes = absl::StrSplit(flags.Text("block"), 'x');
-  if (sizes.size() != 3 || !absl::SimpleAtoi(sizes[0], &config.block_m) ||
-      !absl::SimpleAtoi(sizes[1], &config.block_n) ||
-      !absl::SimpleAtoi(sizes[2], &config.block_k)) {
+  absl::StatusOr<gen::GemmConfig> tiled = gen::WithTile(config, flags.Text("block"));
+  if (!tiled.ok()) {
     return cli::UsageError(absl::StrCat("--block=", flags.Text("block"),
                                         " is not MxNxK (e.g. 128x128x64)"));
   }
-  return config;
+  return *tiled;
 }
 
 // The device's SM count, or the assumed one (said on stderr) without a GPU.
@@ -149,8 +147,8 @@ cli::Subcommand GemmSubcommand() {
   };
   command.examples = {
       "ptxgen gemm --m=8192 --n=8192 --k=8192 --emit=resources",
-      "ptxgen gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --schedule=v1 "
-      "--block=128x128x64 --emit=ptx",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --schedule=v1 --block=128x128x64",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --emit=ptx",
       "ptxgen gemm --m=1000 --n=999 --k=136 --emit=json",
   };
   command.run = RunGemm;

@@ -1,6 +1,7 @@
 // `ptxgen tma`: TMA tensor copies and their bulk groups.
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ptxgen/ptx/tma.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
@@ -70,7 +71,10 @@ cli::Subcommand TmaSubcommand() {
       "addresses), cta_mask (multicast), cache_policy (cache hint).";
   command.flags = {
       cli::OperationFlag(operations),
-      cli::IntegerFlag("rank", "N", "Dimensions of the tensor box (1..5).",
+      cli::IntegerFlag("rank", "N",
+                       absl::StrCat("Dimensions of the tensor box (",
+                                    ptx::kMinTensorRank, "..", ptx::kMaxTensorRank,
+                                    ")."),
                        "2"),
       cli::SwitchFlag("multicast",
                       "Also writes the box into the cluster's CTAs named by "

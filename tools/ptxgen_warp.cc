@@ -2,6 +2,7 @@
 // besides wgmma, TMA and mbarrier.
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/named_barrier.h"
 #include "ptxgen/ptx/warp_specialization.h"
@@ -35,8 +36,9 @@ std::vector<cli::Operation> WarpOperations() {
        {},
        cli::Fixed(ptx::ElectSync)},
       {"setmaxnreg",
-       "setmaxnreg: the warpgroup gives registers back (--dec) or claims "
-       "them (--inc); --count is a multiple of 8 in 24..256",
+       absl::StrCat("setmaxnreg: the warpgroup gives registers back (--dec) "
+                    "or claims them (--inc); --count is a multiple of 8 in ",
+                    ptx::kMinMaxNReg, "..", ptx::kMaxMaxNReg),
        {"inc", "dec", "count"},
        SetMaxNReg},
       {"cluster-arrive",
@@ -105,8 +107,9 @@ cli::Subcommand WarpSubcommand() {
       cli::SwitchFlag("inc", "setmaxnreg.inc: claim registers."),
       cli::SwitchFlag("dec", "setmaxnreg.dec: give registers back."),
       cli::IntegerFlag("count", "N",
-                       "The per-thread register count (multiples of 8 in "
-                       "24..256).",
+                       absl::StrCat("The per-thread register count (multiples "
+                                    "of 8 in ", ptx::kMinMaxNReg, "..",
+                                    ptx::kMaxMaxNReg, ")."),
                        ""),
       cli::SwitchFlag("relaxed", "A relaxed cluster arrive."),
       cli::IntegerFlag("matrices", "1|2|4",

@@ -186,10 +186,13 @@ cli::Subcommand WgmmaWaitSubcommand() {
       "wgmma.wait_group N: waits until at most N wgmma groups "
       "are pending";
   command.description =
-      "Prints wgmma.wait_group.sync.aligned N. N is 0..7; 0 waits for every\n"
-      "group, so the accumulators may be read.";
+      absl::StrCat("Prints wgmma.wait_group.sync.aligned N. N is 0..",
+                   ptx::kMaxWgmmaPendingGroups,
+                   "; 0 waits for every\ngroup, so the accumulators may be read.");
   command.flags = {
-      cli::IntegerFlag("pending", "N", "Groups that may stay pending (0..7).",
+      cli::IntegerFlag("pending", "N",
+                       absl::StrCat("Groups that may stay pending (0..",
+                                    ptx::kMaxWgmmaPendingGroups, ")."),
                        "0"),
       cli::StatementEmitFlag(),
   };

@@ -6,8 +6,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
 bazel test //... 2>&1 | tee /tmp/ptxgen-test.log | grep -vE "^(\[|INFO: From|Loading|Analyzing)" \
-  | grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed" || true
-status=${PIPESTATUS[0]}
+  | grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
+status=${PIPESTATUS[0]}  # Bazel's, whatever grep found
 python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log
 summary_status=$?
 [ "$status" -eq 0 ] && [ "$summary_status" -eq 0 ]

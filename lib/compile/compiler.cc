@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "lib/compile/elapsed.h"
 #include "ptxgen/compile/ptxas_report.h"
 
 namespace ptxgen::compile {
@@ -209,12 +210,6 @@ absl::Status CompileError(absl::string_view name, absl::string_view source,
       nvrtcGetErrorString(result), ")",
       location.empty() ? "" : absl::StrCat("\nfirst error: ", location),
       "\nfull log:\n", log));
-}
-
-double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
 }
 
 }  // namespace

@@ -33,8 +33,9 @@ absl::Status MakeDirectories(const std::string& directory) {
   }
 }
 
-absl::Status WriteAll(int fd, absl::string_view bytes,
-                      const std::string& path) {
+}  // namespace
+
+absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
     const ssize_t written = write(fd, bytes.data(), bytes.size());
     if (written < 0 && errno == EINTR) continue;
@@ -45,6 +46,8 @@ absl::Status WriteAll(int fd, absl::string_view bytes,
 }
 
 constexpr absl::string_view kTemporaryMarker = ".tmp.";
+
+namespace {
 
 // Unique per process (pid) and per call (counter), so concurrent writers
 // never share a temporary file.

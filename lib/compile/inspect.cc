@@ -16,6 +16,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ptxgen/compile/environment.h"
+#include "ptxgen/compile/files.h"
 
 extern char** environ;
 
@@ -49,22 +51,15 @@ class TemporaryCubin {
   }
 
   absl::Status Write(absl::string_view bytes) {
-    const char* tmpdir = std::getenv("TMPDIR");
+    const absl::string_view tmpdir = EnvironmentVariable("TMPDIR");
     std::string pattern =
-        absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
-                     "/ptxgen-XXXXXX.cubin");
+        absl::StrCat(tmpdir.empty() ? "/tmp" : tmpdir, "/ptxgen-XXXXXX.cubin");
     const int fd = mkstemps(pattern.data(), 6);
     if (fd < 0) return Failure("cannot create", pattern);
     path_ = pattern;
-    for (absl::string_view rest = bytes; !rest.empty();) {
-      const ssize_t written = write(fd, rest.data(), rest.size());
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) {
-        absl::Status error = Failure("cannot write", path_);
-        close(fd);
-        return error;
-      }
-      rest.remove_prefix(static_cast<size_t>(written));
+    if (absl::Status written = WriteAll(fd, bytes, path_); !written.ok()) {
+      close(fd);
+      return absl::UnavailableError(absl::StrCat("sass: ", written.message()));
     }
     return close(fd) == 0 ? absl::OkStatus() : Failure("cannot close", path_);
   }
@@ -276,8 +271,7 @@ absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module,
 }
 
 absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module) {
-  const char* path = std::getenv("PATH");
-  return DisassembleSass(module, path == nullptr ? "" : path);
+  return DisassembleSass(module, EnvironmentVariable("PATH"));
 }
 
 std::string JsonString(absl::string_view text) {

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "lib/compile/cache_entry.h"
+#include "lib/compile/elapsed.h"
+#include "ptxgen/compile/environment.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/compile/sha256.h"
@@ -18,12 +20,6 @@
 
 namespace ptxgen::compile {
 namespace {
-
-// An unset and an empty variable mean the same: not configured.
-absl::string_view Environment(const char* variable) {
-  const char* value = std::getenv(variable);
-  return value == nullptr ? absl::string_view() : absl::string_view(value);
-}
 
 // Length-prefixed, so that moving bytes from one field to the next changes
 // the key ("ab" + "c" and "a" + "bc" differ).
@@ -33,12 +29,6 @@ void AppendKeyField(absl::string_view field, std::string& out) {
 
 void DefaultSink(absl::string_view warning) {
   std::cerr << "ptxgen: warning: " << warning << std::endl;
-}
-
-double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
 }
 
 CompiledModule FromEntry(CacheEntry entry, const CompileOptions& options) {
@@ -78,11 +68,11 @@ CacheConfig CacheConfigFromEnvironment() {
   CacheConfig config;
   bool disabled = false;
   config.disk_enabled =
-      !(absl::SimpleAtob(Environment("PTXGEN_CACHE_DISABLE"), &disabled) &&
+      !(absl::SimpleAtob(EnvironmentVariable("PTXGEN_CACHE_DISABLE"), &disabled) &&
         disabled);
-  const absl::string_view explicit_dir = Environment("PTXGEN_CACHE_DIR");
-  const absl::string_view xdg = Environment("XDG_CACHE_HOME");
-  const absl::string_view home = Environment("HOME");
+  const absl::string_view explicit_dir = EnvironmentVariable("PTXGEN_CACHE_DIR");
+  const absl::string_view xdg = EnvironmentVariable("XDG_CACHE_HOME");
+  const absl::string_view home = EnvironmentVariable("HOME");
   if (!explicit_dir.empty()) {
     config.directory = std::string(explicit_dir);
   } else if (absl::StartsWith(xdg, "/")) {

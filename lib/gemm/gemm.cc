@@ -172,15 +172,18 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     compile::KernelCache& cache) {
   absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
-  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, element);
-  if (!generated.ok()) return generated.status();
+  // The whole configuration, launch policy included: the loaded kernel
+  // carries it to every Gemm that uses it.
   Registry& registry = LoadedKernels();
-  const std::pair<CUcontext, std::string> key{*context, generated->kernel_name};
+  const std::pair<CUcontext, std::string> key{
+      *context, absl::StrCat(ptx::PtxName(element), " ", gen::ConfigName(config))};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
+  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, element);
+  if (!generated.ok()) return generated.status();
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
       cache.GetOrCompile(generated->kernel_name, generated->source,
                          compile::CompileOptions{});

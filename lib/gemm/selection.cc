@@ -40,19 +40,12 @@ int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
   return CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
 }
 
-// The work units of a persistent grid without split-K: tiles, or pairs of
-// them with a 2-CTA cluster.
-int64_t ClusterTiles(const GemmProblem& problem, const gen::GemmConfig& config) {
-  return CeilDiv(CeilDiv(problem.m, config.block_m), config.cluster_m) *
-         CeilDiv(problem.n, config.block_n);
-}
-
 // The share of a persistent grid's MMA work that lands in C, from `clusters`
 // resident clusters: tiles hanging over the edges of C and clusters idle in
 // the last wave are lost (stream-K keeps the last wave busy).
 double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
                       int64_t clusters) {
-  const int64_t units = ClusterTiles(problem, config);
+  const int64_t units = gen::GemmWorkUnits(config, problem.m, problem.n);
   const int64_t waves = CeilDiv(units, clusters);
   const double busy =
       config.stream_k ? 1.0 : static_cast<double>(units) / (waves * clusters);
@@ -68,7 +61,7 @@ double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
 // must be able to count the k-tiles: gen::CheckGemmLaunch.)
 bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
                  int64_t clusters) {
-  const int64_t tail = ClusterTiles(problem, config) % clusters;
+  const int64_t tail = gen::GemmWorkUnits(config, problem.m, problem.n) % clusters;
   const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
   const int64_t sharers = std::min<int64_t>(
       clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
@@ -194,20 +187,26 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   return candidates;
 }
 
-std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element) {
+std::vector<gen::GemmConfig> V1SeedSpace() {
   const std::pair<int, int> tiles[] = {
       {64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}};
-  std::vector<gen::GemmConfig> candidates;
+  std::vector<gen::GemmConfig> space;
   for (const auto& [block_m, block_n] : tiles) {
     for (int block_k : {16, 32, 64}) {
       gen::GemmConfig config;
       config.block_m = block_m;
       config.block_n = block_n;
       config.block_k = block_k;
-      if (gen::ValidateGemmConfig(config, element).ok()) {
-        candidates.push_back(config);
-      }
+      space.push_back(config);
     }
+  }
+  return space;
+}
+
+std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element) {
+  std::vector<gen::GemmConfig> candidates;
+  for (const gen::GemmConfig& config : V1SeedSpace()) {
+    if (gen::ValidateGemmConfig(config, element).ok()) candidates.push_back(config);
   }
   return candidates;
 }

@@ -1,6 +1,8 @@
 // GEMM configurations: names, validation against the hardware budgets, and
 // launch grids.
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -24,9 +26,9 @@ absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
     return Unsupported(config, "block_m must be 64, 128, 192 or 256 (wgmma "
                                "computes 64 rows at a time)");
   }
-  if (config.block_n < 8 || config.block_n > 256 ||
-      !ptx::IsLegalWgmmaN(element, config.block_n)) {
-    return Unsupported(config, "block_n must be a legal wgmma N (8..256 step 8)");
+  if (!ptx::IsLegalWgmmaN(element, config.block_n)) {
+    return Unsupported(config, absl::StrCat("block_n must be a legal wgmma N (",
+                                            ptx::LegalWgmmaNText(element), ")"));
   }
   const int row_bytes = config.block_k * ptx::SizeInBytes(element);
   if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) {
@@ -115,7 +117,9 @@ absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) 
   return absl::OkStatus();
 }
 
-int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+
 
 }  // namespace
 
@@ -138,6 +142,34 @@ std::string ConfigName(const GemmConfig& config) {
       config.set_max_registers ? "" : " noregs");
 }
 
+absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, 'x');
+  std::array<int64_t, 3> sizes{};
+  if (parts.size() != sizes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not MxNxK"));
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!absl::SimpleAtoi(parts[i], &sizes[i])) {
+      return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not MxNxK"));
+    }
+  }
+  return sizes;
+}
+
+absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
+  absl::StatusOr<std::array<int64_t, 3>> sizes = ParseDimensions(tile);
+  if (!sizes.ok()) return sizes.status();
+  for (int64_t size : *sizes) {
+    if (size > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat("tile '", tile, "' is too large"));
+    }
+  }
+  config.block_m = static_cast<int>((*sizes)[0]);
+  config.block_n = static_cast<int>((*sizes)[1]);
+  config.block_k = static_cast<int>((*sizes)[2]);
+  return config;
+}
+
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   const std::vector<std::string> words = absl::StrSplit(name, ' ');
   auto bad = [&](const std::string& why) {
@@ -151,12 +183,9 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
                                      : GemmSchedule::kWarpSpecialized;
-  const std::vector<std::string> tile = absl::StrSplit(words[1], 'x');
-  if (tile.size() != 3 || !absl::SimpleAtoi(tile[0], &config.block_m) ||
-      !absl::SimpleAtoi(tile[1], &config.block_n) ||
-      !absl::SimpleAtoi(tile[2], &config.block_k)) {
-    return bad("the tile must be written MxNxK, e.g. 128x128x64");
-  }
+  absl::StatusOr<GemmConfig> tiled = WithTile(config, words[1]);
+  if (!tiled.ok()) return bad("the tile must be written MxNxK, e.g. 128x128x64");
+  config = *tiled;
   if (config.schedule == GemmSchedule::kV1) {
     if (words.size() != 2) return bad("v1 takes only a tile");
     return config;
@@ -202,19 +231,21 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
   return ValidateBudgets(config, element);
 }
 
+int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n) {
+  const int64_t tiles_m = CeilDiv(m, config.block_m);
+  return CeilDiv(tiles_m, config.cluster_m) * CeilDiv(n, config.block_n) *
+         config.split_k;
+}
+
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
                         int resident_clusters) {
   GemmGrid grid;
-  const int tiles_m = CeilDiv(m, config.block_m);
-  const int tiles_n = CeilDiv(n, config.block_n);
   if (config.schedule == GemmSchedule::kV1) {
-    grid.x = tiles_m;
-    grid.y = tiles_n;
+    grid.x = static_cast<int>(CeilDiv(m, config.block_m));
+    grid.y = static_cast<int>(CeilDiv(n, config.block_n));
     return grid;
   }
-  // Work units: a cluster's tiles, times the K slices of split-K.
-  const int units =
-      CeilDiv(tiles_m, config.cluster_m) * tiles_n * config.split_k;
+  const int units = static_cast<int>(GemmWorkUnits(config, m, n));
   // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
   const int resident = std::max(1, resident_clusters);
   const int clusters = !config.persistent ? units
@@ -229,7 +260,7 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
                              const GemmGrid& grid) {
   if (!config.stream_k) return absl::OkStatus();
   const int64_t clusters = grid.x / grid.cluster_x;
-  const int64_t k_tiles = (k + config.block_k - 1) / config.block_k;
+  const int64_t k_tiles = CeilDiv(k, config.block_k);
   if (clusters * (k_tiles + 1) < (int64_t{1} << 31)) return absl::OkStatus();
   return Unsupported(config, absl::StrCat(
       "stream-K counts k-tiles in 32 bits: ", clusters, " clusters x ",
@@ -240,7 +271,8 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
   if (!config.stream_k) return 0;
   const int64_t flags = int64_t{grid.x} * grid.y * config.consumers;
-  return (flags + 3) / 4 * 16;
+  return CeilDiv(flags, kStreamKFlagWordsAlignment) * kStreamKFlagWordsAlignment *
+         int64_t{sizeof(int32_t)};
 }
 
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int m, int n,

@@ -120,8 +120,10 @@ std::string MmaBody(Generation& g, int indent, const std::string& first_scale_d)
           &text, std::string(indent, ' '),
           g.ops.Call(name, ptx::WgmmaMmaAsync(mma),
                      {{"d", absl::StrCat("acc[", s, "]")},
-                      {"a", absl::StrCat("a_desc + ", a_offset >> 4, "ull")},
-                      {"b", absl::StrCat("b_desc + ", b_offset >> 4, "ull")},
+                      {"a", absl::StrCat("a_desc + ", ptx::DescriptorAddressDelta(a_offset),
+                                         "ull")},
+                      {"b", absl::StrCat("b_desc + ", ptx::DescriptorAddressDelta(b_offset),
+                                         "ull")},
                       {"scale_d", k == 0 ? first_scale_d : "1u"}}),
           "\n");
     }
@@ -261,7 +263,10 @@ std::string StreamKFixup(Generation& g) {
        {"M_SLICES", absl::StrCat(g.layout.m_slices)},
        {"SLICE_ACCUMULATORS",
         absl::StrCat(g.layout.accumulators_per_thread / g.layout.m_slices)},
-       {"FLAG_WORDS", absl::StrCat("(gridDim.x * ", g.config.consumers, " + 3) / 4 * 4")},
+       {"FLAG_WORDS", absl::StrCat("(gridDim.x * ", g.config.consumers, " + ",
+                                   kStreamKFlagWordsAlignment - 1, ") / ",
+                                   kStreamKFlagWordsAlignment, " * ",
+                                   kStreamKFlagWordsAlignment)},
        {"SLOT_VECTORS",
         absl::StrCat(kThreadsPerWarpgroup * g.layout.accumulators_per_thread / 4)},
        {"SYNC_CONSUMER", SyncConsumer(g)},
@@ -467,10 +472,12 @@ TemplateValues WarpSpecializedValues(Generation& g) {
   return values;
 }
 
-GemmTensorBox OperandBox(const GemmLayout& layout, ptx::ScalarType element,
-                         int rows) {
-  return GemmTensorBox{ptx::SwizzleBytes(layout.swizzle) / ptx::SizeInBytes(element),
-                       rows, layout.swizzle};
+// The TMA box that fills `tile` one column at a time, `rows` rows of it per
+// load (a CTA of a cluster loads its share of B).
+GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
+  absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
+  g.Check(layout.status());
+  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, rows, tile.swizzle};
 }
 
 }  // namespace
@@ -515,8 +522,9 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   gemm.element = element;
   gemm.threads_per_block = g.layout.threads;
   gemm.shared_bytes = g.layout.shared_bytes;
-  gemm.a_box = OperandBox(g.layout, element, config.block_m);
-  gemm.b_box = OperandBox(g.layout, element, config.block_n / config.cluster_m);
+  gemm.a_box = OperandBox(g, g.layout.a_tile, config.block_m);
+  gemm.b_box = OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
+  if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     gemm.c_box = GemmTensorBox{128 / ptx::SizeInBytes(element),
                                g.layout.rows_per_consumer, ptx::Swizzle::k128B};

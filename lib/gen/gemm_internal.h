@@ -18,6 +18,9 @@ inline constexpr int kMaxSharedBytesPerBlock = 232448;
 // Registers per SM, and what a TMA producer warpgroup keeps.
 inline constexpr int kRegistersPerSm = 65536;
 inline constexpr int kProducerRegisters = 40;
+// Stream-K's flags (ints) are padded to a multiple of this many, so that the
+// f32 slots after them start 16-byte aligned for vector access.
+inline constexpr int kStreamKFlagWordsAlignment = 4;
 // Shared bytes for the warp-specialized kernel's work schedule (six ints).
 inline constexpr int kScheduleBytes = 32;
 // The runtime aligns the dynamic shared memory base itself: slack for it.

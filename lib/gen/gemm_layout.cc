@@ -21,6 +21,13 @@ ptx::Swizzle SwizzleForRow(int row_bytes) {
   }
 }
 
+// The tile's bytes, rounded so that a tile placed after it stays aligned.
+// 0 for a tile wgmma cannot read (ValidateTile refuses those first).
+int AlignedTileBytes(const ptx::SharedTile& tile) {
+  const absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
+  return layout.ok() ? RoundUp(layout->tile_bytes, layout->alignment_bytes) : 0;
+}
+
 // What a consumer thread may use: v1 runs one warpgroup with the whole
 // file; warp-specialized kernels split the SM's registers between the
 // producer warpgroup and the consumers, by setmaxnreg or evenly.
@@ -45,9 +52,8 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
                    layout.swizzle};
   layout.b_tile = {element, config.block_n, config.block_k, ptx::MajorOrder::kK,
                    layout.swizzle};
-  const int pattern = 8 * ptx::SwizzleBytes(layout.swizzle);
-  layout.a_tile_bytes = RoundUp(config.block_m * row_bytes, pattern);
-  layout.b_tile_bytes = RoundUp(config.block_n * row_bytes, pattern);
+  layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
+  layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
   int end = config.stages * layout.stage_bytes;
   if (config.epilogue == GemmEpilogue::kTmaStore) {

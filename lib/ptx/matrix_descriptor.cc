@@ -139,6 +139,10 @@ std::string DescriptorAddressFieldExpression(const std::string& address) {
                       kStartAddressBit, ")");
 }
 
+uint64_t DescriptorAddressDelta(uint32_t bytes) {
+  return uint64_t{bytes >> 4} << kStartAddressBit;
+}
+
 absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   absl::StatusOr<int> instruction_k = WgmmaK(tile.type);
   if (!instruction_k.ok()) return Untileable(tile, "not a wgmma input type");

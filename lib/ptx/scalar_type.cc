@@ -41,15 +41,6 @@ absl::string_view PtxName(ScalarType type) { return Info(type).name; }
 
 int SizeInBits(ScalarType type) { return Info(type).bits; }
 
-bool IsFloat8(ScalarType type) {
-  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
-}
-
-bool IsInteger(ScalarType type) {
-  return type == ScalarType::kS8 || type == ScalarType::kU8 ||
-         type == ScalarType::kS32;
-}
-
 std::vector<std::string> ScalarTypeNames() {
   std::vector<std::string> names;
   for (const TypeInfo& info : kTypes) names.emplace_back(info.name);

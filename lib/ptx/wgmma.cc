@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace ptxgen::ptx {
 namespace {
@@ -38,9 +39,42 @@ absl::Status Illegal(const std::string& rule) {
   return absl::InvalidArgumentError(absl::StrCat("wgmma: ", rule));
 }
 
+// Legal N as arithmetic runs: the one place the N ladders are written.
+struct NRun {
+  int first, last, step;
+};
+
+std::vector<NRun> LegalNRuns(Family family) {
+  switch (family) {
+    case Family::kNotAnInput:
+      return {};
+    case Family::kInteger8:
+      return {{kMinWgmmaN, 32, kWgmmaNStep}, {48, kMaxWgmmaN, 16}};
+    default:
+      return {{kMinWgmmaN, kMaxWgmmaN, kWgmmaNStep}};
+  }
+}
+
+// "8..256 step 8"; a short run is listed: "8, 16, 24, 32, then 48..256 step 16".
 std::string LegalNText(Family family) {
-  return family == Family::kInteger8 ? "8, 16, 24, 32, then 48..256 step 16"
-                                     : "8..256 step 8";
+  std::vector<std::string> runs;
+  for (const NRun& run : LegalNRuns(family)) {
+    if ((run.last - run.first) / run.step < 4) {
+      std::vector<int> values;
+      for (int n = run.first; n <= run.last; n += run.step) values.push_back(n);
+      runs.push_back(absl::StrJoin(values, ", "));
+    } else {
+      runs.push_back(absl::StrCat(run.first, "..", run.last, " step ", run.step));
+    }
+  }
+  return absl::StrJoin(runs, ", then ");
+}
+
+bool HasScaleImmediates(Family family) { return family != Family::kInteger8; }
+
+bool IsAccumulatorType(ScalarType type) {
+  return type == ScalarType::kF16 || type == ScalarType::kF32 ||
+         type == ScalarType::kS32;
 }
 
 absl::Status ValidateTypes(const WgmmaMma& mma) {
@@ -85,8 +119,7 @@ absl::Status ValidateTypes(const WgmmaMma& mma) {
 
 absl::Status ValidateImmediates(const WgmmaMma& mma) {
   const Family family = FamilyOf(mma.a_type);
-  const bool has_scale = family != Family::kInteger8;
-  if (!has_scale && (mma.scale_a != 1 || mma.scale_b != 1)) {
+  if (!HasScaleImmediates(family) && (mma.scale_a != 1 || mma.scale_b != 1)) {
     return Illegal(absl::StrCat(
         "scale-a/scale-b exist for floating-point inputs only, not ",
         PtxName(mma.a_type)));
@@ -145,11 +178,8 @@ absl::StatusOr<int> WgmmaK(ScalarType input_type) {
 
 std::vector<int> LegalWgmmaN(ScalarType input_type) {
   std::vector<int> legal;
-  const Family family = FamilyOf(input_type);
-  if (family == Family::kNotAnInput) return legal;
-  for (int n = 8; n <= 256; n += 8) {
-    if (family == Family::kInteger8 && n > 32 && n % 16 != 0) continue;
-    legal.push_back(n);
+  for (const NRun& run : LegalNRuns(FamilyOf(input_type))) {
+    for (int n = run.first; n <= run.last; n += run.step) legal.push_back(n);
   }
   return legal;
 }
@@ -159,6 +189,14 @@ bool IsLegalWgmmaN(ScalarType input_type, int n) {
     if (legal == n) return true;
   }
   return false;
+}
+
+std::string LegalWgmmaNText(ScalarType input_type) {
+  return LegalNText(FamilyOf(input_type));
+}
+
+bool WgmmaHasScaleImmediates(ScalarType input_type) {
+  return HasScaleImmediates(FamilyOf(input_type));
 }
 
 bool WgmmaSupportsTranspose(ScalarType input_type) {
@@ -171,7 +209,7 @@ absl::Status ValidateWgmma(const WgmmaMma& mma) {
   if (!IsLegalWgmmaN(mma.a_type, mma.n)) {
     return Illegal(absl::StrCat("N=", mma.n, " is not legal for ",
                                 PtxName(mma.a_type), " inputs (legal N: ",
-                                LegalNText(FamilyOf(mma.a_type)), ")"));
+                                LegalWgmmaNText(mma.a_type), ")"));
   }
   return ValidateImmediates(mma);
 }
@@ -205,7 +243,7 @@ absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
   const int k = *WgmmaK(mma.a_type);
   const bool registers_a = mma.a_source == WgmmaASource::kRegisters;
   const std::string opcode = absl::StrCat(
-      "wgmma.mma_async.sync.aligned.m64n", mma.n, "k", k,
+      "wgmma.mma_async.sync.aligned.m", kWgmmaM, "n", mma.n, "k", k,
       mma.satfinite ? ".satfinite" : "", TypeSuffix(mma));
 
   Statement statement(opcode);
@@ -225,8 +263,7 @@ absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
       Plain(Reg(b)),
       Plain(Reg(scale_d)),
   };
-  const Family family = FamilyOf(mma.a_type);
-  if (family != Family::kInteger8) {
+  if (WgmmaHasScaleImmediates(mma.a_type)) {
     arguments.push_back(Plain(Imm(mma.scale_a)));
     arguments.push_back(Plain(Imm(mma.scale_b)));
   }
@@ -253,9 +290,9 @@ Statement WgmmaCommitGroup() {
 }
 
 absl::StatusOr<Statement> WgmmaWaitGroup(int pending_groups) {
-  if (pending_groups < 0 || pending_groups > 7) {
-    return Illegal(absl::StrCat("wait_group takes 0..7 pending groups, not ",
-                                pending_groups));
+  if (pending_groups < 0 || pending_groups > kMaxWgmmaPendingGroups) {
+    return Illegal(absl::StrCat("wait_group takes 0..", kMaxWgmmaPendingGroups,
+                                " pending groups, not ", pending_groups));
   }
   Statement statement("wgmma.wait_group");
   statement.set_touches_memory(true);
@@ -264,13 +301,13 @@ absl::StatusOr<Statement> WgmmaWaitGroup(int pending_groups) {
 }
 
 absl::StatusOr<Statement> WgmmaAccumulatorPin(ScalarType d_type, int n) {
-  if (d_type != ScalarType::kF16 && d_type != ScalarType::kF32 &&
-      d_type != ScalarType::kS32) {
+  if (!IsAccumulatorType(d_type)) {
     return Illegal(absl::StrCat("accumulators are f16, f32 or s32, not ",
                                 PtxName(d_type)));
   }
-  if (n < 8 || n > 256 || n % 8 != 0) {
-    return Illegal(absl::StrCat("accumulator pin needs N in 8..256 step 8, not ", n));
+  if (n < kMinWgmmaN || n > kMaxWgmmaN || n % kWgmmaNStep != 0) {
+    return Illegal(absl::StrCat("accumulator pin needs N in ", kMinWgmmaN, "..",
+                                kMaxWgmmaN, " step ", kWgmmaNStep, ", not ", n));
   }
   Statement statement("wgmma accumulator pin");
   statement.set_touches_memory(true);

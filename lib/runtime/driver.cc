@@ -9,6 +9,7 @@
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ptxgen/compile/environment.h"
 
 namespace ptxgen::runtime {
 namespace {
@@ -59,8 +60,8 @@ std::string DlError() {
 }
 
 std::string LibraryPathFromEnvironment() {
-  const char* path = std::getenv(kDriverLibraryEnv);
-  return path != nullptr && *path != '\0' ? path : kDriverLibrary;
+  const absl::string_view path = compile::EnvironmentVariable(kDriverLibraryEnv);
+  return path.empty() ? kDriverLibrary : std::string(path);
 }
 
 }  // namespace

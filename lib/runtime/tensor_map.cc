@@ -1,11 +1,11 @@
 #include "ptxgen/runtime/tensor_map.h"
 
 #include "absl/strings/str_cat.h"
+#include "ptxgen/ptx/tma.h"
 
 namespace ptxgen::runtime {
 namespace {
 
-constexpr size_t kMaxRank = 5;
 constexpr uint64_t kMaxDim = uint64_t{1} << 32;
 constexpr uint64_t kStrideLimit = uint64_t{1} << 40;
 constexpr uint64_t kAlignment = 16;
@@ -18,8 +18,9 @@ absl::Status Illegal(absl::string_view rule) {
 
 absl::Status ValidateRank(const TensorMapSpec& spec) {
   const size_t rank = spec.dims.size();
-  if (rank < 1 || rank > kMaxRank) {
-    return Illegal(absl::StrCat("rank must be 1..5 (got ", rank, " dims)"));
+  if (rank < ptx::kMinTensorRank || rank > ptx::kMaxTensorRank) {
+    return Illegal(absl::StrCat("rank must be ", ptx::kMinTensorRank, "..",
+                                ptx::kMaxTensorRank, " (got ", rank, " dims)"));
   }
   if (spec.strides_bytes.size() != rank - 1) {
     return Illegal(

@@ -229,20 +229,13 @@ absl::Status PrintSeedSpace(ptx::ScalarType element) {
       "lives in those 128 threads' registers. gen::ValidateGemmConfig on\n"
       "each of the seed's 15 choices, for %s:\n\n",
       ptx::PtxName(element));
-  const std::pair<int, int> tiles[] = {
-      {64, 128}, {128, 128}, {128, 256}, {256, 128}, {256, 256}};
-  for (const auto& [block_m, block_n] : tiles) {
-    for (int block_k : {16, 32, 64}) {
-      const std::string name =
-          absl::StrCat("v1 ", block_m, "x", block_n, "x", block_k);
-      absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(name);
-      if (!config.ok()) return config.status();
-      const absl::Status verdict = gen::ValidateGemmConfig(*config, element);
-      const std::string why = std::string(absl::StripPrefix(
-          verdict.message(), absl::StrCat("GEMM config '", name, "': ")));
-      absl::PrintF("  %-15s %s\n", name,
-                   verdict.ok() ? "accepted" : absl::StrCat("refused: ", why));
-    }
+  for (const gen::GemmConfig& config : gemm::V1SeedSpace()) {
+    const std::string name = gen::ConfigName(config);
+    const absl::Status verdict = gen::ValidateGemmConfig(config, element);
+    const std::string why = std::string(absl::StripPrefix(
+        verdict.message(), absl::StrCat("GEMM config '", name, "': ")));
+    absl::PrintF("  %-15s %s\n", name,
+                 verdict.ok() ? "accepted" : absl::StrCat("refused: ", why));
   }
   absl::PrintF("\n  gemm::V1CandidateConfigs keeps the %d accepted ones; "
                "`ptxgen gemm --schedule=v1 --autotune` times them on a GPU.\n",

@@ -31,11 +31,6 @@ std::string WorkerPath() {
                       "/tests/compile/cache_worker");
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Starts kWorkers cache_worker processes on `cache_dir`, releases them
 // together, and returns each one's stdout; every one must exit 0.
 std::vector<std::string> RunWorkers(const std::string& cache_dir) {

@@ -13,15 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "tests/support/text.h"
 
 namespace ptxgen::compile {
 
-inline ::testing::AssertionResult Contains(absl::string_view text,
-                                           absl::string_view part) {
-  if (absl::StrContains(text, part)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << part << "\" is not in:\n"
-                                       << text;
-}
+using testing_support::Contains;
+using testing_support::ReadFile;
 
 // A directory path unique to the running test, under Bazel's $TEST_TMPDIR
 // (never the real ~/.cache). Not created: the cache must create it.

@@ -41,7 +41,7 @@ struct InputFamily {
 
 // Immediate settings cycle with N, so every value appears for every family.
 void SetImmediates(ptx::WgmmaMma& mma, int variant) {
-  if (ptx::IsInteger(mma.a_type)) {
+  if (!ptx::WgmmaHasScaleImmediates(mma.a_type)) {
     mma.satfinite = variant % 2 == 1;
     return;
   }
@@ -78,7 +78,7 @@ std::vector<Form> WgmmaForms() {
                           ptx::WgmmaASource::kRegisters}) {
         const std::vector<int> legal = ptx::LegalWgmmaN(family.a);
         // Integer forms come with and without .satfinite at every N.
-        const int variants = ptx::IsInteger(family.a) ? 2 : 1;
+        const int variants = ptx::WgmmaHasScaleImmediates(family.a) ? 1 : 2;
         for (size_t i = 0; i < legal.size(); ++i) {
           for (int v = 0; v < variants; ++v) {
             ptx::WgmmaMma mma;
@@ -99,18 +99,20 @@ std::vector<Form> WgmmaForms() {
 
 std::vector<Form> WgmmaSupportForms() {
   std::vector<Form> forms = {{ptx::WgmmaFence()}, {ptx::WgmmaCommitGroup()}};
-  for (int pending = 0; pending <= 7; ++pending) {
+  for (int pending = 0; pending <= ptx::kMaxWgmmaPendingGroups; ++pending) {
     Add(forms, ptx::WgmmaWaitGroup(pending));
   }
   for (ScalarType d : {ScalarType::kF16, ScalarType::kF32, ScalarType::kS32}) {
-    for (int n = 8; n <= 256; n += 8) Add(forms, ptx::WgmmaAccumulatorPin(d, n));
+    for (int n = ptx::kMinWgmmaN; n <= ptx::kMaxWgmmaN; n += ptx::kWgmmaNStep) {
+      Add(forms, ptx::WgmmaAccumulatorPin(d, n));
+    }
   }
   return forms;
 }
 
 std::vector<Form> TmaForms() {
   std::vector<Form> forms;
-  for (int rank = 1; rank <= 5; ++rank) {
+  for (int rank = ptx::kMinTensorRank; rank <= ptx::kMaxTensorRank; ++rank) {
     for (bool hint : {false, true}) {
       for (bool multicast : {false, true}) {
         Add(forms, ptx::CpAsyncBulkTensorLoad({rank, multicast, hint}));

@@ -59,6 +59,15 @@ TEST(MatrixDescriptorTest, AddressFieldExpressionMasksAndShifts) {
             "((unsigned long long)(((smem + 64) & 0x3ffff) >> 4) << 0)");
 }
 
+TEST(MatrixDescriptorTest, AddressDeltaMovesTheStartAddressField) {
+  MatrixDescriptor at_0x400;
+  at_0x400.start_address = 0x400;
+  MatrixDescriptor at_0x460 = at_0x400;
+  at_0x460.start_address = 0x460;
+  EXPECT_EQ(*EncodeMatrixDescriptor(at_0x400) + DescriptorAddressDelta(0x60),
+            *EncodeMatrixDescriptor(at_0x460));
+}
+
 struct LayoutCase {
   SharedTile tile;
   int span, columns, column_bytes, leading, stride, alignment, box_inner;

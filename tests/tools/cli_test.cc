@@ -10,16 +10,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/support/text.h"
 
 namespace ptxgen::cli {
 namespace {
 
-::testing::AssertionResult Contains(absl::string_view text,
-                                    absl::string_view part) {
-  if (absl::StrContains(text, part)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << part << "\" is not in:\n"
-                                       << text;
-}
+using testing_support::Contains;
 
 std::vector<Flag> Table() {
   return {

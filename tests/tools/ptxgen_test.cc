@@ -20,25 +20,17 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "tests/support/text.h"
 
 extern char** environ;
 
 namespace {
 
+using ptxgen::testing_support::Contains;
+using ptxgen::testing_support::ReadFile;
+
 // Under `bazel test` the working directory is the runfiles root.
 constexpr char kPtxgen[] = "tools/ptxgen";
-
-::testing::AssertionResult Contains(absl::string_view text,
-                                    absl::string_view part) {
-  if (absl::StrContains(text, part)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << part << "\" is not in:\n"
-                                       << text;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // A new directory unique to the running test.
 std::string NewTestDirectory(absl::string_view label) {
@@ -281,13 +273,15 @@ void ExpectLinesFitEightyColumns(const std::string& text) {
   }
 }
 
+constexpr const char* kSubcommands[] = {
+    "wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
+    "tma",   "mbarrier",    "warp",         "convert",    "gemm"};
+
 TEST(PtxgenTest, HelpListsEverySubcommand) {
   const Result run = Ptxgen({"--help"});
   EXPECT_EQ(run.status, 0);
   ExpectLinesFitEightyColumns(run.out);
-  for (const char* name :
-       {"wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
-        "tma", "mbarrier", "warp", "convert"}) {
+  for (const char* name : kSubcommands) {
     EXPECT_TRUE(Contains(run.out, absl::StrCat("\n  ", name, " ")));
     const Result help = Ptxgen({name, "--help"});
     EXPECT_EQ(help.status, 0) << name;
@@ -298,9 +292,7 @@ TEST(PtxgenTest, HelpListsEverySubcommand) {
 
 // The examples in every --help must work as printed.
 TEST(PtxgenTest, HelpExamplesRun) {
-  for (const char* name :
-       {"wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
-        "tma", "mbarrier", "warp", "convert"}) {
+  for (const char* name : kSubcommands) {
     const std::string help = Ptxgen({name, "--help"}).out;
     const size_t examples = help.find("\nexamples:\n");
     ASSERT_NE(examples, std::string::npos) << name;
@@ -312,6 +304,16 @@ TEST(PtxgenTest, HelpExamplesRun) {
       EXPECT_NE(run.out, "") << line;
     }
   }
+}
+
+TEST(PtxgenTest, GemmBlockSetsTheTile) {
+  const Result run = Ptxgen(
+      Args("gemm --m=256 --n=256 --k=256 --schedule=v1 --block=64x128x32 --emit=cuda"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "// v1 64x128x32, f16 in"));
+  const Result bad = Ptxgen(Args("gemm --m=256 --n=256 --k=256 --block=64x128"));
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(Contains(bad.err, "--block=64x128 is not MxNxK (e.g. 128x128x64)"));
 }
 
 // ---- Compiled views ----

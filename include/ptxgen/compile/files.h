@@ -16,6 +16,10 @@ namespace ptxgen::compile {
 // The whole file; NotFound when it does not exist.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
+// Writes all of `bytes` to the open file `fd` (named `path` in errors),
+// retrying short and interrupted writes.
+absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path);
+
 // Creates `directory` and its parents when missing, writes `bytes` to a
 // name no other thread or process uses, fsyncs it and renames it to `path`,
 // so readers see the old file or the whole new one, never a part.

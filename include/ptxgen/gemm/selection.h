@@ -24,8 +24,11 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem);
 
 // The seed's autotuning space: v1 with block_m x block_n in {64x128,
-// 128x128, 128x256, 256x128, 256x256} and block_k in {16, 32, 64}, less
-// those that cannot fit.
+// 128x128, 128x256, 256x128, 256x256} and block_k in {16, 32, 64}, all 15,
+// whether they fit or not.
+std::vector<gen::GemmConfig> V1SeedSpace();
+
+// V1SeedSpace less the configurations that cannot fit.
 std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element);
 
 }  // namespace ptxgen::gemm

@@ -5,6 +5,7 @@
 // row-major; f16 or bf16 inputs, f32 accumulation, C in the input type.
 // M, N and K are kernel arguments: one generated kernel serves every size.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -65,6 +66,12 @@ struct GemmConfig {
 // "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4),
 // "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent" (stream-K).
 std::string ConfigName(const GemmConfig& config);
+
+// Three integers written "MxNxK": a tile ("128x256x64") or a problem
+// ("8192x8192x8192"); whether they are legal sizes is for the caller.
+absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text);
+// `config` with the tile written "MxNxK".
+absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
 // Explains why a configuration cannot be generated or cannot run (tile
@@ -111,6 +118,10 @@ struct GemmGrid {
   int y = 1;
   int cluster_x = 1;
 };
+
+// The work units of a warp-specialized grid for an m x n problem: output
+// tiles, in pairs of tile rows with a 2-CTA cluster, times split-K slices.
+int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n);
 
 // The launch grid for an m x n problem. A persistent grid has as many
 // clusters (CTAs, without a cluster) as can be resident at once,

@@ -35,6 +35,11 @@ MatrixDescriptor DecodeMatrixDescriptor(uint64_t descriptor);
 // into a descriptor encoded with start_address 0.
 std::string DescriptorAddressFieldExpression(const std::string& address);
 
+// What to add to an encoded descriptor to move its start address `bytes`
+// further (a multiple of 16, keeping the address below 2^18): the next
+// instruction's operand inside the same tile.
+uint64_t DescriptorAddressDelta(uint32_t bytes);
+
 // Which dimension of an operand tile is contiguous in shared memory.
 // kK: K-major (A as [M][K], B as [N][K]); kMN: MN-major (transposed).
 enum class MajorOrder { kK, kMN };

@@ -29,9 +29,6 @@ absl::string_view PtxName(ScalarType type);
 int SizeInBits(ScalarType type);
 inline int SizeInBytes(ScalarType type) { return SizeInBits(type) / 8; }
 
-bool IsFloat8(ScalarType type);
-bool IsInteger(ScalarType type);
-
 // Every PTX name ParseScalarType accepts, in declaration order.
 std::vector<std::string> ScalarTypeNames();
 

@@ -17,6 +17,12 @@ namespace ptxgen::ptx {
 
 // Every wgmma has M = 64.
 inline constexpr int kWgmmaM = 64;
+// N runs from 8 to 256 in steps of 8 (s8/u8 inputs skip some: LegalWgmmaN).
+inline constexpr int kMinWgmmaN = 8;
+inline constexpr int kMaxWgmmaN = 256;
+inline constexpr int kWgmmaNStep = 8;
+// wgmma.wait_group takes 0..7.
+inline constexpr int kMaxWgmmaPendingGroups = 7;
 
 // The instruction's K for an input type: 16 (f16, bf16), 8 (tf32),
 // 32 (e4m3, e5m2, s8, u8).
@@ -25,6 +31,11 @@ absl::StatusOr<int> WgmmaK(ScalarType input_type);
 // The legal N for an input type, ascending.
 std::vector<int> LegalWgmmaN(ScalarType input_type);
 bool IsLegalWgmmaN(ScalarType input_type, int n);
+// The same, for messages: "8..256 step 8".
+std::string LegalWgmmaNText(ScalarType input_type);
+
+// Scale immediates (scale-a, scale-b) exist for floating-point inputs only.
+bool WgmmaHasScaleImmediates(ScalarType input_type);
 
 // Transpose immediates (MN-major operands) exist for f16 and bf16 only.
 bool WgmmaSupportsTranspose(ScalarType input_type);
@@ -75,7 +86,8 @@ absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma);
 Statement WgmmaFence();
 // wgmma.commit_group: closes a group over the wgmmas issued since the last.
 Statement WgmmaCommitGroup();
-// wgmma.wait_group N: waits until at most N groups are pending (N in 0..7).
+// wgmma.wait_group N: waits until at most N groups are pending
+// (N in 0..kMaxWgmmaPendingGroups).
 absl::StatusOr<Statement> WgmmaWaitGroup(int pending_groups);
 
 // An empty statement that names the accumulators as read-written, so the

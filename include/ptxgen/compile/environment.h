@@ -1,0 +1,21 @@
+#ifndef PTXGEN_COMPILE_ENVIRONMENT_H_
+#define PTXGEN_COMPILE_ENVIRONMENT_H_
+
+// Reading ptxgen's environment variables, one rule for all of them.
+
+#include <cstdlib>
+
+#include "absl/strings/string_view.h"
+
+namespace ptxgen::compile {
+
+// The variable's value; "" when it is unset. An empty variable means the
+// same as an unset one: not configured.
+inline absl::string_view EnvironmentVariable(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? absl::string_view() : absl::string_view(value);
+}
+
+}  // namespace ptxgen::compile
+
+#endif  // PTXGEN_COMPILE_ENVIRONMENT_H_
