@@ -1,6 +1,6 @@
 // ptxgen GEMMs beside cuBLAS, measured in the same process.
 //
-//   gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs]
+//   gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs|launch]
 //              [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]
 //              [--configs="ws 128x256x64 s4 ...;v1 128x128x64"]
 //
@@ -9,8 +9,11 @@
 // best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
 // autotuned over its own space. Every time is the median over `repeats`
 // batches of CUDA-event-timed calls after warm-up, with inputs rotated
-// through enough copies to exceed L2. Prints Markdown tables.
+// through enough copies to exceed L2. launch: the host time one call takes
+// to validate and enqueue, ptxgen's heuristic pick beside cuBLAS; a batch
+// of short kernels waits for its first enqueue. Prints Markdown tables.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -62,7 +65,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
     if (name == "--mode") {
       constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare",
-                                              "ladder",    "v1",       "configs"};
+                                              "ladder",    "v1",       "configs",  "launch"};
       if (std::find(std::begin(kModes), std::end(kModes), value) == std::end(kModes)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--mode must be one of ", absl::StrJoin(kModes, ", "), ", not '", value, "'"));
@@ -182,6 +185,57 @@ absl::StatusOr<std::pair<double, double>> TimeInterleaved(
   return std::make_pair(times[0][repeats / 2], times[1][repeats / 2]);
 }
 
+// Median host microseconds per call over bursts of calls enqueued back to
+// back: few enough that the launch queue never fills and blocks the host.
+absl::StatusOr<double> HostMicrosecondsPerCall(const Call& call,
+                                               const Operands& operands) {
+  constexpr int kBursts = 21, kCallsPerBurst = 64;
+  std::vector<double> per_call;
+  for (int burst = 0; burst < kBursts; ++burst) {
+    if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok()) return s;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCallsPerBurst; ++i) {
+      const size_t copy = i % operands.a.size();
+      if (absl::Status s = call(operands.a[copy].address(), operands.b[copy].address(),
+                                operands.c.address());
+          !s.ok()) {
+        return s;
+      }
+    }
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    per_call.push_back(elapsed.count() / kCallsPerBurst);
+  }
+  if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok()) return s;
+  std::sort(per_call.begin(), per_call.end());
+  return per_call[kBursts / 2];
+}
+
+absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& config,
+                            const Operands& operands) {
+  GemmOptions options;
+  options.config = config;
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+  if (!gemm.ok()) return gemm.status();
+  absl::StatusOr<double> ours = HostMicrosecondsPerCall(
+      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
+      operands);
+  if (!ours.ok()) return ours.status();
+  absl::StatusOr<double> theirs = HostMicrosecondsPerCall(
+      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
+        return CublasGemm(problem, x, y, z, nullptr);
+      },
+      operands);
+  if (!theirs.ok()) return theirs.status();
+  std::printf("| %lldx%lldx%lld | %s | %s | %.1f | %.1f |\n",
+              static_cast<long long>(problem.m), static_cast<long long>(problem.n),
+              static_cast<long long>(problem.k),
+              std::string(ptx::PtxName(problem.element)).c_str(),
+              gen::ConfigName(config).c_str(), *ours, *theirs);
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
 struct Row {
   std::string label;
   GemmProblem problem;
@@ -276,7 +330,12 @@ absl::Status Run(const Flags& flags) {
   if (!device.ok()) return device.status();
   std::printf("device: %s, %d SMs, L2 %d MiB; mode %s\n\n", device->name.c_str(),
               device->sm_count, device->l2_bytes >> 20, flags.mode.c_str());
-  PrintHeader();
+  if (flags.mode == "launch") {
+    std::printf("| shape | dtype | config | ptxgen host us/call | cuBLAS host us/call |\n"
+                "|---|---|---|---:|---:|\n");
+  } else {
+    PrintHeader();
+  }
   std::vector<double> ratios;
   int within_five_percent = 0, compared = 0;
   for (ptx::ScalarType element : flags.dtypes) {
@@ -286,6 +345,14 @@ absl::Status Run(const Flags& flags) {
       problem.element = element;
       absl::StatusOr<Operands> operands = MakeOperands(problem, device->l2_bytes);
       if (!operands.ok()) return operands.status();
+      if (flags.mode == "launch") {
+        if (absl::Status s = PrintLaunchRow(
+                problem, HeuristicConfig(problem, device->sm_count), *operands);
+            !s.ok()) {
+          return s;
+        }
+        continue;
+      }
       std::vector<std::pair<std::string, gen::GemmConfig>> runs;
       if (flags.mode == "ladder") {
         runs = Ladder(element, device->sm_count);

@@ -9,10 +9,11 @@
 namespace ptxgen::gemm {
 namespace {
 
-// The deepest ring that fits shared memory (at most `limit` stages).
-gen::GemmConfig WithDeepestRing(gen::GemmConfig config, ptx::ScalarType element,
-                                int limit) {
-  for (int stages = limit; stages >= 2; --stages) {
+// The deepest ring that fits shared memory. Deep rings hide L2 latency
+// where few tiles run long: 64x128 tiles at 1024x1024x8192 ran 5-7% faster
+// with 8 stages than with 6 (cuBLAS's kernel there has 8 too).
+gen::GemmConfig WithDeepestRing(gen::GemmConfig config, ptx::ScalarType element) {
+  for (int stages = gen::kMaxGemmStages; stages >= 2; --stages) {
     config.stages = stages;
     if (gen::ValidateGemmConfig(config, element).ok()) return config;
   }
@@ -131,13 +132,13 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   } else {
     config = WarpSpecialized(64, 128, 1, 1, epilogue);
   }
-  return WithDeepestRing(config, problem.element, 6);
+  return WithDeepestRing(config, problem.element);
 }
 
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   std::vector<gen::GemmConfig> candidates;
   auto add = [&](gen::GemmConfig config) {
-    config = WithDeepestRing(config, problem.element, 6);
+    config = WithDeepestRing(config, problem.element);
     if (gen::ValidateGemmConfig(config, problem.element).ok() &&
         CheckConfigFitsProblem(config, problem).ok()) {
       candidates.push_back(config);

@@ -58,8 +58,8 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
     return Unsupported(config, "each consumer warpgroup needs a multiple of 64 "
                                "rows (block_m / consumers)");
   }
-  if (config.stages < 1 || config.stages > 8) {
-    return Unsupported(config, "stages must be 1..8");
+  if (config.stages < 1 || config.stages > kMaxGemmStages) {
+    return Unsupported(config, absl::StrCat("stages must be 1..", kMaxGemmStages));
   }
   if (config.mma_groups_in_flight != 0 && config.mma_groups_in_flight != 1) {
     return Unsupported(config, "wgmma groups in flight must be 0 or 1");

@@ -43,6 +43,22 @@ TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
   EXPECT_EQ(HeuristicConfig({6144, 6144, 6144, ScalarType::kF16}, 132).block_n, 256);
 }
 
+TEST(SelectionTest, FewLongTilesGetTheDeepestRing) {
+  // 128 tiles of 64x128, each 128 k-tiles long: 8 stages of 24 KiB.
+  const gen::GemmConfig config =
+      HeuristicConfig({1024, 1024, 8192, ScalarType::kBF16}, 132);
+  EXPECT_EQ(config.block_m, 64);
+  EXPECT_EQ(config.stages, gen::kMaxGemmStages);
+  // Every candidate's ring is as deep as shared memory allows.
+  for (const gen::GemmConfig& candidate :
+       CandidateConfigs({1024, 1024, 8192, ScalarType::kBF16})) {
+    gen::GemmConfig deeper = candidate;
+    ++deeper.stages;
+    EXPECT_FALSE(gen::ValidateGemmConfig(deeper, ScalarType::kBF16).ok())
+        << gen::ConfigName(candidate);
+  }
+}
+
 TEST(SelectionTest, CandidatesIncludeStreamKBesideWholeTiles) {
   int stream_k = 0, whole = 0;
   for (const gen::GemmConfig& config :

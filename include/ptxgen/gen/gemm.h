@@ -35,6 +35,9 @@ enum class GemmEpilogue {
 // partial sums on its own.
 inline constexpr int kStreamKMaxPieces = 4;
 
+// The deepest ring of shared-memory stages a warp-specialized GEMM may have.
+inline constexpr int kMaxGemmStages = 8;
+
 struct GemmConfig {
   GemmSchedule schedule = GemmSchedule::kV1;
   int block_m = 128;
