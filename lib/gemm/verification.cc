@@ -104,6 +104,33 @@ absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
                       std::move(buffers[2])};
 }
 
+absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream) {
+  const int64_t bytes = ptx::SizeInBytes(problem.element);
+  const int64_t counts[] = {problem.m * problem.k, problem.n * problem.k};
+  const int64_t pass_bytes = (counts[0] + counts[1]) * bytes;
+  const int64_t copies = std::clamp<int64_t>(4 * l2_bytes / pass_bytes + 1, 1, 16);
+  absl::StatusOr<runtime::DeviceBuffer> c =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.n * bytes);
+  if (!c.ok()) return c.status();
+  RotatingGemmOperands operands{{}, {}, *std::move(c)};
+  for (int64_t copy = 0; copy < copies; ++copy) {
+    for (int which = 0; which < 2; ++which) {
+      absl::StatusOr<runtime::DeviceBuffer> buffer =
+          runtime::DeviceBuffer::Allocate(counts[which] * bytes);
+      if (!buffer.ok()) return buffer.status();
+      if (absl::Status filled =
+              FillRandom(buffer->address(), counts[which], problem.element,
+                         seed + 2 * static_cast<uint32_t>(copy) + which, stream);
+          !filled.ok()) {
+        return filled;
+      }
+      (which == 0 ? operands.a : operands.b).push_back(*std::move(buffer));
+    }
+  }
+  return operands;
+}
+
 absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
     const runtime::DeviceBuffer& buffer) {
   std::vector<uint16_t> host(buffer.size() / sizeof(uint16_t));

@@ -189,6 +189,28 @@ TEST_F(GemmRulesGpuTest, MisalignedPointersAreRefused) {
       << run;
 }
 
+// Timing inputs: enough distinct copies of A and B to pass L2 four times
+// over, at most 16; one copy where a single pass already does.
+TEST_F(GemmRulesGpuTest, RotatingOperandsOutgrowL2WithDistinctCopies) {
+  const GemmProblem problem{256, 256, 256, ScalarType::kF16};  // 256 KiB a pass
+  absl::StatusOr<RotatingGemmOperands> small_l2 =
+      RandomRotatingGemmOperands(problem, /*l2_bytes=*/256 << 10, 5, nullptr);
+  ASSERT_TRUE(small_l2.ok()) << small_l2.status();
+  EXPECT_EQ(small_l2->a.size(), 5u);
+  EXPECT_EQ(small_l2->b.size(), 5u);
+  EXPECT_NE(Download(small_l2->a[0]), Download(small_l2->a[1]));
+  EXPECT_NE(Download(small_l2->a[0]), Download(small_l2->b[0]));
+  EXPECT_EQ(small_l2->c.size(), 256u * 256u * 2u);
+  absl::StatusOr<RotatingGemmOperands> large_l2 =
+      RandomRotatingGemmOperands(problem, /*l2_bytes=*/64 << 20, 5, nullptr);
+  ASSERT_TRUE(large_l2.ok()) << large_l2.status();
+  EXPECT_EQ(large_l2->a.size(), 16u);
+  absl::StatusOr<RotatingGemmOperands> no_l2 =
+      RandomRotatingGemmOperands(problem, /*l2_bytes=*/0, 5, nullptr);
+  ASSERT_TRUE(no_l2.ok()) << no_l2.status();
+  EXPECT_EQ(no_l2->a.size(), 1u);
+}
+
 TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
   const GemmProblem problem{512, 512, 512, ScalarType::kF16};
   const std::vector<gen::GemmConfig> candidates = V1CandidateConfigs(problem.element);

@@ -43,6 +43,15 @@ TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
   EXPECT_EQ(HeuristicConfig({6144, 6144, 6144, ScalarType::kF16}, 132).block_n, 256);
 }
 
+TEST(SelectionTest, RasterGroupsOf16RowsUnlessThatLeavesAShortLastGroup) {
+  // 64 rows of 128x256 tiles: four groups of 16.
+  EXPECT_EQ(HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).raster_group, 16);
+  // 24 rows: three groups of 8 rather than 16 and 8.
+  EXPECT_EQ(HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132).raster_group, 8);
+  // 61 rows: neither divides them.
+  EXPECT_EQ(HeuristicConfig({7777, 8192, 4096, ScalarType::kF16}, 132).raster_group, 16);
+}
+
 TEST(SelectionTest, FewLongTilesGetTheDeepestRing) {
   // 128 tiles of 64x128, each 128 k-tiles long: 8 stages of 24 KiB.
   const gen::GemmConfig config =

@@ -32,6 +32,18 @@ struct GemmOperands {
 absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
                                                 uint32_t seed, CUstream stream);
 
+// Copies of A and B for timing, enough that one pass over them exceeds an
+// L2 of `l2_bytes` four times (at most 16 copies), so that no timed call
+// finds its inputs left in L2 by the call before. Copy i is filled by
+// FillRandom with seeds seed + 2i and seed + 2i + 1; C is one buffer, not
+// written.
+struct RotatingGemmOperands {
+  std::vector<runtime::DeviceBuffer> a, b;
+  runtime::DeviceBuffer c;
+};
+absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream);
+
 // The 16-bit values of a device buffer, on the host.
 absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
     const runtime::DeviceBuffer& buffer);
