@@ -35,7 +35,9 @@ struct AutotuneOptions {
 };
 
 // Compiles the candidates concurrently, times each on the current device
-// and records the fastest. Candidates that fail to build or run are
+// and records the fastest. Calls rotate through copies of random operands
+// that outgrow L2 (RandomRotatingGemmOperands), so that the times are those
+// of inputs read from DRAM. Candidates that fail to build or run are
 // reported and skipped; none running is an error.
 absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
                                       const std::vector<gen::GemmConfig>& candidates,
