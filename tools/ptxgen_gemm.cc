@@ -53,6 +53,28 @@ int SmCount() {
   return kAssumedSmCount;
 }
 
+// Flags that another flag given with them would silently override.
+absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
+  const struct {
+    const char* flag;
+    const char* other;
+    const char* why;
+  } conflicts[] = {
+      {"config", "schedule", "--config names the whole configuration"},
+      {"config", "block", "--config names the whole configuration"},
+      {"config", "autotune", "--config names the whole configuration"},
+      {"autotune", "block", "--autotune chooses the tile"},
+      {"run", "emit", "--run prints the check and the times, not a view"},
+  };
+  for (const auto& conflict : conflicts) {
+    if (flags.Has(conflict.flag) && flags.Has(conflict.other)) {
+      return cli::UsageError(absl::StrCat(conflict.why, ": drop --",
+                                          conflict.other, " or --", conflict.flag));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
                                              const gemm::GemmProblem& problem) {
   if (flags.Has("config")) return gen::ParseConfigName(flags.Text("config"));
@@ -94,6 +116,7 @@ absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
 }
 
 absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
+  if (absl::Status alone = RefuseConflictingFlags(flags); !alone.ok()) return alone;
   absl::StatusOr<gemm::GemmProblem> problem = Problem(flags);
   if (!problem.ok()) return problem.status();
   absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem);
@@ -138,11 +161,13 @@ cli::Subcommand GemmSubcommand() {
       cli::TextFlag("block", "MxNxK", "The tile, e.g. 128x128x64."),
       cli::TextFlag("config", "NAME",
                     "A full configuration name, e.g. \"ws 128x256x64 s3 c2 w1 m1 "
-                    "tma g16 persistent\"; overrides --schedule and --block."),
+                    "tma g16 persistent\"; not with --schedule, --block or "
+                    "--autotune."),
       cli::SwitchFlag("autotune",
                       "Time the schedule's candidates on the GPU and use the "
-                      "fastest (remembered in the cache folder)."),
-      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both."),
+                      "fastest (remembered in the cache folder); not with --block."),
+      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both; not "
+                             "with --emit."),
       cli::EmitFlag(cli::CompiledViews(), "cuda"),
   };
   command.examples = {

@@ -173,10 +173,9 @@ absl::StatusOr<CompiledModule> KernelCache::LoadOrCompile(
   }
   absl::StatusOr<CompiledModule> compiled = CompileCuda(name, source, options);
   if (!compiled.ok() || !config_.disk_enabled) return compiled;
-  // Once per cache: what writers that crashed left behind (an hour is far
-  // beyond any write).
+  // Once per cache: what writers that crashed left behind.
   absl::call_once(sweep_temporaries_, RemoveStaleTemporaries, config_.directory,
-                  int64_t{3600});
+                  kStaleTemporarySeconds);
   const CacheEntry entry{std::string(key),      compiled->name,
                          compiled->cuda_source, compiled->ptx,
                          compiled->cubin,       compiled->log};

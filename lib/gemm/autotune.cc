@@ -26,16 +26,11 @@ constexpr char kRecordMagic[] = "ptxgen-autotune 1";
 // Part of the record key: records timed another way are not reused.
 constexpr char kTimingMethod[] = "interleaved rounds, operand copies beyond L2";
 
-absl::StatusOr<runtime::DeviceProperties> CurrentDeviceProperties() {
-  absl::StatusOr<CUdevice> device = runtime::CurrentDevice();
-  if (!device.ok()) return device.status();
-  return runtime::GetDeviceProperties(static_cast<int>(*device));
-}
-
 // Everything that changes which configuration is fastest.
 absl::StatusOr<std::string> RecordKey(const GemmProblem& problem,
                                       const std::vector<gen::GemmConfig>& candidates) {
-  absl::StatusOr<runtime::DeviceProperties> properties = CurrentDeviceProperties();
+  absl::StatusOr<runtime::DeviceProperties> properties =
+      runtime::CurrentDeviceProperties();
   if (!properties.ok()) return properties.status();
   std::vector<std::string> names;
   for (const gen::GemmConfig& config : candidates) {
@@ -205,7 +200,8 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   CompileConcurrently(problem, candidates, cache);
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return stream.status();
-  absl::StatusOr<runtime::DeviceProperties> properties = CurrentDeviceProperties();
+  absl::StatusOr<runtime::DeviceProperties> properties =
+      runtime::CurrentDeviceProperties();
   if (!properties.ok()) return properties.status();
   absl::StatusOr<RotatingGemmOperands> operands = RandomRotatingGemmOperands(
       problem, properties->l2_bytes, /*seed=*/1, stream->get());
@@ -230,6 +226,7 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
     records.best[*key] = report.best;
   }
   if (!directory.empty()) {
+    compile::RemoveStaleTemporaries(directory, compile::kStaleTemporarySeconds);
     if (absl::Status written =
             WriteRecord(directory, report.record_path, *key, report.best);
         !written.ok()) {

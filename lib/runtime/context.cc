@@ -79,6 +79,20 @@ absl::StatusOr<CUdevice> CurrentDevice() {
   return device;
 }
 
+absl::StatusOr<DeviceProperties> CurrentDeviceProperties() {
+  absl::StatusOr<CUdevice> device = CurrentDevice();
+  if (!device.ok()) return device.status();
+  absl::StatusOr<int> count = DeviceCount();
+  if (!count.ok()) return count.status();
+  for (int ordinal = 0; ordinal < *count; ++ordinal) {
+    absl::StatusOr<CUdevice> candidate = GetDevice(ordinal);
+    if (!candidate.ok()) return candidate.status();
+    if (*candidate == *device) return GetDeviceProperties(ordinal);
+  }
+  return absl::InternalError(
+      "the current context's device is not among the driver's devices");
+}
+
 absl::Status SynchronizeCurrentContext() {
   absl::StatusOr<CUdevice> device = CurrentDevice();
   if (!device.ok()) return device.status();

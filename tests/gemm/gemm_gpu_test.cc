@@ -1,12 +1,18 @@
 // Generated GEMMs on the GPU, checked against a reference on fresh random
 // inputs with the output poisoned first: every configuration the library
 // can pick, on sizes that are and are not multiples of the tiles.
+#include <sys/stat.h>
+#include <sys/time.h>
+
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ptxgen/compile/files.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
@@ -235,6 +241,33 @@ TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->from_record);
   EXPECT_EQ(again->best, tuned->best);
+}
+
+// A record write also deletes what record writers that died left behind:
+// temporaries older than an hour, not younger ones.
+TEST_F(GemmRulesGpuTest, AutotunerDeletesTemporariesOfDeadRecordWriters) {
+  char pattern[] = "/tmp/ptxgen_autotune_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string records = std::string(pattern) + "/autotune";
+  ASSERT_EQ(mkdir(records.c_str(), 0700), 0);
+  const std::string stale = records + "/old.tmp.4242.0";
+  const std::string fresh = records + "/new.tmp.4243.0";
+  for (const std::string& path : {stale, fresh}) {
+    ASSERT_TRUE(compile::WriteFileAtomically(records, path, "half a record").ok());
+  }
+  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
+                                           {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimes(stale.c_str(), two_hours_ago), 0);
+  compile::KernelCache cache(compile::CacheConfig{true, pattern});
+  const GemmProblem problem{128, 128, 64, ScalarType::kF16};
+  absl::StatusOr<TuningReport> tuned =
+      Autotune(problem, {V1CandidateConfigs(problem.element).front()}, cache,
+               AutotuneOptions{/*use_records=*/false});
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  struct stat info;
+  EXPECT_NE(stat(stale.c_str(), &info), 0) << stale << " was kept";
+  EXPECT_EQ(stat(fresh.c_str(), &info), 0) << fresh << " was deleted";
+  EXPECT_EQ(stat(tuned->record_path.c_str(), &info), 0) << "no record written";
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ TEST(DriverAbsent, EveryEntryPointFailsWithFailedPrecondition) {
       {"PrimaryContext::Retain",
        [] { return PrimaryContext::Retain(0).status(); }},
       {"CurrentDevice", [] { return CurrentDevice().status(); }},
+      {"CurrentDeviceProperties", [] { return CurrentDeviceProperties().status(); }},
       {"SynchronizeCurrentContext", [] { return SynchronizeCurrentContext(); }},
       {"Module::LoadCubin",
        [&] { return Module::LoadCubin(compiled).status(); }},

@@ -316,6 +316,28 @@ TEST(PtxgenTest, GemmBlockSetsTheTile) {
   EXPECT_TRUE(Contains(bad.err, "--block=64x128 is not MxNxK (e.g. 128x128x64)"));
 }
 
+TEST(PtxgenTest, GemmRefusesFlagsThatWouldBeIgnored) {
+  const std::pair<std::vector<std::string>, const char*> cases[] = {
+      {{"--config=v1 128x128x64", "--block=64x128x32"},
+       "--config names the whole configuration: drop --block or --config"},
+      {{"--config=v1 128x128x64", "--schedule=v1"},
+       "--config names the whole configuration: drop --schedule or --config"},
+      {{"--config=v1 128x128x64", "--autotune"},
+       "--config names the whole configuration: drop --autotune or --config"},
+      {{"--autotune", "--block=64x128x32"},
+       "--autotune chooses the tile: drop --block or --autotune"},
+      {{"--run", "--emit=ptx"},
+       "--run prints the check and the times, not a view: drop --emit or --run"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = Args("gemm --m=256 --n=256 --k=256");
+    args.insert(args.end(), flags.begin(), flags.end());
+    const Result run = Ptxgen(args);
+    EXPECT_EQ(run.status, 2) << flags.back() << ": " << run.err;
+    EXPECT_TRUE(Contains(run.err, message)) << flags.back() << ": " << run.err;
+  }
+}
+
 // ---- Compiled views ----
 
 TEST(PtxgenTest, JsonIsOneObjectWithTheExpectedKeys) {

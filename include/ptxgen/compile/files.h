@@ -33,6 +33,10 @@ absl::Status WriteFileAtomically(const std::string& directory,
 // Best effort: files that cannot be examined or deleted are skipped.
 void RemoveStaleTemporaries(const std::string& directory, int64_t min_age_seconds);
 
+// The age past which a temporary belongs to a dead writer: an hour, far
+// beyond any write.
+inline constexpr int64_t kStaleTemporarySeconds = 3600;
+
 }  // namespace ptxgen::compile
 
 #endif  // PTXGEN_COMPILE_FILES_H_

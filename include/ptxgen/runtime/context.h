@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
 
 namespace ptxgen::runtime {
@@ -51,6 +52,10 @@ class PrimaryContext {
 // The device of the calling thread's current context; FailedPrecondition
 // when no context is current.
 absl::StatusOr<CUdevice> CurrentDevice();
+
+// The properties of CurrentDevice(), its ordinal found among the driver's
+// devices (a CUdevice is a handle, not an ordinal).
+absl::StatusOr<DeviceProperties> CurrentDeviceProperties();
 
 // Waits for all work of the current context. Returns the first asynchronous
 // error, such as a kernel's illegal memory access.
