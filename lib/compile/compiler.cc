@@ -2,19 +2,18 @@
 
 #include <nvrtc.h>
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/compile/elapsed.h"
+#include "ptxgen/compile/arch.h"
 #include "ptxgen/compile/ptxas_report.h"
 
 namespace ptxgen::compile {
@@ -30,10 +29,9 @@ bool HasNul(absl::string_view text) {
 
 // A CUBIN exists only for a real architecture: "sm_90a", not "compute_90a".
 absl::Status ValidateArch(absl::string_view arch) {
-  absl::string_view number = arch;
-  if (!absl::ConsumePrefix(&number, "sm_") || number.empty() ||
-      !absl::ascii_isdigit(number[0]) ||
-      !std::all_of(number.begin(), number.end(), absl::ascii_isalnum)) {
+  absl::StatusOr<ArchName> parsed = ParseArchName(arch);
+  if (!parsed.ok()) return Rejected(std::string(parsed.status().message()));
+  if (parsed->is_ptx) {
     return Rejected(absl::StrCat(
         "arch must be a real architecture such as sm_90a (a CUBIN needs "
         "one), not '",

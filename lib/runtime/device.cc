@@ -1,48 +1,11 @@
 #include "ptxgen/runtime/device.h"
 
-#include <algorithm>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "ptxgen/compile/arch.h"
 
 namespace ptxgen::runtime {
 namespace {
-
-// An architecture name taken apart: "compute_90a" is PTX, 9.0, variant 'a'.
-struct Arch {
-  bool is_ptx = false;
-  int major = 0;
-  int minor = 0;
-  char variant = '\0';  // 'a' (architecture-specific), 'f' (family) or none
-};
-
-absl::StatusOr<Arch> ParseArch(absl::string_view name) {
-  Arch arch;
-  absl::string_view rest = name;
-  arch.is_ptx = absl::ConsumePrefix(&rest, "compute_");
-  const bool known_prefix = arch.is_ptx || absl::ConsumePrefix(&rest, "sm_");
-  if (absl::ConsumeSuffix(&rest, "a")) {
-    arch.variant = 'a';
-  } else if (absl::ConsumeSuffix(&rest, "f")) {
-    arch.variant = 'f';
-  }
-  int number = 0;
-  const bool digits =
-      (rest.size() == 2 || rest.size() == 3) &&
-      std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit) &&
-      absl::SimpleAtoi(rest, &number);
-  if (!known_prefix || !digits) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown architecture '", name,
-        "' (expected sm_XY or compute_XY with an optional a or f suffix, "
-        "such as sm_90a)"));
-  }
-  arch.major = number / 10;
-  arch.minor = number % 10;
-  return arch;
-}
 
 absl::Status Refuse(absl::string_view arch, absl::string_view rule,
                     int cc_major, int cc_minor) {
@@ -151,7 +114,7 @@ absl::StatusOr<DeviceProperties> GetDeviceProperties(int ordinal) {
 
 absl::Status CheckArchSupported(absl::string_view arch, int cc_major,
                                 int cc_minor) {
-  absl::StatusOr<Arch> parsed = ParseArch(arch);
+  absl::StatusOr<compile::ArchName> parsed = compile::ParseArchName(arch);
   if (!parsed.ok()) return parsed.status();
   const int major = parsed->major;
   const int minor = parsed->minor;

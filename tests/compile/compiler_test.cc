@@ -130,6 +130,7 @@ TEST(CompileCuda, RejectsRequestsThatEscapeTheRules) {
       {"empty name", "", "", {}, "module name must be non-empty"},
       {"NUL in source", "m", std::string("a\0b", 3), {}, "NUL"},
       {"virtual arch", "m", "", {"compute_90a", {}}, "real architecture"},
+      {"malformed arch", "m", "", {"sm_9x", {}}, "unknown architecture 'sm_9x'"},
       {"arch flag",
        "m",
        "",
