@@ -1,7 +1,9 @@
 // Every shared-memory layout the descriptor code derives, checked on the
 // GPU: tiles are written element by element where TileElementOffset puts
 // them, a wgmma reads them through DescribeTile's descriptor (advanced by
-// TileOperandOffset along K), and the product must match the host's.
+// TileOperandOffset along K), and the product, stored by the library's
+// accumulator fragment layout (WgmmaAccumulatorCoordinate), must match the
+// host's.
 // Public notes warn that prose about LBO/SBO is unreliable for MN-major and
 // unswizzled layouts; this test is the authority.
 #include <cmath>
@@ -36,6 +38,18 @@ struct Layout {
 std::string Name(const Layout& layout) {
   return absl::StrCat(layout.major == MajorOrder::kK ? "K" : "MN", "major_",
                       SwizzleName(layout.swizzle));
+}
+
+// D stored by the library's accumulator fragment layout, which is
+// separable: the thread's coordinate plus register i's.
+std::string AccumulatorStores() {
+  std::string stores;
+  for (int i = 0; i < kN / 2; ++i) {
+    const AccumulatorCoordinate offset = WgmmaAccumulatorCoordinate(0, i);
+    absl::StrAppend(&stores, "  d[(row + ", offset.row, ") * ", kN, " + column + ",
+                    offset.column, "] = acc[", i, "];\n");
+  }
+  return stores;
 }
 
 // One warpgroup: scatter A and B into shared memory by the offset tables,
@@ -84,12 +98,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) layout_probe(
   wait();
   pin(acc);
   const int t = threadIdx.x;
-  for (int i = 0; i < )", kN / 2, R"(; ++i) {
-    const int row = (16 * (t / 32) + (t % 32) / 4) + 8 * ((i / 2) % 2);
-    const int column = 8 * (i / 4) + 2 * (t % 4) + i % 2;
-    d[row * )", kN, R"( + column] = acc[i];
-  }
-}
+  const int row = )", WgmmaAccumulatorRowExpression("t"), R"(;
+  const int column = )", WgmmaAccumulatorColumnExpression("t"), R"(;
+)", AccumulatorStores(), R"(}
 )");
 }
 
