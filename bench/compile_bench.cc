@@ -26,10 +26,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
+#include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/version.h"
@@ -42,6 +41,7 @@ using ptxgen::compile::CompiledModule;
 using ptxgen::compile::CompileOptions;
 using ptxgen::compile::KernelCache;
 using ptxgen::compile::KernelResources;
+using ptxgen::compile::ParsePtxasReport;
 using ptxgen::gen::GeneratedGemm;
 
 struct BenchKernel {
@@ -139,21 +139,6 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// ptxas's own time for the module, summed from its "Compile time = X ms"
-// lines; the rest of a cold compile is the NVRTC front end.
-double PtxasMilliseconds(const std::string& log) {
-  double total = 0;
-  for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    const size_t at = line.find("Compile time = ");
-    double ms = 0;
-    if (at == absl::string_view::npos) continue;
-    absl::string_view value = line.substr(at + 15);
-    if (absl::ConsumeSuffix(&value, " ms") && absl::SimpleAtod(value, &ms))
-      total += ms;
-  }
-  return total;
-}
-
 // The report of the kernel itself: ptxas lists every entry of the module.
 absl::StatusOr<KernelResources> ResourcesOf(const CompiledModule& module,
                                             const std::string& kernel) {
@@ -179,7 +164,7 @@ absl::Status PrintKernel(const BenchKernel& kernel,
       generated.threads_per_block, generated.shared_bytes,
       resources->registers, resources->static_shared_bytes,
       resources->spill_store_bytes, resources->spill_load_bytes,
-      compiled.diagnostics.size(), PtxasMilliseconds(compiled.log));
+      compiled.diagnostics.size(), ParsePtxasReport(compiled.log).ptxas_milliseconds);
   for (const auto& diagnostic : compiled.diagnostics) {
     std::cout << "    " << diagnostic.message << "\n";
   }

@@ -149,6 +149,11 @@ PtxasReport ParsePtxasReport(absl::string_view log) {
       report.resources.push_back(std::move(kernel));
     } else if (absl::ConsumePrefix(&body, "Function properties for ")) {
       properties_of = std::string(body);
+    } else if (absl::ConsumePrefix(&body, "Compile time = ")) {
+      double milliseconds = 0;
+      if (absl::ConsumeSuffix(&body, " ms") && absl::SimpleAtod(body, &milliseconds)) {
+        report.ptxas_milliseconds += milliseconds;
+      }
     } else if (report.resources.empty()) {
       continue;
     } else if (kind == PtxasLine::kProperties) {

@@ -58,6 +58,13 @@ TEST(ParsePtxasReport, ReadsEveryEntryFunction) {
   EXPECT_EQ(t.stack_frame_bytes, 0);
 }
 
+TEST(ParsePtxasReport, SumsPtxasCompileTimes) {
+  EXPECT_DOUBLE_EQ(ParsePtxasReport(kTwoKernelLog).ptxas_milliseconds,
+                   157.879 + 1.678);
+  EXPECT_EQ(ParsePtxasReport("ptxas info    : Compile time = soon\n").ptxas_milliseconds,
+            0);
+}
+
 TEST(ParsePtxasReport, DeviceFunctionPropertiesBelongToNoKernel) {
   // The helper's 64-byte frame must not land on 'k' (2384) or the next entry
   // (0).

@@ -19,6 +19,9 @@ struct PtxasReport {
   // Every warning and every ptxas info line that carries a (Cnnnn) code,
   // in log order.
   std::vector<CompilerDiagnostic> diagnostics;
+  // ptxas's own time for the module: the sum of its "Compile time = X ms"
+  // lines (the rest of a cold compile is the NVRTC front end).
+  double ptxas_milliseconds = 0;
 };
 
 // Never fails: lines it does not recognise are skipped, and a kernel whose
