@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <iterator>
 #include <cstdio>
 #include <iostream>
@@ -132,25 +131,19 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
   return operands;
 }
 
-using Call = std::function<absl::Status(CUdeviceptr, CUdeviceptr, CUdeviceptr)>;
-
 // Median ms per call of `ours` and of `theirs`, timed in alternating
 // batches (so clock and temperature drift hit both alike), rotating through
 // the operand copies.
 absl::StatusOr<std::pair<double, double>> TimeInterleaved(
-    const Call& ours, const Call& theirs, const Operands& operands, int repeats) {
+    const GemmCall& ours, const GemmCall& theirs, const Operands& operands, int repeats) {
   const int batch = static_cast<int>(std::max<size_t>(operands.a.size(), 5));
   std::vector<double> times[2];
   for (int r = 0; r < repeats; ++r) {
     for (int which = 0; which < 2; ++which) {
-      const Call& call = which == 0 ? ours : theirs;
+      const GemmCall& call = which == 0 ? ours : theirs;
       size_t next = 0;
       absl::StatusOr<double> ms = MedianMilliseconds(
-          [&] {
-            const size_t i = next++ % operands.a.size();
-            return call(operands.a[i].address(), operands.b[i].address(),
-                        operands.c.address());
-          },
+          [&] { return operands.RunOnCopy(next++, call); },
           nullptr, /*warmups=*/r == 0 ? 3 : 0, /*repeats=*/1, batch);
       if (!ms.ok()) return ms.status();
       times[which].push_back(*ms);
@@ -162,7 +155,7 @@ absl::StatusOr<std::pair<double, double>> TimeInterleaved(
 
 // Median host microseconds per call over bursts of calls enqueued back to
 // back: few enough that the launch queue never fills and blocks the host.
-absl::StatusOr<double> HostMicrosecondsPerCall(const Call& call,
+absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
                                                const Operands& operands) {
   constexpr int kBursts = 21, kCallsPerBurst = 64;
   std::vector<double> per_call;
@@ -170,12 +163,7 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const Call& call,
     if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok()) return s;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kCallsPerBurst; ++i) {
-      const size_t copy = i % operands.a.size();
-      if (absl::Status s = call(operands.a[copy].address(), operands.b[copy].address(),
-                                operands.c.address());
-          !s.ok()) {
-        return s;
-      }
+      if (absl::Status s = operands.RunOnCopy(i, call); !s.ok()) return s;
     }
     const std::chrono::duration<double, std::micro> elapsed =
         std::chrono::steady_clock::now() - start;

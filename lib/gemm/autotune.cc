@@ -27,18 +27,16 @@ constexpr char kRecordMagic[] = "ptxgen-autotune 1";
 constexpr char kTimingMethod[] = "interleaved rounds, operand copies beyond L2";
 
 // Everything that changes which configuration is fastest.
-absl::StatusOr<std::string> RecordKey(const GemmProblem& problem,
-                                      const std::vector<gen::GemmConfig>& candidates) {
-  absl::StatusOr<runtime::DeviceProperties> properties =
-      runtime::CurrentDeviceProperties();
-  if (!properties.ok()) return properties.status();
+std::string RecordKey(const GemmProblem& problem,
+                      const std::vector<gen::GemmConfig>& candidates,
+                      const runtime::DeviceProperties& device) {
   std::vector<std::string> names;
   for (const gen::GemmConfig& config : candidates) {
     names.push_back(gen::ConfigName(config));
   }
   return compile::Sha256Hex(absl::StrCat(
-      kVersion, "\n", kTimingMethod, "\n", properties->name, "\n", properties->sm_count, "\n",
-      properties->cc_major, ".", properties->cc_minor, "\n",
+      kVersion, "\n", kTimingMethod, "\n", device.name, "\n", device.sm_count, "\n",
+      device.cc_major, ".", device.cc_minor, "\n",
       ptx::PtxName(problem.element), " ", problem.m, "x", problem.n, "x",
       problem.k, "\n", absl::StrJoin(names, "\n")));
 }
@@ -144,9 +142,10 @@ std::vector<TuningMeasurement> MeasureAll(
       if (!measurements[i].status.ok()) continue;
       absl::StatusOr<double> milliseconds = MedianMilliseconds(
           [&] {
-            const size_t copy = next_copy++ % operands.a.size();
-            return gemms[i]->Run(operands.a[copy].address(), operands.b[copy].address(),
-                                 operands.c.address(), stream.get());
+            return operands.RunOnCopy(
+                next_copy++, [&](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+                  return gemms[i]->Run(a, b, c, stream.get());
+                });
           },
           stream.get(), /*warmups=*/round == 0 ? 2 : 0, /*repeats=*/1,
           /*calls_per_batch=*/3);
@@ -172,15 +171,16 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   if (candidates.empty()) {
     return absl::InvalidArgumentError("autotune: no candidate configurations");
   }
-  absl::StatusOr<std::string> key = RecordKey(problem, candidates);
-  if (!key.ok()) return key.status();
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
+  if (!device.ok()) return device.status();
+  const std::string key = RecordKey(problem, candidates, *device);
   TuningReport report;
   const std::string directory = RecordDirectory(cache);
-  if (!directory.empty()) report.record_path = absl::StrCat(directory, "/", *key);
+  if (!directory.empty()) report.record_path = absl::StrCat(directory, "/", key);
   Records& records = MemoryRecords();
   if (options.use_records) {
     absl::MutexLock lock(&records.mutex);
-    if (auto it = records.best.find(*key); it != records.best.end()) {
+    if (auto it = records.best.find(key); it != records.best.end()) {
       report.best = it->second;
       report.from_record = true;
       return report;
@@ -188,23 +188,20 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   }
   if (options.use_records && !directory.empty()) {
     absl::StatusOr<gen::GemmConfig> recorded =
-        ReadRecord(report.record_path, *key, candidates);
+        ReadRecord(report.record_path, key, candidates);
     if (recorded.ok()) {
       report.best = *recorded;
       report.from_record = true;
       absl::MutexLock lock(&records.mutex);
-      records.best[*key] = *recorded;
+      records.best[key] = *recorded;
       return report;
     }
   }
   CompileConcurrently(problem, candidates, cache);
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return stream.status();
-  absl::StatusOr<runtime::DeviceProperties> properties =
-      runtime::CurrentDeviceProperties();
-  if (!properties.ok()) return properties.status();
   absl::StatusOr<RotatingGemmOperands> operands = RandomRotatingGemmOperands(
-      problem, properties->l2_bytes, /*seed=*/1, stream->get());
+      problem, device->l2_bytes, /*seed=*/1, stream->get());
   if (!operands.ok()) return operands.status();
   report.measurements =
       MeasureAll(problem, candidates, cache, *operands, *stream, options.repeats);
@@ -223,12 +220,12 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   report.best = best->config;
   {
     absl::MutexLock lock(&records.mutex);
-    records.best[*key] = report.best;
+    records.best[key] = report.best;
   }
   if (!directory.empty()) {
     compile::RemoveStaleTemporaries(directory, compile::kStaleTemporarySeconds);
     if (absl::Status written =
-            WriteRecord(directory, report.record_path, *key, report.best);
+            WriteRecord(directory, report.record_path, key, report.best);
         !written.ok()) {
       std::cerr << "ptxgen: warning: cannot keep the autotuning record: "
                 << written.message() << "\n";

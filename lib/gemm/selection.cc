@@ -78,8 +78,9 @@ bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
 // Rows of cluster tiles visited together: 16, unless that leaves a shorter
 // last group, then 8. At 3000x5000x2048 (24 rows of 128) 8 ran 4-6% faster
 // than 16 on the H200; where 16 divides the rows it was as fast or faster.
-int RasterGroup(const GemmProblem& problem, int block_m, int cluster_m) {
-  const int64_t cluster_rows = CeilDiv(CeilDiv(problem.m, block_m), cluster_m);
+int RasterGroup(const GemmProblem& problem, const gen::GemmConfig& config) {
+  const int64_t cluster_rows =
+      CeilDiv(CeilDiv(problem.m, config.block_m), config.cluster_m);
   return cluster_rows % 16 == 0 || cluster_rows % 8 != 0 ? 16 : 8;
 }
 
@@ -93,7 +94,7 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
   double best_efficiency = 0;
   for (int block_n : {256, 192}) {
     gen::GemmConfig config = WarpSpecialized(128, block_n, 2, cluster_m, epilogue);
-    config.raster_group = RasterGroup(problem, 128, cluster_m);
+    config.raster_group = RasterGroup(problem, config);
     config.stream_k = StreamKPays(problem, config, clusters);
     const double efficiency = GridEfficiency(problem, config, clusters);
     if (efficiency > 1.03 * best_efficiency) {

@@ -82,26 +82,9 @@ absl::Status FillRandom(CUdeviceptr address, int64_t count,
   return fill->Launch(launch, args);
 }
 
-absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
-                                                uint32_t seed, CUstream stream) {
-  const int64_t counts[] = {problem.m * problem.k, problem.n * problem.k,
-                            problem.m * problem.n};
-  std::vector<runtime::DeviceBuffer> buffers;
-  for (int64_t count : counts) {
-    absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(
-        count * ptx::SizeInBytes(problem.element));
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(*std::move(buffer));
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (absl::Status filled = FillRandom(buffers[i].address(), counts[i],
-                                         problem.element, seed + i, stream);
-        !filled.ok()) {
-      return filled;
-    }
-  }
-  return GemmOperands{std::move(buffers[0]), std::move(buffers[1]),
-                      std::move(buffers[2])};
+absl::Status RotatingGemmOperands::RunOnCopy(size_t i, const GemmCall& call) const {
+  const size_t copy = i % a.size();
+  return call(a[copy].address(), b[copy].address(), c.address());
 }
 
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
@@ -297,17 +280,18 @@ double Tflops(const GemmProblem& problem, double milliseconds) {
 
 absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm) {
   const GemmProblem& problem = gemm.problem();
-  absl::StatusOr<GemmOperands> x = RandomGemmOperands(problem, 1234, nullptr);
+  absl::StatusOr<RotatingGemmOperands> x =
+      RandomRotatingGemmOperands(problem, /*l2_bytes=*/0, 1234, nullptr);
   if (!x.ok()) return x.status();
+  const CUdeviceptr a = x->a[0].address(), b = x->b[0].address();
   absl::StatusOr<runtime::DeviceBuffer> reference = runtime::DeviceBuffer::Allocate(
       problem.m * problem.n * ptx::SizeInBytes(problem.element));
   if (!reference.ok()) return reference.status();
   auto ours = [&] {
-    return gemm.Run(x->a.address(), x->b.address(), x->c.address(), nullptr);
+    return gemm.Run(a, b, x->c.address(), nullptr);
   };
   auto theirs = [&] {
-    return CublasGemm(problem, x->a.address(), x->b.address(),
-                      reference->address(), nullptr);
+    return CublasGemm(problem, a, b, reference->address(), nullptr);
   };
   for (absl::Status step :
        {Poison(x->c.address(), problem.m * problem.n, nullptr), ours(), theirs()}) {

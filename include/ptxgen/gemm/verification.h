@@ -24,22 +24,21 @@ absl::Status FillRandom(CUdeviceptr address, int64_t count,
                         ptx::ScalarType element, uint32_t seed,
                         CUstream stream);
 
-// A and B of `problem` filled by FillRandom (seeds `seed` and seed + 1); C
-// allocated, not written.
-struct GemmOperands {
-  runtime::DeviceBuffer a, b, c;
-};
-absl::StatusOr<GemmOperands> RandomGemmOperands(const GemmProblem& problem,
-                                                uint32_t seed, CUstream stream);
+// A GEMM on device addresses of A, B and C: a prepared Gemm's Run or
+// CublasGemm, bound to a problem and a stream.
+using GemmCall = std::function<absl::Status(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)>;
 
 // Copies of A and B for timing, enough that one pass over them exceeds an
 // L2 of `l2_bytes` four times (at most 16 copies), so that no timed call
-// finds its inputs left in L2 by the call before. Copy i is filled by
-// FillRandom with seeds seed + 2i and seed + 2i + 1; C is one buffer, not
-// written.
+// finds its inputs left in L2 by the call before; l2_bytes = 0 gives one.
+// Copy i is filled by FillRandom with seeds seed + 2i and seed + 2i + 1; C
+// is one buffer, not written.
 struct RotatingGemmOperands {
   std::vector<runtime::DeviceBuffer> a, b;
   runtime::DeviceBuffer c;
+
+  // `call` on copy `i` modulo the number of copies, into C.
+  absl::Status RunOnCopy(size_t i, const GemmCall& call) const;
 };
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
     const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream);
