@@ -160,8 +160,8 @@ absl::Status Function::SetMaxDynamicSharedMemory(int bytes) const {
                    ", MAX_DYNAMIC_SHARED_SIZE_BYTES = ", bytes, ")"));
 }
 
-// The driver answers an oversized request with a bare CUDA_ERROR_INVALID_VALUE;
-// checking first lets the message say what to do.
+// The driver answers an oversized request with a bare CUDA_ERROR_INVALID_VALUE:
+// this names the limit and what to do about it.
 absl::Status Function::CheckDynamicShared(int bytes) const {
   if (bytes == 0) return absl::OkStatus();
   absl::StatusOr<int> limit =
@@ -180,11 +180,17 @@ absl::Status Function::Launch(const LaunchConfig& config, void** args) const {
   if (absl::Status valid = ValidateLaunchConfig(config); !valid.ok()) {
     return Prefixed(absl::StrCat("kernel ", name_, ": "), valid);
   }
-  if (absl::Status shared = CheckDynamicShared(config.shared_bytes);
-      !shared.ok()) {
-    return shared;
-  }
-  if (Volume(config.cluster) > 1) return LaunchCluster(config, args);
+  const absl::Status launched = Volume(config.cluster) > 1
+                                    ? LaunchCluster(config, args)
+                                    : LaunchPlain(config, args);
+  if (launched.ok()) return launched;
+  // Diagnosed after the fact, so that a launch costs one driver call.
+  const absl::Status shared = CheckDynamicShared(config.shared_bytes);
+  return shared.ok() ? launched : shared;
+}
+
+absl::Status Function::LaunchPlain(const LaunchConfig& config,
+                                   void** args) const {
   const Dim3& grid = config.grid;
   const Dim3& block = config.block;
   return driver_->Check(

@@ -73,6 +73,7 @@ class Function {
       : driver_(driver), function_(function), name_(std::move(name)) {}
   absl::StatusOr<int> Attribute(CUfunction_attribute attribute) const;
   absl::Status CheckDynamicShared(int bytes) const;
+  absl::Status LaunchPlain(const LaunchConfig& config, void** args) const;
   absl::Status LaunchCluster(const LaunchConfig& config, void** args) const;
 
   const Driver* driver_;
