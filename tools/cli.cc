@@ -2,6 +2,8 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -111,6 +113,12 @@ absl::Status CheckValue(const Flag& flag, absl::string_view value) {
     case FlagKind::kInteger: {
       int parsed = 0;
       if (absl::SimpleAtoi(value, &parsed)) return absl::OkStatus();
+      int64_t wide = 0;
+      if (absl::SimpleAtoi(value, &wide)) {
+        return UsageError(absl::StrCat("--", flag.name, "=", value, " is outside ",
+                                       std::numeric_limits<int>::min(), "..",
+                                       std::numeric_limits<int>::max()));
+      }
       return UsageError(absl::StrCat("--", flag.name,
                                      " takes an integer, not '", value, "'"));
     }
@@ -400,6 +408,11 @@ int RunTool(absl::Span<const Subcommand> subcommands,
             std::ostream& err) {
   if (args.empty()) {
     err << OverviewHelp(subcommands);
+    return kExitUsage;
+  }
+  if ((IsHelp(args[0]) || args[0] == "--version") && args.size() > 1) {
+    err << "ptxgen: " << args[0] << " takes nothing after it (got '" << args[1]
+        << "')\nrun 'ptxgen --help' for usage\n";
     return kExitUsage;
   }
   if (IsHelp(args[0])) {

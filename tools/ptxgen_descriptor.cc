@@ -1,5 +1,6 @@
 // `ptxgen descriptor`: the shared-memory tile layout wgmma reads through a
 // matrix descriptor, and the descriptor itself, encoded or decoded.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/swizzle.h"
+#include "ptxgen/ptx/tma.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
 
@@ -38,13 +41,13 @@ std::string FieldsText(const ptx::MatrixDescriptor& fields) {
       " (bits 62-63)\n");
 }
 
-// "0x" and 1 to 16 hex digits. Malformed input is a usage error.
+// "0x" and 1 to 16 hex digits. Malformed input is a usage error; so is a
+// missing "0x", which would read decimal-looking digits as hex.
 absl::StatusOr<uint64_t> ParseDescriptor(absl::string_view text) {
   absl::string_view digits = text;
-  if (absl::StartsWith(digits, "0x") || absl::StartsWith(digits, "0X")) {
-    digits.remove_prefix(2);
-  }
-  bool hex = !digits.empty() && digits.size() <= 16;
+  const bool prefixed = absl::ConsumePrefix(&digits, "0x") ||
+                        absl::ConsumePrefix(&digits, "0X");
+  bool hex = prefixed && !digits.empty() && digits.size() <= 16;
   for (char c : digits) {
     hex = hex && absl::ascii_isxdigit(static_cast<unsigned char>(c));
   }
@@ -96,6 +99,20 @@ absl::StatusOr<ptx::SharedTile> TileFromFlags(const cli::ParsedFlags& flags) {
   return tile;
 }
 
+// One TMA box per column, or several where a column has more rows than a
+// box may span.
+std::string TmaBoxText(const ptx::TileLayout& layout) {
+  const int boxes_per_column =
+      (layout.rows + ptx::kMaxTensorBoxExtent - 1) / ptx::kMaxTensorBoxExtent;
+  return absl::StrCat(
+      "tma_box: ", layout.box_inner_elements, " x ",
+      std::min(layout.rows, ptx::kMaxTensorBoxExtent),
+      " elements (inner x rows), ",
+      boxes_per_column == 1 ? std::string("one box")
+                            : absl::StrCat(boxes_per_column, " boxes"),
+      " per column\n");
+}
+
 std::string LayoutText(const ptx::SharedTile& tile,
                        const ptx::TileLayout& layout, uint64_t descriptor) {
   return absl::StrCat(
@@ -107,8 +124,7 @@ std::string LayoutText(const ptx::SharedTile& tile,
       "column_bytes: ", layout.column_bytes, "\n",
       "tile_bytes: ", layout.tile_bytes, "\n",
       "alignment_bytes: ", layout.alignment_bytes, "\n",
-      "tma_box: ", layout.box_inner_elements, " x ", layout.rows,
-      " elements (inner x rows), one box per column\n",
+      TmaBoxText(layout),
       "descriptor: ", Hex64(descriptor), "\n", FieldsText(layout.descriptor));
 }
 

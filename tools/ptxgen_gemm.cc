@@ -38,8 +38,9 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
                                                 gen::GemmConfig config) {
   absl::StatusOr<gen::GemmConfig> tiled = gen::WithTile(config, flags.Text("block"));
   if (!tiled.ok()) {
-    return cli::UsageError(absl::StrCat("--block=", flags.Text("block"),
-                                        " is not MxNxK (e.g. 128x128x64)"));
+    return cli::UsageError(absl::StrCat("--block=", flags.Text("block"), ": ",
+                                        tiled.status().message(),
+                                        " (write MxNxK, e.g. 128x128x64)"));
   }
   return *tiled;
 }

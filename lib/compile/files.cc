@@ -59,11 +59,26 @@ std::string TemporaryName(const std::string& path) {
 }  // namespace
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO someone left there must not hang.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT)
       return absl::NotFoundError(absl::StrCat("no file ", path));
     return SystemError("cannot open", path);
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    absl::Status error = SystemError("cannot stat", path);
+    close(fd);
+    return error;
+  }
+  if (!S_ISREG(info.st_mode) || info.st_size > kMaxReadBytes) {
+    close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, S_ISREG(info.st_mode)
+                  ? absl::StrCat(" holds ", info.st_size, " bytes, more than the ",
+                                 kMaxReadBytes, " ptxgen reads from one file")
+                  : " is not a regular file"));
   }
   std::string bytes;
   char buffer[1 << 16];

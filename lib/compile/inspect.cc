@@ -113,9 +113,12 @@ absl::StatusOr<std::string> RunAndCapture(
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string how =
+        WIFEXITED(status) ? absl::StrCat("exit status ", WEXITSTATUS(status))
+        : WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status))
+                              : absl::StrCat("wait status ", status);
     return absl::InternalError(absl::StrCat("sass: '", absl::StrJoin(argv, " "),
-                                            "' failed (status ", status, "):\n",
-                                            output));
+                                            "' failed (", how, "):\n", output));
   }
   return output;
 }

@@ -66,10 +66,11 @@ absl::StatusOr<CompiledModule> LoadEntry(const std::string& path,
 
 CacheConfig CacheConfigFromEnvironment() {
   CacheConfig config;
-  bool disabled = false;
+  // Any value but a false one turns the disk off: "on" or "please" mean it.
+  const absl::string_view disable = EnvironmentVariable("PTXGEN_CACHE_DISABLE");
+  bool disabled = true;
   config.disk_enabled =
-      !(absl::SimpleAtob(EnvironmentVariable("PTXGEN_CACHE_DISABLE"), &disabled) &&
-        disabled);
+      disable.empty() || (absl::SimpleAtob(disable, &disabled) && !disabled);
   const absl::string_view explicit_dir = EnvironmentVariable("PTXGEN_CACHE_DIR");
   const absl::string_view xdg = EnvironmentVariable("XDG_CACHE_HOME");
   const absl::string_view home = EnvironmentVariable("HOME");

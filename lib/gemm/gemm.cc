@@ -221,7 +221,7 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   const int m = static_cast<int>(problem.m), n = static_cast<int>(problem.n);
   const gen::GemmGrid grid =
       gen::GemmLaunchGrid(config, m, n, kernel.resident_clusters);
-  if (absl::Status fits = gen::CheckGemmLaunch(config, problem.k, grid); !fits.ok()) {
+  if (absl::Status fits = gen::CheckGemmLaunch(config, m, n, problem.k, grid); !fits.ok()) {
     return fits;
   }
   const int64_t bytes = gen::GemmWorkspaceBytes(config, m, n, grid);

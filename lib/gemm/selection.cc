@@ -72,7 +72,7 @@ bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
   gen::GemmConfig stream_k = config;
   stream_k.stream_k = true;
   return tail > 0 && tail <= clusters * 6 / 10 && tail * k_tiles >= 32 * sharers &&
-         gen::CheckGemmLaunch(stream_k, problem.k, grid).ok();
+         gen::CheckGemmLaunch(stream_k, problem.m, problem.n, problem.k, grid).ok();
 }
 
 // Rows of cluster tiles visited together: 16, unless that leaves a shorter

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -79,8 +80,8 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
     return Unsupported(config, "the TMA-store epilogue writes 64-column "
                                "chunks: block_n must be a multiple of 64");
   }
-  if (config.raster_group < 1) {
-    return Unsupported(config, "raster_group must be at least 1");
+  if (config.raster_group < 1 || config.raster_group > kMaxRasterGroup) {
+    return Unsupported(config, absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
   }
   if (config.split_k < 1 || config.split_k > 16) {
     return Unsupported(config, "split_k must be 1..16");
@@ -172,7 +173,7 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
 
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   const std::vector<std::string> words = absl::StrSplit(name, ' ');
-  auto bad = [&](const std::string& why) {
+  auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM config '", name, "': ", why));
   };
@@ -184,16 +185,22 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
                                      : GemmSchedule::kWarpSpecialized;
   absl::StatusOr<GemmConfig> tiled = WithTile(config, words[1]);
-  if (!tiled.ok()) return bad("the tile must be written MxNxK, e.g. 128x128x64");
+  if (!tiled.ok()) {
+    return bad(absl::StrCat(tiled.status().message(),
+                            " (the tile is written MxNxK, e.g. 128x128x64)"));
+  }
   config = *tiled;
   if (config.schedule == GemmSchedule::kV1) {
     if (words.size() != 2) return bad("v1 takes only a tile");
     return config;
   }
-  config.persistent = false;
+  // Every option once; a name that leaves one out or gives it twice is
+  // refused rather than read with a default the writer did not choose.
+  std::set<std::string> given;
   for (size_t i = 2; i < words.size(); ++i) {
     const std::string& word = words[i];
-    const std::string digits = word.substr(1);
+    if (word.empty()) return bad("empty option (separate options by one space)");
+    std::string option = word.substr(0, 1);
     int* field = word[0] == 's'   ? &config.stages
                  : word[0] == 'c' ? &config.consumers
                  : word[0] == 'w' ? &config.mma_groups_in_flight
@@ -202,16 +209,30 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
                  : word[0] == 'k' ? &config.split_k
                                   : nullptr;
     if (word == "direct" || word == "tma") {
+      option = "direct|tma";
       config.epilogue =
           word == "tma" ? GemmEpilogue::kTmaStore : GemmEpilogue::kDirect;
     } else if (word == "persistent" || word == "tiles") {
+      option = "persistent|tiles";
       config.persistent = word == "persistent";
-    } else if (word == "noregs") {
-      config.set_max_registers = false;
     } else if (word == "sk") {
+      option = word;
       config.stream_k = true;
-    } else if (field == nullptr || !absl::SimpleAtoi(digits, field)) {
+    } else if (word == "noregs") {
+      option = word;
+      config.set_max_registers = false;
+    } else if (field == nullptr || !absl::SimpleAtoi(word.substr(1), field)) {
       return bad(absl::StrCat("unknown option '", word, "'"));
+    }
+    if (!given.insert(option).second) {
+      return bad(absl::StrCat("option '", option, "' given twice"));
+    }
+  }
+  for (const char* required : {"s", "c", "w", "m", "direct|tma", "g", "persistent|tiles"}) {
+    if (given.count(required) == 0) {
+      return bad(absl::StrCat("missing option '", required,
+                              "' (ws MxNxK s# c# w# m# direct|tma g# [k#|sk] "
+                              "persistent|tiles [noregs])"));
     }
   }
   return config;
@@ -256,12 +277,20 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
   return grid;
 }
 
-absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
-                             const GemmGrid& grid) {
+absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
+                             int64_t k, const GemmGrid& grid) {
+  constexpr int64_t kInt32Limit = int64_t{1} << 31;
+  const int64_t units = GemmWorkUnits(config, m, n);
+  const int64_t raster_span = config.raster_group * CeilDiv(n, config.block_n);
+  if (units >= kInt32Limit || raster_span >= kInt32Limit) {
+    return Unsupported(config, absl::StrCat(
+        "the kernel counts tiles in 32 bits: ", m, " x ", n, " makes ", units,
+        " work units and raster spans of ", raster_span, " tiles"));
+  }
   if (!config.stream_k) return absl::OkStatus();
   const int64_t clusters = grid.x / grid.cluster_x;
   const int64_t k_tiles = CeilDiv(k, config.block_k);
-  if (clusters * (k_tiles + 1) < (int64_t{1} << 31)) return absl::OkStatus();
+  if (clusters * (k_tiles + 1) < kInt32Limit) return absl::OkStatus();
   return Unsupported(config, absl::StrCat(
       "stream-K counts k-tiles in 32 bits: ", clusters, " clusters x ",
       k_tiles, " k-tiles (k=", k, ") is too many; use a configuration "

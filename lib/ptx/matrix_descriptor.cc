@@ -162,6 +162,14 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   const bool k_major = tile.major == MajorOrder::kK;
   const int element_bytes = SizeInBytes(tile.type);
   const int contiguous = k_major ? tile.k_extent : tile.mn_extent;
+  // In 64 bits: a tile too large to address must not wrap into a small one.
+  const int64_t tile_bytes =
+      int64_t{tile.mn_extent} * tile.k_extent * element_bytes;
+  if (tile_bytes > kByteFieldLimit) {
+    return Untileable(tile, absl::StrCat(
+        "the tile takes ", tile_bytes, " bytes, but a matrix descriptor "
+        "addresses only the first ", kByteFieldLimit, " bytes of shared memory"));
+  }
   TileLayout layout;
   layout.span_bytes = SpanBytes(tile.swizzle);
   layout.rows = k_major ? tile.mn_extent : tile.k_extent;

@@ -9,7 +9,6 @@ namespace {
 constexpr uint64_t kMaxDim = uint64_t{1} << 32;
 constexpr uint64_t kStrideLimit = uint64_t{1} << 40;
 constexpr uint64_t kAlignment = 16;
-constexpr uint32_t kMaxBox = 256;
 constexpr uint32_t kMaxElementStride = 8;
 
 absl::Status Illegal(absl::string_view rule) {
@@ -69,7 +68,7 @@ absl::Status ValidateGlobal(const TensorMapSpec& spec) {
 
 absl::Status ValidateBox(const TensorMapSpec& spec) {
   for (size_t i = 0; i < spec.box.size(); ++i) {
-    if (spec.box[i] < 1 || spec.box[i] > kMaxBox) {
+    if (spec.box[i] < 1 || spec.box[i] > uint32_t{ptx::kMaxTensorBoxExtent}) {
       return Illegal(
           absl::StrCat("box[", i, "] = ", spec.box[i], " must be in 1..256"));
     }

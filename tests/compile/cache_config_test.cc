@@ -66,8 +66,9 @@ TEST(CacheConfigFromEnvironment, CacheDisableSwitch) {
   const struct {
     const char* value;
     bool disk_enabled;
-  } kCases[] = {{"1", false},    {"true", false}, {"yes", false}, {"0", true},
-                {"false", true}, {"", true},      {"maybe", true}};
+  } kCases[] = {{"1", false},    {"true", false}, {"yes", false}, {"on", false},
+                {"maybe", false}, {"0", true},     {"false", true}, {"no", true},
+                {"", true}};
   for (const auto& c : kCases) {
     SetEnvironment("/c/dir", nullptr, nullptr, c.value);
     EXPECT_EQ(CacheConfigFromEnvironment().disk_enabled, c.disk_enabled)

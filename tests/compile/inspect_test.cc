@@ -139,6 +139,17 @@ TEST(DisassembleSass, ThisMachineHasNoDisassembler) {
   }
 }
 
+TEST(DisassembleSass, AFailingToolIsReportedWithItsExitStatus) {
+  const std::string directory = EmptyPathDirectory();
+  const std::string tool = directory + "/nvdisasm";
+  std::ofstream(tool) << "#!/bin/sh\necho 'bad cubin' >&2\nexit 3\n";
+  chmod(tool.c_str(), 0755);
+  auto sass = DisassembleSass(ModuleWithCubin(), directory);
+  ASSERT_FALSE(sass.ok());
+  EXPECT_TRUE(Contains(sass.status().message(), "failed (exit status 3)"))
+      << sass.status();
+}
+
 TEST(DisassembleSass, PrefersNvdisasmAndPassesTheCubinFile) {
   const std::string directory = EmptyPathDirectory();
   WriteFakeTool(directory + "/nvdisasm");

@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -279,6 +281,29 @@ TEST_F(CorruptEntryTest, ValidEntryOfAnotherRequest) {
         return ReadFile(other.EntryPath(module->cache_key));
       },
       "another request");
+}
+
+// Not a file to read at all: skipped with a warning (a FIFO must not hang
+// the lookup, /dev/zero must not fill memory), then replaced by the entry.
+TEST_F(CacheTest, AFifoOrADeviceWhereAnEntryBelongsIsNotRead) {
+  auto original = Get(NewCache());
+  ASSERT_TRUE(original);
+  const std::string path = NewCache().EntryPath(original->cache_key);
+  const std::function<void()> replacements[] = {
+      [&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); },
+      [&] { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
+  };
+  for (const auto& replace : replacements) {
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    replace();
+    auto recovered = Get(NewCache());
+    ASSERT_TRUE(recovered);
+    EXPECT_EQ(recovered->source, CacheSource::kCompiled);
+    ASSERT_EQ(recovered->cache_warnings.size(), 1u);
+    EXPECT_TRUE(Contains(recovered->cache_warnings[0], "is not a regular file"))
+        << recovered->cache_warnings[0];
+    EXPECT_EQ(Get(NewCache())->source, CacheSource::kDiskCache);
+  }
 }
 
 TEST_F(CacheTest, UnwritableDirectoryWarnsButStillCompiles) {

@@ -36,6 +36,27 @@ TEST(GemmConfigTest, NamesRoundTrip) {
   EXPECT_FALSE(ParseConfigName("ws 128x128x64 q4").ok());
 }
 
+// A name says every option once: no defaults the writer did not choose.
+TEST(GemmConfigTest, NamesThatLeaveOutOrRepeatAnOptionAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"ws 128x128x64 ", "empty option"},
+      {"ws 128x128x64  s3 c2 w1 m1 tma g8 persistent", "empty option"},
+      {"ws 128x128x64", "missing option 's'"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma g8", "missing option 'persistent|tiles'"},
+      {"ws 128x128x64 s3 s5 c2 w1 m1 tma g8 persistent", "option 's' given twice"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma g8 persistent tiles",
+       "option 'persistent|tiles' given twice"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma direct g8 persistent",
+       "option 'direct|tma' given twice"},
+      {"ws 99999999999x128x64 s3 c2 w1 m1 tma g8 persistent", "is too large"},
+  };
+  for (const auto& [name, message] : cases) {
+    const absl::StatusOr<GemmConfig> config = ParseConfigName(name);
+    ASSERT_FALSE(config.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(config.status().message(), message)) << config.status();
+  }
+}
+
 TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
   const std::pair<const char*, const char*> cases[] = {
       {"v1 128x256x64", "each consumer thread needs 256 accumulator registers"},
@@ -51,6 +72,7 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"ws 64x256x64 s4 c4 w1 m1 direct g8 persistent", "multiple of 64 rows"},
       {"ws 128x128x64 s4 c2 w1 m1 tma g8 sk tiles", "stream-K shares the last wave"},
       {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 sk persistent", "no split-K"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g33 persistent", "raster_group must be 1..32"},
       {"v1 128x128x64 sk", "v1 takes only a tile"},
   };
   for (const auto& [name, message] : cases) {
@@ -120,13 +142,26 @@ TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {
 TEST(GemmGeneratorTest, StreamKRefusesIterationCountsBeyond32Bits) {
   const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
   const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, 132);
-  EXPECT_TRUE(CheckGemmLaunch(config, 8192, grid).ok());
-  const absl::Status huge = CheckGemmLaunch(config, int64_t{1} << 30, grid);
+  EXPECT_TRUE(CheckGemmLaunch(config, 8192, 8192, 8192, grid).ok());
+  const absl::Status huge = CheckGemmLaunch(config, 8192, 8192, int64_t{1} << 30, grid);
   EXPECT_TRUE(absl::StrContains(huge.message(), "stream-K counts k-tiles in 32 bits"))
       << huge;
   GemmConfig no_stream_k = config;
   no_stream_k.stream_k = false;
-  EXPECT_TRUE(CheckGemmLaunch(no_stream_k, int64_t{1} << 30, grid).ok());
+  EXPECT_TRUE(CheckGemmLaunch(no_stream_k, 8192, 8192, int64_t{1} << 30, grid).ok());
+}
+
+TEST(GemmGeneratorTest, TileCountsBeyond32BitsAreRefused) {
+  const int64_t huge = (int64_t{1} << 31) - 1;
+  const GemmConfig square = Parse("ws 64x64x64 s4 c1 w1 m1 direct g32 persistent");
+  const GemmGrid grid = GemmLaunchGrid(square, 8, 8, 132);
+  EXPECT_TRUE(CheckGemmLaunch(square, huge, 8, 64, grid).ok());
+  EXPECT_TRUE(CheckGemmLaunch(square, 8, huge, 64, grid).ok());
+  const absl::Status both = CheckGemmLaunch(square, 1 << 22, 1 << 22, 64, grid);
+  EXPECT_TRUE(absl::StrContains(both.message(), "makes 4294967296 work units")) << both;
+  const GemmConfig narrow = Parse("ws 64x8x64 s4 c1 w1 m1 direct g32 persistent");
+  const absl::Status wide = CheckGemmLaunch(narrow, 8, huge, 64, grid);
+  EXPECT_TRUE(absl::StrContains(wide.message(), "raster spans of 8589934592 tiles")) << wide;
 }
 
 TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {

@@ -139,13 +139,23 @@ TEST(TileLayoutTest, RefusesTilesWgmmaCannotRead) {
   for (const auto& [tile, message] : cases) {
     EXPECT_EQ(DescribeTile(tile).status().message(), message);
   }
-  // Columns too tall for the descriptor's 14-bit offset fields.
-  absl::Status too_large =
-      DescribeTile(Tile(ScalarType::kF16, 16384, 16, MajorOrder::kK,
-                        Swizzle::kNone))
-          .status();
-  EXPECT_NE(too_large.message().find("below 2^18"), absl::string_view::npos)
-      << too_large;
+  // Tiles beyond the descriptor's 2^18-byte reach, sizes that would wrap
+  // 32-bit arithmetic included.
+  EXPECT_EQ(DescribeTile(Tile(ScalarType::kF16, 16384, 16, MajorOrder::kK,
+                              Swizzle::kNone))
+                .status()
+                .message(),
+            "shared tile 16384x16 f16 K-major none: the tile takes 524288 "
+            "bytes, but a matrix descriptor addresses only the first 262144 "
+            "bytes of shared memory");
+  for (const SharedTile& huge :
+       {Tile(ScalarType::kF16, 64, 1 << 30, MajorOrder::kK, Swizzle::k128B),
+        Tile(ScalarType::kF16, 2147483584, 64, MajorOrder::kMN, Swizzle::k128B)}) {
+    const absl::Status status = DescribeTile(huge).status();
+    EXPECT_NE(status.message().find("a matrix descriptor addresses only"),
+              absl::string_view::npos)
+        << status;
+  }
 }
 
 TEST(TileLayoutTest, OperandOffsets) {

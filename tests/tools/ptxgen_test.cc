@@ -247,6 +247,7 @@ TEST(PtxgenTest, UsageErrorsExitTwoNamingTheFlag) {
       {"tma --op=upload", "--op=upload is not accepted"},
       {"warp --op=setmaxnreg --count=40", "exactly one of --inc and --dec"},
       {"descriptor --decode=0xZZ", "--decode=0xZZ is not a 64-bit hex value"},
+      {"descriptor --decode=12", "--decode=12 is not a 64-bit hex value"},
       {"descriptor --decode=0x1 --rows=64", "--rows does not apply"},
       {"frobnicate", "unknown subcommand 'frobnicate'"},
   };
@@ -276,6 +277,16 @@ void ExpectLinesFitEightyColumns(const std::string& text) {
 constexpr const char* kSubcommands[] = {
     "wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
     "tma",   "mbarrier",    "warp",         "convert",    "gemm"};
+
+TEST(PtxgenTest, HelpAndVersionTakeNothingAfterThem) {
+  for (const char* first : {"--help", "--version"}) {
+    const Result run = Ptxgen({first, "--bogus"});
+    EXPECT_EQ(run.status, 2) << first;
+    EXPECT_EQ(run.out, "") << first;
+    EXPECT_TRUE(Contains(run.err, absl::StrCat(first, " takes nothing after it (got '--bogus')")))
+        << run.err;
+  }
+}
 
 TEST(PtxgenTest, HelpListsEverySubcommand) {
   const Result run = Ptxgen({"--help"});
@@ -313,7 +324,10 @@ TEST(PtxgenTest, GemmBlockSetsTheTile) {
   EXPECT_TRUE(Contains(run.out, "// v1 64x128x32, f16 in"));
   const Result bad = Ptxgen(Args("gemm --m=256 --n=256 --k=256 --block=64x128"));
   EXPECT_NE(bad.status, 0);
-  EXPECT_TRUE(Contains(bad.err, "--block=64x128 is not MxNxK (e.g. 128x128x64)"));
+  EXPECT_TRUE(Contains(bad.err, "--block=64x128: '64x128' is not MxNxK (write MxNxK, e.g. 128x128x64)"))
+      << bad.err;
+  const Result huge = Ptxgen(Args("gemm --m=256 --n=256 --k=64 --block=99999999999x128x64"));
+  EXPECT_TRUE(Contains(huge.err, "tile '99999999999x128x64' is too large")) << huge.err;
 }
 
 TEST(PtxgenTest, GemmRefusesFlagsThatWouldBeIgnored) {
@@ -406,6 +420,22 @@ TEST(PtxgenTest, DescriptorOfTheStandardTile) {
   EXPECT_TRUE(Contains(run.out, "alignment_bytes: 1024\n"));
   EXPECT_TRUE(Contains(run.out, "tma_box: 64 x 128 elements"));
   EXPECT_TRUE(Contains(run.out, "stride_byte_offset: 1024 bytes"));
+}
+
+TEST(PtxgenTest, DescriptorOfATallTileNeedsSeveralBoxesPerColumn) {
+  const Result run = Ptxgen(
+      Args("descriptor --type=f16 --rows=512 --k=64 --major=k --swizzle=128B"));
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Contains(run.out, "tma_box: 64 x 256 elements (inner x rows), 2 boxes per column"))
+      << run.out;
+}
+
+TEST(PtxgenTest, DescriptorRefusesATileBeyondTheDescriptorsReach) {
+  const Result run = Ptxgen(Args("descriptor --type=f16 --rows=64 --k=1073741824"));
+  EXPECT_NE(run.status, 0);
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(Contains(run.err, "a matrix descriptor addresses only the first 262144 bytes"))
+      << run.err;
 }
 
 TEST(PtxgenTest, DescriptorDecodesARawValue) {

@@ -13,7 +13,12 @@
 
 namespace ptxgen::compile {
 
-// The whole file; NotFound when it does not exist.
+// The most ReadWholeFile reads: far above any cache entry or record, far
+// below what would exhaust memory.
+inline constexpr int64_t kMaxReadBytes = int64_t{1} << 30;
+
+// The whole file; NotFound when it does not exist, FailedPrecondition when
+// it is not a regular file (a FIFO, a device) or holds over kMaxReadBytes.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 // Writes all of `bytes` to the open file `fd` (named `path` in errors),

@@ -40,9 +40,9 @@ struct CacheConfig {
 
 // $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen (an absolute
 // XDG_CACHE_HOME only, as the XDG spec asks), else $HOME/.cache/ptxgen.
-// PTXGEN_CACHE_DISABLE=1 (or true/yes) turns the disk cache off, and so does
-// an environment that names no directory at all. Empty variables count as
-// unset.
+// PTXGEN_CACHE_DISABLE set to anything but a false value (0, false, no)
+// turns the disk cache off, and so does an environment that names no
+// directory at all. Empty variables count as unset.
 CacheConfig CacheConfigFromEnvironment();
 
 // The hex SHA-256 key of a compilation request.

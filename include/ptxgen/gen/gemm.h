@@ -38,6 +38,11 @@ inline constexpr int kStreamKMaxPieces = 4;
 // The deepest ring of shared-memory stages a warp-specialized GEMM may have.
 inline constexpr int kMaxGemmStages = 8;
 
+// The most tile rows a raster group may have: 32 x 256 rows already spread
+// one wave of 132 SMs over more of A than L2 keeps, and the bound keeps the
+// kernel's raster arithmetic in 32 bits for block_n >= 64.
+inline constexpr int kMaxRasterGroup = 32;
+
 struct GemmConfig {
   GemmSchedule schedule = GemmSchedule::kV1;
   int block_m = 128;
@@ -133,11 +138,11 @@ int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n);
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
                         int resident_clusters);
 
-// Checks what only the problem and the grid decide: stream-K counts the
-// k-tiles of the tiles it shares out in 32 bits, so the grid's clusters
-// times K's tiles must stay below 2^31.
-absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t k,
-                             const GemmGrid& grid);
+// Checks what only the problem and the grid decide. The kernel counts in
+// 32 bits: its work units, the tiles of a raster group's span and, with
+// stream-K, the grid's clusters times K's tiles must stay below 2^31.
+absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
+                             int64_t k, const GemmGrid& grid);
 
 // The workspace a launch on `grid` needs, in bytes (0: none). Split-K: its
 // f32 slices, [split_k][m][n]. Stream-K: an int flag per consumer

@@ -17,6 +17,8 @@ namespace ptxgen::ptx {
 // Tensor copies address a box of 1 to 5 dimensions.
 inline constexpr int kMinTensorRank = 1;
 inline constexpr int kMaxTensorRank = 5;
+// A tensor copy's box spans at most this many elements in each dimension.
+inline constexpr int kMaxTensorBoxExtent = 256;
 
 // The hardware counts pending bulk groups in a 6-bit field: ptxas accepts
 // any N but silently clamps it (checked: 64 and -1 both become 63).
