@@ -205,15 +205,26 @@ absl::Status Run(int cold_runs, int memory_runs) {
   std::cout << absl::StrFormat("NVRTC %s, ptxgen %s\n",
                                ptxgen::compile::NvrtcVersion(),
                                ptxgen::kVersion);
+  // error_code forms: a bad $TMPDIR is a message, not an exception.
+  std::error_code error;
+  const std::filesystem::path temporary = std::filesystem::temp_directory_path(error);
+  if (error) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no temporary directory for the cache folders: ", error.message(),
+        " (check $TMPDIR)"));
+  }
   const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      absl::StrCat("ptxgen-compile-bench-", getpid());
+      temporary / absl::StrCat("ptxgen-compile-bench-", getpid());
   std::vector<Row> rows;
   absl::Status status =
       TimeKernels(*kernels, root, cold_runs, memory_runs, rows);
   // Each cold run leaves a cache directory behind, failed runs included.
-  std::filesystem::remove_all(root);
+  std::filesystem::remove_all(root, error);
   if (!status.ok()) return status;
+  if (error) {
+    std::cerr << "compile_bench: warning: cannot remove " << root << ": "
+              << error.message() << "\n";
+  }
   std::cout << "\n";
   PrintTable(rows);
   return absl::OkStatus();
@@ -235,7 +246,8 @@ int main(int argc, char** argv) {
   const int cold_runs = RunsArgument(argc, argv, 1, 7);
   const int memory_runs = RunsArgument(argc, argv, 2, 1000);
   if (argc > 3 || cold_runs < 1 || memory_runs < 1) {
-    std::cerr << "usage: compile_bench [cold_runs] [memory_runs]\n";
+    std::cerr << "usage: compile_bench [cold_runs] [memory_runs] (two positive "
+                 "integers at most)\n";
     return 2;
   }
   if (absl::Status status = Run(cold_runs, memory_runs); !status.ok()) {

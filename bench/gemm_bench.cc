@@ -106,6 +106,17 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   if (flags.mode == "configs" && flags.configs.empty()) {
     return absl::InvalidArgumentError("--mode=configs needs --configs=\"NAME;NAME...\"");
   }
+  // Refused here, not as a row that "failed" in a run that exits 0.
+  for (ptx::ScalarType dtype : flags.dtypes) {
+    for (GemmProblem shape : flags.shapes) {
+      shape.element = dtype;
+      if (absl::Status valid = ValidateProblem(shape); !valid.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--shapes/--dtype: ", shape.m, "x", shape.n, "x", shape.k, " ",
+            ptx::PtxName(dtype), ": ", valid.message()));
+      }
+    }
+  }
   return flags;
 }
 

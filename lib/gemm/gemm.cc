@@ -133,7 +133,10 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
   return runtime::EncodeTensorMap(spec);
 }
 
-absl::Status CheckAligned(const char* name, CUdeviceptr address) {
+absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
+  if (address == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("GEMM: ", name, " is a null pointer"));
+  }
   if (address % 16 == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "GEMM: ", name, " must be 16-byte aligned for TMA (address 0x",
@@ -294,8 +297,8 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   for (const auto& [name, address] : {std::pair<const char*, CUdeviceptr>{"A", a},
                                       {"B", b},
                                       {"C", c}}) {
-    if (absl::Status aligned = CheckAligned(name, address); !aligned.ok()) {
-      return aligned;
+    if (absl::Status usable = CheckOperandAddress(name, address); !usable.ok()) {
+      return usable;
     }
   }
   const gen::GeneratedGemm& generated = kernel_->generated;

@@ -89,6 +89,7 @@ absl::Status RotatingGemmOperands::RunOnCopy(size_t i, const GemmCall& call) con
 
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
     const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream) {
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   const int64_t bytes = ptx::SizeInBytes(problem.element);
   const int64_t counts[] = {problem.m * problem.k, problem.n * problem.k};
   const int64_t pass_bytes = (counts[0] + counts[1]) * bytes;

@@ -144,6 +144,12 @@ uint64_t DescriptorAddressDelta(uint32_t bytes) {
 }
 
 absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
+  if (tile.swizzle != Swizzle::kNone && SwizzleBytes(tile.swizzle) == 0) {
+    return Untileable(tile, "unknown swizzle");
+  }
+  if (tile.major != MajorOrder::kK && tile.major != MajorOrder::kMN) {
+    return Untileable(tile, "unknown major order");
+  }
   absl::StatusOr<int> instruction_k = WgmmaK(tile.type);
   if (!instruction_k.ok()) return Untileable(tile, "not a wgmma input type");
   if (tile.major == MajorOrder::kMN && !WgmmaSupportsTranspose(tile.type)) {

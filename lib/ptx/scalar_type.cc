@@ -37,7 +37,14 @@ const TypeInfo& Info(ScalarType type) {
 
 }  // namespace
 
-absl::string_view PtxName(ScalarType type) { return Info(type).name; }
+absl::string_view PtxName(ScalarType type) {
+  // A value outside the enumeration (a cast) must not pass for a real type
+  // in a message.
+  for (const TypeInfo& info : kTypes) {
+    if (info.type == type) return info.name;
+  }
+  return "unknown";
+}
 
 int SizeInBits(ScalarType type) { return Info(type).bits; }
 

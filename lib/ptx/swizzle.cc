@@ -30,7 +30,7 @@ absl::string_view SwizzleName(Swizzle swizzle) {
     case Swizzle::k128B:
       return "128B";
   }
-  return "none";
+  return "unknown";  // a value outside the enumeration (a cast)
 }
 
 absl::StatusOr<Swizzle> ParseSwizzle(absl::string_view name) {

@@ -108,6 +108,7 @@ absl::Status Driver::Resolve(void* library) {
   // ABI version; a library without it is asked by exported name.
   const auto get_proc_address = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
       dlsym(library, "cuGetProcAddress_v2"));
+  CUresult refusal = CUDA_SUCCESS;  // what cuGetProcAddress last answered
   auto lookup = [&](const char* name, const char* exported_name,
                     int version) -> void* {
     if (get_proc_address == nullptr) return dlsym(library, exported_name);
@@ -115,6 +116,7 @@ absl::Status Driver::Resolve(void* library) {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     const CUresult result = get_proc_address(
         name, &entry, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found);
+    if (result != CUDA_SUCCESS) refusal = result;
     return result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS
                ? entry
                : nullptr;
@@ -127,6 +129,12 @@ absl::Status Driver::Resolve(void* library) {
   PTXGEN_CUDA_DRIVER_ENTRY_POINTS(PTXGEN_RESOLVE_ENTRY)
 #undef PTXGEN_RESOLVE_ENTRY
   if (missing.empty()) return absl::OkStatus();
+  if (refusal == CUDA_ERROR_STUB_LIBRARY) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        library_path_, " is the CUDA toolkit's stub libcuda "
+        "(CUDA_ERROR_STUB_LIBRARY): it lets programs link but runs nothing; "
+        "running kernels needs the NVIDIA driver's libcuda.so.1"));
+  }
   return absl::FailedPreconditionError(
       absl::StrCat(library_path_, " is not a usable CUDA driver: it lacks ",
                    absl::StrJoin(missing, ", "),

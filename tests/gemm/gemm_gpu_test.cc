@@ -183,7 +183,7 @@ TEST_F(GemmRulesGpuTest, SizesTmaCannotDescribeAreRefused) {
       << gemm.status();
 }
 
-TEST_F(GemmRulesGpuTest, MisalignedPointersAreRefused) {
+TEST_F(GemmRulesGpuTest, NullOrMisalignedPointersAreRefused) {
   const GemmProblem problem{64, 64, 64, ScalarType::kF16};
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
   ASSERT_TRUE(gemm.ok()) << gemm.status();
@@ -193,6 +193,15 @@ TEST_F(GemmRulesGpuTest, MisalignedPointersAreRefused) {
   EXPECT_NE(run.message().find("A must be 16-byte aligned"),
             absl::string_view::npos)
       << run;
+  const absl::Status null_c = gemm->Run(buffer.address(), buffer.address(), 0, nullptr);
+  EXPECT_EQ(null_c.message(), "GEMM: C is a null pointer");
+}
+
+// Checked before any device memory is touched, so this runs without a GPU.
+TEST(GemmRules, RotatingOperandsRefuseAProblemTheKernelsCannotTake) {
+  const absl::StatusOr<RotatingGemmOperands> empty =
+      RandomRotatingGemmOperands(GemmProblem{8, 8, 0, ScalarType::kF16}, 64 << 20, 1, nullptr);
+  EXPECT_EQ(empty.status().message(), "GEMM: k=0 is outside 1..2147483647");
 }
 
 // Timing inputs: enough distinct copies of A and B to pass L2 four times

@@ -139,6 +139,22 @@ TEST(TileLayoutTest, RefusesTilesWgmmaCannotRead) {
   for (const auto& [tile, message] : cases) {
     EXPECT_EQ(DescribeTile(tile).status().message(), message);
   }
+  // Values outside the enumerations (casts) are named, not divided by.
+  EXPECT_EQ(DescribeTile(Tile(ScalarType::kF16, 64, 64, MajorOrder::kK,
+                              static_cast<Swizzle>(7)))
+                .status()
+                .message(),
+            "shared tile 64x64 f16 K-major unknown: unknown swizzle");
+  EXPECT_EQ(DescribeTile(Tile(ScalarType::kE4M3, 64, 64, static_cast<MajorOrder>(2),
+                              Swizzle::k128B))
+                .status()
+                .message(),
+            "shared tile 64x64 e4m3 MN-major 128B: unknown major order");
+  EXPECT_EQ(DescribeTile(Tile(static_cast<ScalarType>(42), 64, 64, MajorOrder::kK,
+                              Swizzle::k128B))
+                .status()
+                .message(),
+            "shared tile 64x64 unknown K-major 128B: not a wgmma input type");
   // Tiles beyond the descriptor's 2^18-byte reach, sizes that would wrap
   // 32-bit arithmetic included.
   EXPECT_EQ(DescribeTile(Tile(ScalarType::kF16, 16384, 16, MajorOrder::kK,
