@@ -106,6 +106,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   if (flags.mode == "configs" && flags.configs.empty()) {
     return absl::InvalidArgumentError("--mode=configs needs --configs=\"NAME;NAME...\"");
   }
+  if (flags.mode != "configs" && !flags.configs.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--configs applies only to --mode=configs (not --mode=", flags.mode, ")"));
+  }
   // Refused here, not as a row that "failed" in a run that exits 0.
   for (ptx::ScalarType dtype : flags.dtypes) {
     for (GemmProblem shape : flags.shapes) {
