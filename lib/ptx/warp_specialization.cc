@@ -28,6 +28,12 @@ absl::Status ValidateMaxNReg(int count) {
 
 absl::StatusOr<Statement> SetMaxNReg(RegisterAdjustment adjustment, int count) {
   if (absl::Status valid = ValidateMaxNReg(count); !valid.ok()) return valid;
+  if (adjustment != RegisterAdjustment::kIncrease &&
+      adjustment != RegisterAdjustment::kDecrease) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "setmaxnreg: adjustment ", static_cast<int>(adjustment),
+        " is neither an increase nor a decrease"));
+  }
   const std::string opcode =
       absl::StrCat("setmaxnreg.",
                    adjustment == RegisterAdjustment::kIncrease ? "inc" : "dec",

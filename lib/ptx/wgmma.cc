@@ -205,6 +205,11 @@ bool WgmmaSupportsTranspose(ScalarType input_type) {
 }
 
 absl::Status ValidateWgmma(const WgmmaMma& mma) {
+  if (mma.a_source != WgmmaASource::kSharedMemory &&
+      mma.a_source != WgmmaASource::kRegisters) {
+    return Illegal(absl::StrCat("A source ", static_cast<int>(mma.a_source),
+                                " is neither shared memory nor registers"));
+  }
   if (absl::Status types = ValidateTypes(mma); !types.ok()) return types;
   if (!IsLegalWgmmaN(mma.a_type, mma.n)) {
     return Illegal(absl::StrCat("N=", mma.n, " is not legal for ",

@@ -148,7 +148,27 @@ CUtensorMapDataType TensorMapDataType(ptx::ScalarType element) {
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
+// Values outside the enumerations (casts) would be encoded as something
+// else without a word.
+absl::Status ValidateEnumerations(const TensorMapSpec& spec) {
+  if (ptx::PtxName(spec.element) == "unknown") {
+    return Illegal(absl::StrCat("element ", static_cast<int>(spec.element),
+                                " is not a ptxgen scalar type"));
+  }
+  if (spec.swizzle != ptx::Swizzle::kNone && ptx::SwizzleBytes(spec.swizzle) == 0) {
+    return Illegal(absl::StrCat("swizzle ", static_cast<int>(spec.swizzle),
+                                " is not a swizzle mode"));
+  }
+  const int promotion = static_cast<int>(spec.l2_promotion);
+  if (promotion < static_cast<int>(L2Promotion::kNone) ||
+      promotion > static_cast<int>(L2Promotion::k256B)) {
+    return Illegal(absl::StrCat("l2_promotion ", promotion, " is not an L2 promotion"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTensorMap(const TensorMapSpec& spec) {
+  if (absl::Status known = ValidateEnumerations(spec); !known.ok()) return known;
   if (absl::Status rank = ValidateRank(spec); !rank.ok()) return rank;
   if (absl::Status global = ValidateGlobal(spec); !global.ok()) return global;
   return ValidateBox(spec);

@@ -53,6 +53,8 @@ TEST(SetMaxNRegTest, CountsAreMultiplesOfEightFrom24To256) {
     EXPECT_EQ(ValidateMaxNReg(c.count).message(), c.message);
     EXPECT_EQ(SetMaxNReg(kDecrease, c.count).status().message(), c.message);
   }
+  EXPECT_EQ(SetMaxNReg(static_cast<RegisterAdjustment>(3), 40).status().message(),
+            "setmaxnreg: adjustment 3 is neither an increase nor a decrease");
 }
 
 TEST(SetMaxNRegTest, TheCountIsAnImmediate) {

@@ -93,6 +93,9 @@ TEST(WgmmaValidationTest, IllegalRequestsNameTheRule) {
       {Mma(64, kF32, kF32, kF32),
        "wgmma: inputs must be one of f16, bf16, tf32, e4m3, e5m2, s8, u8 (got "
        "f32 x f32)"},
+      {with(Mma(64, kF16, kF16, kF32),
+            [](WgmmaMma& m) { m.a_source = static_cast<WgmmaASource>(5); }),
+       "wgmma: A source 5 is neither shared memory nor registers"},
       {with(Mma(64, kE4M3, kE4M3, kF32), [](WgmmaMma& m) { m.transpose_b = true; }),
        "wgmma: transpose exists for f16/bf16 inputs only, not e4m3"},
       {with(Mma(64, kTF32, kTF32, kF32), [](WgmmaMma& m) { m.transpose_a = true; }),

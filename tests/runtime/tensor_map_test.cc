@@ -138,6 +138,15 @@ INSTANTIATE_TEST_SUITE_P(
                s.box = {};
              },
              "tensor map: rank must be 1..5 (got 0 dims)"},
+        Case{"ElementOutsideTheEnumeration",
+             [](TensorMapSpec& s) { s.element = static_cast<ScalarType>(42); },
+             "tensor map: element 42 is not a ptxgen scalar type"},
+        Case{"SwizzleOutsideTheEnumeration",
+             [](TensorMapSpec& s) { s.swizzle = static_cast<Swizzle>(9); },
+             "tensor map: swizzle 9 is not a swizzle mode"},
+        Case{"PromotionOutsideTheEnumeration",
+             [](TensorMapSpec& s) { s.l2_promotion = static_cast<L2Promotion>(7); },
+             "tensor map: l2_promotion 7 is not an L2 promotion"},
         Case{"Rank6",
              [](TensorMapSpec& s) {
                s.dims = {64, 2, 2, 2, 2, 2};
