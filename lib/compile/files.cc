@@ -72,13 +72,16 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
     close(fd);
     return error;
   }
-  if (!S_ISREG(info.st_mode) || info.st_size > kMaxReadBytes) {
+  std::string refusal;
+  if (!S_ISREG(info.st_mode)) {
+    refusal = " is not a regular file";
+  } else if (info.st_size > kMaxReadBytes) {
+    refusal = absl::StrCat(" holds ", info.st_size, " bytes, more than the ",
+                           kMaxReadBytes, " ptxgen reads from one file");
+  }
+  if (!refusal.empty()) {
     close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, S_ISREG(info.st_mode)
-                  ? absl::StrCat(" holds ", info.st_size, " bytes, more than the ",
-                                 kMaxReadBytes, " ptxgen reads from one file")
-                  : " is not a regular file"));
+    return absl::FailedPreconditionError(absl::StrCat(path, refusal));
   }
   std::string bytes;
   char buffer[1 << 16];

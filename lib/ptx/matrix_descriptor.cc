@@ -144,9 +144,7 @@ uint64_t DescriptorAddressDelta(uint32_t bytes) {
 }
 
 absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
-  if (tile.swizzle != Swizzle::kNone && SwizzleBytes(tile.swizzle) == 0) {
-    return Untileable(tile, "unknown swizzle");
-  }
+  if (!IsKnownSwizzle(tile.swizzle)) return Untileable(tile, "unknown swizzle");
   if (tile.major != MajorOrder::kK && tile.major != MajorOrder::kMN) {
     return Untileable(tile, "unknown major order");
   }

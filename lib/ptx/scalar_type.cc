@@ -28,25 +28,29 @@ constexpr std::array<TypeInfo, 9> kTypes = {{
     {ScalarType::kS32, "s32", 32},
 }};
 
-const TypeInfo& Info(ScalarType type) {
+// The row of `type`; null for a value outside the enumeration (a cast).
+const TypeInfo* Find(ScalarType type) {
   for (const TypeInfo& info : kTypes) {
-    if (info.type == type) return info;
+    if (info.type == type) return &info;
   }
-  return kTypes[0];  // Unreachable: every enumerator has a row.
+  return nullptr;
 }
 
 }  // namespace
 
+bool IsKnownScalarType(ScalarType type) { return Find(type) != nullptr; }
+
 absl::string_view PtxName(ScalarType type) {
-  // A value outside the enumeration (a cast) must not pass for a real type
-  // in a message.
-  for (const TypeInfo& info : kTypes) {
-    if (info.type == type) return info.name;
-  }
-  return "unknown";
+  // An unknown value must not pass for a real type in a message.
+  const TypeInfo* info = Find(type);
+  return info != nullptr ? info->name : "unknown";
 }
 
-int SizeInBits(ScalarType type) { return Info(type).bits; }
+// An unknown value sizes as f16, so that no caller divides by zero.
+int SizeInBits(ScalarType type) {
+  const TypeInfo* info = Find(type);
+  return (info != nullptr ? *info : kTypes[0]).bits;
+}
 
 std::vector<std::string> ScalarTypeNames() {
   std::vector<std::string> names;

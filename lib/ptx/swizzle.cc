@@ -5,6 +5,10 @@
 
 namespace ptxgen::ptx {
 
+bool IsKnownSwizzle(Swizzle swizzle) {
+  return swizzle == Swizzle::kNone || SwizzleBytes(swizzle) != 0;
+}
+
 int SwizzleBytes(Swizzle swizzle) {
   switch (swizzle) {
     case Swizzle::kNone:

@@ -70,7 +70,8 @@ absl::Status ValidateBox(const TensorMapSpec& spec) {
   for (size_t i = 0; i < spec.box.size(); ++i) {
     if (spec.box[i] < 1 || spec.box[i] > uint32_t{ptx::kMaxTensorBoxExtent}) {
       return Illegal(
-          absl::StrCat("box[", i, "] = ", spec.box[i], " must be in 1..256"));
+          absl::StrCat("box[", i, "] = ", spec.box[i], " must be in 1..",
+                       ptx::kMaxTensorBoxExtent));
     }
   }
   const int element_bytes = ptx::SizeInBytes(spec.element);
@@ -151,11 +152,11 @@ CUtensorMapDataType TensorMapDataType(ptx::ScalarType element) {
 // Values outside the enumerations (casts) would be encoded as something
 // else without a word.
 absl::Status ValidateEnumerations(const TensorMapSpec& spec) {
-  if (ptx::PtxName(spec.element) == "unknown") {
+  if (!ptx::IsKnownScalarType(spec.element)) {
     return Illegal(absl::StrCat("element ", static_cast<int>(spec.element),
                                 " is not a ptxgen scalar type"));
   }
-  if (spec.swizzle != ptx::Swizzle::kNone && ptx::SwizzleBytes(spec.swizzle) == 0) {
+  if (!ptx::IsKnownSwizzle(spec.swizzle)) {
     return Illegal(absl::StrCat("swizzle ", static_cast<int>(spec.swizzle),
                                 " is not a swizzle mode"));
   }

@@ -22,7 +22,11 @@ enum class ScalarType {
   kS32,
 };
 
-// The PTX type suffix without the dot: "f16", "bf16", "e4m3", "s32".
+// False for a value outside the enumeration (a cast).
+bool IsKnownScalarType(ScalarType type);
+
+// The PTX type suffix without the dot: "f16", "bf16", "e4m3", "s32";
+// "unknown" for a value outside the enumeration.
 absl::string_view PtxName(ScalarType type);
 
 // Storage size of one element in bits (tf32 is stored in 32 bits).

@@ -13,10 +13,13 @@ namespace ptxgen::ptx {
 // wgmma matrix descriptor reads them back: both sides use this one enum.
 enum class Swizzle { kNone, k32B, k64B, k128B };
 
+// False for a value outside the enumeration (a cast).
+bool IsKnownSwizzle(Swizzle swizzle);
+
 // The pattern's span in bytes: 0 for none, else 32, 64 or 128.
 int SwizzleBytes(Swizzle swizzle);
 
-// "none", "32B", "64B", "128B".
+// "none", "32B", "64B", "128B"; "unknown" outside the enumeration.
 absl::string_view SwizzleName(Swizzle swizzle);
 absl::StatusOr<Swizzle> ParseSwizzle(absl::string_view name);
 
