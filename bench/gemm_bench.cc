@@ -42,6 +42,7 @@ struct Flags {
   std::vector<ptx::ScalarType> dtypes = {ptx::ScalarType::kF16,
                                          ptx::ScalarType::kBF16};
   std::vector<GemmProblem> shapes;  // element filled per dtype
+  bool shapes_given = false;
   std::vector<gen::GemmConfig> configs;
   int repeats = 20;
 };
@@ -78,6 +79,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         flags.dtypes.push_back(*type);
       }
     } else if (name == "--shapes") {
+      flags.shapes_given = true;
       if (value == "suite") continue;
       flags.shapes.clear();
       for (absl::string_view text : absl::StrSplit(value, ',')) {
@@ -109,6 +111,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   if (flags.mode != "configs" && !flags.configs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--configs applies only to --mode=configs (not --mode=", flags.mode, ")"));
+  }
+  if (flags.mode == "ladder" && flags.shapes_given) {
+    return absl::InvalidArgumentError(
+        "--shapes does not apply to --mode=ladder: the ladder runs at 8192x8192x8192");
   }
   // Refused here, not as a row that "failed" in a run that exits 0.
   for (ptx::ScalarType dtype : flags.dtypes) {

@@ -454,9 +454,11 @@ absl::Status RequireFlag(const ParsedFlags& flags, absl::string_view flag,
 // ---- Shared flags ----
 
 Flag ScalarTypeFlag(std::string name, std::string help,
-                    std::string default_value) {
+                    std::string default_value,
+                    bool (*accepts)(ptx::ScalarType)) {
   std::vector<Choice> types;
   for (const std::string& type : ptx::ScalarTypeNames()) {
+    if (accepts != nullptr && !accepts(*ptx::ParseScalarType(type))) continue;
     types.push_back({type, ""});
   }
   return ChoiceFlag(std::move(name), "TYPE", std::move(types), std::move(help),

@@ -125,9 +125,11 @@ absl::Status RequireFlag(const ParsedFlags& flags, absl::string_view flag,
 
 // ---- Shared flags ----
 
-// A choice among the element types ptx::ParseScalarType accepts.
+// A choice among the element types ptx::ParseScalarType accepts, or those
+// of them that `accepts` (the layer that uses them says which).
 Flag ScalarTypeFlag(std::string name, std::string help,
-                    std::string default_value);
+                    std::string default_value,
+                    bool (*accepts)(ptx::ScalarType) = nullptr);
 // The type a ScalarTypeFlag names (given, else its default).
 absl::StatusOr<ptx::ScalarType> ScalarTypeValue(const ParsedFlags& flags,
                                                 absl::string_view name);

@@ -26,7 +26,8 @@ cli::Subcommand ConvertSubcommand() {
       "from value, or with --pack, packed (b32) from high and low (low lands\n"
       "in bits 0-15).";
   command.flags = {
-      cli::ScalarTypeFlag("to", "The 16-bit float type to round to.", "f16"),
+      cli::ScalarTypeFlag("to", "The 16-bit float type to round to.", "f16",
+                          ptx::CvtRoundsTo),
       cli::SwitchFlag("pack",
                       "Convert two values into one b32 (f16x2, "
                       "bf16x2)."),

@@ -154,11 +154,8 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
           "GEMM: ", name, "=", size, " is outside 1..", kMaxDimension));
     }
   }
-  if (problem.element != ptx::ScalarType::kF16 &&
-      problem.element != ptx::ScalarType::kBF16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: element type must be f16 or bf16, not ",
-        ptx::PtxName(problem.element)));
+  if (absl::Status valid = gen::CheckGemmElement(problem.element); !valid.ok()) {
+    return valid;
   }
   const int64_t row_bytes = problem.k * ptx::SizeInBytes(problem.element);
   if (row_bytes % 16 != 0) {

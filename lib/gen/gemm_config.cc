@@ -238,12 +238,19 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   return config;
 }
 
+bool IsGemmElement(ptx::ScalarType element) {
+  return element == ptx::ScalarType::kF16 || element == ptx::ScalarType::kBF16;
+}
+
+absl::Status CheckGemmElement(ptx::ScalarType element) {
+  if (IsGemmElement(element)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "GEMM: element type must be f16 or bf16, not ", ptx::PtxName(element)));
+}
+
 absl::Status ValidateGemmConfig(const GemmConfig& config,
                                 ptx::ScalarType element) {
-  if (element != ptx::ScalarType::kF16 && element != ptx::ScalarType::kBF16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: element type must be f16 or bf16, not ", ptx::PtxName(element)));
-  }
+  if (absl::Status valid = CheckGemmElement(element); !valid.ok()) return valid;
   if (absl::Status tile = ValidateTile(config, element); !tile.ok()) return tile;
   absl::Status schedule = config.schedule == GemmSchedule::kV1
                               ? ValidateV1(config)

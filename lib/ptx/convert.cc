@@ -9,12 +9,16 @@ namespace ptxgen::ptx {
 namespace {
 
 absl::Status CheckSixteenBitFloat(ScalarType to) {
-  if (to == ScalarType::kF16 || to == ScalarType::kBF16) return absl::OkStatus();
+  if (CvtRoundsTo(to)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "cvt: rounds f32 to f16 or bf16 only, not ", PtxName(to)));
 }
 
 }  // namespace
+
+bool CvtRoundsTo(ScalarType to) {
+  return to == ScalarType::kF16 || to == ScalarType::kBF16;
+}
 
 absl::StatusOr<Statement> CvtRoundFromF32(ScalarType to) {
   if (absl::Status status = CheckSixteenBitFloat(to); !status.ok()) return status;

@@ -19,7 +19,6 @@ Operand Reg(SlotId slot, int element) {
 
 std::vector<Operand> Regs(SlotId slot, int count) {
   std::vector<Operand> operands;
-  operands.reserve(count);
   for (int i = 0; i < count; ++i) operands.push_back(Reg(slot, i));
   return operands;
 }
@@ -147,6 +146,11 @@ absl::StatusOr<std::vector<std::string>> NamesFor(const Statement& statement,
                                                   const Slot& slot,
                                                   const OperandNames& names,
                                                   Mode mode) {
+  if (slot.count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        statement.description(), ": operand '", slot.role, "' holds ",
+        slot.count, " registers; an operand holds 1 or more"));
+  }
   auto it = names.find(slot.role);
   if (it == names.end() || it->second.empty()) {
     return absl::InvalidArgumentError(
@@ -293,6 +297,10 @@ class LinePrinter {
   }
 
   absl::StatusOr<std::string> Print(const Argument& argument) {
+    if (argument.operands.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          statement_.description(), ": an argument lists no operands"));
+    }
     std::vector<std::string> parts;
     for (const Operand& operand : argument.operands) {
       absl::StatusOr<std::string> part = Print(operand);

@@ -72,7 +72,7 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
         absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
     const absl::string_view name = flag.first, value = flag.second;
     absl::Status parsed;
-    if (name == "--help" || name == "-h") {
+    if (argv[i] == absl::string_view("--help") || argv[i] == absl::string_view("-h")) {
       options.help = true;
     } else if (name == "--m") {
       parsed = ParseSize("m", value, options.problem.m);

@@ -32,4 +32,11 @@ done
 grep -q "for (int k0" "$output" || fail "no K loop excerpt"
 grep -q "wgmma.mma_async" "$output" || fail "no wgmma device function excerpt"
 grep -Eq "[0-9]+ registers" "$output" || fail "no resource report"
+
+# --help takes no value: --help=x is an unknown flag, not help.
+"$binary" --help=x >"$output" 2>&1
+status=$?
+[[ $status -ne 0 ]] || fail "--help=x exited 0"
+grep -q "unknown flag '--help=x'" "$output" || fail "--help=x was not named as unknown"
+"$binary" --help >"$output" 2>&1 || fail "--help exited $?"
 echo "PASS"

@@ -119,5 +119,22 @@ TEST(StatementTest, NamingErrorsSayWhichOperand) {
             "vector: operand 'v' holds 3 registers but 2 names were given");
 }
 
+TEST(StatementTest, EmptyOperandListsAreRefusedNotRendered) {
+  Statement negative("negative");
+  const SlotId v = negative.AddSlot("v", RegType::kB32, Access::kRead, -1);
+  negative.Emit("op", {Vector(Regs(v, -1))});
+  EXPECT_EQ(RenderPtx(negative, {{"v", {"%a"}}}).status().message(),
+            "negative: operand 'v' holds -1 registers; an operand holds 1 or more");
+
+  Statement empty("empty");
+  empty.Emit("op", {Vector(Regs(SlotId{0}, 0))});
+  EXPECT_EQ(RenderInlineAsm(empty, {}).status().message(),
+            "empty: an argument lists no operands");
+  Statement no_base("no base");
+  no_base.Emit("op", {Argument{Argument::Form::kTensorAddress, {}}});
+  EXPECT_EQ(RenderPtx(no_base, {}).status().message(),
+            "no base: an argument lists no operands");
+}
+
 }  // namespace
 }  // namespace ptxgen::ptx

@@ -82,6 +82,11 @@ absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text);
 absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
+// Whether GEMMs take and return this element type (f16 and bf16), and the
+// refusal naming the rule when they do not.
+bool IsGemmElement(ptx::ScalarType element);
+absl::Status CheckGemmElement(ptx::ScalarType element);
+
 // Explains why a configuration cannot be generated or cannot run (tile
 // shapes, register budget, shared memory), naming the limit.
 absl::Status ValidateGemmConfig(const GemmConfig& config,

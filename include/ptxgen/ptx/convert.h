@@ -11,6 +11,9 @@
 
 namespace ptxgen::ptx {
 
+// Whether cvt.rn rounds f32 to `to` here: f16 and bf16.
+bool CvtRoundsTo(ScalarType to);
+
 // cvt.rn.{f16,bf16}.f32: slots "result" (b16, write), "value" (f32).
 absl::StatusOr<Statement> CvtRoundFromF32(ScalarType to);
 

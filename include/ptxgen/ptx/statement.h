@@ -51,6 +51,8 @@ struct Operand {
 };
 
 Operand Reg(SlotId slot, int element = 0);
+// Registers 0..count-1 of a slot; none for count <= 0 (which rendering
+// refuses as an argument without operands).
 std::vector<Operand> Regs(SlotId slot, int count);
 Operand Imm(int64_t value);
 Operand Text(std::string text);

@@ -1,0 +1,36 @@
+#!/bin/bash
+# gemm_bench refuses bad flags by name, with exit status 2, before it looks
+# for a GPU: so this runs on any machine.
+set -u
+
+binary="$1"
+output="$TEST_TMPDIR/output.txt"
+failures=0
+
+# expect_refusal "message fragment" flags...
+expect_refusal() {
+  local expected="$1"
+  shift
+  "$binary" "$@" >"$output" 2>&1
+  local status=$?
+  if [[ $status -ne 2 ]] || ! grep -qF -- "$expected" "$output"; then
+    echo "FAIL: gemm_bench $* exited $status; expected 2 and '$expected':" >&2
+    cat "$output" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+expect_refusal "--mode must be one of" --mode=fastest
+expect_refusal "--mode=configs needs --configs" --mode=configs
+expect_refusal "--configs applies only to --mode=configs (not --mode=heuristic)" \
+  --configs="v1 128x128x64"
+expect_refusal "--shapes does not apply to --mode=ladder" --mode=ladder --shapes=1024x1024x1024
+expect_refusal "--shapes: '12x34' is not MxNxK" --shapes=12x34
+expect_refusal "element type must be f16 or bf16, not f32" --dtype=f32 --shapes=64x64x64
+expect_refusal "k must be a multiple of 8" --shapes=64x64x12
+expect_refusal "--repeats must be a positive integer" --repeats=0
+expect_refusal "missing option 'g'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"
+expect_refusal "unknown flag --fast" --fast
+
+[[ $failures -eq 0 ]] || exit 1
+echo "PASS"
