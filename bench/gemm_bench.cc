@@ -1,8 +1,5 @@
-// ptxgen GEMMs beside cuBLAS, measured in the same process.
-//
-//   gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs|launch]
-//              [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]
-//              [--configs="ws 128x256x64 s4 ...;v1 128x128x64"]
+// ptxgen GEMMs beside cuBLAS, measured in the same process. Flags: kUsage
+// below (gemm_bench --help).
 //
 // heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
 // one; compare: both, and whether the heuristic is within 5% of the tuned
@@ -413,7 +410,19 @@ absl::Status Run(const Flags& flags) {
 }  // namespace
 }  // namespace ptxgen::gemm
 
+constexpr char kUsage[] =
+    "gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs|launch]\n"
+    "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
+    "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
+    "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
+    "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
+    "at 8192x8192x8192.\n";
+
 int main(int argc, char** argv) {
+  if (argc == 2 && (argv[1] == std::string("--help") || argv[1] == std::string("-h"))) {
+    std::cout << kUsage;
+    return 0;
+  }
   absl::StatusOr<ptxgen::gemm::Flags> flags = ptxgen::gemm::ParseFlags(argc, argv);
   if (!flags.ok()) {
     std::cerr << "gemm_bench: " << flags.status().message() << "\n";

@@ -1,6 +1,6 @@
 #!/bin/bash
-# gemm_bench refuses bad flags by name, with exit status 2, before it looks
-# for a GPU: so this runs on any machine.
+# gemm_bench refuses bad flags by name, with exit status 2, and prints its
+# usage for --help, before it looks for a GPU: so this runs on any machine.
 set -u
 
 binary="$1"
@@ -31,6 +31,13 @@ expect_refusal "k must be a multiple of 8" --shapes=64x64x12
 expect_refusal "--repeats must be a positive integer" --repeats=0
 expect_refusal "missing option 'g'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"
 expect_refusal "unknown flag --fast" --fast
+
+"$binary" --help >"$output" 2>&1
+if [[ $? -ne 0 ]] || ! grep -q "^gemm_bench \[--mode=" "$output"; then
+  echo "FAIL: gemm_bench --help did not print the usage:" >&2
+  cat "$output" >&2
+  failures=$((failures + 1))
+fi
 
 [[ $failures -eq 0 ]] || exit 1
 echo "PASS"
