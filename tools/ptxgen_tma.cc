@@ -52,6 +52,10 @@ std::vector<cli::Operation> TmaOperations() {
        "TMA and wgmma",
        {},
        cli::Fixed(ptx::FenceProxyAsyncSharedCta)},
+      {"prefetch-map",
+       "prefetch.tensormap: fetches a tensor map ahead of its first copy",
+       {},
+       cli::Fixed(ptx::PrefetchTensorMap)},
   };
 }
 

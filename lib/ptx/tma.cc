@@ -132,6 +132,14 @@ absl::StatusOr<Statement> CpAsyncBulkPrefetchTensor(
   return statement;
 }
 
+Statement PrefetchTensorMap() {
+  Statement statement("prefetch.tensormap");
+  const SlotId tensor_map =
+      statement.AddSlot("tensor_map", RegType::kB64, Access::kRead);
+  statement.Emit("prefetch.tensormap", {Address(Reg(tensor_map))});
+  return statement;
+}
+
 Statement FenceProxyAsyncSharedCta() {
   Statement statement("fence.proxy.async.shared::cta");
   statement.set_touches_memory(true);

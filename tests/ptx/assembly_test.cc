@@ -128,6 +128,7 @@ std::vector<Form> TmaForms() {
     }
   }
   forms.push_back({ptx::FenceProxyAsyncSharedCta()});
+  forms.push_back({ptx::PrefetchTensorMap()});
   return forms;
 }
 

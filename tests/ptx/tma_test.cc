@@ -159,6 +159,16 @@ TEST(TmaTextTest, Store) {
             "cache_hint [%rd1, {%c0, %c1, %c2, %c3}], [%r1], %rd2;");
 }
 
+TEST(TmaTextTest, TensorMapPrefetchTakesTheMapsGenericAddress) {
+  EXPECT_EQ(*RenderPtx(PrefetchTensorMap(), {{"tensor_map", {"%rd1"}}}),
+            "prefetch.tensormap [%rd1];");
+  EXPECT_EQ(*RenderInlineAsm(PrefetchTensorMap(), {{"tensor_map", {"map"}}}),
+            "asm volatile(\n"
+            "    \"prefetch.tensormap [%0];\\n\"\n"
+            "    :\n"
+            "    : \"l\"(map));");
+}
+
 TEST(TmaTextTest, BulkGroupsAndFence) {
   EXPECT_EQ(*RenderInlineAsm(FenceProxyAsyncSharedCta(), {}),
             "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: "

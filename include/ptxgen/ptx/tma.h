@@ -72,6 +72,11 @@ struct TensorPrefetch {
 absl::StatusOr<Statement> CpAsyncBulkPrefetchTensor(
     const TensorPrefetch& prefetch);
 
+// Fetches a tensor map into the TMA unit's cache ahead of its first copy,
+// so that the copy does not wait for the descriptor. Slot: "tensor_map"
+// (b64 generic address of the kernel parameter).
+Statement PrefetchTensorMap();
+
 // Makes this thread's generic-proxy writes to shared memory visible to the
 // async proxy (TMA stores, wgmma reads).
 Statement FenceProxyAsyncSharedCta();
