@@ -105,6 +105,23 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
   return best;
 }
 
+// The TMA-store epilogue staging half of each consumer's C rows at a time:
+// the other half of the C tile's shared memory holds one more stage.
+gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
+  const int chunks = config.block_n / gen::kStoreChunkColumns;
+  if (config.epilogue == gen::GemmEpilogue::kTmaStore && chunks % 2 == 0) {
+    config.store_chunks = chunks / 2;
+  }
+  return config;
+}
+
+// Adds the half-staged variant of `config`, where it has one.
+template <typename Add>
+void AddHalfStagedC(const gen::GemmConfig& config, Add& add) {
+  const gen::GemmConfig half = WithHalfStagedC(config);
+  if (half.store_chunks != 0) add(half);
+}
+
 }  // namespace
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
@@ -124,6 +141,10 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
 // - with at least two waves of 128x256 tiles, ManyTilesConfig; a 2-CTA
 //   cluster sharing B pays off when rows of A and B do not start on
 //   128-byte boundaries;
+// - one wave of 128x256 tiles that leaves at most a tenth of the SMs idle
+//   (2048^3: 128 tiles on 132 SMs): those tiles, with a fourth stage in the
+//   shared memory that storing C in halves frees; 2-4% faster than 128x128
+//   tiles there, 1-2% faster than the same tiles with 3 stages;
 // - with fewer, 128x128 tiles keep more SMs busy; with fewer than half the
 //   SMs' worth of those, 64x128 tiles (split-K and stream-K measured slower
 //   there);
@@ -133,9 +154,12 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   const gen::GemmEpilogue epilogue =
       tma_store ? gen::GemmEpilogue::kTmaStore : gen::GemmEpilogue::kDirect;
   const bool aligned_rows = (problem.k * ptx::SizeInBytes(problem.element)) % 128 == 0;
+  const int64_t wide_tiles = Tiles(problem, 128, 256);
   gen::GemmConfig config;
-  if (Tiles(problem, 128, 256) >= 2 * sm_count) {
+  if (wide_tiles >= 2 * sm_count) {
     config = ManyTilesConfig(problem, sm_count, aligned_rows ? 1 : 2, epilogue);
+  } else if (wide_tiles <= sm_count && 10 * wide_tiles >= 9 * sm_count) {
+    config = WithHalfStagedC(WarpSpecialized(128, 256, 2, 1, epilogue));
   } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
     config = WarpSpecialized(128, 128, 2, 1, epilogue);
   } else {
@@ -164,12 +188,14 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
               WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
           config.raster_group = raster_group;
           add(config);
+          AddHalfStagedC(config, add);
         }
         gen::GemmConfig stream_k =
             WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
         stream_k.raster_group = 16;
         stream_k.stream_k = true;
         add(stream_k);
+        AddHalfStagedC(stream_k, add);
       }
     }
   }

@@ -76,9 +76,20 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
     return Unsupported(config, "a 2-CTA cluster multicasts half of B each: "
                                "block_n must be a multiple of 16");
   }
-  if (config.epilogue == GemmEpilogue::kTmaStore && config.block_n % 64 != 0) {
-    return Unsupported(config, "the TMA-store epilogue writes 64-column "
-                               "chunks: block_n must be a multiple of 64");
+  if (config.epilogue == GemmEpilogue::kTmaStore &&
+      config.block_n % kStoreChunkColumns != 0) {
+    return Unsupported(config, absl::StrCat(
+        "the TMA-store epilogue writes ", kStoreChunkColumns,
+        "-column chunks: block_n must be a multiple of ", kStoreChunkColumns));
+  }
+  const int chunks = config.block_n / kStoreChunkColumns;
+  if (config.store_chunks != 0 &&
+      (config.epilogue != GemmEpilogue::kTmaStore || config.store_chunks < 0 ||
+       config.store_chunks >= chunks || chunks % config.store_chunks != 0)) {
+    return Unsupported(config, absl::StrCat(
+        "e# (", kStoreChunkColumns, "-column chunks staged per TMA-store pass) "
+        "needs the TMA-store epilogue and must divide the tile's ", chunks, " chunk(s) into 2 or "
+        "more passes; leave it out to stage them all"));
   }
   if (config.raster_group < 1 || config.raster_group > kMaxRasterGroup) {
     return Unsupported(config, absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
@@ -135,7 +146,8 @@ std::string ConfigName(const GemmConfig& config) {
   return absl::StrCat(
       "ws ", tile, " s", config.stages, " c", config.consumers, " w",
       config.mma_groups_in_flight, " m", config.cluster_m, " ",
-      config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct", " g",
+      config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct",
+      config.store_chunks != 0 ? absl::StrCat(" e", config.store_chunks) : "", " g",
       config.raster_group,
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
       config.stream_k ? " sk" : "",
@@ -178,8 +190,8 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
         absl::StrCat("GEMM config '", name, "': ", why));
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
-    return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma g# "
-               "[k#|sk] persistent|tiles [noregs]'");
+    return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma [e#] "
+               "g# [k#|sk] persistent|tiles [noregs]'");
   }
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
@@ -207,6 +219,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
                  : word[0] == 'm' ? &config.cluster_m
                  : word[0] == 'g' ? &config.raster_group
                  : word[0] == 'k' ? &config.split_k
+                 : word[0] == 'e' ? &config.store_chunks
                                   : nullptr;
     if (word == "direct" || word == "tma") {
       option = "direct|tma";
@@ -228,10 +241,13 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
       return bad(absl::StrCat("option '", option, "' given twice"));
     }
   }
+  if (given.count("e") != 0 && config.store_chunks < 1) {
+    return bad("e# counts chunks: 1 or more (leave it out to stage them all)");
+  }
   for (const char* required : {"s", "c", "w", "m", "direct|tma", "g", "persistent|tiles"}) {
     if (given.count(required) == 0) {
       return bad(absl::StrCat("missing option '", required,
-                              "' (ws MxNxK s# c# w# m# direct|tma g# [k#|sk] "
+                              "' (ws MxNxK s# c# w# m# direct|tma [e#] g# [k#|sk] "
                               "persistent|tiles [noregs])"));
     }
   }

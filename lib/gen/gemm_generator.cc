@@ -221,8 +221,10 @@ std::string SyncConsumer(Generation& g) {
 }
 
 std::string TmaEpilogue(Generation& g) {
-  const int rows = g.layout.rows_per_consumer;
-  const int chunk_bytes = rows * 128;
+  const GemmLayout& layout = g.layout;
+  const int rows = layout.rows_per_consumer;
+  const int chunk_bytes = rows * kStoreChunkColumns * ptx::SizeInBytes(g.element);
+  const int pass_chunks = layout.consumer_c_bytes / chunk_bytes;
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   return Fill(
@@ -231,14 +233,16 @@ std::string TmaEpilogue(Generation& g) {
        {"ROWS", absl::StrCat(rows)},
        {"BLOCK_N", absl::StrCat(g.config.block_n)},
        {"CHUNK_BYTES", absl::StrCat(chunk_bytes)},
-       {"C_OFFSET", absl::StrCat(g.layout.c_tile_offset)},
-       {"CONSUMER_C_BYTES", absl::StrCat(rows * g.config.block_n * 2)},
-       {"M_SLICES", absl::StrCat(g.layout.m_slices)},
+       {"C_OFFSET", absl::StrCat(layout.c_tile_offset)},
+       {"CONSUMER_C_BYTES", absl::StrCat(layout.consumer_c_bytes)},
+       {"PASSES", absl::StrCat(layout.store_passes)},
+       {"PASS_CHUNKS", absl::StrCat(pass_chunks)},
+       {"M_SLICES", absl::StrCat(layout.m_slices)},
        {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
                                   ptx::CpAsyncBulkWaitGroup(0, true), {})},
        {"SYNC_CONSUMER", sync},
-       {"PACK", PackCall(g, "values[q]", "acc[s][8 * j + 2 * q + 1]",
-                         "acc[s][8 * j + 2 * q]")},
+       {"PACK", PackCall(g, "values[q]", "acc[s][8 * c + 2 * q + 1]",
+                         "acc[s][8 * c + 2 * q]")},
        {"STORE_MATRIX",
         g.ops.Call("stmatrix_x4", ptx::StMatrixSharedB16(ptx::StMatrix{}),
                    {{"address", absl::StrCat("c_tile + ", ptx::SwizzleOffsetExpression(
@@ -249,7 +253,9 @@ std::string TmaEpilogue(Generation& g) {
        {"STORE_CHUNK",
         g.ops.Call("tma_store_2d", ptx::CpAsyncBulkTensorStore(store),
                    {{"tensor_map", "(unsigned long long)&c_map"},
-                    {"coords", "{(unsigned)(n0 + 64 * chunk), (unsigned)m0}"},
+                    {"coords", absl::StrCat("{(unsigned)(n0 + ", kStoreChunkColumns,
+                                            " * (pass * ", pass_chunks,
+                                            " + chunk)), (unsigned)m0}")},
                     {"src", absl::StrCat("c_tile + chunk * ", chunk_bytes, "u")}})},
        {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})}});
 }
@@ -526,8 +532,8 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   gemm.b_box = OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
   if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
-    gemm.c_box = GemmTensorBox{128 / ptx::SizeInBytes(element),
-                               g.layout.rows_per_consumer, ptx::Swizzle::k128B};
+    gemm.c_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
+                               ptx::Swizzle::k128B};
   }
   return gemm;
 }

@@ -58,8 +58,12 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
   int end = config.stages * layout.stage_bytes;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
-    layout.c_tile_bytes =
-        config.block_m * config.block_n * ptx::SizeInBytes(element);
+    const int chunks = config.block_n / kStoreChunkColumns;
+    const int staged = config.store_chunks != 0 ? config.store_chunks : chunks;
+    layout.store_passes = chunks / staged;
+    layout.consumer_c_bytes = config.block_m / config.consumers * staged *
+                              kStoreChunkColumns * ptx::SizeInBytes(element);
+    layout.c_tile_bytes = config.consumers * layout.consumer_c_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
   layout.barrier_offset = RoundUp(end, 8);

@@ -1,6 +1,7 @@
 // The heuristic's rules and the autotuner's candidates, without a GPU.
 #include "ptxgen/gemm/selection.h"
 
+#include <set>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -17,6 +18,20 @@ TEST(SelectionTest, LargeProblemsGet128x256TilesWithTheTmaStore) {
   EXPECT_EQ(config.block_n, 256);
   EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kTmaStore);
   EXPECT_TRUE(gen::ValidateGemmConfig(config, ScalarType::kF16).ok());
+}
+
+TEST(SelectionTest, OneNearlyFullWaveOfWideTilesStoresCInHalvesForAFourthStage) {
+  // 2048^3: 128 tiles of 128x256 on 132 SMs.
+  const gen::GemmConfig config =
+      HeuristicConfig({2048, 2048, 2048, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(config), "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
+  // 96 such tiles would leave a quarter of the SMs idle: 128x128 tiles.
+  EXPECT_EQ(HeuristicConfig({1536, 2048, 2048, ScalarType::kF16}, 132).block_n, 128);
+  // Rows of C that TMA cannot store: the direct epilogue, which has room
+  // for 4 stages anyway.
+  const gen::GemmConfig direct =
+      HeuristicConfig({2048, 2044, 2048, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(direct), "ws 128x256x64 s4 c2 w1 m1 direct g8 persistent");
 }
 
 TEST(SelectionTest, StreamKOnlyForAMostlyIdleLastWaveWithLongShares) {
@@ -66,6 +81,23 @@ TEST(SelectionTest, FewLongTilesGetTheDeepestRing) {
     EXPECT_FALSE(gen::ValidateGemmConfig(deeper, ScalarType::kBF16).ok())
         << gen::ConfigName(candidate);
   }
+}
+
+TEST(SelectionTest, CandidatesStageCInHalvesBesideTheWholeTile) {
+  int halves = 0;
+  std::set<std::string> names;
+  for (const gen::GemmConfig& config :
+       CandidateConfigs({2048, 2048, 2048, ScalarType::kF16})) {
+    EXPECT_TRUE(names.insert(gen::ConfigName(config)).second)
+        << "listed twice: " << gen::ConfigName(config);
+    if (config.store_chunks == 0) continue;
+    ++halves;
+    EXPECT_EQ(config.store_chunks * 2 * gen::kStoreChunkColumns, config.block_n)
+        << gen::ConfigName(config);
+  }
+  // 128x256 and 256x128 (not 128x192, whose 3 chunks do not halve), with
+  // and without a cluster, rasters 8 and 16 and stream-K.
+  EXPECT_EQ(halves, 2 * 2 * 3);
 }
 
 TEST(SelectionTest, CandidatesIncludeStreamKBesideWholeTiles) {

@@ -28,7 +28,8 @@ TEST(GemmConfigTest, NamesRoundTrip) {
   for (const std::string name :
        {"v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
         "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs",
-        "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent"}) {
+        "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent",
+        "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
@@ -74,6 +75,15 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 sk persistent", "no split-K"},
       {"ws 128x128x64 s4 c2 w1 m1 direct g33 persistent", "raster_group must be 1..32"},
       {"v1 128x128x64 sk", "v1 takes only a tile"},
+      {"ws 128x256x64 s4 c2 w1 m1 direct e2 g8 persistent",
+       "e# (64-column chunks staged per TMA-store pass) needs the TMA-store epilogue"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma e3 g8 persistent",
+       "must divide the tile's 4 chunk(s) into 2 or more passes"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma e4 g8 persistent",
+       "leave it out to stage them all"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma e0 g8 persistent", "e# counts chunks: 1 or more"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent", "needs 263264 bytes"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent", ""},
   };
   for (const auto& [name, message] : cases) {
     absl::StatusOr<GemmConfig> config = ParseConfigName(name);
@@ -179,6 +189,21 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   EXPECT_EQ(gemm->c_box.outer, 64);   // one consumer's rows
 }
 
+// Staging C in passes shrinks its tile: half of each consumer's 256
+// columns leaves room for a fourth 48 KiB stage.
+TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
+  const GemmConfig config = Parse("ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
+  absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  // Stages (4 x 48 KiB), the C tile (2 consumers x 64 rows x 128 columns
+  // x 2 bytes), 8 barriers, the work schedule, the alignment slack.
+  EXPECT_TRUE(absl::StrContains(gemm->source, "C tile for the TMA store at +196608 (32768 bytes)"));
+  EXPECT_EQ(gemm->shared_bytes, 196608 + 32768 + 64 + 32 + 1024);
+  EXPECT_TRUE(absl::StrContains(gemm->source, "for (int pass = 0; pass < 2; ++pass)"));
+  EXPECT_EQ(gemm->c_box.inner, 64);
+  EXPECT_EQ(gemm->c_box.outer, 64);
+}
+
 // The helper kernels launched beside GEMMs assemble too.
 TEST(GemmGeneratorTest, SplitKReduceAndRandomFillKernelsCompile) {
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
@@ -207,6 +232,7 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
     std::vector<GemmConfig> configs = gemm::V1CandidateConfigs(element);
     for (const gemm::GemmProblem& problem :
          {gemm::GemmProblem{8192, 8192, 8192, element},
+          gemm::GemmProblem{2048, 2048, 2048, element},
           gemm::GemmProblem{64, 8192, 4096, element},
           gemm::GemmProblem{1000, 1000, 1000, element}}) {
       for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {

@@ -35,6 +35,10 @@ enum class GemmEpilogue {
 // partial sums on its own.
 inline constexpr int kStreamKMaxPieces = 4;
 
+// The TMA-store epilogue writes C in chunks of this many columns: 128 bytes
+// of f16/bf16, one row of the 128-byte swizzle.
+inline constexpr int kStoreChunkColumns = 64;
+
 // The deepest ring of shared-memory stages a warp-specialized GEMM may have.
 inline constexpr int kMaxGemmStages = 8;
 
@@ -54,6 +58,10 @@ struct GemmConfig {
   int mma_groups_in_flight = 0;   // wgmma.wait_group depth: 0 or 1
   int cluster_m = 1;              // 2: CTA pairs along M share B by multicast
   GemmEpilogue epilogue = GemmEpilogue::kDirect;
+  // TMA-store epilogue: how many 64-column chunks of its rows a consumer
+  // stages in shared memory per store pass; 0 stages all of block_n at once.
+  // Fewer chunks leave room for another stage of the ring.
+  int store_chunks = 0;
   bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
   int raster_group = 8;           // tile rows visited together (L2 reuse)
   // Cuts K into this many slices computed by different CTAs into an f32
@@ -71,6 +79,7 @@ struct GemmConfig {
 };
 
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+// "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent" (C stored in 2 passes),
 // "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4),
 // "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent" (stream-K).
 std::string ConfigName(const GemmConfig& config);
