@@ -1,4 +1,4 @@
-// ptxgen GEMMs beside cuBLAS, measured in the same process. Flags: kUsage
+// ptxgen GEMMs beside cuBLAS, measured in the same process. Flags: Usage()
 // below (gemm_bench --help).
 //
 // heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
@@ -34,7 +34,21 @@
 namespace ptxgen::gemm {
 namespace {
 
+constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare", "ladder",
+                                        "v1",        "configs",  "launch"};
+
+std::string Usage() {
+  return absl::StrCat(
+      "gemm_bench [--mode=", absl::StrJoin(kModes, "|"), "]\n"
+      "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
+      "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
+      "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
+      "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
+      "at 8192x8192x8192.\n");
+}
+
 struct Flags {
+  bool help = false;
   std::string mode = "heuristic";
   std::vector<ptx::ScalarType> dtypes = {ptx::ScalarType::kF16,
                                          ptx::ScalarType::kBF16};
@@ -60,9 +74,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     const size_t equals = arg.find('=');
     const std::string name = arg.substr(0, equals);
     const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
-    if (name == "--mode") {
-      constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare",
-                                              "ladder",    "v1",       "configs",  "launch"};
+    if (arg == "--help" || arg == "-h") {
+      flags.help = true;
+    } else if (name == "--mode") {
       if (std::find(std::begin(kModes), std::end(kModes), value) == std::end(kModes)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--mode must be one of ", absl::StrJoin(kModes, ", "), ", not '", value, "'"));
@@ -102,6 +116,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
     }
   }
+  if (flags.help) return flags;
   if (flags.mode == "configs" && flags.configs.empty()) {
     return absl::InvalidArgumentError("--mode=configs needs --configs=\"NAME;NAME...\"");
   }
@@ -410,23 +425,15 @@ absl::Status Run(const Flags& flags) {
 }  // namespace
 }  // namespace ptxgen::gemm
 
-constexpr char kUsage[] =
-    "gemm_bench [--mode=heuristic|autotune|compare|ladder|v1|configs|launch]\n"
-    "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
-    "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
-    "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
-    "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
-    "at 8192x8192x8192.\n";
-
 int main(int argc, char** argv) {
-  if (argc == 2 && (argv[1] == std::string("--help") || argv[1] == std::string("-h"))) {
-    std::cout << kUsage;
-    return 0;
-  }
   absl::StatusOr<ptxgen::gemm::Flags> flags = ptxgen::gemm::ParseFlags(argc, argv);
   if (!flags.ok()) {
     std::cerr << "gemm_bench: " << flags.status().message() << "\n";
     return 2;
+  }
+  if (flags->help) {
+    std::cout << ptxgen::gemm::Usage();
+    return 0;
   }
   if (absl::Status status = ptxgen::gemm::Run(*flags); !status.ok()) {
     std::cerr << "gemm_bench: " << status << "\n";

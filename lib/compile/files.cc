@@ -33,6 +33,16 @@ absl::Status MakeDirectories(const std::string& directory) {
   }
 }
 
+// In every temporary's name, so that RemoveStaleTemporaries finds them.
+constexpr absl::string_view kTemporaryMarker = ".tmp.";
+
+// Unique per process (pid) and per call (counter), so concurrent writers
+// never share a temporary file.
+std::string TemporaryName(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return absl::StrCat(path, kTemporaryMarker, getpid(), ".", counter++);
+}
+
 }  // namespace
 
 absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) {
@@ -44,19 +54,6 @@ absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) 
   }
   return absl::OkStatus();
 }
-
-constexpr absl::string_view kTemporaryMarker = ".tmp.";
-
-namespace {
-
-// Unique per process (pid) and per call (counter), so concurrent writers
-// never share a temporary file.
-std::string TemporaryName(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  return absl::StrCat(path, kTemporaryMarker, getpid(), ".", counter++);
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   // Non-blocking: opening a FIFO someone left there must not hang.

@@ -115,13 +115,6 @@ gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
   return config;
 }
 
-// Adds the half-staged variant of `config`, where it has one.
-template <typename Add>
-void AddHalfStagedC(const gen::GemmConfig& config, Add& add) {
-  const gen::GemmConfig half = WithHalfStagedC(config);
-  if (half.store_chunks != 0) add(half);
-}
-
 }  // namespace
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
@@ -170,9 +163,11 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
 
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   std::vector<gen::GemmConfig> candidates;
+  // Each configuration once: a variant may come out as one already listed.
   auto add = [&](gen::GemmConfig config) {
     config = WithDeepestRing(config, problem.element);
-    if (gen::ValidateGemmConfig(config, problem.element).ok() &&
+    if (std::find(candidates.begin(), candidates.end(), config) == candidates.end() &&
+        gen::ValidateGemmConfig(config, problem.element).ok() &&
         CheckConfigFitsProblem(config, problem).ok()) {
       candidates.push_back(config);
     }
@@ -188,14 +183,14 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
               WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
           config.raster_group = raster_group;
           add(config);
-          AddHalfStagedC(config, add);
+          add(WithHalfStagedC(config));
         }
         gen::GemmConfig stream_k =
             WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
         stream_k.raster_group = 16;
         stream_k.stream_k = true;
         add(stream_k);
-        AddHalfStagedC(stream_k, add);
+        add(WithHalfStagedC(stream_k));
       }
     }
   }

@@ -131,8 +131,6 @@ absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) 
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-
-
 }  // namespace
 
 bool GemmConfig::operator==(const GemmConfig& other) const {

@@ -222,19 +222,18 @@ std::string SyncConsumer(Generation& g) {
 
 std::string TmaEpilogue(Generation& g) {
   const GemmLayout& layout = g.layout;
-  const int rows = layout.rows_per_consumer;
-  const int chunk_bytes = rows * kStoreChunkColumns * ptx::SizeInBytes(g.element);
-  const int pass_chunks = layout.consumer_c_bytes / chunk_bytes;
+  const int chunk_bytes = layout.store_chunk_bytes;
+  const int pass_chunks = layout.store_pass_chunks;
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   return Fill(
       g, "gemm_epilogue_tma.cu",
       {{"ELEMENT", std::string(ptx::PtxName(g.element))},
-       {"ROWS", absl::StrCat(rows)},
+       {"ROWS", absl::StrCat(layout.rows_per_consumer)},
        {"BLOCK_N", absl::StrCat(g.config.block_n)},
        {"CHUNK_BYTES", absl::StrCat(chunk_bytes)},
        {"C_OFFSET", absl::StrCat(layout.c_tile_offset)},
-       {"CONSUMER_C_BYTES", absl::StrCat(layout.consumer_c_bytes)},
+       {"CONSUMER_C_BYTES", absl::StrCat(pass_chunks * chunk_bytes)},
        {"PASSES", absl::StrCat(layout.store_passes)},
        {"PASS_CHUNKS", absl::StrCat(pass_chunks)},
        {"M_SLICES", absl::StrCat(layout.m_slices)},

@@ -35,8 +35,11 @@ struct GemmLayout {
   int stage_bytes = 0;   // A then B
   int c_tile_offset = 0;  // TMA-store epilogue only
   int c_tile_bytes = 0;
-  int store_passes = 0;         // TMA-store passes per output tile
-  int consumer_c_bytes = 0;     // one consumer's share of the C tile
+  // TMA-store epilogue: per consumer, passes of store_pass_chunks chunks of
+  // store_chunk_bytes (64 columns of its rows) each.
+  int store_chunk_bytes = 0;
+  int store_pass_chunks = 0;
+  int store_passes = 0;
   int barrier_offset = 0;  // full[stages] then empty[stages], 8 bytes each
   int schedule_offset = 0;  // the warp-specialized work schedule
   int shared_bytes = 0;    // everything, with base-alignment slack

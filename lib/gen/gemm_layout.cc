@@ -59,11 +59,12 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
     const int chunks = config.block_n / kStoreChunkColumns;
-    const int staged = config.store_chunks != 0 ? config.store_chunks : chunks;
-    layout.store_passes = chunks / staged;
-    layout.consumer_c_bytes = config.block_m / config.consumers * staged *
-                              kStoreChunkColumns * ptx::SizeInBytes(element);
-    layout.c_tile_bytes = config.consumers * layout.consumer_c_bytes;
+    layout.store_pass_chunks = config.store_chunks != 0 ? config.store_chunks : chunks;
+    layout.store_passes = chunks / layout.store_pass_chunks;
+    layout.store_chunk_bytes = config.block_m / config.consumers *
+                               kStoreChunkColumns * ptx::SizeInBytes(element);
+    layout.c_tile_bytes =
+        config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
   layout.barrier_offset = RoundUp(end, 8);

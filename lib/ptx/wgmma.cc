@@ -310,9 +310,10 @@ absl::StatusOr<Statement> WgmmaAccumulatorPin(ScalarType d_type, int n) {
     return Illegal(absl::StrCat("accumulators are f16, f32 or s32, not ",
                                 PtxName(d_type)));
   }
-  if (n < kMinWgmmaN || n > kMaxWgmmaN || n % kWgmmaNStep != 0) {
-    return Illegal(absl::StrCat("accumulator pin needs N in ", kMinWgmmaN, "..",
-                                kMaxWgmmaN, " step ", kWgmmaNStep, ", not ", n));
+  // Any N some wgmma takes: the f16 family's ladder holds every other one.
+  if (!IsLegalWgmmaN(ScalarType::kF16, n)) {
+    return Illegal(absl::StrCat("accumulator pin needs N in ",
+                                LegalWgmmaNText(ScalarType::kF16), ", not ", n));
   }
   Statement statement("wgmma accumulator pin");
   statement.set_touches_memory(true);
