@@ -8,9 +8,9 @@
 // has finished reading it). Warpgroups 1..{{CONSUMERS}} are consumers: each
 // owns {{ROWS_PER_CONSUMER}} rows of the {{BLOCK_M}}x{{BLOCK_N}} output tile
 // and runs wgmma on every stage, keeping {{IN_FLIGHT}} wgmma group(s) in
-// flight. CTAs loop over work units: output tiles in groups of
-// {{RASTER_GROUP}} tile rows, so that concurrently running CTAs share A and
-// B tiles in L2, each tile cut into {{SPLIT_K}} slice(s) of K{{STREAM_K_WORDS}}.
+// flight. CTAs loop over work units: output tiles {{TILE_ORDER_WORDS}}, so
+// that concurrently running CTAs share A and B tiles in L2, each tile cut
+// into {{SPLIT_K}} slice(s) of K{{STREAM_K_WORDS}}.
 //
 // Shared memory ({{SHARED_BYTES}} bytes with alignment slack):
 //   stage s at +s*{{STAGE_BYTES}}: A tile [{{BLOCK_M}} x {{BLOCK_K}}], then
@@ -96,15 +96,7 @@ __device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
   return true;
 }
 
-// Output tile of cluster tile t: rows of tiles in groups of {{RASTER_GROUP}}.
-__device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
-                                        int& cluster_row, int& tile_n) {
-  const int span = {{RASTER_GROUP}} * tiles_n;
-  const int first = t / span * {{RASTER_GROUP}};
-  const int height = min(cluster_rows - first, {{RASTER_GROUP}});
-  cluster_row = first + (t % span) % height;
-  tile_n = (t % span) / height;
-}
+{{TILE_ORDER}}
 
 {{KERNEL_SIGNATURE}} {
   extern __shared__ unsigned char shared[];

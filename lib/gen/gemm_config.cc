@@ -91,7 +91,8 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
         "needs the TMA-store epilogue and must divide the tile's ", chunks, " chunk(s) into 2 or "
         "more passes; leave it out to stage them all"));
   }
-  if (config.raster_group < 1 || config.raster_group > kMaxRasterGroup) {
+  if (config.tile_order == TileOrder::kRaster &&
+      (config.raster_group < 1 || config.raster_group > kMaxRasterGroup)) {
     return Unsupported(config, absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
   }
   if (config.split_k < 1 || config.split_k > 16) {
@@ -145,8 +146,10 @@ std::string ConfigName(const GemmConfig& config) {
       "ws ", tile, " s", config.stages, " c", config.consumers, " w",
       config.mma_groups_in_flight, " m", config.cluster_m, " ",
       config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct",
-      config.store_chunks != 0 ? absl::StrCat(" e", config.store_chunks) : "", " g",
-      config.raster_group,
+      config.store_chunks != 0 ? absl::StrCat(" e", config.store_chunks) : "",
+      config.tile_order == TileOrder::kHilbert
+          ? " hilbert"
+          : absl::StrCat(" g", config.raster_group),
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
       config.stream_k ? " sk" : "",
       config.persistent ? " persistent" : " tiles",
@@ -189,7 +192,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
     return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma [e#] "
-               "g# [k#|sk] persistent|tiles [noregs]'");
+               "g#|hilbert [k#|sk] persistent|tiles [noregs]'");
   }
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
@@ -219,7 +222,10 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
                  : word[0] == 'k' ? &config.split_k
                  : word[0] == 'e' ? &config.store_chunks
                                   : nullptr;
-    if (word == "direct" || word == "tma") {
+    if (word == "hilbert") {
+      option = "g#|hilbert";
+      config.tile_order = TileOrder::kHilbert;
+    } else if (word == "direct" || word == "tma") {
       option = "direct|tma";
       config.epilogue =
           word == "tma" ? GemmEpilogue::kTmaStore : GemmEpilogue::kDirect;
@@ -235,6 +241,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (field == nullptr || !absl::SimpleAtoi(word.substr(1), field)) {
       return bad(absl::StrCat("unknown option '", word, "'"));
     }
+    if (option == "g") option = "g#|hilbert";  // one tile order or the other
     if (!given.insert(option).second) {
       return bad(absl::StrCat("option '", option, "' given twice"));
     }
@@ -242,11 +249,12 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   if (given.count("e") != 0 && config.store_chunks < 1) {
     return bad("e# counts chunks: 1 or more (leave it out to stage them all)");
   }
-  for (const char* required : {"s", "c", "w", "m", "direct|tma", "g", "persistent|tiles"}) {
+  for (const char* required :
+       {"s", "c", "w", "m", "direct|tma", "g#|hilbert", "persistent|tiles"}) {
     if (given.count(required) == 0) {
       return bad(absl::StrCat("missing option '", required,
-                              "' (ws MxNxK s# c# w# m# direct|tma [e#] g# [k#|sk] "
-                              "persistent|tiles [noregs])"));
+                              "' (ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert "
+                              "[k#|sk] persistent|tiles [noregs])"));
     }
   }
   return config;
@@ -302,7 +310,10 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
                              int64_t k, const GemmGrid& grid) {
   constexpr int64_t kInt32Limit = int64_t{1} << 31;
   const int64_t units = GemmWorkUnits(config, m, n);
-  const int64_t raster_span = config.raster_group * CeilDiv(n, config.block_n);
+  const int64_t raster_span =
+      config.tile_order == TileOrder::kRaster
+          ? config.raster_group * CeilDiv(n, config.block_n)
+          : 0;
   if (units >= kInt32Limit || raster_span >= kInt32Limit) {
     return Unsupported(config, absl::StrCat(
         "the kernel counts tiles in 32 bits: ", m, " x ", n, " makes ", units,

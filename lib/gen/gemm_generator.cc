@@ -404,6 +404,20 @@ std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
                                          ptx::SetMaxNReg(adjustment, count), {}));
 }
 
+std::string TileOrderWords(const GemmConfig& config) {
+  if (config.tile_order == TileOrder::kHilbert) return "along a Hilbert curve";
+  return absl::StrCat("in groups of ", config.raster_group, " tile rows");
+}
+
+// The device function tile_of(t, cluster_rows, tiles_n, cluster_row, tile_n).
+std::string TileOrderFunction(Generation& g) {
+  if (g.config.tile_order == TileOrder::kHilbert) {
+    return Fill(g, "gemm_tile_order_hilbert.cu", {});
+  }
+  return Fill(g, "gemm_tile_order_raster.cu",
+              {{"RASTER_GROUP", absl::StrCat(g.config.raster_group)}});
+}
+
 TemplateValues WarpSpecializedValues(Generation& g) {
   const GemmConfig& config = g.config;
   const GemmLayout& layout = g.layout;
@@ -419,7 +433,8 @@ TemplateValues WarpSpecializedValues(Generation& g) {
       {"CLUSTER_WORDS", cluster ? " of both CTAs in the cluster" : ""},
       {"ROWS_PER_CONSUMER", absl::StrCat(layout.rows_per_consumer)},
       {"IN_FLIGHT", absl::StrCat(config.mma_groups_in_flight)},
-      {"RASTER_GROUP", absl::StrCat(config.raster_group)},
+      {"TILE_ORDER_WORDS", TileOrderWords(config)},
+      {"TILE_ORDER", TileOrderFunction(g)},
       {"SPLIT_K", absl::StrCat(config.split_k)},
       {"STREAM_K", config.stream_k ? "true" : "false"},
       {"STREAM_K_WORDS",

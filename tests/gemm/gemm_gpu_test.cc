@@ -59,6 +59,26 @@ std::vector<uint16_t> Download(const runtime::DeviceBuffer& buffer) {
   return host.ok() ? *std::move(host) : std::vector<uint16_t>();
 }
 
+// The Hilbert tile order on the last of `configs` (the heuristic's), on the
+// last with a 2-CTA cluster and on the last with stream-K.
+std::vector<gen::GemmConfig> HilbertVariants(const std::vector<gen::GemmConfig>& configs) {
+  std::vector<gen::GemmConfig> variants;
+  auto add_first = [&](auto predicate) {
+    for (auto it = configs.rbegin(); it != configs.rend(); ++it) {
+      if (it->schedule == gen::GemmSchedule::kWarpSpecialized && predicate(*it)) {
+        gen::GemmConfig curve = *it;
+        curve.tile_order = gen::TileOrder::kHilbert;
+        variants.push_back(curve);
+        return;
+      }
+    }
+  };
+  add_first([](const gen::GemmConfig&) { return true; });
+  add_first([](const gen::GemmConfig& config) { return config.cluster_m == 2; });
+  add_first([](const gen::GemmConfig& config) { return config.stream_k; });
+  return variants;
+}
+
 class GemmGpuTest : public testing_support::HopperTest,
                     public testing::WithParamInterface<std::tuple<ScalarType, Shape>> {
  protected:
@@ -100,6 +120,9 @@ TEST_P(GemmGpuTest, EveryConfigurationMatchesTheReference) {
     configs.push_back(config);
   }
   configs.push_back(HeuristicConfig(problem, properties().sm_count));
+  for (const gen::GemmConfig& config : HilbertVariants(configs)) {
+    configs.push_back(config);
+  }
   for (const gen::GemmConfig& config : configs) {
     SCOPED_TRACE(gen::ConfigName(config));
     GemmOptions options;

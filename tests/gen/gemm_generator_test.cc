@@ -29,7 +29,8 @@ TEST(GemmConfigTest, NamesRoundTrip) {
        {"v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
         "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs",
         "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent",
-        "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent"}) {
+        "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent",
+        "ws 64x128x64 s8 c1 w1 m2 tma hilbert persistent"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
@@ -50,6 +51,9 @@ TEST(GemmConfigTest, NamesThatLeaveOutOrRepeatAnOptionAreRefused) {
       {"ws 128x128x64 s3 c2 w1 m1 tma direct g8 persistent",
        "option 'direct|tma' given twice"},
       {"ws 99999999999x128x64 s3 c2 w1 m1 tma g8 persistent", "is too large"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma persistent", "missing option 'g#|hilbert'"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma g8 hilbert persistent",
+       "option 'g#|hilbert' given twice"},
   };
   for (const auto& [name, message] : cases) {
     const absl::StatusOr<GemmConfig> config = ParseConfigName(name);
@@ -174,6 +178,26 @@ TEST(GemmGeneratorTest, TileCountsBeyond32BitsAreRefused) {
   EXPECT_TRUE(absl::StrContains(wide.message(), "raster spans of 8589934592 tiles")) << wide;
 }
 
+// The Hilbert order has no raster group: no raster span to count, and its
+// kernel walks the curve instead of the groups of rows.
+TEST(GemmGeneratorTest, HilbertOrderReplacesTheRasterGroups) {
+  const GemmConfig hilbert = Parse("ws 64x8x64 s4 c1 w1 m1 direct hilbert persistent");
+  const GemmGrid grid = GemmLaunchGrid(hilbert, 8, 8, 132);
+  EXPECT_TRUE(CheckGemmLaunch(hilbert, 8, (int64_t{1} << 31) - 1, 64, grid).ok());
+  GemmConfig junk_group = hilbert;
+  junk_group.raster_group = 0;  // read by the raster order only
+  EXPECT_TRUE(ValidateGemmConfig(junk_group, ScalarType::kF16).ok());
+  absl::StatusOr<GeneratedGemm> curve = GenerateGemm(hilbert, ScalarType::kF16);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_TRUE(absl::StrContains(curve->source, "hilbert_cell(t, tiles_n, cluster_rows"));
+  EXPECT_TRUE(absl::StrContains(curve->source, "output tiles along a Hilbert curve"));
+  absl::StatusOr<GeneratedGemm> rows =
+      GenerateGemm(Parse("ws 64x8x64 s4 c1 w1 m1 direct g8 persistent"), ScalarType::kF16);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_FALSE(absl::StrContains(rows->source, "hilbert_cell"));
+  EXPECT_TRUE(absl::StrContains(rows->source, "output tiles in groups of 8 tile rows"));
+}
+
 TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
   absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
@@ -219,7 +243,8 @@ TEST(GemmGeneratorTest, SplitKReduceAndRandomFillKernelsCompile) {
   }
 }
 
-// Every configuration a caller can get from the library compiles cleanly.
+// Every configuration a caller can get from the library compiles cleanly,
+// and so do Hilbert-ordered variants of the heuristic's picks.
 TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) {
   struct Job {
     GemmConfig config;
@@ -239,6 +264,10 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
         configs.push_back(config);
       }
       configs.push_back(gemm::HeuristicConfig(problem, 132));
+      // The Hilbert order is the caller's to name: on the heuristic's pick.
+      GemmConfig curve = configs.back();
+      curve.tile_order = TileOrder::kHilbert;
+      configs.push_back(curve);
     }
     for (const GemmConfig& config : configs) {
       GemmConfig code = config;
