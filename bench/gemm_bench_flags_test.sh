@@ -29,7 +29,7 @@ expect_refusal "--shapes: '12x34' is not MxNxK" --shapes=12x34
 expect_refusal "element type must be f16 or bf16, not f32" --dtype=f32 --shapes=64x64x64
 expect_refusal "k must be a multiple of 8" --shapes=64x64x12
 expect_refusal "--repeats must be a positive integer" --repeats=0
-expect_refusal "missing option 'g'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"
+expect_refusal "missing option 'g#|hilbert'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"
 expect_refusal "unknown flag --fast" --fast
 
 "$binary" --help >"$output" 2>&1
