@@ -5,10 +5,11 @@
 // one; compare: both, and whether the heuristic is within 5% of the tuned
 // best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
 // autotuned over its own space. Every time is the median over `repeats`
-// batches of CUDA-event-timed calls after warm-up, with inputs rotated
-// through enough copies to exceed L2. launch: the host time one call takes
-// to validate and enqueue, ptxgen's heuristic pick beside cuBLAS; a batch
-// of short kernels waits for its first enqueue. Prints Markdown tables.
+// batches (of 1 ms or more) of CUDA-event-timed calls, after 100 ms or more
+// of warm-up, with inputs rotated through enough copies to exceed L2.
+// launch: the host time one call takes to validate and enqueue, ptxgen's
+// heuristic pick beside cuBLAS; a batch of short kernels waits for its
+// first enqueue. Prints Markdown tables.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -164,20 +165,44 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
   return operands;
 }
 
+// Each library runs for at least this long before its times count, and a
+// timed batch lasts at least this long: timed in a few milliseconds right
+// after another shape, a short kernel measures the GPU's power state left
+// by that shape rather than its own. At 1024x1024x8192 both libraries ran
+// 5-15% faster that way than sustained (bench/RESULTS.md, fifth session).
+constexpr double kWarmupMilliseconds = 100;
+constexpr double kMinBatchMilliseconds = 1;
+
+// Milliseconds per call of `call` over one batch of `calls` calls, rotating
+// through the operand copies.
+absl::StatusOr<double> TimeBatch(const GemmCall& call, const Operands& operands, int calls) {
+  size_t next = 0;
+  return MedianMilliseconds([&] { return operands.RunOnCopy(next++, call); }, nullptr,
+                            /*warmups=*/0, /*repeats=*/1, calls);
+}
+
 // Median ms per call of `ours` and of `theirs`, timed in alternating
-// batches (so clock and temperature drift hit both alike), rotating through
-// the operand copies.
+// batches (so clock and temperature drift hit both alike) after both have
+// alternated through a warm-up of kWarmupMilliseconds each.
 absl::StatusOr<std::pair<double, double>> TimeInterleaved(
     const GemmCall& ours, const GemmCall& theirs, const Operands& operands, int repeats) {
-  const int batch = static_cast<int>(std::max<size_t>(operands.a.size(), 5));
+  const int rotation = static_cast<int>(std::max<size_t>(operands.a.size(), 5));
+  double warmed[2] = {0, 0};
+  double slowest_call = 0;
+  while (std::min(warmed[0], warmed[1]) < kWarmupMilliseconds) {
+    for (int which = 0; which < 2; ++which) {
+      absl::StatusOr<double> ms = TimeBatch(which == 0 ? ours : theirs, operands, rotation);
+      if (!ms.ok()) return ms.status();
+      warmed[which] += *ms * rotation;
+      slowest_call = std::max(slowest_call, *ms);
+    }
+  }
+  const int batch = std::max(rotation, static_cast<int>(std::ceil(
+                                           kMinBatchMilliseconds / std::max(slowest_call, 1e-3))));
   std::vector<double> times[2];
   for (int r = 0; r < repeats; ++r) {
     for (int which = 0; which < 2; ++which) {
-      const GemmCall& call = which == 0 ? ours : theirs;
-      size_t next = 0;
-      absl::StatusOr<double> ms = MedianMilliseconds(
-          [&] { return operands.RunOnCopy(next++, call); },
-          nullptr, /*warmups=*/r == 0 ? 3 : 0, /*repeats=*/1, batch);
+      absl::StatusOr<double> ms = TimeBatch(which == 0 ? ours : theirs, operands, batch);
       if (!ms.ok()) return ms.status();
       times[which].push_back(*ms);
     }
