@@ -5,9 +5,8 @@
 // the shorter one even and at least 4. Products stay below width * height.
 __device__ __forceinline__ void hilbert_cell(int d, int width, int height,
                                              int& x, int& y) {
-  // The rectangle: corner (x, y); `w` cells along the major axis (ax, ay),
-  // where the curve runs from the corner to the axis's far end; `h` cells
-  // along the minor axis (bx, by).
+  // The rectangle the curve is in: it starts at corner (x, y) and spans
+  // `w` cells along the major axis (ax, ay), `h` along the minor (bx, by).
   x = 0;
   y = 0;
   int ax = 1, ay = 0, w = width, bx = 0, by = 1, h = height;
@@ -31,22 +30,23 @@ __device__ __forceinline__ void hilbert_cell(int d, int width, int height,
       }
       continue;
     }
-    // Three parts: up the minor axis, along the major one, back down.
+    // Three blocks: one at the corner, the far part of the minor axis
+    // across the whole major one, and the block beside the first.
     int h2 = bx + by > 0 ? h / 2 : (h + 1) / 2;
     if (h2 % 2 != 0 && h > 2) ++h2;
-    if (d < h2 * w2) {  // the near corner, axes swapped
+    if (d < h2 * w2) {  // h2 x w2 at the corner, walked with axes swapped
       int t = ax; ax = bx; bx = t;
       t = ay; ay = by; by = t;
       w = h2; h = w2;
       continue;
     }
     d -= h2 * w2;
-    if (d < w * (h - h2)) {  // the far side of the minor axis, whole
+    if (d < w * (h - h2)) {  // the far h - h2 of the minor axis, all of w
       x += bx * h2; y += by * h2;
       h -= h2;
       continue;
     }
-    d -= w * (h - h2);  // back from the major axis's far end
+    d -= w * (h - h2);  // h2 x (w - w2), walked back from the far end of w
     x += ax * (w - 1) + bx * (h2 - 1);
     y += ay * (w - 1) + by * (h2 - 1);
     const int w3 = w - w2;
