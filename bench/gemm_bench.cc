@@ -173,6 +173,19 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
 constexpr double kWarmupMilliseconds = 100;
 constexpr double kMinBatchMilliseconds = 1;
 
+// The two libraries as GemmCalls on the default stream.
+GemmCall OursCall(const Gemm& gemm) {
+  return [&gemm](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+    return gemm.Run(a, b, c, nullptr);
+  };
+}
+
+GemmCall CublasCall(const GemmProblem& problem) {
+  return [problem](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+    return CublasGemm(problem, a, b, c, nullptr);
+  };
+}
+
 // Milliseconds per call of `call` over one batch of `calls` calls, rotating
 // through the operand copies.
 absl::StatusOr<double> TimeBatch(const GemmCall& call, const Operands& operands, int calls) {
@@ -238,15 +251,9 @@ absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& c
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<double> ours = HostMicrosecondsPerCall(
-      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
-      operands);
+  absl::StatusOr<double> ours = HostMicrosecondsPerCall(OursCall(*gemm), operands);
   if (!ours.ok()) return ours.status();
-  absl::StatusOr<double> theirs = HostMicrosecondsPerCall(
-      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
-        return CublasGemm(problem, x, y, z, nullptr);
-      },
-      operands);
+  absl::StatusOr<double> theirs = HostMicrosecondsPerCall(CublasCall(problem), operands);
   if (!theirs.ok()) return theirs.status();
   std::printf("| %lldx%lldx%lld | %s | %s | %.1f | %.1f |\n",
               static_cast<long long>(problem.m), static_cast<long long>(problem.n),
@@ -288,12 +295,8 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
         "wrong result: relative error %.2e vs cuBLAS (bound %.0e)", row.error,
         ErrorBound(problem.element)));
   }
-  absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
-      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) { return gemm->Run(x, y, z, nullptr); },
-      [&](CUdeviceptr x, CUdeviceptr y, CUdeviceptr z) {
-        return CublasGemm(problem, x, y, z, nullptr);
-      },
-      operands, repeats);
+  absl::StatusOr<std::pair<double, double>> times =
+      TimeInterleaved(OursCall(*gemm), CublasCall(problem), operands, repeats);
   if (!times.ok()) return times.status();
   row.ms = times->first;
   row.cublas_ms = times->second;

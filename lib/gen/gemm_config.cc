@@ -184,6 +184,11 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
   return config;
 }
 
+// The option naming the tile order, written g# (raster) or hilbert.
+constexpr char kTileOrderOption[] = "g#|hilbert";
+constexpr char kWarpSpecializedSyntax[] =
+    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k#|sk] persistent|tiles [noregs]";
+
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   const std::vector<std::string> words = absl::StrSplit(name, ' ');
   auto bad = [&](absl::string_view why) {
@@ -191,8 +196,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
         absl::StrCat("GEMM config '", name, "': ", why));
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
-    return bad("expected 'v1 MxNxK' or 'ws MxNxK s# c# w# m# direct|tma [e#] "
-               "g#|hilbert [k#|sk] persistent|tiles [noregs]'");
+    return bad(absl::StrCat("expected 'v1 MxNxK' or '", kWarpSpecializedSyntax, "'"));
   }
   GemmConfig config;
   config.schedule = words[0] == "v1" ? GemmSchedule::kV1
@@ -223,7 +227,6 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
                  : word[0] == 'e' ? &config.store_chunks
                                   : nullptr;
     if (word == "hilbert") {
-      option = "g#|hilbert";
       config.tile_order = TileOrder::kHilbert;
     } else if (word == "direct" || word == "tma") {
       option = "direct|tma";
@@ -241,7 +244,7 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (field == nullptr || !absl::SimpleAtoi(word.substr(1), field)) {
       return bad(absl::StrCat("unknown option '", word, "'"));
     }
-    if (option == "g") option = "g#|hilbert";  // one tile order or the other
+    if (word[0] == 'g' || word == "hilbert") option = kTileOrderOption;
     if (!given.insert(option).second) {
       return bad(absl::StrCat("option '", option, "' given twice"));
     }
@@ -250,11 +253,10 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     return bad("e# counts chunks: 1 or more (leave it out to stage them all)");
   }
   for (const char* required :
-       {"s", "c", "w", "m", "direct|tma", "g#|hilbert", "persistent|tiles"}) {
+       {"s", "c", "w", "m", "direct|tma", kTileOrderOption, "persistent|tiles"}) {
     if (given.count(required) == 0) {
-      return bad(absl::StrCat("missing option '", required,
-                              "' (ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert "
-                              "[k#|sk] persistent|tiles [noregs])"));
+      return bad(absl::StrCat("missing option '", required, "' (", kWarpSpecializedSyntax,
+                              ")"));
     }
   }
   return config;
