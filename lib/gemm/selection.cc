@@ -108,7 +108,7 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
 // The TMA-store epilogue staging half of each consumer's C rows at a time:
 // the other half of the C tile's shared memory holds one more stage.
 gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
-  const int chunks = config.block_n / gen::kStoreChunkColumns;
+  const int chunks = gen::StoreChunkCount(config);
   if (config.epilogue == gen::GemmEpilogue::kTmaStore && chunks % 2 == 0) {
     config.store_chunks = chunks / 2;
   }

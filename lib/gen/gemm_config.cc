@@ -82,7 +82,7 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
         "the TMA-store epilogue writes ", kStoreChunkColumns,
         "-column chunks: block_n must be a multiple of ", kStoreChunkColumns));
   }
-  const int chunks = config.block_n / kStoreChunkColumns;
+  const int chunks = StoreChunkCount(config);
   if (config.store_chunks != 0 &&
       (config.epilogue != GemmEpilogue::kTmaStore || config.store_chunks < 0 ||
        config.store_chunks >= chunks || chunks % config.store_chunks != 0)) {

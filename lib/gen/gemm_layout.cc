@@ -55,14 +55,14 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
   layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
   layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
+  layout.rows_per_consumer = config.block_m / config.consumers;
   int end = config.stages * layout.stage_bytes;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
-    const int chunks = config.block_n / kStoreChunkColumns;
-    layout.store_pass_chunks = config.store_chunks != 0 ? config.store_chunks : chunks;
-    layout.store_passes = chunks / layout.store_pass_chunks;
-    layout.store_chunk_bytes = config.block_m / config.consumers *
-                               kStoreChunkColumns * ptx::SizeInBytes(element);
+    layout.store_pass_chunks = StoreChunksPerPass(config);
+    layout.store_passes = StoreChunkCount(config) / layout.store_pass_chunks;
+    layout.store_chunk_bytes =
+        layout.rows_per_consumer * kStoreChunkColumns * ptx::SizeInBytes(element);
     layout.c_tile_bytes =
         config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
@@ -76,7 +76,6 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
   }
   layout.shared_bytes = end + kSharedBaseAlignment;
   layout.threads = kThreadsPerWarpgroup * (config.consumers + (specialized ? 1 : 0));
-  layout.rows_per_consumer = config.block_m / config.consumers;
   layout.m_slices = layout.rows_per_consumer / ptx::kWgmmaM;
   layout.accumulators_per_thread =
       layout.m_slices *

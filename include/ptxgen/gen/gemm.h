@@ -93,6 +93,16 @@ struct GemmConfig {
   bool operator==(const GemmConfig& other) const;
 };
 
+// The kStoreChunkColumns-wide chunks of a tile's columns that the TMA-store
+// epilogue writes, and how many of them a consumer stages per store pass
+// (store_chunks, or all of them when it is 0).
+inline int StoreChunkCount(const GemmConfig& config) {
+  return config.block_n / kStoreChunkColumns;
+}
+inline int StoreChunksPerPass(const GemmConfig& config) {
+  return config.store_chunks != 0 ? config.store_chunks : StoreChunkCount(config);
+}
+
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
 // "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent" (C stored in 2 passes),
 // "ws 128x256x64 s3 c2 w1 m1 tma hilbert persistent" (Hilbert tile order),
