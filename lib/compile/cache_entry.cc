@@ -10,7 +10,6 @@
 namespace ptxgen::compile {
 namespace {
 
-constexpr absl::string_view kMagic = "PTXGEN-KERNEL-CACHE-1\n";
 constexpr size_t kChecksumBytes = 32;
 
 void AppendField(absl::string_view field, std::string& out) {
@@ -36,7 +35,7 @@ bool TakeField(absl::string_view& bytes, std::string& field) {
 }  // namespace
 
 std::string EncodeCacheEntry(const CacheEntry& entry) {
-  std::string out(kMagic);
+  std::string out(kCacheEntryMagic);
   for (const std::string* field : {&entry.key, &entry.name, &entry.source,
                                    &entry.ptx, &entry.cubin, &entry.log}) {
     AppendField(*field, out);
@@ -49,11 +48,11 @@ std::string EncodeCacheEntry(const CacheEntry& entry) {
 absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
   // A file cut inside the magic line is truncated; one that disagrees with
   // it is someone else's.
-  if (!absl::StartsWith(kMagic, bytes.substr(0, kMagic.size()))) {
+  if (!absl::StartsWith(kCacheEntryMagic, bytes.substr(0, kCacheEntryMagic.size()))) {
     return absl::DataLossError(
         "not a ptxgen kernel cache entry (foreign file)");
   }
-  if (bytes.size() < kMagic.size() + kChecksumBytes) {
+  if (bytes.size() < kCacheEntryMagic.size() + kChecksumBytes) {
     return absl::DataLossError("truncated: shorter than an empty entry");
   }
   const absl::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
@@ -62,7 +61,7 @@ absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
                   kChecksumBytes) != 0) {
     return absl::DataLossError("checksum mismatch (truncated or corrupt)");
   }
-  absl::string_view fields = body.substr(kMagic.size());
+  absl::string_view fields = body.substr(kCacheEntryMagic.size());
   CacheEntry entry;
   for (std::string* field : {&entry.key, &entry.name, &entry.source, &entry.ptx,
                              &entry.cubin, &entry.log}) {

@@ -8,6 +8,7 @@
 // then the SHA-256 of everything before it. Resources and diagnostics are
 // parsed again from the stored log, so they cannot disagree with it.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -15,6 +16,13 @@
 #include "absl/strings/string_view.h"
 
 namespace ptxgen::compile {
+
+// The first bytes of every entry, checked before the rest is read.
+inline constexpr absl::string_view kCacheEntryMagic = "PTXGEN-KERNEL-CACHE-1\n";
+
+// The most an entry may hold: real ones take 100-300 KB; a larger file is
+// refused before it is read.
+inline constexpr int64_t kMaxCacheEntryBytes = int64_t{8} << 20;
 
 struct CacheEntry {
   std::string key;

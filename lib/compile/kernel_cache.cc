@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -46,20 +47,40 @@ CompiledModule FromEntry(CacheEntry entry, const CompileOptions& options) {
   return module;
 }
 
-// The entry at `path` when it is intact and answers exactly this request.
-absl::StatusOr<CompiledModule> LoadEntry(const std::string& path,
-                                         absl::string_view key,
-                                         absl::string_view name,
-                                         absl::string_view source,
-                                         const CompileOptions& options) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<CacheEntry> entry = DecodeCacheEntry(*bytes);
+// The name of `key`'s entry inside the cache folder.
+std::string EntryName(absl::string_view key) {
+  return absl::StrCat(key, ".kernel");
+}
+
+// The entry `bytes` when intact and answering exactly this request.
+absl::StatusOr<CompiledModule> DecodeEntry(absl::string_view bytes,
+                                           absl::string_view key,
+                                           absl::string_view name,
+                                           absl::string_view source,
+                                           const CompileOptions& options) {
+  absl::StatusOr<CacheEntry> entry = DecodeCacheEntry(bytes);
   if (!entry.ok()) return entry.status();
   if (entry->key != key || entry->name != name || entry->source != source) {
     return absl::DataLossError("it belongs to another request (foreign file)");
   }
   return FromEntry(*std::move(entry), options);
+}
+
+// An absolute path from `variable`, or nothing (with a warning when the
+// variable names a relative path, which would depend on the working
+// directory of whatever process runs).
+std::optional<std::string> AbsoluteDirectory(const char* variable,
+                                             absl::string_view suffix,
+                                             std::vector<std::string>& warnings) {
+  const absl::string_view value = EnvironmentVariable(variable);
+  if (value.empty()) return std::nullopt;
+  if (!absl::StartsWith(value, "/")) {
+    warnings.push_back(absl::StrCat(
+        variable, "='", value, "' is not an absolute path: ignored for the "
+        "kernel cache folder"));
+    return std::nullopt;
+  }
+  return absl::StrCat(value, suffix);
 }
 
 }  // namespace
@@ -71,15 +92,16 @@ CacheConfig CacheConfigFromEnvironment() {
   bool disabled = true;
   config.disk_enabled =
       disable.empty() || (absl::SimpleAtob(disable, &disabled) && !disabled);
-  const absl::string_view explicit_dir = EnvironmentVariable("PTXGEN_CACHE_DIR");
-  const absl::string_view xdg = EnvironmentVariable("XDG_CACHE_HOME");
-  const absl::string_view home = EnvironmentVariable("HOME");
-  if (!explicit_dir.empty()) {
-    config.directory = std::string(explicit_dir);
-  } else if (absl::StartsWith(xdg, "/")) {
-    config.directory = absl::StrCat(xdg, "/ptxgen");
-  } else if (!home.empty()) {
-    config.directory = absl::StrCat(home, "/.cache/ptxgen");
+  std::optional<std::string> directory =
+      AbsoluteDirectory("PTXGEN_CACHE_DIR", "", config.warnings);
+  if (!directory) {
+    directory = AbsoluteDirectory("XDG_CACHE_HOME", "/ptxgen", config.warnings);
+  }
+  if (!directory) {
+    directory = AbsoluteDirectory("HOME", "/.cache/ptxgen", config.warnings);
+  }
+  if (directory) {
+    config.directory = *std::move(directory);
   } else {
     config.disk_enabled = false;
   }
@@ -115,7 +137,7 @@ KernelCache::KernelCache(CacheConfig config)
     : config_(std::move(config)), sink_(DefaultSink) {}
 
 std::string KernelCache::EntryPath(absl::string_view key) const {
-  return absl::StrCat(config_.directory, "/", key, ".kernel");
+  return absl::StrCat(config_.directory, "/", EntryName(key));
 }
 
 void KernelCache::SetWarningSink(WarningSink sink) {
@@ -151,42 +173,90 @@ void KernelCache::Warn(const std::vector<std::string>& warnings) {
   for (const std::string& warning : warnings) sink(warning);
 }
 
-absl::StatusOr<CompiledModule> KernelCache::LoadOrCompile(
+bool KernelCache::DiskUsable() {
+  absl::MutexLock lock(&mutex_);
+  return config_.disk_enabled && !disk_refused_;
+}
+
+std::optional<TrustedFolder> KernelCache::DiskFolder(
+    bool create, std::vector<std::string>& warnings) {
+  if (!DiskUsable()) return std::nullopt;
+  absl::StatusOr<TrustedFolder> folder =
+      TrustedFolder::Open(config_.directory, create);
+  if (folder.ok()) return *std::move(folder);
+  // A folder not there yet is the first run's normal miss.
+  if (absl::IsNotFound(folder.status())) return std::nullopt;
+  bool first_refusal = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    first_refusal = !std::exchange(disk_refused_, true);
+  }
+  if (first_refusal) {
+    warnings.push_back(absl::StrCat(
+        "kernel cache folder not used (no reads, no writes; kernels are "
+        "compiled instead): ",
+        folder.status().message()));
+  }
+  return std::nullopt;
+}
+
+std::optional<CompiledModule> KernelCache::LoadFromDisk(
     absl::string_view key, absl::string_view name, absl::string_view source,
     const CompileOptions& options, std::vector<std::string>& warnings) {
-  const std::string path = EntryPath(key);
-  if (config_.disk_enabled) {
-    absl::StatusOr<CompiledModule> loaded =
-        LoadEntry(path, key, name, source, options);
-    if (loaded.ok()) return loaded;
-    // A missing entry is the normal miss; anything else is worth a word.
-    // A bad file is replaced below by the recompiled entry.
-    if (absl::IsDataLoss(loaded.status())) {
-      warnings.push_back(absl::StrCat(
-          "kernel cache entry ", path,
-          " discarded and recompiled: ", loaded.status().message()));
-    } else if (!absl::IsNotFound(loaded.status())) {
-      warnings.push_back(
-          absl::StrCat("kernel cache entry unreadable, "
-                       "compiling instead: ",
-                       loaded.status().message()));
-    }
+  std::optional<TrustedFolder> folder = DiskFolder(/*create=*/false, warnings);
+  if (!folder) return std::nullopt;
+  absl::StatusOr<std::string> bytes =
+      folder->ReadFile(EntryName(key), kCacheEntryMagic, kMaxCacheEntryBytes);
+  absl::StatusOr<CompiledModule> loaded =
+      bytes.ok() ? DecodeEntry(*bytes, key, name, source, options)
+                 : absl::StatusOr<CompiledModule>(bytes.status());
+  if (loaded.ok()) return *std::move(loaded);
+  // A missing entry is the normal miss; anything else is worth a word. A
+  // bad file is replaced by the recompiled entry.
+  if (!absl::IsNotFound(loaded.status())) {
+    warnings.push_back(absl::StrCat(
+        "kernel cache entry ", EntryPath(key),
+        absl::IsDataLoss(loaded.status()) ? " discarded and recompiled: "
+                                          : " not used, compiling instead: ",
+        loaded.status().message()));
   }
-  absl::StatusOr<CompiledModule> compiled = CompileCuda(name, source, options);
-  if (!compiled.ok() || !config_.disk_enabled) return compiled;
+  return std::nullopt;
+}
+
+void KernelCache::WriteToDisk(absl::string_view key,
+                              const CompiledModule& compiled,
+                              std::vector<std::string>& warnings) {
+  std::optional<TrustedFolder> folder = DiskFolder(/*create=*/true, warnings);
+  if (!folder) return;
   // Once per cache: what writers that crashed left behind.
-  absl::call_once(sweep_temporaries_, RemoveStaleTemporaries, config_.directory,
-                  kStaleTemporarySeconds);
-  const CacheEntry entry{std::string(key),      compiled->name,
-                         compiled->cuda_source, compiled->ptx,
-                         compiled->cubin,       compiled->log};
+  absl::call_once(sweep_temporaries_, [&] {
+    folder->RemoveStaleTemporaries(kStaleTemporarySeconds);
+  });
+  const CacheEntry entry{std::string(key),     compiled.name,
+                         compiled.cuda_source, compiled.ptx,
+                         compiled.cubin,       compiled.log};
   if (absl::Status written =
-          WriteFileAtomically(config_.directory, path, EncodeCacheEntry(entry));
+          folder->WriteFileAtomically(EntryName(key), EncodeCacheEntry(entry));
       !written.ok()) {
     warnings.push_back(absl::StrCat(
         "kernel cache entry not written (the kernel works, uncached): ",
         written.message()));
   }
+}
+
+absl::StatusOr<CompiledModule> KernelCache::LoadOrCompile(
+    absl::string_view key, absl::string_view name, absl::string_view source,
+    const CompileOptions& options, std::vector<std::string>& warnings) {
+  absl::call_once(report_configuration_, [&] {
+    warnings.insert(warnings.end(), config_.warnings.begin(),
+                    config_.warnings.end());
+  });
+  if (std::optional<CompiledModule> loaded =
+          LoadFromDisk(key, name, source, options, warnings)) {
+    return *std::move(loaded);
+  }
+  absl::StatusOr<CompiledModule> compiled = CompileCuda(name, source, options);
+  if (compiled.ok()) WriteToDisk(key, *compiled, warnings);
   return compiled;
 }
 

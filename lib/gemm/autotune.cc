@@ -6,9 +6,11 @@
 #include <optional>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
@@ -23,6 +25,8 @@ namespace ptxgen::gemm {
 namespace {
 
 constexpr char kRecordMagic[] = "ptxgen-autotune 1";
+// Real records take about 120 bytes.
+constexpr int64_t kMaxRecordBytes = 4096;
 // Part of the record key: records timed another way are not reused.
 constexpr char kTimingMethod[] = "interleaved rounds, operand copies beyond L2";
 
@@ -51,26 +55,45 @@ Records& MemoryRecords() {
   return *records;
 }
 
-std::string RecordDirectory(const compile::KernelCache& cache) {
-  if (!cache.config().disk_enabled || cache.config().directory.empty()) return "";
-  return absl::StrCat(cache.config().directory, "/autotune");
+void WarnAboutRecords(absl::string_view what, absl::string_view why) {
+  std::cerr << "ptxgen: warning: autotuning " << what << ": " << why << "\n";
+}
+
+// The cache folder's autotune/ folder when the disk cache is on and both
+// pass the trust rule of compile/files.h; refusals are said on stderr.
+std::optional<compile::TrustedFolder> RecordFolder(
+    const compile::KernelCache& cache, bool create) {
+  const compile::CacheConfig& config = cache.config();
+  if (!config.disk_enabled || config.directory.empty()) return std::nullopt;
+  absl::StatusOr<compile::TrustedFolder> folder =
+      compile::TrustedFolder::Open(config.directory, create);
+  if (folder.ok()) folder = folder->Subfolder("autotune", create);
+  if (folder.ok()) return *std::move(folder);
+  if (!absl::IsNotFound(folder.status())) {
+    WarnAboutRecords("records not used", folder.status().message());
+  }
+  return std::nullopt;
 }
 
 // A record names its key and a configuration among the candidates; any
 // other content is discarded (with a warning) and the problem tuned again.
-absl::StatusOr<gen::GemmConfig> ReadRecord(const std::string& path,
-                                           const std::string& key,
-                                           const std::vector<gen::GemmConfig>& candidates) {
-  absl::StatusOr<std::string> text = compile::ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  const std::vector<std::string> lines = absl::StrSplit(*text, '\n');
-  auto corrupt = [&](const std::string& why) {
-    std::cerr << "ptxgen: warning: autotuning record " << path << " " << why
-              << "; tuning again\n";
+absl::StatusOr<gen::GemmConfig> ReadRecord(
+    const compile::TrustedFolder& folder, const std::string& key,
+    const std::vector<gen::GemmConfig>& candidates) {
+  absl::StatusOr<std::string> text = folder.ReadFile(
+      key, absl::StrCat(kRecordMagic, "\n"), kMaxRecordBytes);
+  const std::string path = absl::StrCat(folder.path(), "/", key);
+  auto corrupt = [&](absl::string_view why) {
+    WarnAboutRecords(absl::StrCat("record ", path),
+                     absl::StrCat(why, "; tuning again"));
     return absl::DataLossError(why);
   };
-  if (lines.size() < 3 || lines[0] != kRecordMagic ||
-      lines[1] != absl::StrCat("key ", key)) {
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return text.status();
+    return corrupt(text.status().message());
+  }
+  const std::vector<std::string> lines = absl::StrSplit(*text, '\n');
+  if (lines.size() < 3 || lines[1] != absl::StrCat("key ", key)) {
     return corrupt("is not a record for this problem and device");
   }
   absl::StatusOr<gen::GemmConfig> config =
@@ -82,12 +105,11 @@ absl::StatusOr<gen::GemmConfig> ReadRecord(const std::string& path,
   return *config;
 }
 
-absl::Status WriteRecord(const std::string& directory, const std::string& path,
+absl::Status WriteRecord(const compile::TrustedFolder& folder,
                          const std::string& key, const gen::GemmConfig& best) {
-  return compile::WriteFileAtomically(
-      directory, path,
-      absl::StrCat(kRecordMagic, "\nkey ", key, "\nconfig ",
-                   gen::ConfigName(best), "\n"));
+  return folder.WriteFileAtomically(
+      key, absl::StrCat(kRecordMagic, "\nkey ", key, "\nconfig ",
+                        gen::ConfigName(best), "\n"));
 }
 
 // Compiles every candidate's source in parallel so that loading them one
@@ -175,8 +197,6 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
   if (!device.ok()) return device.status();
   const std::string key = RecordKey(problem, candidates, *device);
   TuningReport report;
-  const std::string directory = RecordDirectory(cache);
-  if (!directory.empty()) report.record_path = absl::StrCat(directory, "/", key);
   Records& records = MemoryRecords();
   if (options.use_records) {
     absl::MutexLock lock(&records.mutex);
@@ -186,10 +206,11 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
       return report;
     }
   }
-  if (options.use_records && !directory.empty()) {
-    absl::StatusOr<gen::GemmConfig> recorded =
-        ReadRecord(report.record_path, key, candidates);
+  if (std::optional<compile::TrustedFolder> folder =
+          options.use_records ? RecordFolder(cache, /*create=*/false) : std::nullopt) {
+    absl::StatusOr<gen::GemmConfig> recorded = ReadRecord(*folder, key, candidates);
     if (recorded.ok()) {
+      report.record_path = absl::StrCat(folder->path(), "/", key);
       report.best = *recorded;
       report.from_record = true;
       absl::MutexLock lock(&records.mutex);
@@ -222,13 +243,13 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
     absl::MutexLock lock(&records.mutex);
     records.best[key] = report.best;
   }
-  if (!directory.empty()) {
-    compile::RemoveStaleTemporaries(directory, compile::kStaleTemporarySeconds);
-    if (absl::Status written =
-            WriteRecord(directory, report.record_path, key, report.best);
+  if (std::optional<compile::TrustedFolder> folder =
+          RecordFolder(cache, /*create=*/true)) {
+    folder->RemoveStaleTemporaries(compile::kStaleTemporarySeconds);
+    report.record_path = absl::StrCat(folder->path(), "/", key);
+    if (absl::Status written = WriteRecord(*folder, key, report.best);
         !written.ok()) {
-      std::cerr << "ptxgen: warning: cannot keep the autotuning record: "
-                << written.message() << "\n";
+      WarnAboutRecords("record not kept", written.message());
     }
   }
   return report;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "ptxgen/compile/kernel_cache.h"
@@ -51,10 +52,45 @@ TEST(CacheConfigFromEnvironment, EmptyVariablesCountAsUnset) {
   EXPECT_EQ(CacheConfigFromEnvironment().directory, "/c/home/.cache/ptxgen");
 }
 
-TEST(CacheConfigFromEnvironment, RelativeXdgCacheHomeIsIgnored) {
-  // The XDG base-directory spec: relative paths are invalid and ignored.
-  SetEnvironment(nullptr, "relative/cache", "/c/home");
-  EXPECT_EQ(CacheConfigFromEnvironment().directory, "/c/home/.cache/ptxgen");
+// A relative folder would move with each process's working directory: each
+// variable that names one is refused with a warning, and the next is used.
+TEST(CacheConfigFromEnvironment, RelativePathsAreRefusedWithAWarning) {
+  SetEnvironment("cache", "relative/cache", "/c/home");
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.directory, "/c/home/.cache/ptxgen");
+  EXPECT_TRUE(config.disk_enabled);
+  ASSERT_EQ(config.warnings.size(), 2u);
+  EXPECT_TRUE(Contains(config.warnings[0], "PTXGEN_CACHE_DIR='cache' is not an absolute path"));
+  EXPECT_TRUE(Contains(config.warnings[1], "XDG_CACHE_HOME='relative/cache' is not an absolute path"));
+}
+
+TEST(CacheConfigFromEnvironment, ARelativeHomeLeavesNoFolder) {
+  SetEnvironment(nullptr, nullptr, "home");
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_FALSE(config.disk_enabled);
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(config.warnings[0], "HOME='home'"));
+}
+
+TEST(CacheConfigFromEnvironment, AbsolutePathsWarnOfNothing) {
+  SetEnvironment("/c/dir", "/c/xdg", "/c/home");
+  EXPECT_TRUE(CacheConfigFromEnvironment().warnings.empty());
+}
+
+// The environment's warnings reach the sink once, on the first lookup, so
+// that a sink installed after construction still hears them.
+TEST(KernelCache, ReportsTheConfigurationsWarningsOnceOnItsFirstLookup) {
+  CacheConfig config{true, FreshTestDirectory()};
+  config.warnings = {"PTXGEN_CACHE_DIR='x' is not an absolute path: ignored"};
+  KernelCache cache(config);
+  std::vector<std::string> heard;
+  cache.SetWarningSink(
+      [&](absl::string_view warning) { heard.emplace_back(warning); });
+  for (int lookup = 0; lookup < 2; ++lookup) {
+    cache.ClearMemory();
+    ASSERT_TRUE(cache.GetOrCompile("tiny", test_kernels::kTinyKernel, {}).ok());
+  }
+  EXPECT_EQ(heard, config.warnings);
 }
 
 TEST(CacheConfigFromEnvironment, NoDirectoryAtAllTurnsTheDiskOff) {

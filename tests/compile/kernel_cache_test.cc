@@ -284,38 +284,45 @@ TEST_F(CorruptEntryTest, ValidEntryOfAnotherRequest) {
 }
 
 // Not a file to read at all: skipped with a warning (a FIFO must not hang
-// the lookup, /dev/zero must not fill memory), then replaced by the entry.
-TEST_F(CacheTest, AFifoOrADeviceWhereAnEntryBelongsIsNotRead) {
+// the lookup, a link to /dev/zero must not fill memory), then replaced by
+// the entry.
+TEST_F(CacheTest, AFifoOrALinkWhereAnEntryBelongsIsNotRead) {
   auto original = Get(NewCache());
   ASSERT_TRUE(original);
   const std::string path = NewCache().EntryPath(original->cache_key);
-  const std::function<void()> replacements[] = {
-      [&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); },
-      [&] { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
+  const struct {
+    std::function<void()> replace;
+    const char* reason;
+  } replacements[] = {
+      {[&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); }, "is not a regular file"},
+      {[&] { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
+       "is a symbolic link"},
   };
-  for (const auto& replace : replacements) {
+  for (const auto& replacement : replacements) {
     ASSERT_EQ(unlink(path.c_str()), 0);
-    replace();
+    replacement.replace();
     auto recovered = Get(NewCache());
     ASSERT_TRUE(recovered);
     EXPECT_EQ(recovered->source, CacheSource::kCompiled);
     ASSERT_EQ(recovered->cache_warnings.size(), 1u);
-    EXPECT_TRUE(Contains(recovered->cache_warnings[0], "is not a regular file"))
+    EXPECT_TRUE(Contains(recovered->cache_warnings[0], replacement.reason))
         << recovered->cache_warnings[0];
     EXPECT_EQ(Get(NewCache())->source, CacheSource::kDiskCache);
   }
 }
 
-TEST_F(CacheTest, UnwritableDirectoryWarnsButStillCompiles) {
-  // A regular file where the directory should be.
+TEST_F(CacheTest, AFileWhereTheFolderBelongsTurnsTheDiskOffWithOneWarning) {
   WriteFile(directory_, "in the way");
   KernelCache& cache = NewCache();
   auto module = Get(cache);
   ASSERT_TRUE(module);
   EXPECT_EQ(module->source, CacheSource::kCompiled);
-  ASSERT_EQ(module->cache_warnings.size(), 2u);  // Unreadable, then unwritable.
-  EXPECT_TRUE(Contains(module->cache_warnings[0], "unreadable"));
-  EXPECT_TRUE(Contains(module->cache_warnings[1], "not written"));
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0], "kernel cache folder not used"));
+  EXPECT_TRUE(Contains(module->cache_warnings[0], "Not a directory"));
+  cache.ClearMemory();
+  EXPECT_TRUE(Get(cache)->cache_warnings.empty()) << "warned twice";
+  EXPECT_EQ(ReadFile(directory_), "in the way");
 }
 
 // ---- concurrency within a process ----

@@ -6,12 +6,12 @@
 
 #include <cstdint>
 #include <ctime>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ptxgen/compile/files.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
@@ -285,7 +285,7 @@ TEST_F(GemmRulesGpuTest, AutotunerDeletesTemporariesOfDeadRecordWriters) {
   const std::string stale = records + "/old.tmp.4242.0";
   const std::string fresh = records + "/new.tmp.4243.0";
   for (const std::string& path : {stale, fresh}) {
-    ASSERT_TRUE(compile::WriteFileAtomically(records, path, "half a record").ok());
+    ASSERT_TRUE(std::ofstream(path) << "half a record");
   }
   const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
                                            {time(nullptr) - 7200, 0}};

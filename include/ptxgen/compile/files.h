@@ -1,8 +1,18 @@
 #ifndef PTXGEN_COMPILE_FILES_H_
 #define PTXGEN_COMPILE_FILES_H_
 
-// Whole-file reads and crash-safe writes, for the kernel cache and for
-// anything else ptxgen keeps in its cache folder (autotuning records).
+// Folders and files ptxgen keeps between processes (the kernel cache, the
+// autotuning records, read-only cache folders), and the rules that decide
+// whether what is in them may be believed.
+//
+// Trust model: whoever can write into a cache folder decides what runs on
+// the GPU, so a folder is used only when nobody but its owner can write to
+// it and that owner is the effective user or root. A file in it is read
+// only when it is a regular file (no link is followed), has the same kind
+// of owner, is writable by nobody else, is no larger than its caller's cap,
+// and starts with the caller's magic line (checked before the rest is
+// read). Everything is opened relative to the checked folder's descriptor,
+// so a folder swapped after its check is never read.
 
 #include <cstdint>
 #include <string>
@@ -13,34 +23,66 @@
 
 namespace ptxgen::compile {
 
-// The most ReadWholeFile reads: far above any cache entry or record, far
-// below what would exhaust memory.
-inline constexpr int64_t kMaxReadBytes = int64_t{1} << 30;
+// An open folder that passed the trust rule. Move-only; closes on
+// destruction.
+class TrustedFolder {
+ public:
+  // Opens `path` (absolute) when it passes the trust rule; a link to a
+  // folder is followed and the folder it names is checked. With `create`,
+  // missing folders on the way are made with mode 0700; one that another
+  // process makes meanwhile must pass the rule too. NotFound when `path`
+  // does not exist (and `create` is false); PermissionDenied naming the
+  // folder, its owner and mode and the rule when it fails the rule.
+  static absl::StatusOr<TrustedFolder> Open(const std::string& path,
+                                            bool create);
 
-// The whole file; NotFound when it does not exist, FailedPrecondition when
-// it is not a regular file (a FIFO, a device) or holds over kMaxReadBytes.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+  TrustedFolder(TrustedFolder&& other) noexcept;
+  TrustedFolder& operator=(TrustedFolder&& other) noexcept;
+  TrustedFolder(const TrustedFolder&) = delete;
+  TrustedFolder& operator=(const TrustedFolder&) = delete;
+  ~TrustedFolder();
 
-// Writes all of `bytes` to the open file `fd` (named `path` in errors),
-// retrying short and interrupted writes.
-absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path);
+  // The folder `name` inside this one, under the same rule; a link there
+  // is refused.
+  absl::StatusOr<TrustedFolder> Subfolder(absl::string_view name,
+                                          bool create) const;
 
-// Creates `directory` and its parents when missing, writes `bytes` to a
-// name no other thread or process uses, fsyncs it and renames it to `path`,
-// so readers see the old file or the whole new one, never a part.
-absl::Status WriteFileAtomically(const std::string& directory,
-                                 const std::string& path,
-                                 absl::string_view bytes);
+  // The bytes of the file `name` when it may be believed (see the trust
+  // model). NotFound when it does not exist; PermissionDenied when it is a
+  // link or its owner or mode fails the rule; FailedPrecondition when it is
+  // not a regular file or holds more than `max_bytes`; DataLoss when it
+  // does not start with `magic`.
+  absl::StatusOr<std::string> ReadFile(absl::string_view name,
+                                       absl::string_view magic,
+                                       int64_t max_bytes) const;
 
-// Deletes the temporary files WriteFileAtomically left in `directory`
-// (a writer that crashed before its rename) once they are older than
-// `min_age_seconds`: younger ones may belong to a writer still at work.
-// Best effort: files that cannot be examined or deleted are skipped.
-void RemoveStaleTemporaries(const std::string& directory, int64_t min_age_seconds);
+  // Writes `bytes` to a temporary file of an unpredictable name (another
+  // name is drawn when one exists), fsyncs it, renames it to `name` and
+  // fsyncs the folder: readers see the old file or the whole new one.
+  absl::Status WriteFileAtomically(absl::string_view name,
+                                   absl::string_view bytes) const;
+
+  // Deletes this user's temporaries that writers which died before their
+  // rename left here, once older than `min_age_seconds` (younger ones may
+  // belong to a writer still at work). Best effort.
+  void RemoveStaleTemporaries(int64_t min_age_seconds) const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  TrustedFolder(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  std::string path_;
+  int fd_ = -1;
+};
 
 // The age past which a temporary belongs to a dead writer: an hour, far
 // beyond any write.
 inline constexpr int64_t kStaleTemporarySeconds = 3600;
+
+// Writes all of `bytes` to the open file `fd` (named `path` in errors),
+// retrying short and interrupted writes.
+absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path);
 
 }  // namespace ptxgen::compile
 

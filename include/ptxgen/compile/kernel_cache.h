@@ -6,17 +6,26 @@
 //
 // The key hashes everything that changes the binary: module name, source,
 // arch, flags, NVRTC version and ptxgen::kVersion; never a path or a
-// pointer. A disk entry is written to a temporary name, fsync'ed and renamed,
-// and carries a SHA-256 of its bytes: a truncated, corrupt or foreign entry
-// is discarded with a warning and recompiled, never used. Concurrent
-// processes compiling the same kernel each write a whole entry and the last
-// rename wins, so one valid entry remains. Temporary files of writers that
-// died before their rename are deleted on a later write, after an hour.
+// pointer. A disk entry is written to a temporary of an unpredictable name,
+// fsync'ed and renamed, and carries a SHA-256 of its bytes: a truncated,
+// corrupt or foreign entry is discarded with a warning and recompiled,
+// never used. Concurrent processes compiling the same kernel each write a
+// whole entry and the last rename wins, so one valid entry remains.
+//
+// The SHA-256 is unkeyed: it proves an entry intact, not who wrote it. What
+// decides that is the trust rule of compile/files.h: the cache folder is
+// used only when it belongs to the effective user (or root) and nobody
+// else may write to it, and an entry only when it is a regular file of the
+// same kind of owner, writable by nobody else, at most
+// kMaxCacheEntryBytes, starting with the entry's magic line. A folder that
+// fails the rule is not used at all (one warning, then no reads and no
+// writes); an entry that fails it is a miss with a warning.
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,22 +36,28 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "ptxgen/compile/compiler.h"
+#include "ptxgen/compile/files.h"
 
 namespace ptxgen::compile {
 
 struct CacheConfig {
   bool disk_enabled = true;
-  std::string directory;  // created on the first write when missing
+  // An absolute path, created (mode 0700) on the first write when missing.
+  std::string directory;
   // Modules kept in memory; beyond this the least recently used one is
   // dropped (its disk entry stays, and a later lookup reloads it).
   int memory_modules = 512;
+  // What the environment named and the configuration refused; the cache
+  // reports them once, on its first lookup.
+  std::vector<std::string> warnings;
 };
 
-// $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen (an absolute
-// XDG_CACHE_HOME only, as the XDG spec asks), else $HOME/.cache/ptxgen.
-// PTXGEN_CACHE_DISABLE set to anything but a false value (0, false, no)
-// turns the disk cache off, and so does an environment that names no
-// directory at all. Empty variables count as unset.
+// $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen, else $HOME/.cache/ptxgen;
+// each only when it is an absolute path (a relative one is refused with a
+// warning and the next is used). PTXGEN_CACHE_DISABLE set to anything but a
+// false value (0, false, no) turns the disk cache off, and so does an
+// environment that names no usable directory. Empty variables count as
+// unset.
 CacheConfig CacheConfigFromEnvironment();
 
 // The hex SHA-256 key of a compilation request.
@@ -96,6 +111,19 @@ class KernelCache {
   absl::StatusOr<CompiledModule> LoadOrCompile(
       absl::string_view key, absl::string_view name, absl::string_view source,
       const CompileOptions& options, std::vector<std::string>& warnings);
+  // The entry for `key` when the disk has a trusted, intact one.
+  std::optional<CompiledModule> LoadFromDisk(absl::string_view key,
+                                             absl::string_view name,
+                                             absl::string_view source,
+                                             const CompileOptions& options,
+                                             std::vector<std::string>& warnings);
+  void WriteToDisk(absl::string_view key, const CompiledModule& compiled,
+                   std::vector<std::string>& warnings);
+  // The cache folder when the disk is on and the folder passes the trust
+  // rule; the first refusal turns the disk off for good, with one warning.
+  std::optional<TrustedFolder> DiskFolder(bool create,
+                                          std::vector<std::string>& warnings);
+  bool DiskUsable();
   void Warn(const std::vector<std::string>& warnings);
 
   struct Resident {
@@ -111,7 +139,9 @@ class KernelCache {
 
   const CacheConfig config_;
   absl::once_flag sweep_temporaries_;
+  absl::once_flag report_configuration_;
   absl::Mutex mutex_;
+  bool disk_refused_ ABSL_GUARDED_BY(mutex_) = false;
   absl::flat_hash_map<std::string, Resident> modules_ ABSL_GUARDED_BY(mutex_);
   uint64_t uses_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_
