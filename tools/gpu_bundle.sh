@@ -2,13 +2,14 @@
 # Builds the GPU tests and benchmarks (optimized; static apart from
 # libnvrtc, which /usr/local/cuda/lib64 has on every CUDA 13 host) and
 # copies them with their runner into dist/gpu/, a folder that runs as is on
-# a GPU host without Bazel:   dist/gpu/run.sh [tests|sanitize|bench ...]
+# a GPU host without Bazel:   dist/gpu/run.sh [tests|sanitize [TOOL]|bench ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binaries=(
   tests/runtime/gpu_test
   tests/ptx/descriptor_gpu_test
   tests/gemm/gemm_gpu_test
+  tests/gemm/gemm_concurrency_gpu_test
   bench/gemm_bench
   bench/compile_bench
   tools/ptxgen
