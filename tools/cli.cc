@@ -2,7 +2,10 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -12,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ptxgen/base/printable.h"
 #include "ptxgen/version.h"
 
 namespace ptxgen::cli {
@@ -210,33 +214,51 @@ const Subcommand* FindSubcommand(absl::Span<const Subcommand> subcommands,
 
 bool IsHelp(absl::string_view arg) { return arg == "--help" || arg == "-h"; }
 
-// Prints `status` and picks the exit status: 2 for the command line, 1 for
-// the request.
-int Report(const Subcommand& subcommand, const absl::Status& status,
-           std::ostream& err) {
-  err << "ptxgen: " << status.message() << "\n";
-  if (!IsUsageError(status)) return kExitFailure;
-  err << "run 'ptxgen " << subcommand.name << " --help' for its flags\n";
-  return kExitUsage;
+// Writes "ptxgen: <message>" on a line, escaped: messages quote the command
+// line, and the library's errors quote compiler logs and file names.
+void PrintMessage(absl::string_view message, std::ostream& err) {
+  err << "ptxgen: " << base::Printable(message) << "\n";
 }
 
-int RunSubcommand(const Subcommand& subcommand,
-                  absl::Span<const std::string> args, std::ostream& out,
-                  std::ostream& err) {
+// Code views go to files, byte for byte, and JSON escapes its own strings.
+// Every other result is text for a terminal, which may quote a compiler log
+// or a cache entry.
+bool IsExactView(absl::string_view view) {
+  constexpr absl::string_view kExact[] = {"asm", "ptx-lines", "cuda",
+                                          "ptx", "sass",      "json"};
+  return std::find(std::begin(kExact), std::end(kExact), view) !=
+         std::end(kExact);
+}
+
+// What a command line prints on stdout, and its exit status.
+struct Outcome {
+  int status = kExitSuccess;
+  std::string out;
+};
+
+// Prints `status` and picks the exit status: 2 for the command line, 1 for
+// the request.
+Outcome Report(const Subcommand& subcommand, const absl::Status& status,
+               std::ostream& err) {
+  PrintMessage(status.message(), err);
+  if (!IsUsageError(status)) return {kExitFailure, ""};
+  err << "run 'ptxgen " << subcommand.name << " --help' for its flags\n";
+  return {kExitUsage, ""};
+}
+
+Outcome RunSubcommand(const Subcommand& subcommand,
+                      absl::Span<const std::string> args, std::ostream& err) {
   for (const std::string& arg : args) {
-    if (IsHelp(arg)) {
-      out << SubcommandHelp(subcommand);
-      return kExitSuccess;
-    }
+    if (IsHelp(arg)) return {kExitSuccess, SubcommandHelp(subcommand)};
   }
   absl::StatusOr<ParsedFlags> flags =
       ParsedFlags::Parse(subcommand.flags, args);
   if (!flags.ok()) return Report(subcommand, flags.status(), err);
   absl::StatusOr<std::string> result = subcommand.run(*flags);
   if (!result.ok()) return Report(subcommand, result.status(), err);
-  out << *result;
-  if (!result->empty() && result->back() != '\n') out << "\n";
-  return kExitSuccess;
+  if (!result->empty() && result->back() != '\n') result->push_back('\n');
+  if (!IsExactView(flags->Text("emit"))) *result = base::Printable(*result);
+  return {kExitSuccess, *std::move(result)};
 }
 
 std::string SubcommandNames(absl::Span<const Subcommand> subcommands) {
@@ -245,6 +267,50 @@ std::string SubcommandNames(absl::Span<const Subcommand> subcommands) {
     names.push_back(subcommand.name);
   }
   return absl::StrJoin(names, ", ");
+}
+
+// Runs the command line `args` up to its output; messages go to `err`.
+Outcome Dispatch(absl::Span<const Subcommand> subcommands,
+                 absl::Span<const std::string> args, std::ostream& err) {
+  if (args.empty()) {
+    err << OverviewHelp(subcommands);
+    return {kExitUsage, ""};
+  }
+  if ((IsHelp(args[0]) || args[0] == "--version") && args.size() > 1) {
+    PrintMessage(
+        absl::StrCat(args[0], " takes nothing after it (got '", args[1], "')"),
+        err);
+    err << "run 'ptxgen --help' for usage\n";
+    return {kExitUsage, ""};
+  }
+  if (IsHelp(args[0])) return {kExitSuccess, OverviewHelp(subcommands)};
+  if (args[0] == "--version") {
+    return {kExitSuccess, absl::StrCat("ptxgen ", kVersion, "\n")};
+  }
+  const Subcommand* subcommand = FindSubcommand(subcommands, args[0]);
+  if (subcommand == nullptr) {
+    PrintMessage(
+        absl::StrCat("unknown subcommand '", args[0],
+                     "' (subcommands: ", SubcommandNames(subcommands), ")"),
+        err);
+    err << "run 'ptxgen --help' for usage\n";
+    return {kExitUsage, ""};
+  }
+  return RunSubcommand(*subcommand, args.subspan(1), err);
+}
+
+// Writes and flushes `text`: output that does not reach its file (a full
+// disk, a closed stdout) is a failure, not a success with lost output.
+int WriteOutput(const std::string& text, std::ostream& out, std::ostream& err) {
+  errno = 0;  // so that a stale value cannot be taken for the reason
+  out << text;
+  out.flush();
+  if (out) return kExitSuccess;
+  const int reason = errno;
+  PrintMessage(absl::StrCat("cannot write the output", reason != 0 ? ": " : "",
+                            reason != 0 ? std::strerror(reason) : ""),
+               err);
+  return kExitFailure;
 }
 
 }  // namespace
@@ -406,31 +472,9 @@ std::string SubcommandHelp(const Subcommand& subcommand) {
 int RunTool(absl::Span<const Subcommand> subcommands,
             absl::Span<const std::string> args, std::ostream& out,
             std::ostream& err) {
-  if (args.empty()) {
-    err << OverviewHelp(subcommands);
-    return kExitUsage;
-  }
-  if ((IsHelp(args[0]) || args[0] == "--version") && args.size() > 1) {
-    err << "ptxgen: " << args[0] << " takes nothing after it (got '" << args[1]
-        << "')\nrun 'ptxgen --help' for usage\n";
-    return kExitUsage;
-  }
-  if (IsHelp(args[0])) {
-    out << OverviewHelp(subcommands);
-    return kExitSuccess;
-  }
-  if (args[0] == "--version") {
-    out << "ptxgen " << kVersion << "\n";
-    return kExitSuccess;
-  }
-  const Subcommand* subcommand = FindSubcommand(subcommands, args[0]);
-  if (subcommand == nullptr) {
-    err << "ptxgen: unknown subcommand '" << args[0]
-        << "' (subcommands: " << SubcommandNames(subcommands)
-        << ")\nrun 'ptxgen --help' for usage\n";
-    return kExitUsage;
-  }
-  return RunSubcommand(*subcommand, args.subspan(1), out, err);
+  const Outcome outcome = Dispatch(subcommands, args, err);
+  if (outcome.status != kExitSuccess) return outcome.status;
+  return WriteOutput(outcome.out, out, err);
 }
 
 // ---- Errors ----

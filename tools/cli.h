@@ -100,9 +100,14 @@ struct Subcommand {
 };
 
 // Runs the tool on `args` (argv without the program name): args[0] picks the
-// subcommand. Results go to `out`, messages to `err`. Returns the exit
-// status. With no arguments it prints the overview to `err` and returns
-// kExitUsage: a call without a subcommand is a broken command line.
+// subcommand. Results go to `out`, flushed, messages to `err`. Returns the
+// exit status. With no arguments it prints the overview to `err` and returns
+// kExitUsage: a call without a subcommand is a broken command line. Output
+// that cannot be written (a full disk, a closed stdout) is kExitFailure, with
+// the reason on `err`. Messages and text results are escaped with
+// base::Printable, as they may quote the command line, compiler logs or
+// cache entries; the code views (asm, ptx-lines, cuda, ptx, sass) and json
+// are printed byte for byte.
 int RunTool(absl::Span<const Subcommand> subcommands,
             absl::Span<const std::string> args, std::ostream& out,
             std::ostream& err);
@@ -160,6 +165,12 @@ absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
                                          absl::string_view source,
                                          const compile::CompileOptions& options,
                                          absl::string_view emit);
+
+// The resources view of `module`: each kernel's registers, static shared
+// memory, stack frame and spills, then the compiler's warnings as ptxas (or
+// the cache entry) wrote them. Deterministic: no timing and no cache state,
+// so it can be diffed.
+std::string ResourcesView(const compile::CompiledModule& module);
 
 // The view `emit` (one of StatementViews()) of `statement`, or the error
 // that refused it:

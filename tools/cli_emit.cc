@@ -31,23 +31,6 @@ std::string KernelResourcesText(const compile::KernelResources& kernel) {
       kernel.spill_load_bytes);
 }
 
-// Deterministic: no timing and no cache state, so it can be diffed.
-std::string ResourcesText(const compile::CompiledModule& module) {
-  std::string text;
-  for (const compile::KernelResources& kernel : module.resources) {
-    absl::StrAppend(&text, KernelResourcesText(kernel));
-  }
-  if (module.diagnostics.empty()) {
-    absl::StrAppend(&text, "warnings: none\n");
-    return text;
-  }
-  absl::StrAppend(&text, "warnings:\n");
-  for (const compile::CompilerDiagnostic& diagnostic : module.diagnostics) {
-    absl::StrAppend(&text, "  ", diagnostic.message, "\n");
-  }
-  return text;
-}
-
 // compile::ToJson's object with "cache" first: a reader need not know which
 // of ToJson's "source" values count as hits.
 std::string JsonText(const compile::CompiledModule& module) {
@@ -145,6 +128,22 @@ absl::Status CheckOperationFlags(absl::Span<const Operation> operations,
 
 }  // namespace
 
+std::string ResourcesView(const compile::CompiledModule& module) {
+  std::string text;
+  for (const compile::KernelResources& kernel : module.resources) {
+    absl::StrAppend(&text, KernelResourcesText(kernel));
+  }
+  if (module.diagnostics.empty()) {
+    absl::StrAppend(&text, "warnings: none\n");
+    return text;
+  }
+  absl::StrAppend(&text, "warnings:\n");
+  for (const compile::CompilerDiagnostic& diagnostic : module.diagnostics) {
+    absl::StrAppend(&text, "  ", diagnostic.message, "\n");
+  }
+  return text;
+}
+
 absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
                                          absl::string_view source,
                                          const compile::CompileOptions& options,
@@ -156,7 +155,7 @@ absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
   if (!module.ok()) return module.status();
   if (emit == "ptx") return (*module)->ptx;
   if (emit == "sass") return compile::DisassembleSass(**module);
-  if (emit == "resources") return ResourcesText(**module);
+  if (emit == "resources") return ResourcesView(**module);
   if (emit == "json") return JsonText(**module);
   return absl::InternalError(
       absl::StrCat("no compiled view named '", emit, "'"));

@@ -1,5 +1,8 @@
 // ptxgen: the command-line face of the library. Subcommands generate one
 // instruction or kernel, validate it, and print it or what NVRTC made of it.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,7 +10,23 @@
 #include "tools/cli.h"
 #include "tools/subcommands.h"
 
+namespace {
+
+// Gives each standard stream the caller closed (the shell's >&-) /dev/null,
+// read-only: no file the tool opens (a cache entry) can take its number and
+// receive the output, and writing to it fails, as writing to a closed one
+// would.
+void HoldClosedStandardStreams() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    // The lowest free number: `fd`, as every lower one is open by now.
+    if (fcntl(fd, F_GETFD) == -1) open("/dev/null", O_RDONLY);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  HoldClosedStandardStreams();
   using namespace ptxgen::tools;  // NOLINT: the table reads better unqualified
   // In --help order.
   const std::vector<ptxgen::cli::Subcommand> subcommands = {

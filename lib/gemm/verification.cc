@@ -1,14 +1,12 @@
 #include "ptxgen/gemm/verification.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
 #include "cublas_v2.h"
+#include "lib/gemm/cublas_library.h"
 #include "lib/gemm/helper_kernels.h"
 #include "ptxgen/gen/fill_kernel.h"
 #include "ptxgen/runtime/driver.h"
@@ -18,49 +16,12 @@
 namespace ptxgen::gemm {
 namespace {
 
-// The cuBLAS entry points ptxgen uses, resolved from libcublas.so.13.
-struct CublasLibrary {
-  using GemmEx = cublasStatus_t (*)(
-      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-      const void*, const void*, cudaDataType, int, const void*, cudaDataType,
-      int, const void*, void*, cudaDataType, int, cublasComputeType_t,
-      cublasGemmAlgo_t);
-  decltype(&cublasCreate_v2) create = nullptr;
-  decltype(&cublasSetStream_v2) set_stream = nullptr;
-  GemmEx gemm_ex = nullptr;
-  cublasHandle_t handle = nullptr;
-};
-
-absl::StatusOr<CublasLibrary*> Cublas() {
-  static absl::once_flag once;
-  static absl::StatusOr<CublasLibrary*>* library = nullptr;
-  absl::call_once(once, [] {
-    constexpr char kName[] = "libcublas.so.13";
-    void* handle = dlopen(kName, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      library = new absl::StatusOr<CublasLibrary*>(absl::FailedPreconditionError(
-          absl::StrCat("cuBLAS reference unavailable: cannot load ", kName, " (",
-                       dlerror(), ")")));
-      return;
-    }
-    auto* cublas = new CublasLibrary;
-    cublas->create = reinterpret_cast<decltype(&cublasCreate_v2)>(
-        dlsym(handle, "cublasCreate_v2"));
-    cublas->set_stream = reinterpret_cast<decltype(&cublasSetStream_v2)>(
-        dlsym(handle, "cublasSetStream_v2"));
-    cublas->gemm_ex = reinterpret_cast<CublasLibrary::GemmEx>(
-        dlsym(handle, "cublasGemmEx"));
-    if (cublas->create == nullptr || cublas->set_stream == nullptr ||
-        cublas->gemm_ex == nullptr ||
-        cublas->create(&cublas->handle) != CUBLAS_STATUS_SUCCESS) {
-      library = new absl::StatusOr<CublasLibrary*>(absl::FailedPreconditionError(
-          absl::StrCat("cuBLAS reference unavailable: ", kName,
-                       " lacks its entry points or cannot create a handle")));
-      return;
-    }
-    library = new absl::StatusOr<CublasLibrary*>(cublas);
-  });
-  return *library;
+// cuBLAS, loaded on first use (thread-safe) and kept for the process.
+absl::StatusOr<const CublasLibrary*> Cublas() {
+  static const absl::StatusOr<CublasLibrary>* const library =
+      new absl::StatusOr<CublasLibrary>(LoadCublas(kCublasLibrary));
+  if (!library->ok()) return library->status();
+  return &**library;
 }
 
 }  // namespace
@@ -137,7 +98,7 @@ absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream) {
 
 absl::Status CublasGemm(const GemmProblem& problem, CUdeviceptr a,
                         CUdeviceptr b, CUdeviceptr c, CUstream stream) {
-  absl::StatusOr<CublasLibrary*> cublas = Cublas();
+  absl::StatusOr<const CublasLibrary*> cublas = Cublas();
   if (!cublas.ok()) return cublas.status();
   const cudaDataType type =
       problem.element == ptx::ScalarType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -80,6 +81,26 @@ TEST(ToJson, EmptyModuleIsStillValid) {
             "{\"name\":\"\",\"source\":\"compiled\",\"compile_ms\":0.000,"
             "\"cache_key\":\"\",\"arch\":\"sm_90a\",\"kernels\":[],"
             "\"warnings\":[],\"cache_warnings\":[]}");
+}
+
+// Every string of a module can come from a tampered cache entry; none may
+// carry a raw control character into the JSON (RFC 8259 section 7).
+TEST(ToJson, EscapesControlCharactersInEveryString) {
+  const std::string hostile = std::string("\x1b[31m\r\0\x7f", 8);
+  CompiledModule module = SampleModule();
+  module.name = hostile;
+  module.cache_key = hostile;
+  module.resources[0].kernel = hostile;
+  module.diagnostics[0] = {CompilerDiagnostic::Kind::kOtherWarning, hostile,
+                           hostile, hostile};
+  module.cache_warnings = {hostile};
+  const std::string json = ToJson(module);
+  const auto is_control = [](char c) {
+    return static_cast<unsigned char>(c) < 0x20;
+  };
+  EXPECT_EQ(std::count_if(json.begin(), json.end(), is_control), 0) << json;
+  EXPECT_NE(json.find("\"\\u001b[31m\\r\\u0000\x7f\""), std::string::npos)
+      << json;
 }
 
 TEST(ToJson, RealCompileNamesItsKernelAndWarnings) {

@@ -2,8 +2,11 @@
 // parser and the help, usage errors exit 2, refused requests exit 1.
 #include "tools/cli.h"
 
+#include <cerrno>
 #include <sstream>
+#include <streambuf>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -121,11 +124,16 @@ struct Outcome {
   std::string err;
 };
 
-Outcome RunWith(std::vector<std::string> args) {
+Outcome RunWith(const std::vector<Subcommand>& tool,
+                std::vector<std::string> args) {
   std::ostringstream out;
   std::ostringstream err;
-  const int status = RunTool(Tool(), args, out, err);
+  const int status = RunTool(tool, args, out, err);
   return {status, out.str(), err.str()};
+}
+
+Outcome RunWith(std::vector<std::string> args) {
+  return RunWith(Tool(), std::move(args));
 }
 
 TEST(RunToolTest, ResultsGoToStdoutEndingInANewline) {
@@ -158,6 +166,53 @@ TEST(RunToolTest, UsageErrorsExitTwoAndPointToTheHelp) {
                        "unknown subcommand 'ecco' (subcommands: echo, quiet)"));
 }
 
+// A stream buffer on a full disk: every write, or only the flush, fails
+// with ENOSPC.
+class FullDisk : public std::streambuf {
+ public:
+  explicit FullDisk(bool writes_fail) : writes_fail_(writes_fail) {}
+
+ protected:
+  std::streamsize xsputn(const char*, std::streamsize count) override {
+    return Accepts() ? count : 0;
+  }
+  int_type overflow(int_type c) override {
+    return Accepts() ? c : traits_type::eof();
+  }
+  int sync() override {
+    errno = ENOSPC;
+    return -1;
+  }
+
+ private:
+  bool Accepts() const {
+    if (writes_fail_) errno = ENOSPC;
+    return !writes_fail_;
+  }
+
+  bool writes_fail_;
+};
+
+TEST(RunToolTest, OutputThatCannotBeWrittenExitsOneSayingWhy) {
+  for (bool writes_fail : {true, false}) {
+    FullDisk disk(writes_fail);
+    std::ostream out(&disk);
+    std::ostringstream err;
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"echo", "--shape=m64n8k16"},
+                                               {"--version"},
+                                               {"--help"},
+                                               {"echo", "--help"}}) {
+      out.clear();
+      err.str("");
+      EXPECT_EQ(RunTool(Tool(), args, out, err), kExitFailure) << args[0];
+      EXPECT_EQ(err.str(),
+                "ptxgen: cannot write the output: No space left on device\n")
+          << args[0];
+    }
+  }
+}
+
 TEST(RunToolTest, NoArgumentsPrintTheOverviewToStderrAndExitTwo) {
   const Outcome run = RunWith({});
   EXPECT_EQ(run.status, kExitUsage);
@@ -172,6 +227,87 @@ TEST(RunToolTest, HelpGoesToStdoutAndExitsZero) {
   const Outcome run = RunWith({"echo", "--bogus", "--help"});
   EXPECT_EQ(run.status, kExitSuccess);
   EXPECT_EQ(run.out, SubcommandHelp(Tool()[0]));
+}
+
+// ---- Text from outside reaches the terminal escaped ----
+
+constexpr char kRed[] = "\x1b[31m";
+constexpr char kEscapedRed[] = "\\x1b[31m";
+
+TEST(RunToolTest, MessagesEscapeTheCommandLine) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {absl::StrCat("ecco", kRed)},
+           {"--help", kRed},
+           {"echo", absl::StrCat("--bogus", kRed)},
+           {"echo", "--shape=x", absl::StrCat("--mode=", kRed)},
+           {"echo", "--shape=x", absl::StrCat("--trans=", kRed)},
+           {"echo", absl::StrCat(kRed, "arg")}}) {
+    const Outcome run = RunWith(args);
+    EXPECT_NE(run.status, kExitSuccess) << args.back();
+    EXPECT_TRUE(Contains(run.err, kEscapedRed)) << args.back();
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+  }
+}
+
+TEST(RunToolTest, ErrorsFromTheLibraryAreEscaped) {
+  std::vector<Subcommand> tool = Tool();
+  tool[1].run = [](const ParsedFlags&) -> absl::StatusOr<std::string> {
+    return absl::InternalError("sass: 'nvdisasm' failed:\n\x1b[2J\r");
+  };
+  const Outcome run = RunWith(tool, {"quiet"});
+  EXPECT_EQ(run.status, kExitFailure);
+  EXPECT_EQ(run.err, "ptxgen: sass: 'nvdisasm' failed:\n\\x1b[2J\\x0d\n");
+}
+
+TEST(RunToolTest, TextResultsAreEscaped) {
+  const Outcome run = RunWith({"echo", absl::StrCat("--shape=", kRed, "\t")});
+  EXPECT_EQ(run.status, kExitSuccess);
+  EXPECT_EQ(run.out, absl::StrCat(kEscapedRed, "\t\n"));
+}
+
+// A module as a tampered cache entry could hold it: ptxas's log, the kernel
+// name and the PTX carry escape sequences.
+compile::CompiledModule TamperedModule() {
+  compile::CompiledModule module;
+  module.name = "k";
+  module.ptx = absl::StrCat("// ", kRed, "\n.version 8.8\n");
+  compile::KernelResources kernel;
+  kernel.kernel = absl::StrCat("k", kRed);
+  module.resources = {kernel};
+  compile::CompilerDiagnostic warning;
+  warning.message = absl::StrCat("ptxas warning : ", kRed, "gotcha\r");
+  module.diagnostics = {warning};
+  return module;
+}
+
+// Shows TamperedModule() in the view --emit names.
+Subcommand ShowTampered() {
+  Subcommand show;
+  show.name = "show";
+  show.flags = {EmitFlag(CompiledViews(), "resources")};
+  show.run = [](const ParsedFlags& flags) -> absl::StatusOr<std::string> {
+    const compile::CompiledModule module = TamperedModule();
+    if (flags.Text("emit") == "resources") return ResourcesView(module);
+    return module.ptx;
+  };
+  return show;
+}
+
+TEST(RunToolTest, ResourcesShowTheCompilerLogEscaped) {
+  const Outcome run = RunWith({ShowTampered()}, {"show", "--emit=resources"});
+  EXPECT_EQ(run.status, kExitSuccess);
+  EXPECT_TRUE(Contains(run.out, absl::StrCat("kernel k", kEscapedRed, "\n")));
+  EXPECT_TRUE(Contains(run.out, absl::StrCat("warnings:\n  ptxas warning : ",
+                                             kEscapedRed, "gotcha\\x0d\n")));
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+}
+
+// Code goes to files: it is printed byte for byte.
+TEST(RunToolTest, CodeViewsAreExact) {
+  const Outcome run = RunWith({ShowTampered()}, {"show", "--emit=ptx"});
+  EXPECT_EQ(run.status, kExitSuccess);
+  EXPECT_EQ(run.out, TamperedModule().ptx);
 }
 
 TEST(HelpTest, OverviewListsEverySubcommandAndTheExitStatuses) {

@@ -474,4 +474,84 @@ TEST(PtxgenTest, SameRequestSameBytes) {
   }
 }
 
+// ---- Output that cannot be written: exit 1, the reason on stderr ----
+
+// Runs ptxgen with its stdout on `device`, or closed when `device` is empty
+// (the shell's >&-); stderr is captured.
+Result PtxgenWritingTo(const std::string& device,
+                       std::vector<std::string> args) {
+  const std::string err = NewTestDirectory("stdout") + "/err";
+  std::vector<std::string> argv = {kPtxgen};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env =
+      Environment({{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}});
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (device.empty()) {
+    posix_spawn_file_actions_addclose(&actions, STDOUT_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, device.c_str(),
+                                     O_WRONLY, 0);
+  }
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, kPtxgen, &actions, nullptr,
+                                  Pointers(argv).data(), Pointers(env).data());
+  posix_spawn_file_actions_destroy(&actions);
+  Result result;
+  if (spawned != 0) {
+    ADD_FAILURE() << "cannot run " << kPtxgen << ": " << std::strerror(spawned);
+    return result;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
+  result.err = ReadFile(err);
+  return result;
+}
+
+// Long output fails while it is written, short output only when flushed.
+constexpr const char* kOutputs[] = {
+    "gemm --m=64 --n=64 --k=64 --emit=ptx",
+    "--version",
+    "wgmma-fence",
+};
+
+TEST(PtxgenTest, AFullDiskExitsOneSayingSo) {
+  for (const char* args : kOutputs) {
+    const Result run = PtxgenWritingTo("/dev/full", Args(args));
+    EXPECT_EQ(run.status, 1) << args;
+    EXPECT_TRUE(Contains(
+        run.err, "ptxgen: cannot write the output: No space left on device\n"))
+        << args;
+  }
+}
+
+TEST(PtxgenTest, AClosedStdoutExitsOneSayingSo) {
+  for (const char* args : kOutputs) {
+    const Result run = PtxgenWritingTo("", Args(args));
+    EXPECT_EQ(run.status, 1) << args;
+    EXPECT_TRUE(Contains(
+        run.err, "ptxgen: cannot write the output: Bad file descriptor\n"))
+        << args;
+  }
+}
+
+// ---- Escape sequences on the command line reach stderr escaped ----
+
+TEST(PtxgenTest, MessagesShowControlBytesEscaped) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"\x1b[31mfrobnicate"},
+           {"wgmma", "--shape=m64n64k16", "--bogus\x1b[31m"},
+           {"wgmma", "--shape=\x1b[31m"},
+           {"wgmma", "--shape=m64n64k16", "--emit=\x1b[31m"}}) {
+    const Result run = Ptxgen(args);
+    EXPECT_EQ(run.status, 2) << args.back();
+    EXPECT_TRUE(Contains(run.err, "\\x1b[31m")) << args.back();
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+  }
+}
+
 }  // namespace

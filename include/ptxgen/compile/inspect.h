@@ -30,8 +30,9 @@ absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module);
 // three decimals.
 std::string ToJson(const CompiledModule& module);
 
-// `text` as a JSON string literal, quotes included. Bytes that are not valid
-// UTF-8 become U+FFFD, so the output is always valid JSON.
+// `text` as a JSON string literal, quotes included. Control characters
+// (below U+0020) are escaped and bytes that are not valid UTF-8 become
+// U+FFFD, so the output is always valid JSON, safe to print.
 std::string JsonString(absl::string_view text);
 
 }  // namespace ptxgen::compile

@@ -1,0 +1,22 @@
+#ifndef PTXGEN_BASE_PRINTABLE_H_
+#define PTXGEN_BASE_PRINTABLE_H_
+
+// Text from outside the program (compiler logs, cache entries, file names,
+// the command line) made safe to print on a terminal. The bottom layer:
+// every layer may use it.
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace ptxgen::base {
+
+// `text` with each control byte (below 0x20, and 0x7f) written as \xNN, so
+// that no escape sequence reaches the terminal. Newlines and tabs stay: they
+// only lay the text out. Carriage returns do not, as they let a line hide
+// what came before it. Other bytes, UTF-8 included, are kept.
+std::string Printable(absl::string_view text);
+
+}  // namespace ptxgen::base
+
+#endif  // PTXGEN_BASE_PRINTABLE_H_

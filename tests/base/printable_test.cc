@@ -1,0 +1,47 @@
+// Text from outside reaches a terminal as text: control bytes become \xNN,
+// layout and everything printable stay as they are.
+#include "ptxgen/base/printable.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ptxgen::base {
+namespace {
+
+TEST(Printable, KeepsPrintableTextNewlinesAndTabs) {
+  EXPECT_EQ(Printable(""), "");
+  EXPECT_EQ(Printable("ptxas warning : 'k' uses 32 registers\n\tnext\n"),
+            "ptxas warning : 'k' uses 32 registers\n\tnext\n");
+  EXPECT_EQ(Printable(" ~\\\"'"), " ~\\\"'");
+}
+
+TEST(Printable, EscapesAnsiSequences) {
+  EXPECT_EQ(Printable("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(Printable("\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+}
+
+TEST(Printable, EscapesEveryOtherControlByte) {
+  EXPECT_EQ(Printable(std::string("\0\x01\x08\x0b\x0c\x1f", 6)),
+            "\\x00\\x01\\x08\\x0b\\x0c\\x1f");
+  EXPECT_EQ(Printable("\x7f"), "\\x7f");
+}
+
+// A carriage return would let a line overwrite what it began with.
+TEST(Printable, EscapesCarriageReturns) {
+  EXPECT_EQ(Printable("error\rall fine"), "error\\x0dall fine");
+}
+
+TEST(Printable, KeepsUtf8AndOtherHighBytes) {
+  EXPECT_EQ(Printable("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");
+  EXPECT_EQ(Printable("\xff\x80"), "\xff\x80");
+}
+
+// Escaped text has nothing left to escape: printing it twice is harmless.
+TEST(Printable, IsIdempotent) {
+  const std::string once = Printable("a\x1b[1m\r\x7f\n");
+  EXPECT_EQ(Printable(once), once);
+}
+
+}  // namespace
+}  // namespace ptxgen::base
