@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "lib/compile/cache_entry.h"
 #include "lib/compile/elapsed.h"
+#include "ptxgen/base/printable.h"
 #include "ptxgen/compile/environment.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/ptxas_report.h"
@@ -29,7 +30,9 @@ void AppendKeyField(absl::string_view field, std::string& out) {
 }
 
 void DefaultSink(absl::string_view warning) {
-  std::cerr << "ptxgen: warning: " << warning << std::endl;
+  // Paths and compiler text come from outside: no escape sequence of theirs
+  // reaches the terminal.
+  std::cerr << "ptxgen: warning: " << base::Printable(warning) << std::endl;
 }
 
 CompiledModule FromEntry(CacheEntry entry, const CompileOptions& options) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "ptxgen/base/printable.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/gemm/selection.h"
@@ -56,7 +57,8 @@ Records& MemoryRecords() {
 }
 
 void WarnAboutRecords(absl::string_view what, absl::string_view why) {
-  std::cerr << "ptxgen: warning: autotuning " << what << ": " << why << "\n";
+  std::cerr << "ptxgen: warning: autotuning " << base::Printable(what) << ": "
+            << base::Printable(why) << "\n";
 }
 
 // The cache folder's autotune/ folder when the disk cache is on and both
