@@ -117,8 +117,14 @@ absl::Status CheckValue(const Flag& flag, absl::string_view value) {
     case FlagKind::kInteger: {
       int parsed = 0;
       if (absl::SimpleAtoi(value, &parsed)) return absl::OkStatus();
-      int64_t wide = 0;
-      if (absl::SimpleAtoi(value, &wide)) {
+      // Digits that do not fit, in 64 bits or not, are out of range, not
+      // malformed.
+      absl::string_view digits = value;
+      if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
+        digits.remove_prefix(1);
+      }
+      if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                         [](char c) { return c >= '0' && c <= '9'; })) {
         return UsageError(absl::StrCat("--", flag.name, "=", value, " is outside ",
                                        std::numeric_limits<int>::min(), "..",
                                        std::numeric_limits<int>::max()));

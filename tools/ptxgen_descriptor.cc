@@ -100,10 +100,11 @@ absl::StatusOr<ptx::SharedTile> TileFromFlags(const cli::ParsedFlags& flags) {
 }
 
 // One TMA box per column, or several where a column has more rows than a
-// box may span.
+// box may span. Rounded up by division alone: rows + 255 could wrap.
 std::string TmaBoxText(const ptx::TileLayout& layout) {
   const int boxes_per_column =
-      (layout.rows + ptx::kMaxTensorBoxExtent - 1) / ptx::kMaxTensorBoxExtent;
+      layout.rows / ptx::kMaxTensorBoxExtent +
+      (layout.rows % ptx::kMaxTensorBoxExtent != 0 ? 1 : 0);
   return absl::StrCat(
       "tma_box: ", layout.box_inner_elements, " x ",
       std::min(layout.rows, ptx::kMaxTensorBoxExtent),

@@ -1,5 +1,6 @@
 // `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
 // compiled view, and with --run executed on the GPU beside cuBLAS.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -45,13 +46,24 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
   return *tiled;
 }
 
-// The device's SM count, or the assumed one (said on stderr) without a GPU.
+// The device's SM count, or the assumed one (said once on stderr) without
+// a GPU.
 int SmCount() {
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
-  if (device.ok()) return device->sm_count;
-  std::fprintf(stderr, "ptxgen: no GPU (%s); choosing as for %d SMs\n",
-               std::string(device.status().message()).c_str(), kAssumedSmCount);
-  return kAssumedSmCount;
+  static const int count = [] {
+    absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+    if (device.ok()) return device->sm_count;
+    std::fprintf(stderr, "ptxgen: no GPU (%s); planning as for %d SMs\n",
+                 std::string(device.status().message()).c_str(), kAssumedSmCount);
+    return kAssumedSmCount;
+  }();
+  return count;
+}
+
+// The clusters of `config` a persistent grid would hold: one CTA per SM,
+// as Gemm::Prepare finds them without clusters. The divisor is guarded:
+// PlanGemmLaunch, which refuses a cluster_m other than 1 or 2, runs after.
+int ResidentClusters(const gen::GemmConfig& config) {
+  return std::max(1, SmCount() / std::max(1, config.cluster_m));
 }
 
 // Flags that another flag given with them would silently override.
@@ -122,11 +134,13 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
   if (!problem.ok()) return problem.status();
   absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem);
   if (!config.ok()) return config.status();
-  if (absl::Status fits = gemm::CheckConfigFitsProblem(*config, *problem);
-      !fits.ok()) {
-    return fits;
-  }
   if (flags.Has("run")) return RunOnGpu(*problem, *config);
+  // What running would refuse, a view refuses too.
+  if (absl::StatusOr<gen::GemmGrid> grid =
+          gemm::PlanGemmLaunch(*problem, *config, ResidentClusters(*config));
+      !grid.ok()) {
+    return grid.status();
+  }
   absl::StatusOr<gen::GeneratedGemm> generated =
       gen::GenerateGemm(*config, problem->element);
   if (!generated.ok()) return generated.status();

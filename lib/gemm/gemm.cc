@@ -52,8 +52,6 @@ struct GemmWorkspace {
 
 namespace {
 
-constexpr int64_t kMaxDimension = (int64_t{1} << 31) - 1;
-
 // The current context, or device 0's primary context made current. The
 // retained primary context lives as long as the process: modules loaded
 // into it must stay valid.
@@ -149,9 +147,9 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", problem.m},
                                    {"n", problem.n},
                                    {"k", problem.k}}) {
-    if (size < 1 || size > kMaxDimension) {
+    if (size < 1 || size > gen::kMaxGemmDimension) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "GEMM: ", name, "=", size, " is outside 1..", kMaxDimension));
+          "GEMM: ", name, "=", size, " is outside 1..", gen::kMaxGemmDimension));
     }
   }
   if (absl::Status valid = gen::CheckGemmElement(problem.element); !valid.ok()) {
@@ -215,16 +213,12 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
 
 namespace {
 
+// The workspace of a launch PlanGemmLaunch accepted, on its `grid`.
 absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
-    const LoadedGemmKernel& kernel, const GemmProblem& problem) {
+    const LoadedGemmKernel& kernel, const GemmProblem& problem,
+    const gen::GemmGrid& grid) {
   const gen::GemmConfig& config = kernel.generated.config;
-  const int m = static_cast<int>(problem.m), n = static_cast<int>(problem.n);
-  const gen::GemmGrid grid =
-      gen::GemmLaunchGrid(config, m, n, kernel.resident_clusters);
-  if (absl::Status fits = gen::CheckGemmLaunch(config, m, n, problem.k, grid); !fits.ok()) {
-    return fits;
-  }
-  const int64_t bytes = gen::GemmWorkspaceBytes(config, m, n, grid);
+  const int64_t bytes = gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
   if (bytes == 0) return nullptr;
   absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
   if (!buffer.ok()) return buffer.status();
@@ -273,16 +267,18 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   } else {
     config = HeuristicConfig(problem, *sm_count);
   }
-  if (absl::Status fits = CheckConfigFitsProblem(config, problem); !fits.ok()) {
-    return fits;
-  }
+  // Generating the kernel refuses an invalid config before it compiles; the
+  // rest of the plan needs the loaded kernel's occupancy.
   absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
       LoadGemmKernel(config, problem.element, cache);
   if (!kernel.ok()) return kernel.status();
+  absl::StatusOr<gen::GemmGrid> grid =
+      PlanGemmLaunch(problem, config, (*kernel)->resident_clusters);
+  if (!grid.ok()) return grid.status();
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
-      PrepareWorkspace(**kernel, problem);
+      PrepareWorkspace(**kernel, problem, *grid);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(problem, *std::move(kernel), *std::move(workspace));
+  return Gemm(problem, *grid, *std::move(kernel), *std::move(workspace));
 }
 
 const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
@@ -321,10 +317,8 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   CUdeviceptr workspace = workspace_ ? workspace_->buffer.address() : 0;
   void* args[] = {&*a_map, &*b_map, &c_map, &c_pointer, &workspace,
                   &m, &n, &k, &pair_stores};
-  const gen::GemmGrid grid =
-      gen::GemmLaunchGrid(generated.config, m, n, kernel_->resident_clusters);
   if (absl::Status launched =
-          kernel_->function.Launch(LaunchShape(generated, grid, stream), args);
+          kernel_->function.Launch(LaunchShape(generated, grid_, stream), args);
       !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }

@@ -67,7 +67,7 @@ bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
   const int64_t sharers = std::min<int64_t>(
       clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
   gen::GemmGrid grid;
-  grid.x = static_cast<int>(clusters) * config.cluster_m;
+  grid.x = clusters * config.cluster_m;
   grid.cluster_x = config.cluster_m;
   gen::GemmConfig stream_k = config;
   stream_k.stream_k = true;
@@ -119,14 +119,37 @@ gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
                                     const GemmProblem& problem) {
-  const int64_t row_bytes = problem.n * ptx::SizeInBytes(problem.element);
-  if (config.epilogue == gen::GemmEpilogue::kTmaStore && row_bytes % 16 != 0) {
+  // n reduced first: any int64 may come here, and the product must not wrap.
+  const int64_t misalignment =
+      problem.n % 16 * ptx::SizeInBytes(problem.element) % 16;
+  if (config.epilogue == gen::GemmEpilogue::kTmaStore && misalignment != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GEMM config '", gen::ConfigName(config), "' stores C with TMA, which "
         "needs rows of C on 16-byte boundaries (n a multiple of 8, not ",
         problem.n, ")"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
+                                             const gen::GemmConfig& config,
+                                             int resident_clusters) {
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  if (absl::Status valid = gen::ValidateGemmConfig(config, problem.element);
+      !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status fits = CheckConfigFitsProblem(config, problem); !fits.ok()) {
+    return fits;
+  }
+  const gen::GemmGrid grid =
+      gen::GemmLaunchGrid(config, problem.m, problem.n, resident_clusters);
+  if (absl::Status launch =
+          gen::CheckGemmLaunch(config, problem.m, problem.n, problem.k, grid);
+      !launch.ok()) {
+    return launch;
+  }
+  return grid;
 }
 
 // Rules read off measurements on the H200 over the benchmark suite
@@ -148,10 +171,11 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
       tma_store ? gen::GemmEpilogue::kTmaStore : gen::GemmEpilogue::kDirect;
   const bool aligned_rows = (problem.k * ptx::SizeInBytes(problem.element)) % 128 == 0;
   const int64_t wide_tiles = Tiles(problem, 128, 256);
+  const int64_t sms = sm_count;  // 64 bits: 9 * sm_count must not wrap
   gen::GemmConfig config;
-  if (wide_tiles >= 2 * sm_count) {
+  if (wide_tiles >= 2 * sms) {
     config = ManyTilesConfig(problem, sm_count, aligned_rows ? 1 : 2, epilogue);
-  } else if (wide_tiles <= sm_count && 10 * wide_tiles >= 9 * sm_count) {
+  } else if (wide_tiles <= sms && 10 * wide_tiles >= 9 * sms) {
     config = WithHalfStagedC(WarpSpecialized(128, 256, 2, 1, epilogue));
   } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
     config = WarpSpecialized(128, 128, 2, 1, epilogue);

@@ -2,8 +2,10 @@
 // launch grids.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,6 +24,29 @@ absl::Status Unsupported(const GemmConfig& config, const std::string& rule) {
       absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
 }
 
+// A value outside an enumeration (a cast) is not read as one of its members.
+absl::Status ValidateEnumerations(const GemmConfig& config) {
+  const int schedule = static_cast<int>(config.schedule);
+  const int epilogue = static_cast<int>(config.epilogue);
+  const int tile_order = static_cast<int>(config.tile_order);
+  if (config.schedule != GemmSchedule::kV1 &&
+      config.schedule != GemmSchedule::kWarpSpecialized) {
+    return Unsupported(config,
+                       absl::StrCat("schedule ", schedule, " is neither v1 nor ws"));
+  }
+  if (config.epilogue != GemmEpilogue::kDirect &&
+      config.epilogue != GemmEpilogue::kTmaStore) {
+    return Unsupported(config,
+                       absl::StrCat("epilogue ", epilogue, " is neither direct nor tma"));
+  }
+  if (config.tile_order != TileOrder::kRaster &&
+      config.tile_order != TileOrder::kHilbert) {
+    return Unsupported(config, absl::StrCat("tile order ", tile_order,
+                                            " is neither raster nor hilbert"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
   if (config.block_m < 64 || config.block_m > 256 || config.block_m % 64 != 0) {
     return Unsupported(config, "block_m must be 64, 128, 192 or 256 (wgmma "
@@ -31,8 +56,10 @@ absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
     return Unsupported(config, absl::StrCat("block_n must be a legal wgmma N (",
                                             ptx::LegalWgmmaNText(element), ")"));
   }
-  const int row_bytes = config.block_k * ptx::SizeInBytes(element);
-  if (row_bytes != 32 && row_bytes != 64 && row_bytes != 128) {
+  // Checked: a hostile block_k must not wrap into a legal row.
+  int row_bytes = 0;
+  if (__builtin_mul_overflow(config.block_k, ptx::SizeInBytes(element), &row_bytes) ||
+      (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
     return Unsupported(config, absl::StrCat(
         "block_k must make a 32-, 64- or 128-byte row to match a swizzle span "
         "(16, 32 or 64 for ", ptx::PtxName(element), ")"));
@@ -112,6 +139,8 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
   return absl::OkStatus();
 }
 
+// Runs after the tile and schedule checks: every field PlanGemmLayout reads
+// is in its range by then, so its sizes stay far inside int.
 absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) {
   const GemmLayout layout = PlanGemmLayout(config, element);
   const int accumulators = layout.accumulators_per_thread;
@@ -131,6 +160,13 @@ absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) 
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+// CUDA's grid limits (the runtime checks them again at launch).
+constexpr int64_t kMaxGridX = kIntMax;
+constexpr int64_t kMaxGridY = 65535;
 
 }  // namespace
 
@@ -174,8 +210,9 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
   absl::StatusOr<std::array<int64_t, 3>> sizes = ParseDimensions(tile);
   if (!sizes.ok()) return sizes.status();
   for (int64_t size : *sizes) {
-    if (size > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat("tile '", tile, "' is too large"));
+    if (size < kIntMin || size > kIntMax) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tile '", tile, "': ", size, " is outside ", kIntMin, "..", kIntMax));
     }
   }
   config.block_m = static_cast<int>((*sizes)[0]);
@@ -241,8 +278,11 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (word == "noregs") {
       option = word;
       config.set_max_registers = false;
-    } else if (field == nullptr || !absl::SimpleAtoi(word.substr(1), field)) {
+    } else if (field == nullptr) {
       return bad(absl::StrCat("unknown option '", word, "'"));
+    } else if (!absl::SimpleAtoi(word.substr(1), field)) {
+      return bad(absl::StrCat("option '", word, "' needs an int (", kIntMin, "..",
+                              kIntMax, ") after '", option, "'"));
     }
     if (word[0] == 'g' || word == "hilbert") option = kTileOrderOption;
     if (!given.insert(option).second) {
@@ -275,6 +315,7 @@ absl::Status CheckGemmElement(ptx::ScalarType element) {
 absl::Status ValidateGemmConfig(const GemmConfig& config,
                                 ptx::ScalarType element) {
   if (absl::Status valid = CheckGemmElement(element); !valid.ok()) return valid;
+  if (absl::Status known = ValidateEnumerations(config); !known.ok()) return known;
   if (absl::Status tile = ValidateTile(config, element); !tile.ok()) return tile;
   absl::Status schedule = config.schedule == GemmSchedule::kV1
                               ? ValidateV1(config)
@@ -289,20 +330,20 @@ int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n) {
          config.split_k;
 }
 
-GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
                         int resident_clusters) {
   GemmGrid grid;
   if (config.schedule == GemmSchedule::kV1) {
-    grid.x = static_cast<int>(CeilDiv(m, config.block_m));
-    grid.y = static_cast<int>(CeilDiv(n, config.block_n));
+    grid.x = CeilDiv(m, config.block_m);
+    grid.y = CeilDiv(n, config.block_n);
     return grid;
   }
-  const int units = static_cast<int>(GemmWorkUnits(config, m, n));
+  const int64_t units = GemmWorkUnits(config, m, n);
   // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
-  const int resident = std::max(1, resident_clusters);
-  const int clusters = !config.persistent ? units
-                       : config.stream_k  ? resident
-                                          : std::min(units, resident);
+  const int64_t resident = std::max(1, resident_clusters);
+  const int64_t clusters = !config.persistent ? units
+                           : config.stream_k  ? resident
+                                              : std::min(units, resident);
   grid.x = clusters * config.cluster_m;
   grid.cluster_x = config.cluster_m;
   return grid;
@@ -310,16 +351,32 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
 
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
                              int64_t k, const GemmGrid& grid) {
+  // The sizes first: past them no product below can wrap.
+  for (const auto& [name, size] :
+       {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
+    if (size < 1 || size > kMaxGemmDimension) {
+      return Unsupported(config, absl::StrCat("the kernel takes ", name, " as an int: ",
+                                              size, " is outside 1..",
+                                              kMaxGemmDimension));
+    }
+  }
   constexpr int64_t kInt32Limit = int64_t{1} << 31;
   const int64_t units = GemmWorkUnits(config, m, n);
+  // Only the warp-specialized kernel walks tiles in raster groups.
   const int64_t raster_span =
-      config.tile_order == TileOrder::kRaster
+      config.schedule == GemmSchedule::kWarpSpecialized &&
+              config.tile_order == TileOrder::kRaster
           ? config.raster_group * CeilDiv(n, config.block_n)
           : 0;
   if (units >= kInt32Limit || raster_span >= kInt32Limit) {
     return Unsupported(config, absl::StrCat(
         "the kernel counts tiles in 32 bits: ", m, " x ", n, " makes ", units,
         " work units and raster spans of ", raster_span, " tiles"));
+  }
+  if (grid.x > kMaxGridX || grid.y > kMaxGridY) {
+    return Unsupported(config, absl::StrCat(
+        "a grid of ", grid.x, " x ", grid.y, " CTAs is beyond CUDA's ", kMaxGridX,
+        " x ", kMaxGridY, " (m=", m, ", n=", n, ")"));
   }
   if (!config.stream_k) return absl::OkStatus();
   const int64_t clusters = grid.x / grid.cluster_x;
@@ -333,17 +390,17 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
 
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
   if (!config.stream_k) return 0;
-  const int64_t flags = int64_t{grid.x} * grid.y * config.consumers;
+  const int64_t flags = grid.x * grid.y * config.consumers;
   return CeilDiv(flags, kStreamKFlagWordsAlignment) * kStreamKFlagWordsAlignment *
          int64_t{sizeof(int32_t)};
 }
 
-int64_t GemmWorkspaceBytes(const GemmConfig& config, int m, int n,
+int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid) {
   constexpr int64_t kFloat = 4;
-  if (config.split_k > 1) return config.split_k * int64_t{m} * n * kFloat;
+  if (config.split_k > 1) return config.split_k * m * n * kFloat;
   if (!config.stream_k) return 0;
-  const int64_t ctas = int64_t{grid.x} * grid.y;
+  const int64_t ctas = grid.x * grid.y;
   return GemmStreamKFlagBytes(config, grid) +
          ctas * config.block_m * config.block_n * kFloat;
 }

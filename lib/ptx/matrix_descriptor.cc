@@ -1,5 +1,7 @@
 #include "ptxgen/ptx/matrix_descriptor.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ptxgen/ptx/wgmma.h"
@@ -63,6 +65,13 @@ absl::Status Untileable(const SharedTile& tile, const std::string& rule) {
       "shared tile ", tile.mn_extent, "x", tile.k_extent, " ",
       PtxName(tile.type), " ", tile.major == MajorOrder::kK ? "K" : "MN",
       "-major ", SwizzleName(tile.swizzle), ": ", rule));
+}
+
+// Refuses a tile past the descriptor's reach; `size` says how large it is.
+absl::Status BeyondReach(const SharedTile& tile, const std::string& size) {
+  return Untileable(tile, absl::StrCat(
+      "the tile takes ", size, ", but a matrix descriptor addresses only the "
+      "first ", kByteFieldLimit, " bytes of shared memory"));
 }
 
 int SpanBytes(Swizzle swizzle) {
@@ -166,13 +175,19 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   const bool k_major = tile.major == MajorOrder::kK;
   const int element_bytes = SizeInBytes(tile.type);
   const int contiguous = k_major ? tile.k_extent : tile.mn_extent;
-  // In 64 bits: a tile too large to address must not wrap into a small one.
+  // Each extent is checked alone first: two extents near 2^31 wrap their
+  // byte count even in 64 bits. Past both checks every size below is at
+  // most kByteFieldLimit, so int arithmetic holds it.
+  const int largest = std::max(tile.mn_extent, tile.k_extent);
+  if (largest > static_cast<int>(kByteFieldLimit)) {
+    return BeyondReach(tile, absl::StrCat("more than ", kByteFieldLimit,
+                                          " bytes (an extent of ", largest,
+                                          " elements)"));
+  }
   const int64_t tile_bytes =
       int64_t{tile.mn_extent} * tile.k_extent * element_bytes;
   if (tile_bytes > kByteFieldLimit) {
-    return Untileable(tile, absl::StrCat(
-        "the tile takes ", tile_bytes, " bytes, but a matrix descriptor "
-        "addresses only the first ", kByteFieldLimit, " bytes of shared memory"));
+    return BeyondReach(tile, absl::StrCat(tile_bytes, " bytes"));
   }
   TileLayout layout;
   layout.span_bytes = SpanBytes(tile.swizzle);
@@ -207,7 +222,8 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
 namespace {
 
 // The unswizzled byte offset of element (mn, k): columns of span bytes,
-// rows of span bytes inside a column.
+// rows of span bytes inside a column. For (mn, k) inside a tile DescribeTile
+// accepts, every term is below the tile's 2^18 bytes: int cannot wrap.
 uint32_t LinearOffset(const SharedTile& tile, const TileLayout& layout, int mn,
                       int k) {
   const bool k_major = tile.major == MajorOrder::kK;

@@ -1,9 +1,13 @@
-// The heuristic's rules and the autotuner's candidates, without a GPU.
+// The heuristic's rules, the autotuner's candidates and the checks of a
+// (problem, config) pair, without a GPU.
 #include "ptxgen/gemm/selection.h"
 
+#include <cstdint>
 #include <set>
 #include <string>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace ptxgen::gemm {
@@ -110,6 +114,38 @@ TEST(SelectionTest, CandidatesIncludeStreamKBesideWholeTiles) {
   }
   EXPECT_GT(stream_k, 0);
   EXPECT_GT(whole, stream_k);
+}
+
+// PlanGemmLaunch is everything Gemm::Prepare checks about a (problem,
+// config) pair, so a view of the kernel refuses exactly what running it
+// refuses; what it accepts comes with the launch grid.
+TEST(SelectionTest, PlanGemmLaunchRefusesWhatPrepareRefuses) {
+  const GemmProblem square{8192, 8192, 8192, ScalarType::kF16};
+  const gen::GemmConfig chosen = HeuristicConfig(square, 132);
+  const absl::StatusOr<gen::GemmGrid> grid = PlanGemmLaunch(square, chosen, 66);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->x, 66 * chosen.cluster_m);
+
+  auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
+  const int64_t huge = (int64_t{1} << 31) - 1;
+  const std::tuple<GemmProblem, gen::GemmConfig, const char*> cases[] = {
+      {{0, 8, 8, ScalarType::kF16}, parse("v1 128x128x64"),
+       "GEMM: m=0 is outside 1..2147483647"},
+      {{64, 64, 60, ScalarType::kF16}, parse("v1 128x128x64"), "k must be a multiple of 8"},
+      {square, parse("v1 128x256x64"), "needs 256 accumulator registers"},
+      {{64, 63, 64, ScalarType::kF16},
+       parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"),
+       "stores C with TMA, which needs rows of C on 16-byte boundaries"},
+      {{huge, huge, 8, ScalarType::kF16}, HeuristicConfig({huge, huge, 8}, 132),
+       "the kernel counts tiles in 32 bits"},
+      {{128, huge, 8, ScalarType::kF16}, parse("v1 128x128x64"),
+       "a grid of 1 x 16777216 CTAs is beyond CUDA's 2147483647 x 65535"},
+  };
+  for (const auto& [problem, config, message] : cases) {
+    const absl::StatusOr<gen::GemmGrid> refused = PlanGemmLaunch(problem, config, 66);
+    ASSERT_FALSE(refused.ok()) << message;
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), message)) << refused.status();
+  }
 }
 
 TEST(SelectionTest, TheTmaStoreNeedsAlignedRowsOfC) {

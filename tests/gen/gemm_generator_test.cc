@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/selection.h"
@@ -50,7 +51,8 @@ TEST(GemmConfigTest, NamesThatLeaveOutOrRepeatAnOptionAreRefused) {
        "option 'persistent|tiles' given twice"},
       {"ws 128x128x64 s3 c2 w1 m1 tma direct g8 persistent",
        "option 'direct|tma' given twice"},
-      {"ws 99999999999x128x64 s3 c2 w1 m1 tma g8 persistent", "is too large"},
+      {"ws 99999999999x128x64 s3 c2 w1 m1 tma g8 persistent",
+       "99999999999 is outside -2147483648..2147483647"},
       {"ws 128x128x64 s3 c2 w1 m1 tma persistent", "missing option 'g#|hilbert'"},
       {"ws 128x128x64 s3 c2 w1 m1 tma g8 hilbert persistent",
        "option 'g#|hilbert' given twice"},
@@ -104,6 +106,54 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
   }
   EXPECT_EQ(ValidateGemmConfig(Parse("v1 128x128x64"), ScalarType::kF32).message(),
             "GEMM: element type must be f16 or bf16, not f32");
+}
+
+// Each field is range-checked before any arithmetic with it: a hostile
+// value must not wrap into a legal one (block_k = 64 - 2^31 makes 128 - 2^32
+// bytes of f16, 128 in 32 bits), and a value outside an enumeration is not
+// read as one of its members.
+TEST(GemmConfigTest, HostileFieldsAreRefusedNamingTheirRule) {
+  const GemmConfig base = Parse("ws 128x128x64 s3 c2 w1 m1 direct g16 tiles");
+  GemmConfig wrapped_k = base;
+  wrapped_k.block_k = -2147483584;
+  GemmConfig unknown_order = base;
+  unknown_order.tile_order = static_cast<TileOrder>(7);
+  unknown_order.raster_group = 0;  // what a raster order would divide by
+  GemmConfig unknown_epilogue = base;
+  unknown_epilogue.epilogue = static_cast<GemmEpilogue>(7);
+  GemmConfig unknown_schedule = base;
+  unknown_schedule.schedule = static_cast<GemmSchedule>(7);
+  const std::pair<GemmConfig, const char*> cases[] = {
+      {wrapped_k, "block_k must make a 32-, 64- or 128-byte row"},
+      {unknown_order, "tile order 7 is neither raster nor hilbert"},
+      {unknown_epilogue, "epilogue 7 is neither direct nor tma"},
+      {unknown_schedule, "schedule 7 is neither v1 nor ws"},
+  };
+  for (const auto& [config, message] : cases) {
+    const absl::Status valid = ValidateGemmConfig(config, ScalarType::kF16);
+    EXPECT_TRUE(absl::StrContains(valid.message(), message)) << message << ": " << valid;
+  }
+}
+
+// Sizes are range-checked at both ends before they are narrowed to int:
+// -4294967168 is 128 in 32 bits.
+TEST(GemmConfigTest, SizesOutsideIntAreRefusedNotNarrowed) {
+  for (const char* tile : {"-4294967168x128x64", "128x4294967424x64", "128x128x-4294967232"}) {
+    const absl::StatusOr<GemmConfig> config = WithTile(GemmConfig{}, tile);
+    ASSERT_FALSE(config.ok()) << tile << ": " << ConfigName(*config);
+    EXPECT_TRUE(absl::StrContains(config.status().message(),
+                                  "is outside -2147483648..2147483647"))
+        << config.status();
+    EXPECT_FALSE(ParseConfigName(absl::StrCat("v1 ", tile)).ok()) << tile;
+  }
+  // Option numbers too: refused naming the range, not as unknown options.
+  const absl::StatusOr<GemmConfig> stages =
+      ParseConfigName("ws 128x128x64 s4294967299 c2 w1 m1 direct g16 tiles");
+  ASSERT_FALSE(stages.ok());
+  EXPECT_TRUE(absl::StrContains(stages.status().message(),
+                                "option 's4294967299' needs an int "
+                                "(-2147483648..2147483647) after 's'"))
+      << stages.status();
 }
 
 TEST(GemmGeneratorTest, SameRequestSameText) {
@@ -176,6 +226,32 @@ TEST(GemmGeneratorTest, TileCountsBeyond32BitsAreRefused) {
   const GemmConfig narrow = Parse("ws 64x8x64 s4 c1 w1 m1 direct g32 persistent");
   const absl::Status wide = CheckGemmLaunch(narrow, 8, huge, 64, grid);
   EXPECT_TRUE(absl::StrContains(wide.message(), "raster spans of 8589934592 tiles")) << wide;
+}
+
+// The grid is computed in 64 bits and refused where CUDA cannot launch it
+// (grid.x up to 2^31-1, grid.y up to 65535), not wrapped into one it can.
+TEST(GemmGeneratorTest, GridsBeyondCudaLimitsAreRefused) {
+  // 2^30 clusters of 2 CTAs, one per pair of tile rows: x = 2^31.
+  const GemmConfig pairs = Parse("ws 64x16x64 s4 c1 w1 m2 direct g1 tiles");
+  ASSERT_TRUE(ValidateGemmConfig(pairs, ScalarType::kF16).ok());
+  const GemmGrid wide = GemmLaunchGrid(pairs, 1 << 21, 1 << 20, 132);
+  EXPECT_EQ(wide.x, int64_t{1} << 31);
+  const absl::Status x = CheckGemmLaunch(pairs, 1 << 21, 1 << 20, 64, wide);
+  EXPECT_TRUE(absl::StrContains(x.message(), "a grid of 2147483648 x 1 CTAs is beyond "
+                                             "CUDA's 2147483647 x 65535"))
+      << x;
+  // v1 takes a tile column per grid row: 2^31-1 columns of C in 128-wide
+  // tiles are 16777216 rows.
+  const GemmConfig v1 = Parse("v1 128x128x64");
+  const int64_t huge = (int64_t{1} << 31) - 1;
+  const GemmGrid tall = GemmLaunchGrid(v1, 128, huge, 132);
+  EXPECT_EQ(tall.y, 16777216);
+  const absl::Status y = CheckGemmLaunch(v1, 128, huge, 64, tall);
+  EXPECT_TRUE(absl::StrContains(y.message(), "a grid of 1 x 16777216 CTAs is beyond"))
+      << y;
+  EXPECT_TRUE(CheckGemmLaunch(v1, 128, 65535 * 128, 64,
+                              GemmLaunchGrid(v1, 128, 65535 * 128, 132))
+                  .ok());
 }
 
 // The Hilbert order has no raster group: no raster span to count, and its

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -172,6 +173,24 @@ TEST(TileLayoutTest, RefusesTilesWgmmaCannotRead) {
               absl::string_view::npos)
         << status;
   }
+}
+
+// Two extents near 2^31 make a byte count that wraps even 64-bit arithmetic
+// (2147483640^2 x 4 bytes is past 2^64): the tile is refused for its size
+// before any product of them is formed, and so are offsets into it.
+TEST(TileLayoutTest, ExtentsWhoseByteCountWouldWrapAreRefused) {
+  const SharedTile hostile = Tile(ScalarType::kTF32, 2147483640, 2147483640,
+                                  MajorOrder::kK, Swizzle::k32B);
+  const std::string reach =
+      "but a matrix descriptor addresses only the first 262144 bytes of "
+      "shared memory";
+  EXPECT_EQ(DescribeTile(hostile).status().message(),
+            "shared tile 2147483640x2147483640 tf32 K-major 32B: the tile takes "
+            "more than 262144 bytes (an extent of 2147483640 elements), " + reach);
+  EXPECT_NE(TileOperandOffset(hostile, 8, 8).status().message().find(reach),
+            absl::string_view::npos);
+  EXPECT_NE(TileElementOffset(hostile, 8, 8).status().message().find(reach),
+            absl::string_view::npos);
 }
 
 TEST(TileLayoutTest, OperandOffsets) {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
@@ -327,7 +328,73 @@ TEST(PtxgenTest, GemmBlockSetsTheTile) {
   EXPECT_TRUE(Contains(bad.err, "--block=64x128: '64x128' is not MxNxK (write MxNxK, e.g. 128x128x64)"))
       << bad.err;
   const Result huge = Ptxgen(Args("gemm --m=256 --n=256 --k=64 --block=99999999999x128x64"));
-  EXPECT_TRUE(Contains(huge.err, "tile '99999999999x128x64' is too large")) << huge.err;
+  EXPECT_TRUE(Contains(huge.err, "tile '99999999999x128x64': 99999999999 is outside "
+                                "-2147483648..2147483647"))
+      << huge.err;
+}
+
+// ---- Hostile sizes: refused naming the rule, never wrapped into a request
+// that prints as a legal one ----
+
+struct Refusal {
+  std::vector<std::string> args;
+  int status;
+  std::string message;
+};
+
+void ExpectRefused(const Refusal& refusal) {
+  const Result run = Ptxgen(refusal.args);
+  const std::string line = absl::StrJoin(refusal.args, " ");
+  EXPECT_EQ(run.status, refusal.status) << line << ": " << run.err;
+  EXPECT_EQ(run.out, "") << line;
+  EXPECT_TRUE(Contains(run.err, refusal.message)) << line << ": " << run.err;
+}
+
+// 2147483640^2 tf32 elements are past 2^64 bytes: once printed as a tile of
+// -1 columns with a valid-looking descriptor.
+TEST(PtxgenTest, DescriptorRefusesExtentsWhoseBytesWouldWrap) {
+  ExpectRefused({Args("descriptor --type=tf32 --rows=2147483640 --k=2147483640 "
+                      "--swizzle=32B"),
+                 1, "the tile takes more than 262144 bytes (an extent of 2147483640 "
+                    "elements), but a matrix descriptor addresses only the first "
+                    "262144 bytes"});
+}
+
+// block_k = 64 - 2^31 makes rows of 128 bytes in 32-bit arithmetic.
+TEST(PtxgenTest, GemmRefusesABlockKThatWouldWrapIntoALegalRow) {
+  ExpectRefused({{"gemm", "--m=64", "--n=64", "--k=64",
+                  "--config=ws 128x128x-2147483584 s3 c2 w1 m1 direct g16 tiles",
+                  "--emit=cuda"},
+                 1, "block_k must make a 32-, 64- or 128-byte row"});
+}
+
+// -4294967168 is 128 once narrowed to int: once run as v1 128x128x64.
+TEST(PtxgenTest, SizesOutsideIntAreUsageErrorsNotNarrowed) {
+  ExpectRefused({Args("gemm --m=64 --n=64 --k=64 --block=-4294967168x128x64 --schedule=v1"),
+                 2, "--block=-4294967168x128x64: tile '-4294967168x128x64': -4294967168 "
+                    "is outside -2147483648..2147483647"});
+  ExpectRefused({Args("descriptor --rows=-2147483649"), 2,
+                 "--rows=-2147483649 is outside -2147483648..2147483647"});
+  // Even past 64 bits a number is out of range, not malformed.
+  ExpectRefused({Args("descriptor --rows=99999999999999999999"), 2,
+                 "--rows=99999999999999999999 is outside -2147483648..2147483647"});
+}
+
+// Showing a kernel refuses what running it refuses (gemm::PlanGemmLaunch,
+// which Gemm::Prepare runs), here the kernel's 32-bit tile count.
+TEST(PtxgenTest, GemmViewsRefuseWhatRunningRefuses) {
+  ExpectRefused({Args("gemm --m=2147483647 --n=2147483647 --k=8 --emit=resources"), 1,
+                 "the kernel counts tiles in 32 bits"});
+  ExpectRefused({{"gemm", "--m=64", "--n=63", "--k=64", "--emit=cuda",
+                  "--config=ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"},
+                 1, "stores C with TMA, which needs rows of C on 16-byte boundaries"});
+}
+
+// v1 takes a grid row per tile column: 2^31-1 columns are 16777216 rows,
+// beyond CUDA's 65535.
+TEST(PtxgenTest, GemmViewsRefuseGridsBeyondCudaLimits) {
+  ExpectRefused({Args("gemm --m=128 --n=2147483647 --k=8 --schedule=v1 --emit=cuda"), 1,
+                 "a grid of 1 x 16777216 CTAs is beyond CUDA's 2147483647 x 65535"});
 }
 
 TEST(PtxgenTest, GemmRefusesFlagsThatWouldBeIgnored) {

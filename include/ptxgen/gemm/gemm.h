@@ -10,7 +10,8 @@
 // Prepare picks a configuration (heuristic or autotuned), generates the
 // kernel, compiles it (or fetches it from the kernel cache) and loads it
 // into the current CUDA context (the primary context of device 0 when none
-// is current). Its source, PTX and resource usage stay inspectable.
+// is current), then plans its launch (PlanGemmLaunch, selection.h). Its
+// source, PTX and resource usage stay inspectable.
 
 #include <cstdint>
 #include <memory>
@@ -33,8 +34,9 @@ struct GemmProblem {
   ptx::ScalarType element = ptx::ScalarType::kF16;
 };
 
-// Sizes the kernels take: m, n, k in 1..2^31-1; k a multiple of 8 (TMA
-// reads rows of A and B that must start on 16-byte boundaries); f16/bf16.
+// Sizes the kernels take: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
+// k a multiple of 8 (TMA reads rows of A and B that must start on 16-byte
+// boundaries); f16/bf16.
 absl::Status ValidateProblem(const GemmProblem& problem);
 
 enum class Selection {
@@ -69,15 +71,18 @@ class Gemm {
   const compile::CompiledModule& compiled() const;
 
  private:
-  Gemm(GemmProblem problem, std::shared_ptr<const LoadedGemmKernel> kernel,
+  Gemm(GemmProblem problem, gen::GemmGrid grid,
+       std::shared_ptr<const LoadedGemmKernel> kernel,
        std::shared_ptr<const GemmWorkspace> workspace)
       : problem_(problem),
+        grid_(grid),
         kernel_(std::move(kernel)),
         workspace_(std::move(workspace)) {}
 
   absl::Status Reduce(CUdeviceptr c, CUstream stream) const;
 
   GemmProblem problem_;
+  gen::GemmGrid grid_;  // as PlanGemmLaunch accepted it
   std::shared_ptr<const LoadedGemmKernel> kernel_;
   std::shared_ptr<const GemmWorkspace> workspace_;  // split-K, stream-K
 };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gen/gemm.h"
 
@@ -17,7 +18,18 @@ namespace ptxgen::gemm {
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
                                     const GemmProblem& problem);
 
-// The heuristic's pick from the shape and the SM count.
+// Everything that decides whether `config` can run `problem` on a device
+// where `resident_clusters` of its clusters fit at once: ValidateProblem,
+// gen::ValidateGemmConfig, CheckConfigFitsProblem and gen::CheckGemmLaunch
+// (the kernel's 32-bit counts, CUDA's grid limits). Returns the launch
+// grid. Gemm::Prepare runs it, and so does whatever shows a kernel without
+// running it: both refuse the same requests.
+absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
+                                             const gen::GemmConfig& config,
+                                             int resident_clusters);
+
+// The heuristic's pick from the shape (a problem ValidateProblem accepts)
+// and the SM count.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
 
 // The warp-specialized configurations worth timing for `problem`.

@@ -56,6 +56,9 @@ inline constexpr int kStoreChunkColumns = 64;
 // The deepest ring of shared-memory stages a warp-specialized GEMM may have.
 inline constexpr int kMaxGemmStages = 8;
 
+// The kernels take m, n and k as int: each is 1..2^31-1.
+inline constexpr int64_t kMaxGemmDimension = (int64_t{1} << 31) - 1;
+
 // The most tile rows a raster group may have: 32 x 256 rows already spread
 // one wave of 132 SMs over more of A than L2 keeps, and the bound keeps the
 // kernel's raster arithmetic in 32 bits for block_n >= 64.
@@ -113,7 +116,8 @@ std::string ConfigName(const GemmConfig& config);
 // Three integers written "MxNxK": a tile ("128x256x64") or a problem
 // ("8192x8192x8192"); whether they are legal sizes is for the caller.
 absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text);
-// `config` with the tile written "MxNxK".
+// `config` with the tile written "MxNxK"; sizes that do not fit in int are
+// refused, not narrowed.
 absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
@@ -161,11 +165,17 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
 std::string SplitKReduceKernelName(ptx::ScalarType element);
 absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element);
 
+// In 64 bits: CheckGemmLaunch refuses what CUDA cannot launch rather than
+// letting it wrap into a grid it can.
 struct GemmGrid {
-  int x = 1;
-  int y = 1;
+  int64_t x = 1;
+  int64_t y = 1;
   int cluster_x = 1;
 };
+
+// The functions below take a `config` that ValidateGemmConfig accepts and
+// m, n in 1..kMaxGemmDimension: then their arithmetic stays far inside 64
+// bits.
 
 // The work units of a warp-specialized grid for an m x n problem: output
 // tiles, in pairs of tile rows with a 2-CTA cluster, times split-K slices.
@@ -175,22 +185,24 @@ int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n);
 // clusters (CTAs, without a cluster) as can be resident at once,
 // `resident_clusters` from the device's occupancy for this kernel, or fewer
 // when there are fewer work units; stream-K always takes all of them.
-GemmGrid GemmLaunchGrid(const GemmConfig& config, int m, int n,
+GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
                         int resident_clusters);
 
-// Checks what only the problem and the grid decide. The kernel counts in
-// 32 bits: its work units, the tiles of a raster group's span and, with
+// Checks what only the problem and the grid decide. m, n and k are the
+// kernel's int parameters (1..kMaxGemmDimension); the grid must be one CUDA
+// launches (x up to 2^31-1, y up to 65535); and the kernel counts in 32
+// bits: its work units, the tiles of a raster group's span and, with
 // stream-K, the grid's clusters times K's tiles must stay below 2^31.
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
                              int64_t k, const GemmGrid& grid);
 
-// The workspace a launch on `grid` needs, in bytes (0: none). Split-K: its
-// f32 slices, [split_k][m][n]. Stream-K: an int flag per consumer
-// warpgroup of each CTA, padded to 16 bytes (GemmStreamKFlagBytes), then
-// one slot of f32 partial sums per CTA (block_m x block_n). The flags must
-// be zero before the first launch; every launch that completes leaves them
-// zero.
-int64_t GemmWorkspaceBytes(const GemmConfig& config, int m, int n,
+// The workspace a launch on `grid` that CheckGemmLaunch accepts needs, in
+// bytes (0: none). Split-K: its f32 slices, [split_k][m][n]. Stream-K: an
+// int flag per consumer warpgroup of each CTA, padded to 16 bytes
+// (GemmStreamKFlagBytes), then one slot of f32 partial sums per CTA
+// (block_m x block_n). The flags must be zero before the first launch;
+// every launch that completes leaves them zero.
+int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid);
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid);
 
