@@ -62,8 +62,10 @@ __device__ __forceinline__ void hilbert_cell(int d, int width, int height,
 }
 
 // Output tile of cluster tile t: along a Hilbert curve over the grid of
-// cluster_rows x tiles_n cluster tiles.
+// cluster_rows x tiles_n cluster tiles (raster_group is the raster order's
+// parameter; the curve has none).
 __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
-                                        int& cluster_row, int& tile_n) {
+                                        int /*raster_group*/, int& cluster_row,
+                                        int& tile_n) {
   hilbert_cell(t, tiles_n, cluster_rows, tile_n, cluster_row);
 }

@@ -26,76 +26,7 @@ struct __align__(64) TensorMap {
 
 {{DEVICE_FUNCTIONS}}
 {{STORE_FUNCTION}}
-// The work of one cluster: first whole work units (a unit is a cluster
-// tile, or with split-K one of its {{SPLIT_K}} K slices) cluster,
-// cluster + clusters, ... below dp_units; then, with stream-K, its share
-// [sk_begin, sk_end) of the k-tile iterations of the tiles left over, laid
-// end to end. Pieces of the share are taken from its end backwards: a
-// cluster computes the start of a tile before the end of another, so the
-// partial sums that the piece ending a tile adds up are ready by then.
-// Iterations are counted in 32 bits (the host checks that they fit), which
-// keeps divisions inline.
-struct Schedule {
-  int dp_units, k_tiles, clusters;
-  int sk_share;       // k-tiles per cluster; the last ones may get fewer
-  int sk_begin, sk_end;
-};
-
-// A piece of work: k-tiles [kt_begin, kt_end) of work unit `unit`.
-// `cursor` says what comes next: the next data-parallel unit while it is
-// below dp_units, then -1 - (the end of the share not taken yet).
-struct Work {
-  int unit, kt_begin, kt_end;
-  int cursor;
-};
-
-// The cluster whose share holds the first k-tile of stream-K unit `unit`.
-__device__ __forceinline__ int first_sharer(const volatile Schedule& s, int unit) {
-  return (unit - s.dp_units) * s.k_tiles / s.sk_share;
-}
-
-__device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
-                                                  int cluster, int clusters) {
-  Schedule s;
-  s.k_tiles = k_tiles;
-  s.clusters = clusters;
-  const int sk_tiles = {{STREAM_K}} ? units % clusters : 0;
-  s.dp_units = units - sk_tiles;
-  const int sk_iterations = sk_tiles * k_tiles;
-  // At most {{SK_MAX_PIECES}} shares per tile, so that a tile gathers few
-  // partial sums.
-  const int sharers = max(1, min(clusters, sk_tiles * min(k_tiles, {{SK_MAX_PIECES}})));
-  s.sk_share = (sk_iterations + sharers - 1) / sharers;
-  s.sk_begin = min(cluster * s.sk_share, sk_iterations);
-  s.sk_end = min((cluster + 1) * s.sk_share, sk_iterations);
-  return s;
-}
-
-// Moves w to the cluster's next piece of work; false when none is left.
-__device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
-  if (w.cursor >= 0) {
-    if (w.cursor < s.dp_units) {
-      w.unit = w.cursor;
-      w.cursor += s.clusters;
-      const int split = w.unit % {{SPLIT_K}};
-      w.kt_begin = split * s.k_tiles / {{SPLIT_K}};
-      w.kt_end = (split + 1) * s.k_tiles / {{SPLIT_K}};
-      return true;
-    }
-    w.cursor = -1 - s.sk_end;
-  }
-  const int sk_left = -1 - w.cursor;
-  if (sk_left <= s.sk_begin) return false;
-  const int tile = (sk_left - 1) / s.k_tiles;
-  const int tile_begin = tile * s.k_tiles;
-  const int piece_begin = max(tile_begin, s.sk_begin);
-  w.unit = s.dp_units + tile;
-  w.kt_begin = piece_begin - tile_begin;
-  w.kt_end = sk_left - tile_begin;
-  w.cursor = -1 - piece_begin;
-  return true;
-}
-
+{{SCHEDULER}}
 {{TILE_ORDER}}
 
 {{KERNEL_SIGNATURE}} {
@@ -120,7 +51,8 @@ __device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
 
   if (threadIdx.x == 0) {
     *schedule_slot = make_schedule(cluster_rows * tiles_n * {{SPLIT_K}}, k_tiles,
-                                   cluster, gridDim.x / {{CLUSTER_M}});
+                                   cluster, gridDim.x / {{CLUSTER_M}},
+                                   {{STREAM_K}}, {{SK_MAX_PIECES}});
     for (int s = 0; s < {{STAGES}}; ++s) {
       {{INIT_FULL}}
       {{INIT_EMPTY}}
@@ -136,9 +68,9 @@ __device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
       const unsigned long long b_map_address = (unsigned long long)&b_map;
       int stage = 0;
       unsigned phase = 0;
-      for (Work w = {-1, 0, 0, cluster}; next_work(schedule, w);) {
+      for (Work w = first_work(cluster); next_work(schedule, w, {{SPLIT_K}});) {
         int cluster_row, tile_n;
-        tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
+        tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, {{RASTER_GROUP}}, cluster_row, tile_n);
         const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}};
         const int n0 = tile_n * {{BLOCK_N}};
         for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -166,9 +98,9 @@ __device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w) {
     int stage = 0;
     unsigned phase = 0;
     int released = -1;  // the stage whose wgmma group is still in flight
-    for (Work w = {-1, 0, 0, cluster}; next_work(schedule, w);) {
+    for (Work w = first_work(cluster); next_work(schedule, w, {{SPLIT_K}});) {
       int cluster_row, tile_n;
-      tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, cluster_row, tile_n);
+      tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, {{RASTER_GROUP}}, cluster_row, tile_n);
       const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}} +
                      consumer * {{ROWS_PER_CONSUMER}};
       const int n0 = tile_n * {{BLOCK_N}};

@@ -414,8 +414,7 @@ std::string TileOrderFunction(Generation& g) {
   if (g.config.tile_order == TileOrder::kHilbert) {
     return Fill(g, "gemm_tile_order_hilbert.cu", {});
   }
-  return Fill(g, "gemm_tile_order_raster.cu",
-              {{"RASTER_GROUP", absl::StrCat(g.config.raster_group)}});
+  return Fill(g, "gemm_tile_order_raster.cu", {});
 }
 
 TemplateValues WarpSpecializedValues(Generation& g) {
@@ -435,6 +434,8 @@ TemplateValues WarpSpecializedValues(Generation& g) {
       {"IN_FLIGHT", absl::StrCat(config.mma_groups_in_flight)},
       {"TILE_ORDER_WORDS", TileOrderWords(config)},
       {"TILE_ORDER", TileOrderFunction(g)},
+      {"SCHEDULER", Fill(g, "gemm_scheduler.cu", {})},
+      {"RASTER_GROUP", absl::StrCat(config.raster_group)},
       {"SPLIT_K", absl::StrCat(config.split_k)},
       {"STREAM_K", config.stream_k ? "true" : "false"},
       {"STREAM_K_WORDS",

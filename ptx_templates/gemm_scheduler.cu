@@ -1,0 +1,86 @@
+// The tile scheduler: which work each cluster does, in what order. Plain
+// device code without slots: the kernels pass their planned constants, and
+// a host test runs the same text.
+//
+// The work of one cluster: first whole work units (a unit is a cluster
+// tile, or with split-K one of its K slices) cluster, cluster + clusters,
+// ... below dp_units; then, with stream-K, its share [sk_begin, sk_end) of
+// the k-tile iterations of the tiles left over, laid end to end. Pieces of
+// the share are taken from its end backwards: a cluster computes the start
+// of a tile before the end of another, so the partial sums that the piece
+// ending a tile adds up are ready by then. Iterations are counted in 32
+// bits (the host checks that they fit), which keeps divisions inline.
+struct Schedule {
+  int dp_units, k_tiles, clusters;
+  int sk_share;       // k-tiles per cluster; the last ones may get fewer
+  int sk_begin, sk_end;
+};
+
+// A piece of work: k-tiles [kt_begin, kt_end) of work unit `unit`.
+// `cursor` says what comes next: the next data-parallel unit while it is
+// below dp_units, then -1 - (the end of the share not taken yet).
+struct Work {
+  int unit, kt_begin, kt_end;
+  int cursor;
+};
+
+// The work before a cluster's first piece.
+__device__ __forceinline__ Work first_work(int cluster) {
+  Work w;
+  w.unit = -1;
+  w.kt_begin = w.kt_end = 0;
+  w.cursor = cluster;
+  return w;
+}
+
+// The cluster whose share holds the first k-tile of stream-K unit `unit`.
+__device__ __forceinline__ int first_sharer(const volatile Schedule& s, int unit) {
+  return (unit - s.dp_units) * s.k_tiles / s.sk_share;
+}
+
+// `units` work units of `k_tiles` k-tiles over `clusters` clusters. With
+// stream-K the units of the last, partial wave are shared out by k-tiles,
+// at most `max_pieces` sharers per unit, so that a unit gathers few
+// partial sums.
+__device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
+                                                  int cluster, int clusters,
+                                                  bool stream_k, int max_pieces) {
+  Schedule s;
+  s.k_tiles = k_tiles;
+  s.clusters = clusters;
+  const int sk_tiles = stream_k ? units % clusters : 0;
+  s.dp_units = units - sk_tiles;
+  const int sk_iterations = sk_tiles * k_tiles;
+  const int sharers = max(1, min(clusters, sk_tiles * min(k_tiles, max_pieces)));
+  s.sk_share = (sk_iterations + sharers - 1) / sharers;
+  s.sk_begin = min(cluster * s.sk_share, sk_iterations);
+  s.sk_end = min((cluster + 1) * s.sk_share, sk_iterations);
+  return s;
+}
+
+// Moves w to the cluster's next piece of work; false when none is left.
+// A data-parallel unit is split `split_k` ways along K.
+__device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w,
+                                          int split_k) {
+  if (w.cursor >= 0) {
+    if (w.cursor < s.dp_units) {
+      w.unit = w.cursor;
+      w.cursor += s.clusters;
+      const int split = w.unit % split_k;
+      w.kt_begin = split * s.k_tiles / split_k;
+      w.kt_end = (split + 1) * s.k_tiles / split_k;
+      return true;
+    }
+    w.cursor = -1 - s.sk_end;
+  }
+  const int sk_left = -1 - w.cursor;
+  if (sk_left <= s.sk_begin) return false;
+  const int tile = (sk_left - 1) / s.k_tiles;
+  const int tile_begin = tile * s.k_tiles;
+  const int piece_begin = max(tile_begin, s.sk_begin);
+  w.unit = s.dp_units + tile;
+  w.kt_begin = piece_begin - tile_begin;
+  w.kt_end = sk_left - tile_begin;
+  w.cursor = -1 - piece_begin;
+  return true;
+}
