@@ -40,8 +40,10 @@ __device__ __forceinline__ int first_sharer(const volatile Schedule& s, int unit
 
 // `units` work units of `k_tiles` k-tiles over `clusters` clusters. With
 // stream-K the units of the last, partial wave are shared out by k-tiles,
-// at most `max_pieces` sharers per unit, so that a unit gathers few
-// partial sums.
+// in at most `max_pieces` pieces per unit, so that a unit gathers few
+// partial sums. A unit can start on the last k-tile of a share, so shares
+// are at least (k_tiles - 1) / (max_pieces - 1) k-tiles: the rest of the
+// unit then spans max_pieces - 1 more of them at most.
 __device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
                                                   int cluster, int clusters,
                                                   bool stream_k, int max_pieces) {
@@ -52,7 +54,9 @@ __device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
   s.dp_units = units - sk_tiles;
   const int sk_iterations = sk_tiles * k_tiles;
   const int sharers = max(1, min(clusters, sk_tiles * min(k_tiles, max_pieces)));
-  s.sk_share = (sk_iterations + sharers - 1) / sharers;
+  const int shortest = max_pieces > 1 ? (k_tiles - 1 + max_pieces - 2) / (max_pieces - 1)
+                                      : k_tiles;
+  s.sk_share = max((sk_iterations + sharers - 1) / sharers, shortest);
   s.sk_begin = min(cluster * s.sk_share, sk_iterations);
   s.sk_end = min((cluster + 1) * s.sk_share, sk_iterations);
   return s;

@@ -1,10 +1,22 @@
-// Split-K: stores two adjacent f32 partial sums of slice `split` into the
-// workspace ([split][m][n] floats), for the reduce kernel to add up;
-// pair_stores allows one 8-byte store for both.
-__device__ __forceinline__ void store_partial(float* workspace, int split,
-    int m, int n, int row, int column, float low, float high, int pair_stores) {
+// Where the direct epilogue writes with split-K: the f32 slice of the
+// unit's K split in the workspace ([split][m][n] floats), for the reduce
+// kernel to add up.
+struct Output {
+  float* slice;
+};
+
+__device__ __forceinline__ Output make_output(const EpilogueArgs& e, int unit) {
+  Output out;
+  out.slice = e.workspace + (unsigned long long)(unit % plan::kSplitK) * e.m * e.n;
+  return out;
+}
+
+// Stores two adjacent f32 partial sums inside the m x n slice; pair_stores
+// allows one 8-byte store for both.
+__device__ __forceinline__ void store_pair(const Output& destination, int m, int n,
+    int row, int column, float low, float high, int pair_stores) {
   if (row >= m || column >= n) return;
-  float* out = workspace + ((unsigned long long)split * m + row) * n + column;
+  float* out = destination.slice + (unsigned long long)row * n + column;
   if (pair_stores && column + 1 < n) {
     *(float2*)out = make_float2(low, high);
     return;

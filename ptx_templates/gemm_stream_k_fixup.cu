@@ -1,58 +1,69 @@
-      {
-        // Stream-K. The workspace holds a flag per consumer warpgroup of
-        // each CTA, then their slots of partial sums. A piece that does not end its tile leaves its partial
-        // sums in this CTA's workspace slot and raises the slot's flag; the
-        // piece that ends the tile adds the slots of the clusters before it
-        // that shared the tile, waiting for each flag and lowering it for
-        // the next launch. Slots hold each thread's accumulators 4 at a
-        // time, thread-minor, so both sides read and write whole lines.
-        int* const flags = (int*)workspace;
-        float4* const slots = (float4*)(flags + {{FLAG_WORDS}});
-        if (w.kt_end != k_tiles) {
-          float4* const slot = slots + ((long long)blockIdx.x * {{CONSUMERS}} + consumer) * {{SLOT_VECTORS}};
+// Stream-K's meeting of the pieces of a shared tile. The workspace holds a
+// flag per consumer warpgroup of each CTA, then their slots of partial
+// sums. A piece that does not end its tile leaves its partial sums in this
+// CTA's workspace slot, raises the slot's flag and returns false: nothing
+// to store. The piece that ends the tile adds the slots of the clusters
+// before it that shared the tile, waiting for each flag and lowering it for
+// the next launch, and returns true. Slots hold each thread's accumulators
+// 4 at a time, thread-minor, so both sides read and write whole lines.
+__device__ __forceinline__ bool stream_k_fixup(
+    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    float* workspace, const volatile Schedule& schedule, int cluster,
+    unsigned rank, int consumer, int thread, int k_tiles) {
+  constexpr int kVectors = plan::kSliceAccumulators / 4;
+  constexpr int kSlotVectors = plan::kThreadsPerWarpgroup * plan::kMSlices * kVectors;
+  int* const flags = (int*)workspace;
+  const int flag_words = (gridDim.x * plan::kConsumers + plan::kFlagWordsAlignment - 1) /
+                         plan::kFlagWordsAlignment * plan::kFlagWordsAlignment;
+  float4* const slots = (float4*)(flags + flag_words);
+  if (w.kt_end != k_tiles) {
+    float4* const slot =
+        slots + ((long long)blockIdx.x * plan::kConsumers + consumer) * kSlotVectors;
 #pragma unroll
-          for (int s = 0; s < {{M_SLICES}}; ++s) {
+    for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-            for (int q = 0; q < {{SLICE_ACCUMULATORS}} / 4; ++q) {
-              __stcg(slot + (s * {{SLICE_ACCUMULATORS}} / 4 + q) * 128 + thread,
-                     make_float4(acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2], acc[s][4 * q + 3]));
-            }
-          }
+      for (int q = 0; q < kVectors; ++q) {
+        __stcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread,
+               make_float4(acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2],
+                           acc[s][4 * q + 3]));
+      }
+    }
+    {{SYNC_CONSUMER}}
+    if (thread == 0) {
+      int* const flag = flags + blockIdx.x * plan::kConsumers + consumer;
+      {{RAISE_FLAG}}
+    }
+    return false;
+  }
+  for (int sharer = w.kt_begin == 0 ? cluster : first_sharer(schedule, w.unit);
+       sharer < cluster; ++sharer) {
+    const int peer = (sharer * plan::kClusterM + (int)rank) * plan::kConsumers + consumer;
+    if (thread == 0) {
+      int* const flag = flags + peer;
+      unsigned raised = 0;
+      do {
+        {{READ_FLAG}}
+      } while (raised == 0);
+      *flag = 0;
+    }
+    {{SYNC_CONSUMER}}
+    const float4* const slot = slots + (long long)peer * kSlotVectors;
+#pragma unroll
+    for (int s = 0; s < plan::kMSlices; ++s) {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) {
+        const float4 part = __ldcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
+        acc[s][4 * q] += part.x;
+        acc[s][4 * q + 1] += part.y;
+        acc[s][4 * q + 2] += part.z;
+        acc[s][4 * q + 3] += part.w;
+        // Bounds the loads ptxas keeps in flight (it moves loads across a
+        // CTA fence, not across a barrier): all at once spill.
+        if (q % 8 == 7) {
           {{SYNC_CONSUMER}}
-          if (thread == 0) {
-            int* const flag = flags + blockIdx.x * {{CONSUMERS}} + consumer;
-            {{RAISE_FLAG}}
-          }
-          continue;
-        }
-        for (int sharer = w.kt_begin == 0 ? cluster : first_sharer(schedule, w.unit);
-             sharer < cluster; ++sharer) {
-          const int peer = (sharer * {{CLUSTER_M}} + (int)rank) * {{CONSUMERS}} + consumer;
-          if (thread == 0) {
-            int* const flag = flags + peer;
-            unsigned raised = 0;
-            do {
-              {{READ_FLAG}}
-            } while (raised == 0);
-            *flag = 0;
-          }
-          {{SYNC_CONSUMER}}
-          const float4* const slot = slots + (long long)peer * {{SLOT_VECTORS}};
-#pragma unroll
-          for (int s = 0; s < {{M_SLICES}}; ++s) {
-#pragma unroll
-            for (int q = 0; q < {{SLICE_ACCUMULATORS}} / 4; ++q) {
-              const float4 part = __ldcg(slot + (s * {{SLICE_ACCUMULATORS}} / 4 + q) * 128 + thread);
-              acc[s][4 * q] += part.x;
-              acc[s][4 * q + 1] += part.y;
-              acc[s][4 * q + 2] += part.z;
-              acc[s][4 * q + 3] += part.w;
-              // Bounds the loads ptxas keeps in flight (it moves loads
-              // across a CTA fence, not across a barrier): all at once spill.
-              if (q % 8 == 7) {
-                {{SYNC_CONSUMER}}
-              }
-            }
-          }
         }
       }
+    }
+  }
+  return true;
+}

@@ -2,44 +2,45 @@
 // {{CONFIG}}, {{ELEMENT}} in, f32 accumulation, {{ELEMENT}} out.
 // C[m, n] = sum_k A[m, k] * B[n, k]; A, B and C row-major.
 //
-// One CTA computes one {{BLOCK_M}}x{{BLOCK_N}} tile of C with one warpgroup.
-// Per {{BLOCK_K}}-wide step of K: thread 0 announces the bytes to arrive,
-// issues the TMA loads of the A and B tiles and waits for them on the
-// mbarrier; the block syncs; the warpgroup runs wgmma over the tile and waits
-// for it (wait_group 0); the block syncs again before the next load may
-// overwrite the tiles. Tiles past the edges of A and B arrive zero-filled.
+// One CTA computes one kBlockM x kBlockN tile of C with one warpgroup. Per
+// kBlockK-wide step of K: thread 0 announces the bytes to arrive, issues
+// the TMA loads of the A and B tiles and waits for them on the mbarrier;
+// the block syncs; the warpgroup runs wgmma over the tile and waits for it
+// (wait_group 0); the block syncs again before the next load may overwrite
+// the tiles. Tiles past the edges of A and B arrive zero-filled.
 //
-// Shared memory ({{SHARED_BYTES}} bytes with alignment slack):
-//   A tile  [{{BLOCK_M}} x {{BLOCK_K}}] at +{{A_OFFSET}}, {{SWIZZLE}} swizzle
-//   B tile  [{{BLOCK_N}} x {{BLOCK_K}}] at +{{B_OFFSET}}, {{SWIZZLE}} swizzle
-//   mbarrier at +{{BARRIER_OFFSET}}, after every TMA destination.
-
+// Shared memory (GeneratedGemm::shared_bytes with alignment slack): the A tile at
+// kAOffset, the B tile at kBOffset ({{SWIZZLE}} swizzle), the mbarrier at
+// kBarrierOffset, after every TMA destination.
+//
+{{PARAMETER_DOCS}}
+{{PLAN}}
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
 {{DEVICE_FUNCTIONS}}
-{{STORE_FUNCTION}}
+{{PARTS}}
 {{KERNEL_SIGNATURE}} {
   extern __shared__ unsigned char shared[];
   const unsigned base =
-      ((unsigned)__cvta_generic_to_shared(shared) + {{ALIGNMENT}}u - 1u) &
-      ~({{ALIGNMENT}}u - 1u);
-  const unsigned a_tile = base + {{A_OFFSET}}u;
-  const unsigned b_tile = base + {{B_OFFSET}}u;
-  const unsigned barrier = base + {{BARRIER_OFFSET}}u;
+      ((unsigned)__cvta_generic_to_shared(shared) + plan::kAlignment - 1u) &
+      ~(plan::kAlignment - 1u);
+  const unsigned a_tile = base + plan::kAOffset;
+  const unsigned b_tile = base + plan::kBOffset;
+  const unsigned barrier = base + plan::kBarrierOffset;
   const unsigned long long a_map_address = (unsigned long long)&a_map;
   const unsigned long long b_map_address = (unsigned long long)&b_map;
-  const int m0 = blockIdx.x * {{BLOCK_M}};
-  const int n0 = blockIdx.y * {{BLOCK_N}};
-  const unsigned long long a_desc = {{A_DESCRIPTOR}};
-  const unsigned long long b_desc = {{B_DESCRIPTOR}};
+  const int m0 = blockIdx.x * plan::kBlockM;
+  const int n0 = blockIdx.y * plan::kBlockN;
+  const unsigned long long a_desc = matrix_descriptor(plan::kADescriptor, a_tile);
+  const unsigned long long b_desc = matrix_descriptor(plan::kBDescriptor, b_tile);
 
-  float acc[{{M_SLICES}}][{{SLICE_ACCUMULATORS}}];
+  float acc[plan::kMSlices][plan::kSliceAccumulators];
 #pragma unroll
-  for (int s = 0; s < {{M_SLICES}}; ++s) {
+  for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-    for (int i = 0; i < {{SLICE_ACCUMULATORS}}; ++i) acc[s][i] = 0.0f;
+    for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
   }
 
   if (threadIdx.x == 0) {
@@ -49,7 +50,7 @@ struct __align__(64) TensorMap {
   __syncthreads();
 
   unsigned phase = 0;
-  for (int k0 = 0; k0 < k; k0 += {{BLOCK_K}}) {
+  for (int k0 = 0; k0 < k; k0 += plan::kBlockK) {
     if (threadIdx.x == 0) {
       {{EXPECT_BYTES}}
       {{LOAD_A}}
@@ -57,15 +58,13 @@ struct __align__(64) TensorMap {
       {{WAIT_LOADS}}
     }
     __syncthreads();
-{{PIN_ACCUMULATORS}}
-    {{WGMMA_FENCE}}
-{{MMA_BODY}}
-    {{WGMMA_COMMIT}}
+    mma_stage(acc, a_desc, b_desc, 1u);
     {{WGMMA_WAIT}}
 {{PIN_ACCUMULATORS}}
     __syncthreads();
     phase ^= 1u;
   }
 
-{{EPILOGUE}}
+  const EpilogueArgs out = {c, workspace, 0ull, base, m, n, pair_stores};
+  store_tile(acc, out, m0, n0, 0, 0, threadIdx.x, threadIdx.x % 32);
 }

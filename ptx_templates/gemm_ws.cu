@@ -3,152 +3,69 @@
 // C[m, n] = sum_k A[m, k] * B[n, k]; A, B and C row-major.
 //
 // Warpgroup 0 is the producer: one thread streams A and B tiles with TMA
-// into a ring of {{STAGES}} stages; each stage has a "full" mbarrier (the
-// TMA bytes arrived) and an "empty" mbarrier (every consumer warp{{CLUSTER_WORDS}}
-// has finished reading it). Warpgroups 1..{{CONSUMERS}} are consumers: each
-// owns {{ROWS_PER_CONSUMER}} rows of the {{BLOCK_M}}x{{BLOCK_N}} output tile
-// and runs wgmma on every stage, keeping {{IN_FLIGHT}} wgmma group(s) in
-// flight. CTAs loop over work units: output tiles {{TILE_ORDER_WORDS}}, so
-// that concurrently running CTAs share A and B tiles in L2, each tile cut
-// into {{SPLIT_K}} slice(s) of K{{STREAM_K_WORDS}}.
+// into a ring of kStages stages (pipeline part). Warpgroups 1..kConsumers
+// are consumers: each owns kRowsPerConsumer rows of the kBlockM x kBlockN
+// output tile and runs wgmma on every stage, keeping kMmaGroupsInFlight
+// wgmma group(s) in flight (consumer part). CTAs loop over work units
+// (scheduler part): output tiles {{TILE_ORDER_WORDS}}, so that concurrently
+// running CTAs share A and B tiles in L2, each tile cut into kSplitK
+// slice(s) of K{{STREAM_K_WORDS}}. The epilogue part stores the tiles.
 //
-// Shared memory ({{SHARED_BYTES}} bytes with alignment slack):
-//   stage s at +s*{{STAGE_BYTES}}: A tile [{{BLOCK_M}} x {{BLOCK_K}}], then
-//     B tile [{{BLOCK_N}} x {{BLOCK_K}}] at +{{A_TILE_BYTES}}; {{SWIZZLE}} swizzle
-//   {{C_TILE_LINE}}
-//   full[s] at +{{BARRIER_OFFSET}}+8s, empty[s] after them; no TMA
-//   destination overlaps a barrier
-//   the cluster's work schedule at +{{SCHEDULE_OFFSET}}
-
+// Shared memory (GeneratedGemm::shared_bytes with alignment slack): stage s at
+// s * kStageBytes holds the A tile [kBlockM x kBlockK], then the B tile
+// [kBlockN x kBlockK] at +kATileBytes ({{SWIZZLE}} swizzle); {{C_TILE_LINE}};
+// the barriers at kBarrierOffset (no TMA destination overlaps them); the
+// cluster's work schedule at kScheduleOffset.
+//
+{{PARAMETER_DOCS}}
+{{PLAN}}
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
 {{DEVICE_FUNCTIONS}}
-{{STORE_FUNCTION}}
-{{SCHEDULER}}
-{{TILE_ORDER}}
-
+{{PARTS}}
 {{KERNEL_SIGNATURE}} {
   extern __shared__ unsigned char shared[];
   const unsigned base =
-      ((unsigned)__cvta_generic_to_shared(shared) + {{ALIGNMENT}}u - 1u) &
-      ~({{ALIGNMENT}}u - 1u);
-  const unsigned barriers = base + {{BARRIER_OFFSET}}u;
-  const int warpgroup = threadIdx.x / 128;
-  const int cluster_rows = ((m + {{BLOCK_M}} - 1) / {{BLOCK_M}} + {{CLUSTER_M}} - 1) / {{CLUSTER_M}};
-  const int tiles_n = (n + {{BLOCK_N}} - 1) / {{BLOCK_N}};
-  const int k_tiles = (k + {{BLOCK_K}} - 1) / {{BLOCK_K}};
-  const int cluster = blockIdx.x / {{CLUSTER_M}};
+      ((unsigned)__cvta_generic_to_shared(shared) + plan::kAlignment - 1u) &
+      ~(plan::kAlignment - 1u);
+  const unsigned barriers = base + plan::kBarrierOffset;
+  const int warpgroup = threadIdx.x / plan::kThreadsPerWarpgroup;
+  const int cluster_rows =
+      ((m + plan::kBlockM - 1) / plan::kBlockM + plan::kClusterM - 1) / plan::kClusterM;
+  const int tiles_n = (n + plan::kBlockN - 1) / plan::kBlockN;
+  const int k_tiles = (k + plan::kBlockK - 1) / plan::kBlockK;
+  const int cluster = blockIdx.x / plan::kClusterM;
   // Read from shared memory where used: kept in registers, it would push
   // the consumers' accumulators into spills.
   Schedule* const schedule_slot =
-      (Schedule*)(shared + (base + {{SCHEDULE_OFFSET}}u -
+      (Schedule*)(shared + (base + plan::kScheduleOffset -
                             (unsigned)__cvta_generic_to_shared(shared)));
   const volatile Schedule& schedule = *schedule_slot;
   unsigned rank = 0;
 {{READ_CLUSTER_RANK}}
 
   if (threadIdx.x == 0) {
-    *schedule_slot = make_schedule(cluster_rows * tiles_n * {{SPLIT_K}}, k_tiles,
-                                   cluster, gridDim.x / {{CLUSTER_M}},
-                                   {{STREAM_K}}, {{SK_MAX_PIECES}});
-    for (int s = 0; s < {{STAGES}}; ++s) {
-      {{INIT_FULL}}
-      {{INIT_EMPTY}}
-    }
-    {{FENCE_BARRIER_INIT}}
+    *schedule_slot = make_schedule(cluster_rows * tiles_n * plan::kSplitK, k_tiles,
+                                   cluster, gridDim.x / plan::kClusterM,
+                                   plan::kStreamK, plan::kStreamKMaxPieces);
+    pipeline_init(barriers);
   }
 {{BLOCK_SYNC}}
 
   if (warpgroup == 0) {
 {{PRODUCER_REGISTERS}}
     if (threadIdx.x == 0) {
-      const unsigned long long a_map_address = (unsigned long long)&a_map;
-      const unsigned long long b_map_address = (unsigned long long)&b_map;
-      int stage = 0;
-      unsigned phase = 0;
-      for (Work w = first_work(cluster); next_work(schedule, w, {{SPLIT_K}});) {
-        int cluster_row, tile_n;
-        tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, {{RASTER_GROUP}}, cluster_row, tile_n);
-        const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}};
-        const int n0 = tile_n * {{BLOCK_N}};
-        for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
-          const unsigned full = barriers + 8u * stage;
-          const unsigned empty = full + 8u * {{STAGES}};
-          const unsigned a_tile = base + stage * {{STAGE_BYTES}}u;
-          const unsigned b_tile = a_tile + {{A_TILE_BYTES}}u;
-          {{WAIT_EMPTY}}
-          {{EXPECT_BYTES}}
-          {{LOAD_A}}
-          {{LOAD_B}}
-          if (++stage == {{STAGES}}) {
-            stage = 0;
-            phase ^= 1u;
-          }
-        }
-      }
+      produce((unsigned long long)&a_map, (unsigned long long)&b_map, base,
+              barriers, schedule, cluster, rank, cluster_rows, tiles_n);
     }
   } else {
 {{CONSUMER_REGISTERS}}
-    const int consumer = warpgroup - 1;
-    const int thread = threadIdx.x % 128;
-    const int lane = threadIdx.x % 32;
-    float acc[{{M_SLICES}}][{{SLICE_ACCUMULATORS}}];
-    int stage = 0;
-    unsigned phase = 0;
-    int released = -1;  // the stage whose wgmma group is still in flight
-    for (Work w = first_work(cluster); next_work(schedule, w, {{SPLIT_K}});) {
-      int cluster_row, tile_n;
-      tile_of(w.unit / {{SPLIT_K}}, cluster_rows, tiles_n, {{RASTER_GROUP}}, cluster_row, tile_n);
-      const int m0 = (cluster_row * {{CLUSTER_M}} + (int)rank) * {{BLOCK_M}} +
-                     consumer * {{ROWS_PER_CONSUMER}};
-      const int n0 = tile_n * {{BLOCK_N}};
-      if (w.kt_begin == w.kt_end) {  // a split-K slice of no k-tiles
-#pragma unroll
-        for (int s = 0; s < {{M_SLICES}}; ++s) {
-#pragma unroll
-          for (int i = 0; i < {{SLICE_ACCUMULATORS}}; ++i) acc[s][i] = 0.0f;
-        }
-      }
-      for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
-        // The first k-tile overwrites the accumulators, the rest add.
-        const unsigned accumulate = kt != w.kt_begin;
-        const unsigned full = barriers + 8u * stage;
-        const unsigned a_tile = base + stage * {{STAGE_BYTES}}u +
-                                consumer * {{CONSUMER_A_BYTES}}u;
-        const unsigned b_tile = base + stage * {{STAGE_BYTES}}u + {{A_TILE_BYTES}}u;
-        const unsigned long long a_desc = {{A_DESCRIPTOR}};
-        const unsigned long long b_desc = {{B_DESCRIPTOR}};
-        {{WAIT_FULL}}
-{{PIN_ACCUMULATORS}}
-        {{WGMMA_FENCE}}
-{{MMA_BODY}}
-        {{WGMMA_COMMIT}}
-        {{WGMMA_WAIT_IN_LOOP}}
-{{PIN_ACCUMULATORS}}
-        {{MARK_CURRENT}}
-        if (released >= 0) {
-          const unsigned empty = barriers + 8u * (released + {{STAGES}});
-{{RELEASE_STAGE}}
-        }
-        released = {{NEXT_RELEASED}};
-        if (++stage == {{STAGES}}) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      }
-      {{WGMMA_WAIT_ALL}}
-{{PIN_ACCUMULATORS}}
-      if (released >= 0) {
-        const unsigned empty = barriers + 8u * (released + {{STAGES}});
-{{RELEASE_STAGE}}
-        released = -1;
-      }
-{{STREAM_K_FIXUP}}
-{{EPILOGUE}}
-    }
-{{EPILOGUE_DRAIN}}
+    const EpilogueArgs out = {c, workspace, (unsigned long long)&c_map, base,
+                              m, n, pair_stores};
+    consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,
+            k_tiles);
   }
 {{TEARDOWN}}
 }

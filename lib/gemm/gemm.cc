@@ -131,6 +131,37 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
   return runtime::EncodeTensorMap(spec);
 }
 
+// The values of one launch's parameters, passed in the order of the one
+// parameter table (gen::GemmKernelParameters).
+struct KernelArguments {
+  CUtensorMap a_map, b_map, c_map;
+  CUdeviceptr c = 0, workspace = 0;
+  int m = 0, n = 0, k = 0, pair_stores = 0;
+
+  void* Address(gen::GemmKernelParameter parameter) {
+    switch (parameter) {
+      case gen::GemmKernelParameter::kAMap: return &a_map;
+      case gen::GemmKernelParameter::kBMap: return &b_map;
+      case gen::GemmKernelParameter::kCMap: return &c_map;
+      case gen::GemmKernelParameter::kC: return &c;
+      case gen::GemmKernelParameter::kWorkspace: return &workspace;
+      case gen::GemmKernelParameter::kM: return &m;
+      case gen::GemmKernelParameter::kN: return &n;
+      case gen::GemmKernelParameter::kK: return &k;
+      case gen::GemmKernelParameter::kPairStores: return &pair_stores;
+    }
+    return nullptr;
+  }
+
+  std::vector<void*> InTableOrder() {
+    std::vector<void*> addresses;
+    for (const gen::GemmKernelParameterSpec& spec : gen::GemmKernelParameters()) {
+      addresses.push_back(Address(spec.parameter));
+    }
+    return addresses;
+  }
+};
+
 absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
   if (address == 0) {
     return absl::InvalidArgumentError(absl::StrCat("GEMM: ", name, " is a null pointer"));
@@ -309,16 +340,19 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
     if (!encoded.ok()) return encoded.status();
     c_map = *encoded;
   }
-  int m = static_cast<int>(problem_.m);
-  int n = static_cast<int>(problem_.n);
-  int k = static_cast<int>(problem_.k);
-  int pair_stores = n % 2 == 0 ? 1 : 0;  // C is 16-byte aligned
-  CUdeviceptr c_pointer = c;
-  CUdeviceptr workspace = workspace_ ? workspace_->buffer.address() : 0;
-  void* args[] = {&*a_map, &*b_map, &c_map, &c_pointer, &workspace,
-                  &m, &n, &k, &pair_stores};
+  KernelArguments arguments;
+  arguments.a_map = *a_map;
+  arguments.b_map = *b_map;
+  arguments.c_map = c_map;
+  arguments.c = c;
+  arguments.workspace = workspace_ ? workspace_->buffer.address() : 0;
+  arguments.m = static_cast<int>(problem_.m);
+  arguments.n = static_cast<int>(problem_.n);
+  arguments.k = static_cast<int>(problem_.k);
+  arguments.pair_stores = problem_.n % 2 == 0 ? 1 : 0;  // C is 16-byte aligned
+  std::vector<void*> args = arguments.InTableOrder();
   if (absl::Status launched =
-          kernel_->function.Launch(LaunchShape(generated, grid_, stream), args);
+          kernel_->function.Launch(LaunchShape(generated, grid_, stream), args.data());
       !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "lib/gen/device_ops.h"
 #include "lib/gen/gemm_internal.h"
@@ -54,22 +56,32 @@ std::string KernelName(const GemmConfig& config, ptx::ScalarType element) {
 
 std::string Unsigned(int64_t value) { return absl::StrCat(value, "u"); }
 
-// "0x...ull | <address field of `address`>": the layout's constant fields
-// with the tile's run-time shared address.
-std::string DescriptorExpression(Generation& g, const ptx::SharedTile& tile,
-                                 const std::string& address) {
+// The constant fields of the descriptor of `tile`'s first operand; the
+// kernel adds a tile's shared address with matrix_descriptor().
+std::string DescriptorFields(Generation& g, const ptx::SharedTile& tile) {
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
   if (!layout.ok()) {
     g.Check(layout.status());
-    return "";
+    return "0ull";
   }
   absl::StatusOr<uint64_t> fields = ptx::EncodeMatrixDescriptor(layout->descriptor);
   if (!fields.ok()) {
     g.Check(fields.status());
-    return "";
+    return "0ull";
   }
-  return absl::StrFormat("0x%016xull | %s", *fields,
-                         ptx::DescriptorAddressFieldExpression(address));
+  return absl::StrFormat("0x%016xull", *fields);
+}
+
+// matrix_descriptor(fields, address): the layer-1 address field of a shared
+// address added to a layout's constant fields.
+std::string MatrixDescriptorFunction() {
+  return absl::StrCat(
+      "// A wgmma matrix descriptor: a layout's constant fields with the shared\n"
+      "// address of the operand it describes.\n"
+      "__device__ __forceinline__ unsigned long long matrix_descriptor(\n"
+      "    unsigned long long fields, unsigned address) {\n"
+      "  return fields | ", ptx::DescriptorAddressFieldExpression("address"), ";\n"
+      "}\n");
 }
 
 // The operand tile one consumer reads: its rows of A, all of B.
@@ -100,9 +112,9 @@ std::string PinAccumulators(Generation& g, int indent) {
 }
 
 // wgmma over one stage: every K step of the block, every 64-row slice.
-// The first K step scales the accumulators by `first_scale_d` (0 starts a
-// tile without a separate zeroing pass), the others by 1.
-std::string MmaBody(Generation& g, int indent, const std::string& first_scale_d) {
+// The first K step scales the accumulators by mma_stage's scale_d, the
+// others by 1.
+std::string MmaBody(Generation& g, int indent) {
   ptx::WgmmaMma mma;
   mma.n = g.config.block_n;
   mma.a_type = mma.b_type = g.element;
@@ -124,7 +136,7 @@ std::string MmaBody(Generation& g, int indent, const std::string& first_scale_d)
                                          "ull")},
                       {"b", absl::StrCat("b_desc + ", ptx::DescriptorAddressDelta(b_offset),
                                          "ull")},
-                      {"scale_d", k == 0 ? first_scale_d : "1u"}}),
+                      {"scale_d", k == 0 ? "scale_d" : "1u"}}),
           "\n");
     }
   }
@@ -177,22 +189,142 @@ TemplateValues RoundingValues(Generation& g) {
                                     {{"result", "value"}, {"value", "high"}})}};
 }
 
-// The device function the direct epilogue calls per accumulator pair: a
-// rounded store into C, or an f32 store into the split-K workspace.
+using PlanConstant = PlannedConstant;
+
+PlanConstant Int(const std::string& name, int64_t value) {
+  return {"int", name, absl::StrCat(value)};
+}
+PlanConstant Bytes(const std::string& name, int64_t value) {
+  return {"unsigned", name, absl::StrCat(value, "u")};
+}
+PlanConstant Bool(const std::string& name, bool value) {
+  return {"bool", name, value ? "true" : "false"};
+}
+
+// Where the plan block goes until the rest of the source says which of the
+// planned numbers its parts read.
+constexpr char kPlanMarker[] = "@@PLAN@@\n";
+
+// Whether `source` names plan::<name> (not merely a longer name it begins).
+bool ReadsConstant(absl::string_view source, const std::string& name) {
+  const std::string reference = absl::StrCat("plan::", name);
+  for (size_t at = source.find(reference); at != absl::string_view::npos;
+       at = source.find(reference, at + 1)) {
+    const size_t end = at + reference.size();
+    if (end == source.size() || !(absl::ascii_isalnum(source[end]) || source[end] == '_')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Puts the plan block in place of the marker, with the constants the source
+// reads (an unread constexpr draws a compiler warning); returns them.
+std::vector<PlanConstant> PlaceThePlan(const std::vector<PlanConstant>& planned,
+                                      std::string& source) {
+  std::vector<PlanConstant> read;
+  std::string block =
+      "// The numbers the host planned (gen::PlanGemmLayout), each written once.\n"
+      "namespace plan {\n";
+  for (const PlanConstant& constant : planned) {
+    if (!ReadsConstant(source, constant.name)) continue;
+    absl::StrAppend(&block, "constexpr ", constant.type, " ", constant.name, " = ",
+                    constant.value, ";\n");
+    read.push_back(constant);
+  }
+  absl::StrAppend(&block, "}  // namespace plan\n");
+  absl::StrReplaceAll({{kPlanMarker, block}}, &source);
+  return read;
+}
+
+// What every schedule plans: the tile, its accumulators, the shared base and
+// the operand descriptors.
+std::vector<PlanConstant> CommonPlan(Generation& g, const ptx::SharedTile& a_tile) {
+  const GemmLayout& layout = g.layout;
+  return {
+      Int("kBlockM", g.config.block_m),
+      Int("kBlockN", g.config.block_n),
+      Int("kBlockK", g.config.block_k),
+      Int("kMSlices", layout.m_slices),
+      Int("kSliceAccumulators", layout.accumulators_per_thread / layout.m_slices),
+      Bytes("kAlignment", kSharedBaseAlignment),
+      Bytes("kBarrierOffset", layout.barrier_offset),
+      Bytes("kStageTxBytes", (int64_t{g.config.block_m} + g.config.block_n) *
+                                 g.config.block_k * ptx::SizeInBytes(g.element)),
+      {"unsigned long long", "kADescriptor", DescriptorFields(g, a_tile)},
+      {"unsigned long long", "kBDescriptor", DescriptorFields(g, layout.b_tile)},
+  };
+}
+
+std::vector<PlanConstant> V1Plan(Generation& g) {
+  std::vector<PlanConstant> plan = CommonPlan(g, g.layout.a_tile);
+  plan.push_back(Bytes("kAOffset", 0));
+  plan.push_back(Bytes("kBOffset", g.layout.a_tile_bytes));
+  return plan;
+}
+
+std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
+  const GemmConfig& config = g.config;
+  const GemmLayout& layout = g.layout;
+  std::vector<PlanConstant> plan = CommonPlan(g, ConsumerATile(g));
+  const int b_rows_per_cta = config.block_n / config.cluster_m;
+  const std::vector<PlanConstant> specific = {
+      Int("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
+      Int("kStages", config.stages),
+      Int("kConsumers", config.consumers),
+      Int("kRowsPerConsumer", layout.rows_per_consumer),
+      Int("kMmaGroupsInFlight", config.mma_groups_in_flight),
+      Int("kClusterM", config.cluster_m),
+      Int("kSplitK", config.split_k),
+      Bool("kStreamK", config.stream_k),
+      Int("kStreamKMaxPieces", kStreamKMaxPieces),
+      Int("kRasterGroup", config.raster_group),
+      Bytes("kStageBytes", layout.stage_bytes),
+      Bytes("kATileBytes", layout.a_tile_bytes),
+      Bytes("kConsumerABytes",
+            config.consumers == 1
+                ? 0
+                : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0)),
+      // With a 2-CTA cluster each CTA loads and multicasts its share of B.
+      Int("kBRowsPerCta", b_rows_per_cta),
+      Bytes("kBBytesPerCta",
+            int64_t{b_rows_per_cta} * config.block_k * ptx::SizeInBytes(g.element)),
+      Bytes("kBarrierBytes", ptx::kMbarrierBytes),
+      // One arrival per consumer warp of every CTA in the cluster.
+      Bytes("kEmptyArrivals",
+            kThreadsPerWarpgroup / 32 * config.consumers * config.cluster_m),
+      Bytes("kScheduleOffset", layout.schedule_offset),
+  };
+  plan.insert(plan.end(), specific.begin(), specific.end());
+  if (config.epilogue == GemmEpilogue::kTmaStore) {
+    const std::vector<PlanConstant> store = {
+        Bytes("kCTileOffset", layout.c_tile_offset),
+        Bytes("kConsumerCBytes", layout.store_pass_chunks * layout.store_chunk_bytes),
+        Int("kWgmmaM", ptx::kWgmmaM),
+        Int("kStoreChunkColumns", kStoreChunkColumns),
+        Bytes("kStoreChunkBytes", layout.store_chunk_bytes),
+        Bytes("kStoreRowBytes", kStoreChunkColumns * ptx::SizeInBytes(g.element)),
+        Int("kStorePassChunks", layout.store_pass_chunks),
+        Int("kStorePasses", layout.store_passes),
+    };
+    plan.insert(plan.end(), store.begin(), store.end());
+  }
+  if (config.stream_k) plan.push_back(Int("kFlagWordsAlignment", kStreamKFlagWordsAlignment));
+  return plan;
+}
+
+// The store strategy's destination and its store_pair: C rounded to the
+// element type, or with split-K the f32 slice in the workspace.
 std::string StoreFunction(Generation& g) {
-  if (g.config.epilogue != GemmEpilogue::kDirect) return "";
   if (g.config.split_k > 1) return Fill(g, "gemm_store_partial.cu", {});
   TemplateValues values = RoundingValues(g);
   values["ELEMENT"] = std::string(ptx::PtxName(g.element));
   return Fill(g, "gemm_store_pair.cu", values);
 }
 
-// One store_pair per accumulator pair, at the fragment-layout coordinate.
+// The direct strategy: one store_pair per accumulator pair, at the
+// fragment-layout coordinate.
 std::string DirectEpilogue(Generation& g) {
-  const std::string destination =
-      g.config.split_k > 1
-          ? absl::StrCat("store_partial(workspace, w.unit % ", g.config.split_k, ",")
-          : "store_pair(c,";
   std::string stores;
   const int registers = ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32,
                                                        g.config.block_n);
@@ -200,43 +332,29 @@ std::string DirectEpilogue(Generation& g) {
     for (int i = 0; i < registers; i += 2) {
       const ptx::AccumulatorCoordinate at = ptx::WgmmaAccumulatorCoordinate(0, i);
       absl::StrAppendFormat(
-          &stores, "        %s m, n, row + %d, column + %d, acc[%d][%d], "
+          &stores, "  store_pair(out, m, n, row + %d, column + %d, acc[%d][%d], "
                    "acc[%d][%d], pair_stores);\n",
-          destination.c_str(), s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
+          s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
     }
   }
-  const std::string thread =
-      g.config.schedule == GemmSchedule::kV1 ? "threadIdx.x" : "thread";
   return Fill(g, "gemm_epilogue_direct.cu",
-              {{"ROW_OF_THREAD", ptx::WgmmaAccumulatorRowExpression(thread)},
-               {"COLUMN_OF_THREAD", ptx::WgmmaAccumulatorColumnExpression(thread)},
+              {{"ROW_OF_THREAD", ptx::WgmmaAccumulatorRowExpression("thread")},
+               {"COLUMN_OF_THREAD", ptx::WgmmaAccumulatorColumnExpression("thread")},
                {"STORES", stores}});
 }
 
-// bar.sync of one consumer warpgroup's 128 threads (barrier 0 is the
-// block's).
+// bar.sync of one consumer warpgroup's threads (barrier 0 is the block's).
 std::string SyncConsumer(Generation& g) {
   return g.ops.Call("named_barrier_sync", ptx::NamedBarrierSync(),
-                    {{"id", "1u + consumer"}, {"threads", "128u"}});
+                    {{"id", "1u + consumer"}, {"threads", "plan::kThreadsPerWarpgroup"}});
 }
 
 std::string TmaEpilogue(Generation& g) {
-  const GemmLayout& layout = g.layout;
-  const int chunk_bytes = layout.store_chunk_bytes;
-  const int pass_chunks = layout.store_pass_chunks;
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   return Fill(
       g, "gemm_epilogue_tma.cu",
       {{"ELEMENT", std::string(ptx::PtxName(g.element))},
-       {"ROWS", absl::StrCat(layout.rows_per_consumer)},
-       {"BLOCK_N", absl::StrCat(g.config.block_n)},
-       {"CHUNK_BYTES", absl::StrCat(chunk_bytes)},
-       {"C_OFFSET", absl::StrCat(layout.c_tile_offset)},
-       {"CONSUMER_C_BYTES", absl::StrCat(pass_chunks * chunk_bytes)},
-       {"PASSES", absl::StrCat(layout.store_passes)},
-       {"PASS_CHUNKS", absl::StrCat(pass_chunks)},
-       {"M_SLICES", absl::StrCat(layout.m_slices)},
        {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
                                   ptx::CpAsyncBulkWaitGroup(0, true), {})},
        {"SYNC_CONSUMER", sync},
@@ -251,30 +369,18 @@ std::string TmaEpilogue(Generation& g) {
                                   ptx::FenceProxyAsyncSharedCta(), {})},
        {"STORE_CHUNK",
         g.ops.Call("tma_store_2d", ptx::CpAsyncBulkTensorStore(store),
-                   {{"tensor_map", "(unsigned long long)&c_map"},
-                    {"coords", absl::StrCat("{(unsigned)(n0 + ", kStoreChunkColumns,
-                                            " * (pass * ", pass_chunks,
-                                            " + chunk)), (unsigned)m0}")},
-                    {"src", absl::StrCat("c_tile + chunk * ", chunk_bytes, "u")}})},
-       {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})}});
+                   {{"tensor_map", "e.c_map_address"},
+                    {"coords", "{(unsigned)(n0 + plan::kStoreChunkColumns * "
+                               "(pass * plan::kStorePassChunks + chunk)), (unsigned)m0}"},
+                    {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
+       {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})},
+       {"DRAIN", g.ops.Call("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false), {})}});
 }
 
 std::string StreamKFixup(Generation& g) {
-  if (!g.config.stream_k) return "";
   return Fill(
       g, "gemm_stream_k_fixup.cu",
-      {{"CONSUMERS", absl::StrCat(g.config.consumers)},
-       {"CLUSTER_M", absl::StrCat(g.config.cluster_m)},
-       {"M_SLICES", absl::StrCat(g.layout.m_slices)},
-       {"SLICE_ACCUMULATORS",
-        absl::StrCat(g.layout.accumulators_per_thread / g.layout.m_slices)},
-       {"FLAG_WORDS", absl::StrCat("(gridDim.x * ", g.config.consumers, " + ",
-                                   kStreamKFlagWordsAlignment - 1, ") / ",
-                                   kStreamKFlagWordsAlignment, " * ",
-                                   kStreamKFlagWordsAlignment)},
-       {"SLOT_VECTORS",
-        absl::StrCat(kThreadsPerWarpgroup * g.layout.accumulators_per_thread / 4)},
-       {"SYNC_CONSUMER", SyncConsumer(g)},
+      {{"SYNC_CONSUMER", SyncConsumer(g)},
        {"RAISE_FLAG", g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
                                  {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
        {"READ_FLAG", g.ops.Call("load_acquire_gpu", ptx::LoadAcquireGpu(),
@@ -294,76 +400,94 @@ std::string MbarrierWait(Generation& g, const std::string& barrier,
 }
 
 std::string ExpectBytes(Generation& g, const std::string& barrier) {
-  const int bytes = (g.config.block_m + g.config.block_n) * g.config.block_k *
-                    ptx::SizeInBytes(g.element);
   return g.ops.Call("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx(),
-                    {{"mbarrier", barrier}, {"tx_bytes", Unsigned(bytes)}});
+                    {{"mbarrier", barrier}, {"tx_bytes", "plan::kStageTxBytes"}});
 }
 
-TemplateValues CommonValues(Generation& g) {
-  return {
+// The kernel's signature and its comment, from the parameter table.
+std::string KernelSignature(Generation& g) {
+  std::vector<std::string> declarations;
+  for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
+    declarations.push_back(spec.declaration);
+  }
+  return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", g.layout.threads,
+                      ", 1)\n", KernelName(g.config, g.element), "(",
+                      absl::StrJoin(declarations, ",\n    "), ")");
+}
+
+std::string ParameterDocs() {
+  std::string text = "// Parameters (gen::GemmKernelParameters, in order):\n";
+  for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
+    absl::StrAppend(&text, "//   ", spec.declaration, ": ", spec.meaning, "\n");
+  }
+  return text;
+}
+
+// The parts shared by both schedules: the descriptor, the tensor-core step
+// and the direct store strategy.
+std::string MmaPart(Generation& g) {
+  return absl::StrCat(
+      MatrixDescriptorFunction(), "\n",
+      Fill(g, "gemm_mma.cu",
+           {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+            {"WGMMA_FENCE", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
+            {"MMA_BODY", MmaBody(g, 2)},
+            {"WGMMA_COMMIT",
+             g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})}}));
+}
+
+std::string V1Source(Generation& g) {
+  const std::string parts =
+      absl::StrCat(Fill(g, "gemm_epilogue_args.cu", {}), "\n", MmaPart(g), "\n",
+                   StoreFunction(g), "\n", DirectEpilogue(g));
+  TemplateValues values = {
       {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
-      {"KERNEL_SIGNATURE",
-       Fill(g, "gemm_signature.cu",
-            {{"THREADS", absl::StrCat(g.layout.threads)},
-             {"KERNEL_NAME", KernelName(g.config, g.element)}})},
-      {"BLOCK_M", absl::StrCat(g.config.block_m)},
-      {"BLOCK_N", absl::StrCat(g.config.block_n)},
-      {"BLOCK_K", absl::StrCat(g.config.block_k)},
-      {"SHARED_BYTES", absl::StrCat(g.layout.shared_bytes)},
       {"SWIZZLE", std::string(ptx::SwizzleName(g.layout.swizzle))},
-      {"ALIGNMENT", absl::StrCat(kSharedBaseAlignment)},
-      {"BARRIER_OFFSET", absl::StrCat(g.layout.barrier_offset)},
-      {"M_SLICES", absl::StrCat(g.layout.m_slices)},
-      {"SLICE_ACCUMULATORS",
-       absl::StrCat(g.layout.accumulators_per_thread / g.layout.m_slices)},
+      {"PARAMETER_DOCS", ParameterDocs()},
+      {"PLAN", kPlanMarker},
+      {"PARTS", parts},
+      {"KERNEL_SIGNATURE", KernelSignature(g)},
+      {"INIT_BARRIER", MbarrierInit(g, "barrier", "1u")},
       {"FENCE_BARRIER_INIT",
        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
-      {"WGMMA_FENCE", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
-      {"WGMMA_COMMIT", g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})},
-      {"STORE_FUNCTION", StoreFunction(g)},
-  };
-}
-
-TemplateValues V1Values(Generation& g) {
-  TemplateValues values = CommonValues(g);
-  const TemplateValues specific = {
-      {"A_OFFSET", "0"},
-      {"B_OFFSET", absl::StrCat(g.layout.a_tile_bytes)},
-      {"A_DESCRIPTOR", DescriptorExpression(g, g.layout.a_tile, "a_tile")},
-      {"B_DESCRIPTOR", DescriptorExpression(g, g.layout.b_tile, "b_tile")},
-      {"INIT_BARRIER", MbarrierInit(g, "barrier", "1u")},
       {"EXPECT_BYTES", ExpectBytes(g, "barrier")},
       {"LOAD_A", TmaLoad(g, "a_tile", "a_map_address", "k0", "m0", "barrier")},
       {"LOAD_B", TmaLoad(g, "b_tile", "b_map_address", "k0", "n0", "barrier")},
       {"WAIT_LOADS", MbarrierWait(g, "barrier", "phase")},
-      {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
-      {"MMA_BODY", MmaBody(g, 4, "1u")},
       {"WGMMA_WAIT", WaitGroup(g, 0)},
-      {"EPILOGUE", DirectEpilogue(g)},
+      {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
   };
-  values.insert(specific.begin(), specific.end());
-  return values;
+  // Device functions are known only once every other slot was rendered.
+  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
+  return Fill(g, "gemm_v1.cu", values);
+}
+
+// The kernel source with its plan block, and the plan it holds.
+struct PlannedSource {
+  std::string source;
+  std::vector<PlanConstant> plan;
+};
+
+PlannedSource V1PlannedSource(Generation& g) {
+  PlannedSource planned{V1Source(g), {}};
+  planned.plan = PlaceThePlan(V1Plan(g), planned.source);
+  return planned;
 }
 
 // The producer's B load: the whole tile, or with a 2-CTA cluster this CTA's
-// half, multicast into both CTAs at the same offset.
+// share, multicast into both CTAs at the same offset.
 std::string LoadB(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return TmaLoad(g, "b_tile", "b_map_address", "kt * " + absl::StrCat(g.config.block_k),
-                   "n0", "full");
+    return TmaLoad(g, "b_tile", "b_map_address", "k0", "n0", "full");
   }
-  const int half_rows = g.config.block_n / 2;
-  const int half_bytes = half_rows * g.config.block_k * ptx::SizeInBytes(g.element);
   ptx::TensorLoad load;
   load.multicast = true;
   return g.ops.Call(
       "tma_load_2d_multicast", ptx::CpAsyncBulkTensorLoad(load),
-      {{"dst", absl::StrCat("b_tile + rank * ", half_bytes, "u")},
+      {{"dst", "b_tile + rank * plan::kBBytesPerCta"},
        {"tensor_map", "b_map_address"},
-       {"coords", absl::StrCat("{(unsigned)(kt * ", g.config.block_k,
-                               "), (unsigned)(n0 + (int)rank * ", half_rows, ")}")},
+       {"coords", "{(unsigned)(k0), (unsigned)(n0 + (int)rank * plan::kBRowsPerCta)}"},
        {"mbarrier", "full"},
        {"cta_mask", "(unsigned short)0x3"}});
 }
@@ -373,20 +497,20 @@ std::string LoadB(Generation& g) {
 // Relaxed: the consumers only read the stage, there is nothing to publish.
 std::string ReleaseStage(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return absl::StrCat("          if (lane == 0) ",
+    return absl::StrCat("  if (lane == 0) ",
                         g.ops.Call("mbarrier_arrive", ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
                                    {{"mbarrier", "empty"}}));
   }
   return absl::StrCat(
-      "          if (lane < ", g.config.cluster_m, ") {\n",
-      "            unsigned peer_empty;\n            ",
+      "  if (lane < plan::kClusterM) {\n",
+      "    unsigned peer_empty;\n    ",
       g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
                  {{"mapped", "peer_empty"}, {"address", "empty"}, {"cta_rank", "(unsigned)lane"}}),
-      "\n            ",
+      "\n    ",
       g.ops.Call("mbarrier_arrive_cluster",
                  ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
                  {{"mbarrier", "peer_empty"}}),
-      "\n          }");
+      "\n  }");
 }
 
 std::string ClusterSync(Generation& g) {
@@ -409,88 +533,110 @@ std::string TileOrderWords(const GemmConfig& config) {
   return absl::StrCat("in groups of ", config.raster_group, " tile rows");
 }
 
-// The device function tile_of(t, cluster_rows, tiles_n, cluster_row, tile_n).
+// The device function tile_of(t, cluster_rows, tiles_n, raster_group,
+// cluster_row, tile_n).
 std::string TileOrderFunction(Generation& g) {
-  if (g.config.tile_order == TileOrder::kHilbert) {
-    return Fill(g, "gemm_tile_order_hilbert.cu", {});
-  }
-  return Fill(g, "gemm_tile_order_raster.cu", {});
+  return Fill(g, g.config.tile_order == TileOrder::kHilbert
+                     ? "gemm_tile_order_hilbert.cu"
+                     : "gemm_tile_order_raster.cu",
+              {});
 }
 
-TemplateValues WarpSpecializedValues(Generation& g) {
+std::string PipelinePart(Generation& g) {
+  return Fill(
+      g, "gemm_pipeline.cu",
+      {{"INIT_FULL", MbarrierInit(g, "full_barrier(barriers, s)", "1u")},
+       {"INIT_EMPTY", MbarrierInit(g, "empty_barrier(barriers, s)", "plan::kEmptyArrivals")},
+       {"FENCE_BARRIER_INIT",
+        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
+       {"WAIT_EMPTY", MbarrierWait(g, "empty", "state.phase ^ 1u")},
+       {"EXPECT_BYTES", ExpectBytes(g, "full")},
+       {"WAIT_FULL", MbarrierWait(g, "full", "state.phase")},
+       {"RELEASE_WORDS", g.config.cluster_m > 1
+                             ? ", in every CTA of the cluster (their producers "
+                               "multicast into this CTA's stage too)"
+                             : ""},
+       {"RELEASE_STAGE", ReleaseStage(g)}});
+}
+
+std::string ProducerPart(Generation& g) {
+  return Fill(g, "gemm_producer.cu",
+              {{"MULTICAST_WORDS", g.config.cluster_m > 1
+                                       ? ", this CTA's share of B multicast into "
+                                         "both CTAs of the cluster"
+                                       : ""},
+               {"LOAD_A", TmaLoad(g, "a_tile", "a_map_address", "k0", "m0", "full")},
+               {"LOAD_B", LoadB(g)}});
+}
+
+std::string ConsumerPart(Generation& g) {
+  return Fill(
+      g, "gemm_consumer.cu",
+      {{"WAIT_IN_FLIGHT", WaitGroup(g, g.config.mma_groups_in_flight)},
+       {"WAIT_ALL", WaitGroup(g, 0)},
+       {"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+       {"STREAM_K_MEETING",
+        g.config.stream_k
+            ? "    if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, "
+              "rank, consumer, thread, k_tiles)) {\n      continue;  // its partial "
+              "sums wait in the workspace\n    }"
+            : ""}});
+}
+
+std::string WarpSpecializedSource(Generation& g) {
   const GemmConfig& config = g.config;
   const GemmLayout& layout = g.layout;
   const bool cluster = config.cluster_m > 1;
-  const bool keep_one = config.mma_groups_in_flight == 1;
   const bool tma_store = config.epilogue == GemmEpilogue::kTmaStore;
-  TemplateValues values = CommonValues(g);
-  const TemplateValues specific = {
-      {"STAGES", absl::StrCat(config.stages)},
-      {"SCHEDULE_OFFSET", absl::StrCat(layout.schedule_offset)},
-      {"CONSUMERS", absl::StrCat(config.consumers)},
-      {"CLUSTER_M", absl::StrCat(config.cluster_m)},
-      {"CLUSTER_WORDS", cluster ? " of both CTAs in the cluster" : ""},
-      {"ROWS_PER_CONSUMER", absl::StrCat(layout.rows_per_consumer)},
-      {"IN_FLIGHT", absl::StrCat(config.mma_groups_in_flight)},
+  std::vector<std::string> parts = {
+      Fill(g, "gemm_epilogue_args.cu", {}),
+      Fill(g, "gemm_scheduler.cu", {}),
+      TileOrderFunction(g),
+      PipelinePart(g),
+      ProducerPart(g),
+      MmaPart(g),
+  };
+  if (!tma_store) parts.push_back(StoreFunction(g));
+  parts.push_back(tma_store ? TmaEpilogue(g) : DirectEpilogue(g));
+  if (config.stream_k) parts.push_back(StreamKFixup(g));
+  parts.push_back(ConsumerPart(g));
+  TemplateValues values = {
+      {"CONFIG", CodeName(config)},
+      {"ELEMENT", std::string(ptx::PtxName(g.element))},
+      {"SWIZZLE", std::string(ptx::SwizzleName(layout.swizzle))},
+      {"PARAMETER_DOCS", ParameterDocs()},
+      {"PLAN", kPlanMarker},
+      {"PARTS", absl::StrJoin(parts, "\n")},
+      {"KERNEL_SIGNATURE", KernelSignature(g)},
       {"TILE_ORDER_WORDS", TileOrderWords(config)},
-      {"TILE_ORDER", TileOrderFunction(g)},
-      {"SCHEDULER", Fill(g, "gemm_scheduler.cu", {})},
-      {"RASTER_GROUP", absl::StrCat(config.raster_group)},
-      {"SPLIT_K", absl::StrCat(config.split_k)},
-      {"STREAM_K", config.stream_k ? "true" : "false"},
       {"STREAM_K_WORDS",
        config.stream_k ? "; the tiles left after whole waves are shared out "
                          "by k-tiles (stream-K)"
                        : ""},
-      {"SK_MAX_PIECES", absl::StrCat(kStreamKMaxPieces)},
-      {"STREAM_K_FIXUP", StreamKFixup(g)},
-      {"STAGE_BYTES", absl::StrCat(layout.stage_bytes)},
-      {"A_TILE_BYTES", absl::StrCat(layout.a_tile_bytes)},
-      {"CONSUMER_A_BYTES",
-       absl::StrCat(config.consumers == 1
-                        ? 0
-                        : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0))},
       {"C_TILE_LINE",
-       tma_store ? absl::StrCat("C tile for the TMA store at +", layout.c_tile_offset,
-                                " (", layout.c_tile_bytes, " bytes)")
+       tma_store ? absl::StrCat("the C tile for the TMA store at kCTileOffset (",
+                                layout.c_tile_bytes, " bytes)")
                  : "no C tile: the epilogue stores from registers"},
       {"READ_CLUSTER_RANK",
        cluster ? absl::StrCat("  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
                                                {{"rank", "rank"}}))
                : ""},
-      {"INIT_FULL", MbarrierInit(g, "barriers + 8u * s", "1u")},
-      {"INIT_EMPTY", MbarrierInit(g, absl::StrCat("barriers + 8u * (s + ", config.stages, ")"),
-                                  Unsigned(4 * config.consumers * config.cluster_m))},
       {"BLOCK_SYNC", cluster ? ClusterSync(g) : "  __syncthreads();"},
       {"PRODUCER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease, kProducerRegisters)},
       {"CONSUMER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease, layout.consumer_registers)},
-      {"WAIT_EMPTY", MbarrierWait(g, "empty", "phase ^ 1u")},
-      {"EXPECT_BYTES", ExpectBytes(g, "full")},
-      {"LOAD_A", TmaLoad(g, "a_tile", "a_map_address",
-                         "kt * " + absl::StrCat(config.block_k), "m0", "full")},
-      {"LOAD_B", LoadB(g)},
-      {"A_DESCRIPTOR", DescriptorExpression(g, ConsumerATile(g), "a_tile")},
-      {"B_DESCRIPTOR", DescriptorExpression(g, layout.b_tile, "b_tile")},
-      {"WAIT_FULL", MbarrierWait(g, "full", "phase")},
-      {"PIN_ACCUMULATORS", PinAccumulators(g, 8)},
-      {"MMA_BODY", MmaBody(g, 8, "accumulate")},
-      {"WGMMA_WAIT_IN_LOOP", WaitGroup(g, config.mma_groups_in_flight)},
-      {"MARK_CURRENT", keep_one ? "" : "released = stage;"},
-      {"RELEASE_STAGE", ReleaseStage(g)},
-      {"NEXT_RELEASED", keep_one ? "stage" : "-1"},
-      {"WGMMA_WAIT_ALL", keep_one ? WaitGroup(g, 0) : ""},
-      {"EPILOGUE", tma_store ? TmaEpilogue(g) : DirectEpilogue(g)},
-      {"EPILOGUE_DRAIN",
-       tma_store ? absl::StrCat("    if (thread == 0) ",
-                                g.ops.Call("bulk_wait_group_0",
-                                           ptx::CpAsyncBulkWaitGroup(0, false), {}))
-                 : ""},
       {"TEARDOWN", cluster ? ClusterSync(g) : ""},
   };
-  values.insert(specific.begin(), specific.end());
-  return values;
+  // Device functions are known only once every other slot was rendered.
+  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
+  return Fill(g, "gemm_ws.cu", values);
+}
+
+PlannedSource WarpSpecializedPlannedSource(Generation& g) {
+  PlannedSource planned{WarpSpecializedSource(g), {}};
+  planned.plan = PlaceThePlan(WarpSpecializedPlan(g), planned.source);
+  return planned;
 }
 
 // The TMA box that fills `tile` one column at a time, `rows` rows of it per
@@ -502,6 +648,27 @@ GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
 }
 
 }  // namespace
+
+const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
+  static const auto* const parameters = new std::vector<GemmKernelParameterSpec>{
+      {GemmKernelParameter::kAMap, "const __grid_constant__ TensorMap a_map",
+       "TMA map of A [m, k]"},
+      {GemmKernelParameter::kBMap, "const __grid_constant__ TensorMap b_map",
+       "TMA map of B [n, k]"},
+      {GemmKernelParameter::kCMap, "const __grid_constant__ TensorMap c_map",
+       "TMA map of C [m, n], for the TMA-store epilogue"},
+      {GemmKernelParameter::kC, "unsigned short* __restrict__ c",
+       "C [m, n], for the direct epilogue"},
+      {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
+       "split-K slices or stream-K flags and partial sums"},
+      {GemmKernelParameter::kM, "int m", "rows of A and C"},
+      {GemmKernelParameter::kN, "int n", "rows of B, columns of C"},
+      {GemmKernelParameter::kK, "int k", "the shared dimension"},
+      {GemmKernelParameter::kPairStores, "int pair_stores",
+       "!= 0: one store per pair of adjacent columns (n even)"},
+  };
+  return *parameters;
+}
 
 std::string SplitKReduceKernelName(ptx::ScalarType element) {
   return absl::StrCat("ptxgen_gemm_reduce_", ptx::PtxName(element));
@@ -526,19 +693,16 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
     return valid;
   }
   Generation g{config, element, PlanGemmLayout(config, element)};
-  const bool v1 = config.schedule == GemmSchedule::kV1;
-  const TemplateValues values = v1 ? V1Values(g) : WarpSpecializedValues(g);
-  TemplateValues kernel_values = values;
-  // Device functions are known only once every other slot was rendered.
-  kernel_values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
-  const std::string source =
-      Fill(g, v1 ? "gemm_v1.cu" : "gemm_ws.cu", kernel_values);
+  PlannedSource planned = config.schedule == GemmSchedule::kV1
+                             ? V1PlannedSource(g)
+                             : WarpSpecializedPlannedSource(g);
   g.Check(g.ops.status());
   if (!g.status.ok()) return g.status;
 
   GeneratedGemm gemm;
   gemm.kernel_name = KernelName(config, element);
-  gemm.source = source;
+  gemm.source = std::move(planned.source);
+  gemm.plan = std::move(planned.plan);
   gemm.config = config;
   gemm.element = element;
   gemm.threads_per_block = g.layout.threads;

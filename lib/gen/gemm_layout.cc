@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "lib/gen/gemm_internal.h"
+#include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/wgmma.h"
 
 namespace ptxgen::gen {
@@ -67,8 +68,9 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
         config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
-  layout.barrier_offset = RoundUp(end, 8);
-  end = layout.barrier_offset + 2 * 8 * config.stages;
+  layout.barrier_offset = RoundUp(end, ptx::kMbarrierBytes);
+  // full[stages], then empty[stages]
+  end = layout.barrier_offset + 2 * ptx::kMbarrierBytes * config.stages;
   const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
   if (specialized) {
     layout.schedule_offset = end;

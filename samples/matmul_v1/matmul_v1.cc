@@ -203,21 +203,18 @@ int Occurrences(absl::string_view text, absl::string_view needle) {
   return count;
 }
 
-// The number after `prefix` in the source ("const unsigned b_tile = base +
-// " -> 16384): the generator's own shared-memory plan.
-absl::StatusOr<int> NumberAfter(absl::string_view source,
-                                absl::string_view prefix) {
-  const size_t at = source.find(prefix);
-  int value = 0;
-  if (at != absl::string_view::npos) {
-    absl::string_view rest = source.substr(at + prefix.size());
-    size_t digits = 0;
-    while (digits < rest.size() && absl::ascii_isdigit(rest[digits])) ++digits;
-    if (absl::SimpleAtoi(rest.substr(0, digits), &value)) return value;
+// A number of the generator's plan (what the kernel reads as plan::<name>).
+absl::StatusOr<int> Planned(const gen::GeneratedGemm& generated,
+                            absl::string_view name) {
+  for (const gen::PlannedConstant& constant : generated.plan) {
+    int value = 0;
+    if (constant.name == name &&
+        absl::SimpleAtoi(absl::StripSuffix(constant.value, "u"), &value)) {
+      return value;
+    }
   }
   return absl::NotFoundError(absl::StrCat(
-      "the generated kernel has no '", prefix, "<number>'; this sample is "
-      "out of date with the generator"));
+      "the generator planned no ", name, "; this sample is out of date with it"));
 }
 
 // ---- 1. The configuration ----
@@ -320,14 +317,14 @@ absl::StatusOr<ptx::TileLayout> PrintOperandTile(absl::string_view label,
   return layout;
 }
 
-// The generator's placement of the tiles and the barrier, read from its
-// source, checked against the tile sizes DescribeTile gives.
+// The generator's placement of the tiles and the barrier, from the plan it
+// returns beside the source, checked against the tile sizes DescribeTile
+// gives.
 absl::Status PrintSharedPlan(const gen::GeneratedGemm& generated, int a_bytes,
                              int b_bytes) {
-  absl::StatusOr<int> a = NumberAfter(generated.source, "a_tile = base + ");
-  absl::StatusOr<int> b = NumberAfter(generated.source, "b_tile = base + ");
-  absl::StatusOr<int> barrier =
-      NumberAfter(generated.source, "barrier = base + ");
+  absl::StatusOr<int> a = Planned(generated, "kAOffset");
+  absl::StatusOr<int> b = Planned(generated, "kBOffset");
+  absl::StatusOr<int> barrier = Planned(generated, "kBarrierOffset");
   for (const absl::StatusOr<int>* offset : {&a, &b, &barrier}) {
     if (!offset->ok()) return offset->status();
   }
@@ -395,9 +392,8 @@ constexpr SeedStatement kLoopMap[] = {
      "tma_load_2d(b_tile"},
     {"self.mbarrier.wait(tma_barrier, phase=phase)", "mbarrier_wait("},
     {"self.sync()  (both)", "__syncthreads();"},
-    {"self.wgmma.fence()", "wgmma_fence();"},
-    {"self.wgmma.mma(sa, sb.transpose(), acc)", "wgmma_m64n"},
-    {"self.wgmma.commit_group()", "wgmma_commit_group();"},
+    {"self.wgmma.fence(); .mma(sa, sb.transpose(), acc); .commit_group()",
+     "mma_stage("},
     {"self.wgmma.wait_group(0)", "wgmma_wait_group_0();"},
     {"phase ^= 1", "phase ^="},
     {"(no seed line: the accumulator pins, below)", "wgmma_pin_"},
@@ -496,9 +492,13 @@ absl::Status ShowWgmma(const gen::GeneratedGemm& generated,
   PrintExcerpt(*function);
   absl::StatusOr<std::string> name = FunctionName(*function);
   if (!name.ok()) return name.status();
-  absl::PrintF("\nThe loop issues %d calls of %s per K step, all between one\n"
-               "fence and one commit_group, then waits for all of them.\n",
-               Occurrences(loop.text, absl::StrCat(*name, "(")), *name);
+  absl::StatusOr<Excerpt> stage = BlockExcerpt(generated.source, "void mma_stage(");
+  if (!stage.ok()) return stage.status();
+  absl::PrintF("\nThe loop calls mma_stage once per K step (%d call), which\n"
+               "issues %d calls of %s, all between one fence and one\n"
+               "commit_group; the loop then waits for all of them.\n",
+               Occurrences(loop.text, "mma_stage("),
+               Occurrences(stage->text, absl::StrCat(*name, "(")), *name);
   if (absl::Status steps = PrintOperandSteps(generated); !steps.ok()) {
     return steps;
   }
@@ -515,9 +515,8 @@ absl::Status ShowEpilogue(const gen::GeneratedGemm& generated,
   Heading(5, "The epilogue: cast to the input type and store",
           "casted_acc = self.cast(acc, dtype=float16); "
           "self.store_global(gc, casted_acc, offsets=[offset_m, offset_n])");
-  // The first block after the K loop.
-  absl::StatusOr<Excerpt> epilogue =
-      BlockExcerpt(generated.source, "{", loop.end);
+  // The direct store strategy the kernel calls after the K loop.
+  absl::StatusOr<Excerpt> epilogue = BlockExcerpt(generated.source, "void store_tile(");
   if (!epilogue.ok()) return epilogue.status();
   absl::PrintF(
       "Each thread holds its accumulators where the wgmma fragment layout put\n"

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -138,9 +139,19 @@ struct GemmTensorBox {
   ptx::Swizzle swizzle = ptx::Swizzle::kNone;
 };
 
+// One number the host planned, as the generated kernel declares it:
+// `constexpr <type> plan::<name> = <value>;`.
+struct PlannedConstant {
+  std::string type;
+  std::string name;
+  std::string value;
+};
+
 struct GeneratedGemm {
   std::string kernel_name;
   std::string source;
+  // The kernel's plan block: every planned number its parts read, once.
+  std::vector<PlannedConstant> plan;
   GemmConfig config;
   ptx::ScalarType element = ptx::ScalarType::kF16;
   int threads_per_block = 0;
@@ -150,12 +161,30 @@ struct GeneratedGemm {
   GemmTensorBox c_box;  // kTmaStore only
 };
 
-// Kernel parameters, in order, of every generated GEMM:
-//   const __grid_constant__ TensorMap a_map, b_map, c_map  (128-byte CUtensorMap)
-//   unsigned short* c, float* workspace, int m, int n, int k, int pair_stores
-// c_map is used by the TMA-store epilogue only, workspace by split-K and
-// stream-K only (GemmWorkspaceBytes); pair_stores != 0 allows one store for
-// each pair of adjacent columns (C 4-byte aligned and n even).
+// The parameters of every generated GEMM kernel.
+enum class GemmKernelParameter {
+  kAMap,        // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
+  kBMap,        // TMA map of B
+  kCMap,        // TMA map of C: the TMA-store epilogue only
+  kC,           // C itself, for the direct epilogue
+  kWorkspace,   // split-K and stream-K only (GemmWorkspaceBytes)
+  kM,
+  kN,
+  kK,
+  kPairStores,  // != 0: one store per pair of adjacent columns (n even)
+};
+
+struct GemmKernelParameterSpec {
+  GemmKernelParameter parameter;
+  const char* declaration;  // CUDA C++, as in the signature
+  const char* meaning;      // for the generated source's comment
+};
+
+// The one table of the kernel parameters, in order: it renders the
+// generated signature and its comment, and gemm::Gemm::Run builds its
+// argument array from it.
+const std::vector<GemmKernelParameterSpec>& GemmKernelParameters();
+
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            ptx::ScalarType element);
 

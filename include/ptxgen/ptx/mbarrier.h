@@ -11,6 +11,9 @@
 
 namespace ptxgen::ptx {
 
+// An mbarrier object's size, which is also its alignment.
+inline constexpr int kMbarrierBytes = 8;
+
 // mbarrier.init: sets the expected arrival count ("count", b32) of each
 // phase. Follow it with FenceMbarrierInit() before TMA or peer CTAs use it.
 Statement MbarrierInit();

@@ -1,0 +1,69 @@
+// A consumer warpgroup's main loop over one piece of work: for each of its
+// k-tiles, wait for the stage, run mma_stage on it, keep
+// kMmaGroupsInFlight wgmma group(s) in flight, and release each stage once
+// the group that read it completed. `released` is the stage whose group is
+// still in flight (-1: none); it carries over to the next piece.
+__device__ __forceinline__ void mma_piece(
+    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    PipelineState& ring, int& released, unsigned base, unsigned barriers,
+    int consumer, int lane) {
+  if (w.kt_begin == w.kt_end) {  // a split-K slice of no k-tiles
+#pragma unroll
+    for (int s = 0; s < plan::kMSlices; ++s) {
+#pragma unroll
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+    }
+  }
+  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
+    const unsigned a_tile = stage_base + consumer * plan::kConsumerABytes;
+    const unsigned b_tile = stage_base + plan::kATileBytes;
+    consumer_wait(ring, barriers);
+    // The first k-tile overwrites the accumulators, the rest add.
+    mma_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
+              matrix_descriptor(plan::kBDescriptor, b_tile), kt != w.kt_begin);
+    {{WAIT_IN_FLIGHT}}
+{{PIN_ACCUMULATORS}}
+    if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
+    if (released >= 0) consumer_release(released, barriers, lane);
+    released = plan::kMmaGroupsInFlight == 0 ? -1 : ring.stage;
+    pipeline_advance(ring);
+  }
+  if (plan::kMmaGroupsInFlight != 0) {
+    {{WAIT_ALL}}
+  }
+{{PIN_ACCUMULATORS}}
+  if (released >= 0) {
+    consumer_release(released, barriers, lane);
+    released = -1;
+  }
+}
+
+// A consumer warpgroup: every piece of the cluster's work through the main
+// loop, then (with stream-K) the meeting of the pieces of shared tiles, then
+// the epilogue of the tiles it completes.
+__device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
+                                        unsigned barriers,
+                                        const volatile Schedule& schedule,
+                                        int cluster, unsigned rank,
+                                        int cluster_rows, int tiles_n,
+                                        int k_tiles) {
+  const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
+  const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
+  const int lane = threadIdx.x % 32;
+  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  PipelineState ring = pipeline_start();
+  int released = -1;
+  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
+    int cluster_row, tile_n;
+    tile_of(w.unit / plan::kSplitK, cluster_rows, tiles_n, plan::kRasterGroup,
+            cluster_row, tile_n);
+    const int m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM +
+                   consumer * plan::kRowsPerConsumer;
+    const int n0 = tile_n * plan::kBlockN;
+    mma_piece(acc, w, ring, released, base, barriers, consumer, lane);
+{{STREAM_K_MEETING}}
+    store_tile(acc, out, m0, n0, w.unit, consumer, thread, lane);
+  }
+  store_drain(thread);
+}

@@ -1,0 +1,27 @@
+// The producer thread: for every k-tile of every piece of this cluster's
+// work, TMA loads of the A tile and the B tile into the next stage of the
+// ring{{MULTICAST_WORDS}}.
+__device__ __forceinline__ void produce(unsigned long long a_map_address,
+                                        unsigned long long b_map_address,
+                                        unsigned base, unsigned barriers,
+                                        const volatile Schedule& schedule,
+                                        int cluster, unsigned rank,
+                                        int cluster_rows, int tiles_n) {
+  PipelineState ring = pipeline_start();
+  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
+    int cluster_row, tile_n;
+    tile_of(w.unit / plan::kSplitK, cluster_rows, tiles_n, plan::kRasterGroup,
+            cluster_row, tile_n);
+    const int m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM;
+    const int n0 = tile_n * plan::kBlockN;
+    for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+      const unsigned full = producer_acquire(ring, barriers);
+      const unsigned a_tile = base + ring.stage * plan::kStageBytes;
+      const unsigned b_tile = a_tile + plan::kATileBytes;
+      const int k0 = kt * plan::kBlockK;
+      {{LOAD_A}}
+      {{LOAD_B}}
+      pipeline_advance(ring);
+    }
+  }
+}
