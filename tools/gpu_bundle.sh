@@ -10,6 +10,7 @@ binaries=(
   tests/ptx/descriptor_gpu_test
   tests/gemm/gemm_gpu_test
   tests/gemm/gemm_concurrency_gpu_test
+  tests/gemm/cublaslt_gpu_test
   bench/gemm_bench
   bench/compile_bench
   tools/ptxgen
