@@ -1,5 +1,7 @@
 #include "lib/gen/device_ops.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ptxgen/gen/cuda_source.h"
@@ -57,8 +59,13 @@ std::string DeviceOps::Call(const std::string& name,
 }
 
 std::string DeviceOps::Definitions() const {
+  // By name, not by first use: generators may call in an order C++ leaves
+  // unspecified (the arguments of one StrCat), and the text must not
+  // depend on the compiler that built ptxgen.
+  std::vector<std::pair<std::string, std::string>> sorted = definitions_;
+  std::sort(sorted.begin(), sorted.end());
   std::string text;
-  for (const auto& [name, definition] : definitions_) {
+  for (const auto& [name, definition] : sorted) {
     absl::StrAppend(&text, definition, "\n");
   }
   return text;

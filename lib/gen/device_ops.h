@@ -29,7 +29,7 @@ class DeviceOps {
                    const absl::StatusOr<ptx::Statement>& statement,
                    const Arguments& arguments);
 
-  // The definitions, in the order of first use.
+  // The definitions, ordered by name.
   std::string Definitions() const;
   const absl::Status& status() const { return status_; }
 

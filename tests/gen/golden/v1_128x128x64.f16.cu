@@ -60,25 +60,58 @@ __device__ __forceinline__ void cvt_round_f16(unsigned short& result, float valu
       : "f"(value));
 }
 
-// wgmma accumulator pin
-__device__ __forceinline__ void wgmma_pin_n128(float (&d)[64]) {
+// fence.mbarrier_init
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// mbarrier.arrive.expect_tx
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
   asm volatile(
-      ""
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
-        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
-        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
-        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
-        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
-        "+f"(d[62]), "+f"(d[63])
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
       :
+      : "r"(mbarrier), "r"(tx_bytes)
       : "memory");
+}
+
+// mbarrier.init
+__device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count) {
+  asm volatile(
+      "mbarrier.init.shared::cta.b64 [%0], %1;\n"
+      :
+      : "r"(mbarrier), "r"(count)
+      : "memory");
+}
+
+// mbarrier.try_wait.parity loop
+__device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase) {
+  asm volatile(
+      "{\n"
+      ".reg .pred ready;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n"
+      "@ready bra DONE;\n"
+      "bra WAIT;\n"
+      "DONE:\n"
+      "}\n"
+      :
+      : "r"(mbarrier), "r"(phase)
+      : "memory");
+}
+
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+__device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+      "[%1, {%2, %3}], [%4];\n"
+      :
+      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier)
+      : "memory");
+}
+
+// wgmma.commit_group
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 // wgmma.fence
@@ -116,57 +149,24 @@ __device__ __forceinline__ void wgmma_m64n128_f32_f16(float (&d)[64], unsigned l
       : "memory");
 }
 
-// wgmma.commit_group
-__device__ __forceinline__ void wgmma_commit_group() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-// mbarrier.init
-__device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count) {
+// wgmma accumulator pin
+__device__ __forceinline__ void wgmma_pin_n128(float (&d)[64]) {
   asm volatile(
-      "mbarrier.init.shared::cta.b64 [%0], %1;\n"
+      ""
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63])
       :
-      : "r"(mbarrier), "r"(count)
-      : "memory");
-}
-
-// fence.mbarrier_init
-__device__ __forceinline__ void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-
-// mbarrier.arrive.expect_tx
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
-  asm volatile(
-      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
-      :
-      : "r"(mbarrier), "r"(tx_bytes)
-      : "memory");
-}
-
-// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-__device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-      "[%1, {%2, %3}], [%4];\n"
-      :
-      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier)
-      : "memory");
-}
-
-// mbarrier.try_wait.parity loop
-__device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase) {
-  asm volatile(
-      "{\n"
-      ".reg .pred ready;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n"
-      "@ready bra DONE;\n"
-      "bra WAIT;\n"
-      "DONE:\n"
-      "}\n"
-      :
-      : "r"(mbarrier), "r"(phase)
       : "memory");
 }
 

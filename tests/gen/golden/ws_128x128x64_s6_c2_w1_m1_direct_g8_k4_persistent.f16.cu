@@ -61,6 +61,29 @@ struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+// fence.mbarrier_init
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// mbarrier.arrive.shared::cta.b64
+__device__ __forceinline__ void mbarrier_arrive(unsigned mbarrier) {
+  asm volatile(
+      "mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+      :
+      : "r"(mbarrier)
+      : "memory");
+}
+
+// mbarrier.arrive.expect_tx
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+      :
+      : "r"(mbarrier), "r"(tx_bytes)
+      : "memory");
+}
+
 // mbarrier.init
 __device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count) {
   asm volatile(
@@ -68,11 +91,6 @@ __device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count)
       :
       : "r"(mbarrier), "r"(count)
       : "memory");
-}
-
-// fence.mbarrier_init
-__device__ __forceinline__ void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
 // mbarrier.try_wait.parity loop
@@ -91,22 +109,20 @@ __device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase)
       : "memory");
 }
 
-// mbarrier.arrive.expect_tx
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
+// setmaxnreg.dec.sync.aligned.u32
+__device__ __forceinline__ void setmaxnreg_dec_40() {
   asm volatile(
-      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+      "setmaxnreg.dec.sync.aligned.u32 %0;\n"
       :
-      : "r"(mbarrier), "r"(tx_bytes)
-      : "memory");
+      : "n"(40));
 }
 
-// mbarrier.arrive.shared::cta.b64
-__device__ __forceinline__ void mbarrier_arrive(unsigned mbarrier) {
+// setmaxnreg.inc.sync.aligned.u32
+__device__ __forceinline__ void setmaxnreg_inc_232() {
   asm volatile(
-      "mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+      "setmaxnreg.inc.sync.aligned.u32 %0;\n"
       :
-      : "r"(mbarrier)
-      : "memory");
+      : "n"(232));
 }
 
 // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
@@ -119,25 +135,9 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long ten
       : "memory");
 }
 
-// wgmma accumulator pin
-__device__ __forceinline__ void wgmma_pin_n128(float (&d)[64]) {
-  asm volatile(
-      ""
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
-        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
-        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
-        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
-        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
-        "+f"(d[62]), "+f"(d[63])
-      :
-      : "memory");
+// wgmma.commit_group
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 // wgmma.fence
@@ -175,17 +175,24 @@ __device__ __forceinline__ void wgmma_m64n128_f32_f16(float (&d)[64], unsigned l
       : "memory");
 }
 
-// wgmma.commit_group
-__device__ __forceinline__ void wgmma_commit_group() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-// wgmma.wait_group
-__device__ __forceinline__ void wgmma_wait_group_1() {
+// wgmma accumulator pin
+__device__ __forceinline__ void wgmma_pin_n128(float (&d)[64]) {
   asm volatile(
-      "wgmma.wait_group.sync.aligned %0;\n"
+      ""
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63])
       :
-      : "n"(1)
       : "memory");
 }
 
@@ -198,20 +205,13 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
       : "memory");
 }
 
-// setmaxnreg.dec.sync.aligned.u32
-__device__ __forceinline__ void setmaxnreg_dec_40() {
+// wgmma.wait_group
+__device__ __forceinline__ void wgmma_wait_group_1() {
   asm volatile(
-      "setmaxnreg.dec.sync.aligned.u32 %0;\n"
+      "wgmma.wait_group.sync.aligned %0;\n"
       :
-      : "n"(40));
-}
-
-// setmaxnreg.inc.sync.aligned.u32
-__device__ __forceinline__ void setmaxnreg_inc_232() {
-  asm volatile(
-      "setmaxnreg.inc.sync.aligned.u32 %0;\n"
-      :
-      : "n"(232));
+      : "n"(1)
+      : "memory");
 }
 
 

@@ -71,6 +71,74 @@ struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+// cp.async.bulk.commit_group
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// cp.async.bulk.wait_group
+__device__ __forceinline__ void bulk_wait_group_0() {
+  asm volatile(
+      "cp.async.bulk.wait_group %0;\n"
+      :
+      : "n"(0)
+      : "memory");
+}
+
+// cp.async.bulk.wait_group.read
+__device__ __forceinline__ void bulk_wait_group_read_0() {
+  asm volatile(
+      "cp.async.bulk.wait_group.read %0;\n"
+      :
+      : "n"(0)
+      : "memory");
+}
+
+// cvt.rn.f16x2.f32
+__device__ __forceinline__ void cvt_pack_f16x2(unsigned& packed, float high, float low) {
+  asm volatile(
+      "cvt.rn.f16x2.f32 %0, %1, %2;\n"
+      : "=r"(packed)
+      : "f"(high), "f"(low));
+}
+
+// fence.mbarrier_init
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// fence.proxy.async.shared::cta
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ld.acquire.gpu.global
+__device__ __forceinline__ void load_acquire_gpu(unsigned& value, unsigned long long address) {
+  asm volatile(
+      "ld.acquire.gpu.global.b32 %0, [%1];\n"
+      : "=r"(value)
+      : "l"(address)
+      : "memory");
+}
+
+// mbarrier.arrive.shared::cta.b64
+__device__ __forceinline__ void mbarrier_arrive(unsigned mbarrier) {
+  asm volatile(
+      "mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+      :
+      : "r"(mbarrier)
+      : "memory");
+}
+
+// mbarrier.arrive.expect_tx
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+      :
+      : "r"(mbarrier), "r"(tx_bytes)
+      : "memory");
+}
+
 // mbarrier.init
 __device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count) {
   asm volatile(
@@ -78,11 +146,6 @@ __device__ __forceinline__ void mbarrier_init(unsigned mbarrier, unsigned count)
       :
       : "r"(mbarrier), "r"(count)
       : "memory");
-}
-
-// fence.mbarrier_init
-__device__ __forceinline__ void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
 // mbarrier.try_wait.parity loop
@@ -101,21 +164,47 @@ __device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase)
       : "memory");
 }
 
-// mbarrier.arrive.expect_tx
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned mbarrier, unsigned tx_bytes) {
+// bar.sync
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
   asm volatile(
-      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+      "bar.sync %0, %1;\n"
       :
-      : "r"(mbarrier), "r"(tx_bytes)
+      : "r"(id), "r"(threads)
       : "memory");
 }
 
-// mbarrier.arrive.shared::cta.b64
-__device__ __forceinline__ void mbarrier_arrive(unsigned mbarrier) {
+// setmaxnreg.dec.sync.aligned.u32
+__device__ __forceinline__ void setmaxnreg_dec_40() {
   asm volatile(
-      "mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+      "setmaxnreg.dec.sync.aligned.u32 %0;\n"
       :
-      : "r"(mbarrier)
+      : "n"(40));
+}
+
+// setmaxnreg.inc.sync.aligned.u32
+__device__ __forceinline__ void setmaxnreg_inc_232() {
+  asm volatile(
+      "setmaxnreg.inc.sync.aligned.u32 %0;\n"
+      :
+      : "n"(232));
+}
+
+// stmatrix.sync.aligned.m8n8.x4.shared.b16
+__device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&values)[4]) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+      :
+      : "r"(address), "r"(values[0]), "r"(values[1]), "r"(values[2]),
+        "r"(values[3])
+      : "memory");
+}
+
+// st.release.gpu.global
+__device__ __forceinline__ void store_release_gpu(unsigned long long address, unsigned value) {
+  asm volatile(
+      "st.release.gpu.global.b32 [%0], %1;\n"
+      :
+      : "l"(address), "r"(value)
       : "memory");
 }
 
@@ -129,38 +218,19 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long ten
       : "memory");
 }
 
-// wgmma accumulator pin
-__device__ __forceinline__ void wgmma_pin_n256(float (&d)[128]) {
+// cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+__device__ __forceinline__ void tma_store_2d(unsigned long long tensor_map, const unsigned (&coords)[2], unsigned src) {
   asm volatile(
-      ""
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
-        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
-        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
-        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
-        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
-        "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]),
-        "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]),
-        "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]),
-        "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
-        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),
-        "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
-        "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]),
-        "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
-        "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),
-        "+f"(d[127])
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], "
+      "[%3];\n"
       :
+      : "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(src)
       : "memory");
+}
+
+// wgmma.commit_group
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 // wgmma.fence
@@ -216,100 +286,37 @@ __device__ __forceinline__ void wgmma_m64n256_f32_f16(float (&d)[128], unsigned 
       : "memory");
 }
 
-// wgmma.commit_group
-__device__ __forceinline__ void wgmma_commit_group() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-// bar.sync
-__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+// wgmma accumulator pin
+__device__ __forceinline__ void wgmma_pin_n256(float (&d)[128]) {
   asm volatile(
-      "bar.sync %0, %1;\n"
+      ""
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+        "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+        "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+        "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+        "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]),
+        "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]),
+        "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]),
+        "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+        "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),
+        "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]),
+        "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]),
+        "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]),
+        "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),
+        "+f"(d[127])
       :
-      : "r"(id), "r"(threads)
-      : "memory");
-}
-
-// cp.async.bulk.wait_group.read
-__device__ __forceinline__ void bulk_wait_group_read_0() {
-  asm volatile(
-      "cp.async.bulk.wait_group.read %0;\n"
-      :
-      : "n"(0)
-      : "memory");
-}
-
-// cvt.rn.f16x2.f32
-__device__ __forceinline__ void cvt_pack_f16x2(unsigned& packed, float high, float low) {
-  asm volatile(
-      "cvt.rn.f16x2.f32 %0, %1, %2;\n"
-      : "=r"(packed)
-      : "f"(high), "f"(low));
-}
-
-// stmatrix.sync.aligned.m8n8.x4.shared.b16
-__device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&values)[4]) {
-  asm volatile(
-      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-      :
-      : "r"(address), "r"(values[0]), "r"(values[1]), "r"(values[2]),
-        "r"(values[3])
-      : "memory");
-}
-
-// fence.proxy.async.shared::cta
-__device__ __forceinline__ void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
-__device__ __forceinline__ void tma_store_2d(unsigned long long tensor_map, const unsigned (&coords)[2], unsigned src) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], "
-      "[%3];\n"
-      :
-      : "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(src)
-      : "memory");
-}
-
-// cp.async.bulk.commit_group
-__device__ __forceinline__ void bulk_commit_group() {
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-
-// cp.async.bulk.wait_group
-__device__ __forceinline__ void bulk_wait_group_0() {
-  asm volatile(
-      "cp.async.bulk.wait_group %0;\n"
-      :
-      : "n"(0)
-      : "memory");
-}
-
-// st.release.gpu.global
-__device__ __forceinline__ void store_release_gpu(unsigned long long address, unsigned value) {
-  asm volatile(
-      "st.release.gpu.global.b32 [%0], %1;\n"
-      :
-      : "l"(address), "r"(value)
-      : "memory");
-}
-
-// ld.acquire.gpu.global
-__device__ __forceinline__ void load_acquire_gpu(unsigned& value, unsigned long long address) {
-  asm volatile(
-      "ld.acquire.gpu.global.b32 %0, [%1];\n"
-      : "=r"(value)
-      : "l"(address)
-      : "memory");
-}
-
-// wgmma.wait_group
-__device__ __forceinline__ void wgmma_wait_group_1() {
-  asm volatile(
-      "wgmma.wait_group.sync.aligned %0;\n"
-      :
-      : "n"(1)
       : "memory");
 }
 
@@ -322,20 +329,13 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
       : "memory");
 }
 
-// setmaxnreg.dec.sync.aligned.u32
-__device__ __forceinline__ void setmaxnreg_dec_40() {
+// wgmma.wait_group
+__device__ __forceinline__ void wgmma_wait_group_1() {
   asm volatile(
-      "setmaxnreg.dec.sync.aligned.u32 %0;\n"
+      "wgmma.wait_group.sync.aligned %0;\n"
       :
-      : "n"(40));
-}
-
-// setmaxnreg.inc.sync.aligned.u32
-__device__ __forceinline__ void setmaxnreg_inc_232() {
-  asm volatile(
-      "setmaxnreg.inc.sync.aligned.u32 %0;\n"
-      :
-      : "n"(232));
+      : "n"(1)
+      : "memory");
 }
 
 
