@@ -1,10 +1,14 @@
 #!/bin/bash
 # Installs what building and testing ptxgen needs, where it is missing:
-# Debian's Bazel (4.2.3) with rules_java, Abseil and GoogleTest. CUDA 13.0 is
-# expected at /usr/local/cuda (NVRTC, headers, libcublas); the GPU driver is
-# not needed to build or test. Idempotent: a second run installs nothing.
+# Debian's Bazel (4.2.3) with rules_java, Abseil and GoogleTest, and for
+# tools/sanitize.sh clang-14 with its sanitizer and libFuzzer runtimes
+# (libclang-rt-14-dev) and llvm-14 (llvm-symbolizer: file:line in sanitizer
+# reports). CUDA 13.0 is expected at /usr/local/cuda (NVRTC, headers,
+# libcublas); the GPU driver is not needed to build or test. Idempotent: a
+# second run installs nothing.
 set -euo pipefail
-packages=(bazel-bootstrap bazel-rules-java libabsl-dev libgtest-dev googletest)
+packages=(bazel-bootstrap bazel-rules-java libabsl-dev libgtest-dev googletest
+          clang-14 libclang-rt-14-dev llvm-14)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,13 +1,41 @@
 #!/bin/bash
 # Runs every test of the repository (GPU tests skip, saying why, without a
-# GPU) and prints a summary of test cases: "N passed, N failed" last.
-# Exit status 0 only when nothing failed.
+# GPU), then tools/sanitize.sh: the CPU tests again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, and every fuzz target of fuzz/ for
+# FUZZ_SECONDS (30 by default). Prints each part's summary, then one of
+# both last: "N passed, N failed". Exit status 0 only when nothing failed.
+# PTXGEN_SANITIZE=0 leaves out tools/sanitize.sh (a quicker local run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
+
+# "N passed, N failed" -> "N N"; a part that printed none counts 1 failure.
+counts() {
+  local line
+  line=$(tail -n 1 | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
+  echo "${line:-0 1}"
+}
+
 bazel test //... 2>&1 | tee /tmp/ptxgen-test.log | grep -vE "^(\[|INFO: From|Loading|Analyzing)" \
   | grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
 status=${PIPESTATUS[0]}  # Bazel's, whatever grep found
-python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log
-summary_status=$?
-[ "$status" -eq 0 ] && [ "$summary_status" -eq 0 ]
+summary=$(python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log)
+echo "$summary" | sed 's/^/test: /'
+read -r passed failed < <(echo "$summary" | counts)
+# Bazel failed where no test case did (a broken build): one failure.
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+
+sanitize_status=0
+if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
+  sanitize_log=$(mktemp "${TMPDIR:-/tmp}/ptxgen-sanitize-log.XXXXXX")
+  bash tools/sanitize.sh 2>&1 | tee "$sanitize_log" | sed 's/^/sanitize: /'
+  sanitize_status=${PIPESTATUS[0]}
+  read -r sanitize_passed sanitize_failed < <(counts < "$sanitize_log")
+  rm -f "$sanitize_log"
+  if [ "$sanitize_status" -ne 0 ] && [ "$sanitize_failed" -eq 0 ]; then sanitize_failed=1; fi
+  passed=$((passed + sanitize_passed))
+  failed=$((failed + sanitize_failed))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$status" -eq 0 ] && [ "$sanitize_status" -eq 0 ] && [ "$failed" -eq 0 ]
