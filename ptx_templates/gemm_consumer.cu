@@ -55,15 +55,13 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   PipelineState ring = pipeline_start();
   int released = -1;
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
-    int cluster_row, tile_n;
-    tile_of(w.unit / plan::kSplitK, cluster_rows, tiles_n, plan::kRasterGroup,
-            cluster_row, tile_n);
-    const int m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM +
-                   consumer * plan::kRowsPerConsumer;
-    const int n0 = tile_n * plan::kBlockN;
     mma_piece(acc, w, ring, released, base, barriers, consumer, lane);
+    // Located after the main loop: nothing of it stays live through it.
+    int batch, m0, n0;
+    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+    m0 += consumer * plan::kRowsPerConsumer;
 {{STREAM_K_MEETING}}
-    store_tile(acc, out, m0, n0, w.unit, consumer, thread, lane);
+    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread, lane);
   }
   store_drain(thread);
 }

@@ -1,8 +1,13 @@
-// What every store strategy may read.
+// What every epilogue part may read: D (or its TMA map), C, the bias, their
+// leading dimensions and batch strides, alpha and beta.
 struct EpilogueArgs {
-  unsigned short* c;
+  void* d;
+  const void* c;
+  const void* bias;
   float* workspace;
-  unsigned long long c_map_address;
+  unsigned long long d_map_address;
   unsigned base;
   int m, n, pair_stores;
+  long long ldc, ldd, stride_c, stride_d, stride_bias;
+  float alpha, beta;
 };

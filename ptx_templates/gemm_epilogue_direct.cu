@@ -2,10 +2,10 @@
 // the wgmma fragment layout puts them, through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
-    const EpilogueArgs& e, int m0, int n0, int unit, int consumer, int thread,
-    int lane) {
-  const Output out = make_output(e, unit);
-  const int m = e.m, n = e.n, pair_stores = e.pair_stores;
+    const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
+    int thread, int lane) {
+  const Output out = make_output(e, batch, unit);
+  const int pair_stores = e.pair_stores;
   const int row = m0 + {{ROW_OF_THREAD}};
   const int column = n0 + {{COLUMN_OF_THREAD}};
 {{STORES}}

@@ -1,4 +1,5 @@
-// The TMA-store strategy: round to {{ELEMENT}} and stage this consumer's
+// The TMA-store strategy (plain epilogue: D = alpha * A.B): round to
+// {{ELEMENT}} and stage this consumer's
 // kRowsPerConsumer x kBlockN rows with stmatrix in 128B-swizzled
 // kStoreChunkColumns-column chunks of kStoreChunkBytes bytes,
 // kStorePassChunks per pass; after each pass one thread stores its chunks
@@ -6,8 +7,8 @@
 // store before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
-    const EpilogueArgs& e, int m0, int n0, int unit, int consumer, int thread,
-    int lane) {
+    const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
+    int thread, int lane) {
   const unsigned c_tile = e.base + plan::kCTileOffset + consumer * plan::kConsumerCBytes;
   const unsigned warp_row = (thread / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
 #pragma unroll

@@ -9,11 +9,8 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
                                         int cluster_rows, int tiles_n) {
   PipelineState ring = pipeline_start();
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
-    int cluster_row, tile_n;
-    tile_of(w.unit / plan::kSplitK, cluster_rows, tiles_n, plan::kRasterGroup,
-            cluster_row, tile_n);
-    const int m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM;
-    const int n0 = tile_n * plan::kBlockN;
+    int batch, m0, n0;
+    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
       const unsigned full = producer_acquire(ring, barriers);
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;

@@ -1,31 +1,33 @@
-// Where the direct epilogue writes: C itself.
+// Where the direct epilogue writes: batch `batch` of D, {{OUTPUT}}.
 struct Output {
-  unsigned short* c;
+  {{OUTPUT_CTYPE}}* d;
+  long long ldd;
 };
 
-__device__ __forceinline__ Output make_output(const EpilogueArgs& e, int unit) {
+__device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, int unit) {
   Output out;
-  out.c = e.c;
+  out.d = ({{OUTPUT_CTYPE}}*)e.d + batch * e.stride_d;
+  out.ldd = e.ldd;
   return out;
 }
 
-// Rounds two adjacent f32 results to {{ELEMENT}} and stores the ones inside
-// the m x n output; pair_stores allows one 4-byte store for both.
-__device__ __forceinline__ void store_pair(const Output& destination, int m, int n,
-    int row, int column, float low, float high, int pair_stores) {
-  if (row >= m || column >= n) return;
-  unsigned short* out = destination.c + (unsigned long long)row * n + column;
-  if (pair_stores && column + 1 < n) {
-    unsigned packed;
-    {{PACK}}
-    *(unsigned*)out = packed;
+// Stores two adjacent results, each through epilogue_value and rounded to
+// {{OUTPUT}}, where they fall inside the m x n output; pair_stores allows
+// one store for both (the pair aligned: ldd and the batch stride even).
+__device__ __forceinline__ void store_pair(const Output& destination,
+    const EpilogueArgs& e, int batch, int row, int column, float low,
+    float high, int pair_stores) {
+  if (row >= e.m || column >= e.n) return;
+  {{OUTPUT_CTYPE}}* out = destination.d + row * destination.ldd + column;
+  low = epilogue_value(e, low, batch, row, column);
+  const bool has_high = column + 1 < e.n;
+  if (has_high) high = epilogue_value(e, high, batch, row, column + 1);
+  if (pair_stores && has_high) {
+{{STORE_BOTH}}
     return;
   }
-  unsigned short value;
-  {{ROUND_LOW}}
-  out[0] = value;
-  if (column + 1 < n) {
-    {{ROUND_HIGH}}
-    out[1] = value;
+{{STORE_LOW}}
+  if (has_high) {
+{{STORE_HIGH}}
   }
 }

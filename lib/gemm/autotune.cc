@@ -35,6 +35,7 @@ constexpr char kTimingMethod[] = "interleaved rounds, operand copies beyond L2";
 std::string RecordKey(const GemmProblem& problem,
                       const std::vector<gen::GemmConfig>& candidates,
                       const runtime::DeviceProperties& device) {
+  const GemmProblem resolved = Resolved(problem);
   std::vector<std::string> names;
   for (const gen::GemmConfig& config : candidates) {
     names.push_back(gen::ConfigName(config));
@@ -42,8 +43,9 @@ std::string RecordKey(const GemmProblem& problem,
   return compile::Sha256Hex(absl::StrCat(
       kVersion, "\n", kTimingMethod, "\n", device.name, "\n", device.sm_count, "\n",
       device.cc_major, ".", device.cc_minor, "\n",
-      ptx::PtxName(problem.element), " ", problem.m, "x", problem.n, "x",
-      problem.k, "\n", absl::StrJoin(names, "\n")));
+      gen::FormName(FormOf(problem)), " ", problem.m, "x", problem.n, "x",
+      problem.k, " batch ", problem.batch, " ld ", resolved.lda, " ", resolved.ldb,
+      " ", resolved.ldd, "\n", absl::StrJoin(names, "\n")));
 }
 
 struct Records {

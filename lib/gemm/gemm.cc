@@ -1,6 +1,8 @@
 #include "ptxgen/gemm/gemm.h"
 
+#include <cmath>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <vector>
 #include <utility>
@@ -86,7 +88,8 @@ absl::StatusOr<int> CurrentSmCount() {
 runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
                                   const gen::GemmGrid& grid, CUstream stream) {
   runtime::LaunchConfig launch;
-  launch.grid = {static_cast<uint32_t>(grid.x), static_cast<uint32_t>(grid.y), 1};
+  launch.grid = {static_cast<uint32_t>(grid.x), static_cast<uint32_t>(grid.y),
+                 static_cast<uint32_t>(grid.z)};
   launch.block = {static_cast<uint32_t>(generated.threads_per_block), 1, 1};
   launch.cluster = {static_cast<uint32_t>(grid.cluster_x), 1, 1};
   launch.shared_bytes = generated.shared_bytes;
@@ -116,38 +119,68 @@ Registry& LoadedKernels() {
   return *registry;
 }
 
+// A 3-D map (contiguous, other, batch) over a batch of row-major matrices
+// stored `rows` x `columns` with leading dimension `ld` and batch stride
+// `stride` (elements), read in boxes of `box`.
 absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
                                        ptx::ScalarType element,
                                        CUdeviceptr address, int64_t rows,
-                                       int64_t columns) {
+                                       int64_t columns, int64_t ld,
+                                       int64_t batch, int64_t stride) {
+  const uint64_t element_bytes = ptx::SizeInBytes(element);
   runtime::TensorMapSpec spec;
   spec.element = element;
   spec.global_address = address;
-  spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows)};
-  spec.strides_bytes = {static_cast<uint64_t>(columns) * ptx::SizeInBytes(element)};
-  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer)};
+  spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows),
+               static_cast<uint64_t>(batch)};
+  // A batch of one never steps the third dimension; any legal stride does.
+  spec.strides_bytes = {static_cast<uint64_t>(ld) * element_bytes,
+                        static_cast<uint64_t>(batch > 1 ? stride : ld * rows) *
+                            element_bytes};
+  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer), 1};
   spec.swizzle = box.swizzle;
   spec.l2_promotion = runtime::L2Promotion::k256B;
   return runtime::EncodeTensorMap(spec);
 }
 
+// The stored shape of an operand: [mn, k] K-major, [k, mn] MN-major.
+struct StoredShape {
+  int64_t rows, columns;
+};
+StoredShape Stored(MajorOrder major, int64_t mn, int64_t k) {
+  return major == MajorOrder::kK ? StoredShape{mn, k} : StoredShape{k, mn};
+}
+
 // The values of one launch's parameters, passed in the order of the one
 // parameter table (gen::GemmKernelParameters).
 struct KernelArguments {
-  CUtensorMap a_map, b_map, c_map;
-  CUdeviceptr c = 0, workspace = 0;
-  int m = 0, n = 0, k = 0, pair_stores = 0;
+  CUtensorMap a_map, b_map, d_map;
+  CUdeviceptr d = 0, c = 0, bias = 0, workspace = 0;
+  int m = 0, n = 0, k = 0, batch = 1;
+  long long ldc = 0, ldd = 0, stride_c = 0, stride_d = 0, stride_bias = 0;
+  float alpha = 1, beta = 0;
+  int pair_stores = 0;
 
   void* Address(gen::GemmKernelParameter parameter) {
     switch (parameter) {
       case gen::GemmKernelParameter::kAMap: return &a_map;
       case gen::GemmKernelParameter::kBMap: return &b_map;
-      case gen::GemmKernelParameter::kCMap: return &c_map;
+      case gen::GemmKernelParameter::kDMap: return &d_map;
+      case gen::GemmKernelParameter::kD: return &d;
       case gen::GemmKernelParameter::kC: return &c;
+      case gen::GemmKernelParameter::kBias: return &bias;
       case gen::GemmKernelParameter::kWorkspace: return &workspace;
       case gen::GemmKernelParameter::kM: return &m;
       case gen::GemmKernelParameter::kN: return &n;
       case gen::GemmKernelParameter::kK: return &k;
+      case gen::GemmKernelParameter::kBatch: return &batch;
+      case gen::GemmKernelParameter::kLdc: return &ldc;
+      case gen::GemmKernelParameter::kLdd: return &ldd;
+      case gen::GemmKernelParameter::kStrideC: return &stride_c;
+      case gen::GemmKernelParameter::kStrideD: return &stride_d;
+      case gen::GemmKernelParameter::kStrideBias: return &stride_bias;
+      case gen::GemmKernelParameter::kAlpha: return &alpha;
+      case gen::GemmKernelParameter::kBeta: return &beta;
       case gen::GemmKernelParameter::kPairStores: return &pair_stores;
     }
     return nullptr;
@@ -174,30 +207,152 @@ absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
 
 }  // namespace
 
+GemmProblem Resolved(const GemmProblem& problem) {
+  GemmProblem resolved = problem;
+  if (!resolved.output) resolved.output = problem.element;
+  const StoredShape a = Stored(problem.a_major, problem.m, problem.k);
+  const StoredShape b = Stored(problem.b_major, problem.n, problem.k);
+  auto fill = [](int64_t& value, int64_t packed) {
+    if (value == 0) value = packed;
+  };
+  fill(resolved.lda, a.columns);
+  fill(resolved.ldb, b.columns);
+  fill(resolved.ldc, problem.n);
+  fill(resolved.ldd, problem.n);
+  fill(resolved.stride_a, a.rows * resolved.lda);
+  fill(resolved.stride_b, b.rows * resolved.ldb);
+  fill(resolved.stride_c, problem.m * resolved.ldc);
+  fill(resolved.stride_d, problem.m * resolved.ldd);
+  return resolved;
+}
+
+gen::GemmForm FormOf(const GemmProblem& problem) {
+  gen::GemmForm form;
+  form.element = problem.element;
+  form.output = problem.output.value_or(problem.element);
+  form.a_major = problem.a_major;
+  form.b_major = problem.b_major;
+  form.reads_c = problem.beta != 0.0f;
+  form.bias = problem.bias;
+  form.bias_type = problem.bias_type;
+  form.activation = problem.activation;
+  form.batched = problem.batch > 1;
+  return form;
+}
+
+namespace {
+
+absl::Status Refuse(absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat("GEMM: ", rule));
+}
+
+// A leading dimension of at least the stored row, and (for TMA operands)
+// rows starting on 16-byte boundaries.
+absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld, int64_t row,
+                                   ptx::ScalarType element, bool tma,
+                                   absl::string_view packed_size = "") {
+  if (ld < row || ld > gen::kMaxGemmDimension) {
+    return Refuse(absl::StrCat(name, "=", ld, " must be at least the stored row (",
+                               row, " elements) and at most ", gen::kMaxGemmDimension));
+  }
+  const int64_t bytes = ld * ptx::SizeInBytes(element);
+  if (tma && bytes % 16 != 0 && !packed_size.empty()) {
+    return Refuse(absl::StrCat(
+        packed_size, "=", ld, " gives packed rows of ", name.substr(2), " of ", bytes,
+        " bytes; TMA needs every row to start on a 16-byte boundary, so ",
+        packed_size, " must be a multiple of ", 16 / ptx::SizeInBytes(element),
+        " (or give ", name, ")"));
+  }
+  if (tma && bytes % 16 != 0) {
+    return Refuse(absl::StrCat(
+        name, "=", ld, " gives rows of ", bytes, " bytes; TMA needs every row to "
+        "start on a 16-byte boundary (", name, " a multiple of ",
+        16 / ptx::SizeInBytes(element), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The matrices of a batch must not overlap, and TMA steps between them in
+// multiples of 16 bytes.
+absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
+                              int64_t matrix, ptx::ScalarType element, bool tma) {
+  constexpr int64_t kMaxStride = int64_t{1} << 40;  // TMA's stride field
+  if (stride < matrix || stride > kMaxStride / ptx::SizeInBytes(element)) {
+    return Refuse(absl::StrCat(name, "=", stride, " must be at least one matrix (",
+                               matrix, " elements) and below 2^40 bytes"));
+  }
+  if (tma && (stride * ptx::SizeInBytes(element)) % 16 != 0) {
+    return Refuse(absl::StrCat(name, "=", stride,
+                               " must be a multiple of 16 bytes (TMA steps "
+                               "between the matrices of a batch)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateProblem(const GemmProblem& problem) {
   for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", problem.m},
                                    {"n", problem.n},
                                    {"k", problem.k}}) {
     if (size < 1 || size > gen::kMaxGemmDimension) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GEMM: ", name, "=", size, " is outside 1..", gen::kMaxGemmDimension));
+      return Refuse(absl::StrCat(name, "=", size, " is outside 1..",
+                                 gen::kMaxGemmDimension));
     }
   }
-  if (absl::Status valid = gen::CheckGemmElement(problem.element); !valid.ok()) {
+  if (absl::Status valid = gen::ValidateGemmForm(FormOf(problem)); !valid.ok()) {
     return valid;
   }
-  const int64_t row_bytes = problem.k * ptx::SizeInBytes(problem.element);
-  if (row_bytes % 16 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: k=", problem.k, " gives rows of A and B of ", row_bytes,
-        " bytes; TMA needs every row to start on a 16-byte boundary, so k "
-        "must be a multiple of 8"));
+  if (problem.batch < 1 || problem.batch > gen::kMaxGemmBatch) {
+    return Refuse(absl::StrCat("batch=", problem.batch, " is outside 1..",
+                               gen::kMaxGemmBatch));
+  }
+  if (!std::isfinite(problem.alpha) || !std::isfinite(problem.beta)) {
+    return Refuse("alpha and beta must be finite");
+  }
+  const GemmProblem r = Resolved(problem);
+  const ptx::ScalarType out = *r.output;
+  const StoredShape a = Stored(r.a_major, r.m, r.k);
+  const StoredShape b = Stored(r.b_major, r.n, r.k);
+  const bool reads_c = r.beta != 0.0f;
+  for (const absl::Status& rule : {
+           CheckLeadingDimension("lda", r.lda, a.columns, r.element, true,
+                                 problem.lda != 0 ? ""
+                                 : r.a_major == MajorOrder::kK ? "k" : "m"),
+           CheckLeadingDimension("ldb", r.ldb, b.columns, r.element, true,
+                                 problem.ldb != 0 ? ""
+                                 : r.b_major == MajorOrder::kK ? "k" : "n"),
+           reads_c ? CheckLeadingDimension("ldc", r.ldc, r.n, out, false)
+                   : absl::OkStatus(),
+           CheckLeadingDimension("ldd", r.ldd, r.n, out, false),
+       }) {
+    if (!rule.ok()) return rule;
+  }
+  if (r.batch > 1) {
+    for (const absl::Status& rule : {
+             CheckBatchStride("stride_a", r.stride_a, (a.rows - 1) * r.lda + a.columns,
+                              r.element, true),
+             CheckBatchStride("stride_b", r.stride_b, (b.rows - 1) * r.ldb + b.columns,
+                              r.element, true),
+             reads_c ? CheckBatchStride("stride_c", r.stride_c,
+                                        (r.m - 1) * r.ldc + r.n, out, false)
+                     : absl::OkStatus(),
+             CheckBatchStride("stride_d", r.stride_d, (r.m - 1) * r.ldd + r.n, out, false),
+         }) {
+      if (!rule.ok()) return rule;
+    }
+    const int64_t bias_length = r.bias == BiasAlong::kM ? r.m : r.n;
+    if (r.bias != BiasAlong::kNone && r.stride_bias != 0 && r.stride_bias < bias_length) {
+      return Refuse(absl::StrCat("stride_bias=", r.stride_bias,
+                                 " must be 0 (one bias for the batch) or at least ",
+                                 bias_length));
+    }
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
-    const gen::GemmConfig& config, ptx::ScalarType element,
+    const gen::GemmConfig& config, const gen::GemmForm& form,
     compile::KernelCache& cache) {
   absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
@@ -205,13 +360,13 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
   // carries it to every Gemm that uses it.
   Registry& registry = LoadedKernels();
   const std::pair<CUcontext, std::string> key{
-      *context, absl::StrCat(ptx::PtxName(element), " ", gen::ConfigName(config))};
+      *context, absl::StrCat(gen::FormName(form), " ", gen::ConfigName(config))};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
-  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, element);
+  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, form);
   if (!generated.ok()) return generated.status();
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
       cache.GetOrCompile(generated->kernel_name, generated->source,
@@ -301,7 +456,7 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   // Generating the kernel refuses an invalid config before it compiles; the
   // rest of the plan needs the loaded kernel's occupancy.
   absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
-      LoadGemmKernel(config, problem.element, cache);
+      LoadGemmKernel(config, FormOf(problem), cache);
   if (!kernel.ok()) return kernel.status();
   absl::StatusOr<gen::GemmGrid> grid =
       PlanGemmLaunch(problem, config, (*kernel)->resident_clusters);
@@ -309,7 +464,7 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
       PrepareWorkspace(**kernel, problem, *grid);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(problem, *grid, *std::move(kernel), *std::move(workspace));
+  return Gemm(Resolved(problem), *grid, *std::move(kernel), *std::move(workspace));
 }
 
 const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
@@ -318,45 +473,72 @@ const compile::CompiledModule& Gemm::compiled() const { return *kernel_->compile
 
 absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                        CUstream stream) const {
-  for (const auto& [name, address] : {std::pair<const char*, CUdeviceptr>{"A", a},
-                                      {"B", b},
-                                      {"C", c}}) {
+  GemmOperands operands;
+  operands.a = a;
+  operands.b = b;
+  operands.d = c;
+  return Run(operands, stream);
+}
+
+absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
+  const GemmProblem& p = problem_;  // resolved by Prepare
+  const bool reads_c = p.beta != 0.0f;
+  const bool has_bias = p.bias != BiasAlong::kNone;
+  for (const auto& [name, address, used] :
+       {std::tuple<const char*, CUdeviceptr, bool>{"A", operands.a, true},
+        {"B", operands.b, true},
+        {"C", operands.c, reads_c},
+        {"D", operands.d, true},
+        {"the bias", operands.bias, has_bias}}) {
+    if (!used) continue;
     if (absl::Status usable = CheckOperandAddress(name, address); !usable.ok()) {
       return usable;
     }
   }
   const gen::GeneratedGemm& generated = kernel_->generated;
-  const ptx::ScalarType element = problem_.element;
-  absl::StatusOr<CUtensorMap> a_map =
-      OperandMap(generated.a_box, element, a, problem_.m, problem_.k);
+  const StoredShape a = Stored(p.a_major, p.m, p.k);
+  const StoredShape b = Stored(p.b_major, p.n, p.k);
+  absl::StatusOr<CUtensorMap> a_map = OperandMap(
+      generated.a_box, p.element, operands.a, a.rows, a.columns, p.lda, p.batch, p.stride_a);
   if (!a_map.ok()) return a_map.status();
-  absl::StatusOr<CUtensorMap> b_map =
-      OperandMap(generated.b_box, element, b, problem_.n, problem_.k);
+  absl::StatusOr<CUtensorMap> b_map = OperandMap(
+      generated.b_box, p.element, operands.b, b.rows, b.columns, p.ldb, p.batch, p.stride_b);
   if (!b_map.ok()) return b_map.status();
-  CUtensorMap c_map = {};
-  if (generated.config.epilogue == gen::GemmEpilogue::kTmaStore) {
-    absl::StatusOr<CUtensorMap> encoded =
-        OperandMap(generated.c_box, element, c, problem_.m, problem_.n);
-    if (!encoded.ok()) return encoded.status();
-    c_map = *encoded;
-  }
   KernelArguments arguments;
   arguments.a_map = *a_map;
   arguments.b_map = *b_map;
-  arguments.c_map = c_map;
-  arguments.c = c;
+  arguments.d_map = {};
+  if (generated.config.epilogue == gen::GemmEpilogue::kTmaStore) {
+    absl::StatusOr<CUtensorMap> encoded = OperandMap(
+        generated.d_box, *p.output, operands.d, p.m, p.n, p.ldd, p.batch, p.stride_d);
+    if (!encoded.ok()) return encoded.status();
+    arguments.d_map = *encoded;
+  }
+  arguments.d = operands.d;
+  arguments.c = reads_c ? operands.c : 0;
+  arguments.bias = has_bias ? operands.bias : 0;
   arguments.workspace = workspace_ ? workspace_->buffer.address() : 0;
-  arguments.m = static_cast<int>(problem_.m);
-  arguments.n = static_cast<int>(problem_.n);
-  arguments.k = static_cast<int>(problem_.k);
-  arguments.pair_stores = problem_.n % 2 == 0 ? 1 : 0;  // C is 16-byte aligned
+  arguments.m = static_cast<int>(p.m);
+  arguments.n = static_cast<int>(p.n);
+  arguments.k = static_cast<int>(p.k);
+  arguments.batch = static_cast<int>(p.batch);
+  arguments.ldc = p.ldc;
+  arguments.ldd = p.ldd;
+  arguments.stride_c = p.stride_c;
+  arguments.stride_d = p.stride_d;
+  arguments.stride_bias = p.stride_bias;
+  arguments.alpha = p.alpha;
+  arguments.beta = p.beta;
+  // D is 16-byte aligned: a pair of columns is aligned when every row and
+  // every batch starts on an even element.
+  arguments.pair_stores = p.ldd % 2 == 0 && (p.batch == 1 || p.stride_d % 2 == 0);
   std::vector<void*> args = arguments.InTableOrder();
   if (absl::Status launched =
           kernel_->function.Launch(LaunchShape(generated, grid_, stream), args.data());
       !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }
-  return Reduce(c, stream);
+  return Reduce(operands.d, stream);
 }
 
 absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {

@@ -37,8 +37,9 @@ gen::GemmConfig WarpSpecialized(int block_m, int block_n, int consumers,
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Over the whole batch.
 int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
-  return CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
+  return problem.batch * CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
 }
 
 // The share of a persistent grid's MMA work that lands in C, from `clusters`
@@ -46,7 +47,7 @@ int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
 // the last wave are lost (stream-K keeps the last wave busy).
 double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
                       int64_t clusters) {
-  const int64_t units = gen::GemmWorkUnits(config, problem.m, problem.n);
+  const int64_t units = gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch);
   const int64_t waves = CeilDiv(units, clusters);
   const double busy =
       config.stream_k ? 1.0 : static_cast<double>(units) / (waves * clusters);
@@ -62,7 +63,7 @@ double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
 // must be able to count the k-tiles: gen::CheckGemmLaunch.)
 bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
                  int64_t clusters) {
-  const int64_t tail = gen::GemmWorkUnits(config, problem.m, problem.n) % clusters;
+  const int64_t tail = gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch) % clusters;
   const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
   const int64_t sharers = std::min<int64_t>(
       clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
@@ -115,18 +116,46 @@ gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
   return config;
 }
 
+// Whether D's rows (and batches) start on 16-byte boundaries, as a TMA
+// store needs. Reduced first: any int64 may come here, and the products
+// must not wrap.
+bool DRowsAligned(const GemmProblem& resolved) {
+  const int64_t out_bytes = ptx::SizeInBytes(*resolved.output);
+  return resolved.ldd % 16 * out_bytes % 16 == 0 &&
+         (resolved.batch == 1 || resolved.stride_d % 16 * out_bytes % 16 == 0);
+}
+
+// The TMA-store epilogue takes the problem: its form (16-bit D, no C, bias
+// or activation) and D's alignment.
+bool TmaStoreFits(const GemmProblem& problem) {
+  const gen::GemmForm form = FormOf(problem);
+  return !form.reads_c && form.bias == BiasAlong::kNone &&
+         form.activation == Activation::kNone &&
+         form.output != ptx::ScalarType::kF32 && DRowsAligned(Resolved(problem));
+}
+
 }  // namespace
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
                                     const GemmProblem& problem) {
-  // n reduced first: any int64 may come here, and the product must not wrap.
-  const int64_t misalignment =
-      problem.n % 16 * ptx::SizeInBytes(problem.element) % 16;
-  if (config.epilogue == gen::GemmEpilogue::kTmaStore && misalignment != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM config '", gen::ConfigName(config), "' stores C with TMA, which "
-        "needs rows of C on 16-byte boundaries (n a multiple of 8, not ",
-        problem.n, ")"));
+  if (absl::Status form = gen::ValidateGemmConfigForForm(config, FormOf(problem));
+      !form.ok()) {
+    return form;
+  }
+  auto refuse = [&](absl::string_view rule) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM config '", gen::ConfigName(config), "' ", rule));
+  };
+  const GemmProblem r = Resolved(problem);
+  if (config.epilogue == gen::GemmEpilogue::kTmaStore && !DRowsAligned(r)) {
+    return refuse(absl::StrCat(
+        "stores D with TMA, which needs rows (and batches) of D on 16-byte "
+        "boundaries (ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
+  }
+  if (config.split_k > 1 && (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
+    return refuse(
+        "splits K into slices that its reduce kernel adds into a packed D of "
+        "one GEMM without scaling: it needs batch 1, ldd = n and alpha = 1");
   }
   return absl::OkStatus();
 }
@@ -135,17 +164,13 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
                                              const gen::GemmConfig& config,
                                              int resident_clusters) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
-  if (absl::Status valid = gen::ValidateGemmConfig(config, problem.element);
-      !valid.ok()) {
-    return valid;
-  }
   if (absl::Status fits = CheckConfigFitsProblem(config, problem); !fits.ok()) {
     return fits;
   }
-  const gen::GemmGrid grid =
-      gen::GemmLaunchGrid(config, problem.m, problem.n, resident_clusters);
-  if (absl::Status launch =
-          gen::CheckGemmLaunch(config, problem.m, problem.n, problem.k, grid);
+  const gen::GemmGrid grid = gen::GemmLaunchGrid(config, problem.m, problem.n,
+                                                 resident_clusters, problem.batch);
+  if (absl::Status launch = gen::CheckGemmLaunch(config, problem.m, problem.n,
+                                                 problem.k, grid, problem.batch);
       !launch.ok()) {
     return launch;
   }
@@ -166,10 +191,14 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 //   there);
 // - the TMA-store epilogue wherever rows of C allow it.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
-  const bool tma_store = (problem.n * ptx::SizeInBytes(problem.element)) % 16 == 0;
+  const GemmProblem resolved = Resolved(problem);
+  const bool tma_store = TmaStoreFits(problem);
   const gen::GemmEpilogue epilogue =
       tma_store ? gen::GemmEpilogue::kTmaStore : gen::GemmEpilogue::kDirect;
-  const bool aligned_rows = (problem.k * ptx::SizeInBytes(problem.element)) % 128 == 0;
+  const bool aligned_rows =
+      resolved.a_major == MajorOrder::kK && resolved.b_major == MajorOrder::kK &&
+      (resolved.lda * ptx::SizeInBytes(problem.element)) % 128 == 0 &&
+      (resolved.ldb * ptx::SizeInBytes(problem.element)) % 128 == 0;
   const int64_t wide_tiles = Tiles(problem, 128, 256);
   const int64_t sms = sm_count;  // 64 bits: 9 * sm_count must not wrap
   gen::GemmConfig config;
@@ -182,6 +211,11 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   } else {
     config = WarpSpecialized(64, 128, 1, 1, epilogue);
   }
+  // A pick the form cannot take (an MN-major B split between a cluster's
+  // CTAs) runs without the cluster.
+  if (config.cluster_m == 2 && !CheckConfigFitsProblem(config, problem).ok()) {
+    config.cluster_m = 1;
+  }
   return WithDeepestRing(config, problem.element);
 }
 
@@ -191,7 +225,6 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   auto add = [&](gen::GemmConfig config) {
     config = WithDeepestRing(config, problem.element);
     if (std::find(candidates.begin(), candidates.end(), config) == candidates.end() &&
-        gen::ValidateGemmConfig(config, problem.element).ok() &&
         CheckConfigFitsProblem(config, problem).ok()) {
       candidates.push_back(config);
     }

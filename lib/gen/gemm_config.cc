@@ -324,21 +324,60 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
   return ValidateBudgets(config, element);
 }
 
-int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n) {
+absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
+                                       const GemmForm& form) {
+  if (absl::Status valid = ValidateGemmForm(form); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateGemmConfig(config, form.element); !valid.ok()) {
+    return valid;
+  }
+  const bool plain_epilogue = !form.reads_c && form.bias == BiasAlong::kNone &&
+                              form.activation == Activation::kNone;
+  if (config.split_k > 1 && !(plain_epilogue && form.output == form.element)) {
+    return Unsupported(config, absl::StrCat(
+        "split-K rounds its sums in a reduce kernel that computes the plain "
+        "form only (D = alpha * A.B in the input type), not ", FormName(form)));
+  }
+  if (config.epilogue == GemmEpilogue::kTmaStore &&
+      !(plain_epilogue && form.output != ptx::ScalarType::kF32)) {
+    return Unsupported(config, absl::StrCat(
+        "the TMA-store epilogue stores 16-bit D without C, bias or activation; "
+        "use 'direct' for ", FormName(form)));
+  }
+  const GemmLayout layout = PlanGemmLayout(config, form);
+  for (const ptx::SharedTile* tile : {&layout.a_tile, &layout.b_tile}) {
+    absl::StatusOr<ptx::TileLayout> described = ptx::DescribeTile(*tile);
+    if (!described.ok()) {
+      return Unsupported(config, std::string(described.status().message()));
+    }
+    // A 2-CTA cluster loads half of B's columns in each CTA.
+    if (tile == &layout.b_tile && tile->major == ptx::MajorOrder::kMN &&
+        config.cluster_m == 2 && described->columns % 2 != 0) {
+      return Unsupported(config, absl::StrCat(
+          "an MN-major B in a 2-CTA cluster needs an even number of ",
+          described->span_bytes, "-byte columns (block_n a multiple of ",
+          2 * described->box_inner_elements, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
+                      int64_t batch) {
   const int64_t tiles_m = CeilDiv(m, config.block_m);
-  return CeilDiv(tiles_m, config.cluster_m) * CeilDiv(n, config.block_n) *
+  return batch * CeilDiv(tiles_m, config.cluster_m) * CeilDiv(n, config.block_n) *
          config.split_k;
 }
 
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
-                        int resident_clusters) {
+                        int resident_clusters, int64_t batch) {
   GemmGrid grid;
   if (config.schedule == GemmSchedule::kV1) {
     grid.x = CeilDiv(m, config.block_m);
     grid.y = CeilDiv(n, config.block_n);
+    grid.z = batch;
     return grid;
   }
-  const int64_t units = GemmWorkUnits(config, m, n);
+  const int64_t units = GemmWorkUnits(config, m, n, batch);
   // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
   const int64_t resident = std::max(1, resident_clusters);
   const int64_t clusters = !config.persistent ? units
@@ -350,7 +389,11 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
 }
 
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
-                             int64_t k, const GemmGrid& grid) {
+                             int64_t k, const GemmGrid& grid, int64_t batch) {
+  if (batch < 1 || batch > kMaxGemmBatch) {
+    return Unsupported(config, absl::StrCat("a batch holds 1..", kMaxGemmBatch,
+                                            " GEMMs, not ", batch));
+  }
   // The sizes first: past them no product below can wrap.
   for (const auto& [name, size] :
        {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
@@ -361,7 +404,7 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
     }
   }
   constexpr int64_t kInt32Limit = int64_t{1} << 31;
-  const int64_t units = GemmWorkUnits(config, m, n);
+  const int64_t units = GemmWorkUnits(config, m, n, batch);
   // Only the warp-specialized kernel walks tiles in raster groups.
   const int64_t raster_span =
       config.schedule == GemmSchedule::kWarpSpecialized &&
@@ -370,7 +413,7 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
           : 0;
   if (units >= kInt32Limit || raster_span >= kInt32Limit) {
     return Unsupported(config, absl::StrCat(
-        "the kernel counts tiles in 32 bits: ", m, " x ", n, " makes ", units,
+        "the kernel counts tiles in 32 bits: ", batch, " x ", m, " x ", n, " makes ", units,
         " work units and raster spans of ", raster_span, " tiles"));
   }
   if (grid.x > kMaxGridX || grid.y > kMaxGridY) {

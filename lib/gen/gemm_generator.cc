@@ -29,7 +29,8 @@ namespace {
 // Everything one generation needs; ops collects errors as it goes.
 struct Generation {
   const GemmConfig& config;
-  ptx::ScalarType element;
+  const GemmForm& form;
+  ptx::ScalarType element;  // A's and B's
   GemmLayout layout;
   DeviceOps ops;
   absl::Status status;
@@ -38,6 +39,15 @@ struct Generation {
     if (status.ok() && !result.ok()) status = result;
   }
 };
+
+// "A K-major, 128B swizzle; B MN-major, 128B swizzle" for the header comment.
+std::string TileWords(const Generation& g) {
+  auto words = [](const ptx::SharedTile& tile) {
+    return absl::StrCat(tile.major == ptx::MajorOrder::kK ? "K" : "MN", "-major, ",
+                        ptx::SwizzleName(tile.swizzle), " swizzle");
+  };
+  return absl::StrCat("A ", words(g.layout.a_tile), "; B ", words(g.layout.b_tile));
+}
 
 // The configuration without its launch policy (persistent or one CTA per
 // tile), which does not change the code.
@@ -49,8 +59,15 @@ std::string CodeName(const GemmConfig& config) {
   return name;
 }
 
-std::string KernelName(const GemmConfig& config, ptx::ScalarType element) {
-  return absl::StrCat("ptxgen_gemm_", ptx::PtxName(element), "_",
+// The plain form keeps its short name; others name their form, spelled
+// in identifier characters.
+std::string KernelName(const GemmConfig& config, const GemmForm& form) {
+  const std::string form_part =
+      form == PlainForm(form.element)
+          ? std::string(ptx::PtxName(form.element))
+          : absl::StrReplaceAll(FormName(form),
+                                {{".", "_"}, {"->", "_to_"}, {"+", "_"}});
+  return absl::StrCat("ptxgen_gemm_", form_part, "_",
                       absl::StrReplaceAll(CodeName(config), {{" ", "_"}}));
 }
 
@@ -119,8 +136,11 @@ std::string MmaBody(Generation& g, int indent) {
   mma.n = g.config.block_n;
   mma.a_type = mma.b_type = g.element;
   mma.d_type = ptx::ScalarType::kF32;
-  const std::string name = absl::StrCat("wgmma_m64n", mma.n, "_f32_",
-                                        ptx::PtxName(g.element));
+  mma.transpose_a = g.form.a_major == ptx::MajorOrder::kMN;
+  mma.transpose_b = g.form.b_major == ptx::MajorOrder::kMN;
+  const std::string name =
+      absl::StrCat("wgmma_m64n", mma.n, "_f32_", ptx::PtxName(g.element),
+                   mma.transpose_a ? "_ta" : "", mma.transpose_b ? "_tb" : "");
   const int instruction_k = *ptx::WgmmaK(g.element);
   const ptx::SharedTile a_tile = ConsumerATile(g);
   std::string text;
@@ -148,15 +168,55 @@ std::string WaitGroup(Generation& g, int pending) {
                     ptx::WgmmaWaitGroup(pending), {});
 }
 
+// One TMA box of an operand's 3-D map (contiguous, other, batch) into
+// `dst`, optionally multicast into both CTAs of the cluster.
 std::string TmaLoad(Generation& g, const std::string& dst,
-                    const std::string& map, const std::string& k,
-                    const std::string& row, const std::string& barrier) {
+                    const std::string& map, const std::string& contiguous,
+                    const std::string& other, const std::string& barrier,
+                    bool multicast = false) {
   ptx::TensorLoad load;
-  return g.ops.Call("tma_load_2d", ptx::CpAsyncBulkTensorLoad(load),
-                    {{"dst", dst},
-                     {"tensor_map", map},
-                     {"coords", absl::StrCat("{(unsigned)(", k, "), (unsigned)(", row, ")}")},
-                     {"mbarrier", barrier}});
+  load.rank = 3;
+  load.multicast = multicast;
+  DeviceOps::Arguments arguments = {
+      {"dst", dst},
+      {"tensor_map", map},
+      {"coords", absl::StrCat("{(unsigned)(", contiguous, "), (unsigned)(", other,
+                              "), (unsigned)batch}")},
+      {"mbarrier", barrier}};
+  if (multicast) arguments["cta_mask"] = "(unsigned short)0x3";
+  return g.ops.Call(multicast ? "tma_load_3d_multicast" : "tma_load_3d",
+                    ptx::CpAsyncBulkTensorLoad(load), arguments);
+}
+
+// The loads that fill an operand tile's rows [first_row, first_row +
+// rows) in a stage: a K-major tile takes one box of those rows; an
+// MN-major tile is cut into columns of its swizzle span, a box each, of
+// which these rows are the columns starting at first_row. `mn0` and `k0`
+// are the tile's origin in the operand.
+std::string LoadOperand(Generation& g, const ptx::SharedTile& tile,
+                        const std::string& dst, const std::string& map,
+                        const std::string& mn0, const std::string& first_row,
+                        const std::string& first_byte, int rows, bool multicast,
+                        int indent) {
+  const std::string pad(indent, ' ');
+  if (tile.major == ptx::MajorOrder::kK) {
+    return TmaLoad(g, absl::StrCat(dst, first_byte), map, "k0",
+                   absl::StrCat(mn0, first_row), "full", multicast);
+  }
+  absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
+  if (!layout.ok()) {
+    g.Check(layout.status());
+    return "";
+  }
+  std::string text;
+  for (int row = 0; row < rows; row += layout->box_inner_elements) {
+    const int column = row / layout->box_inner_elements;
+    absl::StrAppend(
+        &text, text.empty() ? "" : absl::StrCat("\n", pad),
+        TmaLoad(g, absl::StrCat(dst, first_byte, " + ", column * layout->column_bytes, "u"),
+                map, absl::StrCat(mn0, first_row, " + ", row), "k0", "full", multicast));
+  }
+  return text;
 }
 
 std::string Fill(Generation& g, absl::string_view name,
@@ -173,15 +233,16 @@ std::string Fill(Generation& g, absl::string_view name,
 
 std::string PackCall(Generation& g, const std::string& packed,
                      const std::string& high, const std::string& low) {
-  return g.ops.Call(absl::StrCat("cvt_pack_", ptx::PtxName(g.element), "x2"),
-                    ptx::CvtPackFromF32x2(g.element),
+  return g.ops.Call(absl::StrCat("cvt_pack_", ptx::PtxName(g.form.output), "x2"),
+                    ptx::CvtPackFromF32x2(g.form.output),
                     {{"packed", packed}, {"high", high}, {"low", low}});
 }
 
-// The rounding of a packed pair and of single values, as template slots.
+// The rounding to the output type of a packed pair and of single values,
+// as template slots.
 TemplateValues RoundingValues(Generation& g) {
-  const std::string round = absl::StrCat("cvt_round_", ptx::PtxName(g.element));
-  const absl::StatusOr<ptx::Statement> statement = ptx::CvtRoundFromF32(g.element);
+  const std::string round = absl::StrCat("cvt_round_", ptx::PtxName(g.form.output));
+  const absl::StatusOr<ptx::Statement> statement = ptx::CvtRoundFromF32(g.form.output);
   return {{"PACK", PackCall(g, "packed", "high", "low")},
           {"ROUND_LOW", g.ops.Call(round, statement,
                                    {{"result", "value"}, {"value", "low"}})},
@@ -279,6 +340,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Bool("kStreamK", config.stream_k),
       Int("kStreamKMaxPieces", kStreamKMaxPieces),
       Int("kRasterGroup", config.raster_group),
+      Bool("kBatched", g.form.batched),
       Bytes("kStageBytes", layout.stage_bytes),
       Bytes("kATileBytes", layout.a_tile_bytes),
       Bytes("kConsumerABytes",
@@ -313,13 +375,31 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   return plan;
 }
 
-// The store strategy's destination and its store_pair: C rounded to the
-// element type, or with split-K the f32 slice in the workspace.
+// The store strategy's destination and its store_pair: D in the output
+// type through the epilogue's transform, or with split-K the f32 slice in
+// the workspace.
 std::string StoreFunction(Generation& g) {
   if (g.config.split_k > 1) return Fill(g, "gemm_store_partial.cu", {});
-  TemplateValues values = RoundingValues(g);
-  values["ELEMENT"] = std::string(ptx::PtxName(g.element));
-  return Fill(g, "gemm_store_pair.cu", values);
+  const bool f32 = g.form.output == ptx::ScalarType::kF32;
+  TemplateValues values = {
+      {"OUTPUT", std::string(ptx::PtxName(g.form.output))},
+      {"OUTPUT_CTYPE", f32 ? "float" : "unsigned short"},
+  };
+  if (f32) {
+    values["STORE_BOTH"] = "    *(float2*)out = make_float2(low, high);";
+    values["STORE_LOW"] = "  out[0] = low;";
+    values["STORE_HIGH"] = "    out[1] = high;";
+  } else {
+    const TemplateValues rounding = RoundingValues(g);
+    values["STORE_BOTH"] = absl::StrCat("    unsigned packed;\n    ", rounding.at("PACK"),
+                                        "\n    *(unsigned*)out = packed;");
+    values["STORE_LOW"] = absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
+                                       "\n  out[0] = value;");
+    values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"),
+                                        "\n    out[1] = value;");
+  }
+  return absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n",
+                      Fill(g, "gemm_store_pair.cu", values));
 }
 
 // The direct strategy: one store_pair per accumulator pair, at the
@@ -332,7 +412,7 @@ std::string DirectEpilogue(Generation& g) {
     for (int i = 0; i < registers; i += 2) {
       const ptx::AccumulatorCoordinate at = ptx::WgmmaAccumulatorCoordinate(0, i);
       absl::StrAppendFormat(
-          &stores, "  store_pair(out, m, n, row + %d, column + %d, acc[%d][%d], "
+          &stores, "  store_pair(out, e, batch, row + %d, column + %d, acc[%d][%d], "
                    "acc[%d][%d], pair_stores);\n",
           s * ptx::kWgmmaM + at.row, at.column, s, i, s, i + 1);
     }
@@ -352,6 +432,7 @@ std::string SyncConsumer(Generation& g) {
 std::string TmaEpilogue(Generation& g) {
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
+  store.rank = 3;
   return Fill(
       g, "gemm_epilogue_tma.cu",
       {{"ELEMENT", std::string(ptx::PtxName(g.element))},
@@ -368,10 +449,11 @@ std::string TmaEpilogue(Generation& g) {
        {"FENCE_PROXY", g.ops.Call("fence_proxy_async_shared",
                                   ptx::FenceProxyAsyncSharedCta(), {})},
        {"STORE_CHUNK",
-        g.ops.Call("tma_store_2d", ptx::CpAsyncBulkTensorStore(store),
-                   {{"tensor_map", "e.c_map_address"},
+        g.ops.Call("tma_store_3d", ptx::CpAsyncBulkTensorStore(store),
+                   {{"tensor_map", "e.d_map_address"},
                     {"coords", "{(unsigned)(n0 + plan::kStoreChunkColumns * "
-                               "(pass * plan::kStorePassChunks + chunk)), (unsigned)m0}"},
+                               "(pass * plan::kStorePassChunks + chunk)), (unsigned)m0, "
+                               "(unsigned)batch}"},
                     {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
        {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})},
        {"DRAIN", g.ops.Call("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false), {})}});
@@ -411,7 +493,7 @@ std::string KernelSignature(Generation& g) {
     declarations.push_back(spec.declaration);
   }
   return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", g.layout.threads,
-                      ", 1)\n", KernelName(g.config, g.element), "(",
+                      ", 1)\n", KernelName(g.config, g.form), "(",
                       absl::StrJoin(declarations, ",\n    "), ")");
 }
 
@@ -443,18 +525,21 @@ std::string V1Source(Generation& g) {
   TemplateValues values = {
       {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
-      {"SWIZZLE", std::string(ptx::SwizzleName(g.layout.swizzle))},
+      {"FORM", FormName(g.form)},
+      {"SWIZZLE", TileWords(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
       {"PARTS", parts},
       {"KERNEL_SIGNATURE", KernelSignature(g)},
-      {"INIT_BARRIER", MbarrierInit(g, "barrier", "1u")},
+      {"INIT_BARRIER", MbarrierInit(g, "full", "1u")},
       {"FENCE_BARRIER_INIT",
        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
-      {"EXPECT_BYTES", ExpectBytes(g, "barrier")},
-      {"LOAD_A", TmaLoad(g, "a_tile", "a_map_address", "k0", "m0", "barrier")},
-      {"LOAD_B", TmaLoad(g, "b_tile", "b_map_address", "k0", "n0", "barrier")},
-      {"WAIT_LOADS", MbarrierWait(g, "barrier", "phase")},
+      {"EXPECT_BYTES", ExpectBytes(g, "full")},
+      {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address", "m0", "", "",
+                             g.config.block_m, false, 6)},
+      {"LOAD_B", LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "", "",
+                             g.config.block_n, false, 6)},
+      {"WAIT_LOADS", MbarrierWait(g, "full", "phase")},
       {"WGMMA_WAIT", WaitGroup(g, 0)},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
   };
@@ -479,17 +564,12 @@ PlannedSource V1PlannedSource(Generation& g) {
 // share, multicast into both CTAs at the same offset.
 std::string LoadB(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return TmaLoad(g, "b_tile", "b_map_address", "k0", "n0", "full");
+    return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "", "",
+                       g.config.block_n, false, 6);
   }
-  ptx::TensorLoad load;
-  load.multicast = true;
-  return g.ops.Call(
-      "tma_load_2d_multicast", ptx::CpAsyncBulkTensorLoad(load),
-      {{"dst", "b_tile + rank * plan::kBBytesPerCta"},
-       {"tensor_map", "b_map_address"},
-       {"coords", "{(unsigned)(k0), (unsigned)(n0 + (int)rank * plan::kBRowsPerCta)}"},
-       {"mbarrier", "full"},
-       {"cta_mask", "(unsigned short)0x3"}});
+  return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0",
+                     " + (int)rank * plan::kBRowsPerCta", " + rank * plan::kBBytesPerCta",
+                     g.config.block_n / g.config.cluster_m, true, 6);
 }
 
 // One arrival per consumer warp on the stage's empty barrier, in every CTA
@@ -565,7 +645,8 @@ std::string ProducerPart(Generation& g) {
                                        ? ", this CTA's share of B multicast into "
                                          "both CTAs of the cluster"
                                        : ""},
-               {"LOAD_A", TmaLoad(g, "a_tile", "a_map_address", "k0", "m0", "full")},
+               {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address", "m0",
+                                      "", "", g.config.block_m, false, 6)},
                {"LOAD_B", LoadB(g)}});
 }
 
@@ -592,6 +673,7 @@ std::string WarpSpecializedSource(Generation& g) {
       Fill(g, "gemm_epilogue_args.cu", {}),
       Fill(g, "gemm_scheduler.cu", {}),
       TileOrderFunction(g),
+      Fill(g, "gemm_tile.cu", {}),
       PipelinePart(g),
       ProducerPart(g),
       MmaPart(g),
@@ -603,7 +685,8 @@ std::string WarpSpecializedSource(Generation& g) {
   TemplateValues values = {
       {"CONFIG", CodeName(config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
-      {"SWIZZLE", std::string(ptx::SwizzleName(layout.swizzle))},
+      {"FORM", FormName(g.form)},
+      {"SWIZZLE", TileWords(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
       {"PARTS", absl::StrJoin(parts, "\n")},
@@ -639,12 +722,14 @@ PlannedSource WarpSpecializedPlannedSource(Generation& g) {
   return planned;
 }
 
-// The TMA box that fills `tile` one column at a time, `rows` rows of it per
-// load (a CTA of a cluster loads its share of B).
+// The TMA box that fills `tile`: a K-major tile in one box of `rows` rows
+// (a CTA of a cluster loads its share of B), an MN-major one a column of
+// its swizzle span at a time, all block_k rows of K.
 GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
   g.Check(layout.status());
-  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, rows, tile.swizzle};
+  const int outer = tile.major == ptx::MajorOrder::kK ? rows : tile.k_extent;
+  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer, tile.swizzle};
 }
 
 }  // namespace
@@ -652,20 +737,34 @@ GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
 const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
   static const auto* const parameters = new std::vector<GemmKernelParameterSpec>{
       {GemmKernelParameter::kAMap, "const __grid_constant__ TensorMap a_map",
-       "TMA map of A [m, k]"},
+       "TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major"},
       {GemmKernelParameter::kBMap, "const __grid_constant__ TensorMap b_map",
-       "TMA map of B [n, k]"},
-      {GemmKernelParameter::kCMap, "const __grid_constant__ TensorMap c_map",
-       "TMA map of C [m, n], for the TMA-store epilogue"},
-      {GemmKernelParameter::kC, "unsigned short* __restrict__ c",
-       "C [m, n], for the direct epilogue"},
+       "TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major"},
+      {GemmKernelParameter::kDMap, "const __grid_constant__ TensorMap d_map",
+       "TMA map of D (n, m, batch), for the TMA-store epilogue"},
+      {GemmKernelParameter::kD, "void* __restrict__ d",
+       "D [m, n] per batch, for the direct epilogue"},
+      {GemmKernelParameter::kC, "const void* c", "C [m, n] per batch (may be D)"},
+      {GemmKernelParameter::kBias, "const void* __restrict__ bias",
+       "the bias: m or n values per batch"},
       {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
        "split-K slices or stream-K flags and partial sums"},
-      {GemmKernelParameter::kM, "int m", "rows of A and C"},
-      {GemmKernelParameter::kN, "int n", "rows of B, columns of C"},
+      {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},
+      {GemmKernelParameter::kN, "int n", "columns of op(B) and D"},
       {GemmKernelParameter::kK, "int k", "the shared dimension"},
+      {GemmKernelParameter::kBatch, "int batches", "GEMMs in the strided batch"},
+      {GemmKernelParameter::kLdc, "long long ldc", "elements between rows of C"},
+      {GemmKernelParameter::kLdd, "long long ldd", "elements between rows of D"},
+      {GemmKernelParameter::kStrideC, "long long stride_c",
+       "elements between batches of C"},
+      {GemmKernelParameter::kStrideD, "long long stride_d",
+       "elements between batches of D"},
+      {GemmKernelParameter::kStrideBias, "long long stride_bias",
+       "elements between batches of the bias (0: shared)"},
+      {GemmKernelParameter::kAlpha, "float alpha", "scales A.B"},
+      {GemmKernelParameter::kBeta, "float beta", "scales C, when the form reads it"},
       {GemmKernelParameter::kPairStores, "int pair_stores",
-       "!= 0: one store per pair of adjacent columns (n even)"},
+       "!= 0: one store per pair of adjacent columns of D (ldd and stride_d even)"},
   };
   return *parameters;
 }
@@ -676,7 +775,8 @@ std::string SplitKReduceKernelName(ptx::ScalarType element) {
 
 absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element) {
   GemmConfig config;  // only the element matters to the rounding
-  Generation g{config, element, GemmLayout{}};
+  const GemmForm form = PlainForm(element);
+  Generation g{config, form, element, GemmLayout{}};
   TemplateValues values = RoundingValues(g);
   values["ELEMENT"] = std::string(ptx::PtxName(element));
   values["KERNEL_NAME"] = SplitKReduceKernelName(element);
@@ -688,11 +788,11 @@ absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element) {
 }
 
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
-                                           ptx::ScalarType element) {
-  if (absl::Status valid = ValidateGemmConfig(config, element); !valid.ok()) {
+                                           const GemmForm& form) {
+  if (absl::Status valid = ValidateGemmConfigForForm(config, form); !valid.ok()) {
     return valid;
   }
-  Generation g{config, element, PlanGemmLayout(config, element)};
+  Generation g{config, form, form.element, PlanGemmLayout(config, form)};
   PlannedSource planned = config.schedule == GemmSchedule::kV1
                              ? V1PlannedSource(g)
                              : WarpSpecializedPlannedSource(g);
@@ -700,21 +800,26 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   if (!g.status.ok()) return g.status;
 
   GeneratedGemm gemm;
-  gemm.kernel_name = KernelName(config, element);
+  gemm.kernel_name = KernelName(config, form);
   gemm.source = std::move(planned.source);
   gemm.plan = std::move(planned.plan);
   gemm.config = config;
-  gemm.element = element;
+  gemm.form = form;
   gemm.threads_per_block = g.layout.threads;
   gemm.shared_bytes = g.layout.shared_bytes;
   gemm.a_box = OperandBox(g, g.layout.a_tile, config.block_m);
   gemm.b_box = OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
   if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
-    gemm.c_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
+    gemm.d_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
                                ptx::Swizzle::k128B};
   }
   return gemm;
+}
+
+absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
+                                           ptx::ScalarType element) {
+  return GenerateGemm(config, PlainForm(element));
 }
 
 }  // namespace ptxgen::gen

@@ -27,7 +27,7 @@ inline constexpr int kScheduleBytes = 32;
 inline constexpr int kSharedBaseAlignment = 1024;
 
 struct GemmLayout {
-  ptx::Swizzle swizzle = ptx::Swizzle::kNone;
+  // Each in its major order and the widest swizzle its contiguous bytes take.
   ptx::SharedTile a_tile;
   ptx::SharedTile b_tile;
   int a_tile_bytes = 0;  // rounded up to the swizzle pattern
@@ -51,6 +51,13 @@ struct GemmLayout {
   bool adjusts_registers = false;  // setmaxnreg in use
 };
 
+GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form);
+
+class DeviceOps;
+// The device function epilogue_value(e, value, batch, row, column) of
+// `form` (gemm_epilogue.cc); the instructions it needs go to `ops`.
+std::string EpilogueValueFunction(const GemmForm& form, DeviceOps& ops);
+// The plain form's layout.
 GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element);
 
 }  // namespace ptxgen::gen

@@ -11,15 +11,22 @@ int RoundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-ptx::Swizzle SwizzleForRow(int row_bytes) {
-  switch (row_bytes) {
-    case 32:
-      return ptx::Swizzle::k32B;
-    case 64:
-      return ptx::Swizzle::k64B;
-    default:
-      return ptx::Swizzle::k128B;
+// The widest swizzle whose span divides a tile's contiguous bytes (16-byte
+// core matrices without one).
+ptx::Swizzle SwizzleFor(int contiguous_bytes) {
+  for (ptx::Swizzle swizzle : {ptx::Swizzle::k128B, ptx::Swizzle::k64B, ptx::Swizzle::k32B}) {
+    if (contiguous_bytes % ptx::SwizzleBytes(swizzle) == 0) return swizzle;
   }
+  return ptx::Swizzle::kNone;
+}
+
+// An operand tile: mn_extent rows of M or N by block_k of K, stored with
+// `major` contiguous, in the widest swizzle that fits it.
+ptx::SharedTile OperandTile(ptx::ScalarType element, int mn_extent, int block_k,
+                            ptx::MajorOrder major) {
+  const int contiguous = major == ptx::MajorOrder::kK ? block_k : mn_extent;
+  return {element, mn_extent, block_k, major,
+          SwizzleFor(contiguous * ptx::SizeInBytes(element))};
 }
 
 // The tile's bytes, rounded so that a tile placed after it stays aligned.
@@ -46,13 +53,14 @@ int ConsumerRegisters(const GemmConfig& config, int threads) {
 }  // namespace
 
 GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
+  return PlanGemmLayout(config, PlainForm(element));
+}
+
+GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   GemmLayout layout;
-  const int row_bytes = config.block_k * ptx::SizeInBytes(element);
-  layout.swizzle = SwizzleForRow(row_bytes);
-  layout.a_tile = {element, config.block_m, config.block_k, ptx::MajorOrder::kK,
-                   layout.swizzle};
-  layout.b_tile = {element, config.block_n, config.block_k, ptx::MajorOrder::kK,
-                   layout.swizzle};
+  const ptx::ScalarType element = form.element;
+  layout.a_tile = OperandTile(element, config.block_m, config.block_k, form.a_major);
+  layout.b_tile = OperandTile(element, config.block_n, config.block_k, form.b_major);
   layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
   layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;

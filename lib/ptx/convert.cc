@@ -41,4 +41,17 @@ absl::StatusOr<Statement> CvtPackFromF32x2(ScalarType to) {
   return statement;
 }
 
+absl::StatusOr<Statement> CvtWidenToF32(ScalarType from) {
+  if (!CvtRoundsTo(from)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cvt: widens f16 or bf16 to f32 only, not ", PtxName(from)));
+  }
+  const std::string opcode = absl::StrCat("cvt.f32.", PtxName(from));
+  Statement statement(opcode);
+  const SlotId result = statement.AddSlot("result", RegType::kF32, Access::kWrite);
+  const SlotId value = statement.AddSlot("value", RegType::kB16, Access::kRead);
+  statement.Emit(opcode, {Plain(Reg(result)), Plain(Reg(value))});
+  return statement;
+}
+
 }  // namespace ptxgen::ptx

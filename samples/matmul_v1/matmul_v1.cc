@@ -284,9 +284,9 @@ absl::StatusOr<gen::GemmConfig> ExplainConfiguration(
 std::pair<ptx::SharedTile, ptx::SharedTile> OperandTiles(
     const gen::GeneratedGemm& generated) {
   const gen::GemmConfig& config = generated.config;
-  return {{generated.element, config.block_m, config.block_k,
+  return {{generated.form.element, config.block_m, config.block_k,
            ptx::MajorOrder::kK, generated.a_box.swizzle},
-          {generated.element, config.block_n, config.block_k,
+          {generated.form.element, config.block_n, config.block_k,
            ptx::MajorOrder::kK, generated.b_box.swizzle}};
 }
 
@@ -363,7 +363,7 @@ absl::Status ExplainSharedMemory(const gen::GeneratedGemm& generated) {
       "SBO steps from one 8-row swizzle pattern to the next (8 x span); LBO\n"
       "is unused by swizzled K-major tiles (an instruction's K stays inside\n"
       "one pattern row), so it holds the conventional 16.\n\n",
-      config.block_k * ptx::SizeInBytes(generated.element),
+      config.block_k * ptx::SizeInBytes(generated.form.element),
       ptx::SwizzleName(generated.a_box.swizzle));
   absl::StatusOr<ptx::TileLayout> a = PrintOperandTile("A (sa)", a_tile);
   if (!a.ok()) return a.status();
@@ -387,9 +387,9 @@ constexpr SeedStatement kLoopMap[] = {
     {"self.mbarrier.arrive_and_expect_tx(tma_barrier, sa.nbytes + sb.nbytes)",
      "mbarrier_arrive_expect_tx("},
     {"self.tma.global_to_shared(src=ga, dst=sa, offsets=[offset_m, offset_k])",
-     "tma_load_2d(a_tile"},
+     "tma_load_3d(a_tile"},
     {"self.tma.global_to_shared(src=gb, dst=sb, offsets=[offset_n, offset_k])",
-     "tma_load_2d(b_tile"},
+     "tma_load_3d(b_tile"},
     {"self.mbarrier.wait(tma_barrier, phase=phase)", "mbarrier_wait("},
     {"self.sync()  (both)", "__syncthreads();"},
     {"self.wgmma.fence(); .mma(sa, sb.transpose(), acc); .commit_group()",
@@ -428,9 +428,9 @@ absl::StatusOr<Excerpt> ShowMainLoop(const gen::GeneratedGemm& generated) {
       "writes offsets=[offset_m, offset_k]. Each TMA completes its bytes on\n"
       "the barrier; the wait's parity flips with phase, once per K step.\n",
       config.block_m, config.block_n, config.block_k,
-      ptx::SizeInBytes(generated.element),
+      ptx::SizeInBytes(generated.form.element),
       (config.block_m + config.block_n) * config.block_k *
-          ptx::SizeInBytes(generated.element));
+          ptx::SizeInBytes(generated.form.element));
   return loop;
 }
 
@@ -451,7 +451,7 @@ absl::StatusOr<std::string> FunctionName(const Excerpt& function) {
 
 absl::Status PrintOperandSteps(const gen::GeneratedGemm& generated) {
   const gen::GemmConfig& config = generated.config;
-  absl::StatusOr<int> instruction_k = ptx::WgmmaK(generated.element);
+  absl::StatusOr<int> instruction_k = ptx::WgmmaK(generated.form.element);
   if (!instruction_k.ok()) return instruction_k.status();
   const auto [a_tile, b_tile] = OperandTiles(generated);
   absl::PrintF(

@@ -135,7 +135,7 @@ TEST(SelectionTest, PlanGemmLaunchRefusesWhatPrepareRefuses) {
       {square, parse("v1 128x256x64"), "needs 256 accumulator registers"},
       {{64, 63, 64, ScalarType::kF16},
        parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"),
-       "stores C with TMA, which needs rows of C on 16-byte boundaries"},
+       "stores D with TMA, which needs rows (and batches) of D on 16-byte boundaries"},
       {{huge, huge, 8, ScalarType::kF16}, HeuristicConfig({huge, huge, 8}, 132),
        "the kernel counts tiles in 32 bits"},
       {{128, huge, 8, ScalarType::kF16}, parse("v1 128x128x64"),

@@ -294,7 +294,7 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   EXPECT_EQ(gemm->a_box.inner, 64);
   EXPECT_EQ(gemm->a_box.outer, 128);
   EXPECT_EQ(gemm->b_box.outer, 128);  // half of B per CTA of the pair
-  EXPECT_EQ(gemm->c_box.outer, 64);   // one consumer's rows
+  EXPECT_EQ(gemm->d_box.outer, 64);   // one consumer's rows
 }
 
 // Staging C in passes shrinks its tile: half of each consumer's 256
@@ -309,8 +309,8 @@ TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
   EXPECT_EQ(Planned(*gemm, "kConsumerCBytes"), "16384u");
   EXPECT_EQ(gemm->shared_bytes, 196608 + 32768 + 64 + 32 + 1024);
   EXPECT_EQ(Planned(*gemm, "kStorePasses"), "2");
-  EXPECT_EQ(gemm->c_box.inner, 64);
-  EXPECT_EQ(gemm->c_box.outer, 64);
+  EXPECT_EQ(gemm->d_box.inner, 64);
+  EXPECT_EQ(gemm->d_box.outer, 64);
 }
 
 // The helper kernels launched beside GEMMs assemble too.

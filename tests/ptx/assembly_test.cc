@@ -173,6 +173,7 @@ std::vector<Form> WarpForms() {
   for (ScalarType to : {ScalarType::kF16, ScalarType::kBF16}) {
     Add(forms, ptx::CvtRoundFromF32(to));
     Add(forms, ptx::CvtPackFromF32x2(to));
+    Add(forms, ptx::CvtWidenToF32(to));
   }
   return forms;
 }

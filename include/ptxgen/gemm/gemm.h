@@ -1,8 +1,12 @@
 #ifndef PTXGEN_GEMM_GEMM_H_
 #define PTXGEN_GEMM_GEMM_H_
 
-// The user-facing GEMM: C = A * B^T with A [m,k], B [n,k], C [m,n], all
-// row-major, f16 or bf16 in and out, f32 accumulation.
+// The user-facing GEMM, for each of `batch` problems:
+//   D = act(alpha * op(A) * op(B) + beta * C + bias)
+// with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
+// (MN-major), C and D [m,n] row-major, each with a leading dimension and a
+// batch stride; f16 or bf16 inputs, f32 accumulation, D in f16, bf16 or
+// f32. The original problem, C = A * B^T packed, is {m, n, k, element}.
 //
 //   absl::StatusOr<Gemm> gemm = Gemm::Prepare({m, n, k, ScalarType::kF16});
 //   absl::Status run = gemm->Run(a, b, c, stream);
@@ -27,17 +31,61 @@
 
 namespace ptxgen::gemm {
 
+using gen::Activation;
+using gen::BiasAlong;
+using ptx::MajorOrder;
+
 struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  ptx::ScalarType element = ptx::ScalarType::kF16;
+  ptx::ScalarType element = ptx::ScalarType::kF16;  // A and B
+  // D's type; unset: the input type.
+  std::optional<ptx::ScalarType> output;
+  MajorOrder a_major = MajorOrder::kK;  // kMN: A stored [k, m]
+  MajorOrder b_major = MajorOrder::kK;  // kMN: B stored [k, n]
+  // Elements between consecutive rows of each matrix as stored; 0: packed
+  // (the row's length).
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  int64_t batch = 1;
+  // Elements between consecutive matrices of the batch; 0: packed (the
+  // matrix's rows times its leading dimension). The bias's: 0 shares one
+  // vector among the batch.
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+  int64_t stride_bias = 0;
+  // Host values, passed to the kernel. beta = 0 never reads C.
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  BiasAlong bias = BiasAlong::kNone;  // one value per row (m) or column (n)
+  ptx::ScalarType bias_type = ptx::ScalarType::kF32;
+  Activation activation = Activation::kNone;
 };
 
-// Sizes the kernels take: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
-// k a multiple of 8 (TMA reads rows of A and B that must start on 16-byte
-// boundaries); f16/bf16.
+// The problem with every 0 (packed) leading dimension and stride and the
+// output type filled in.
+GemmProblem Resolved(const GemmProblem& problem);
+
+// What the kernel computes for `problem`: types, majors, epilogue ops.
+gen::GemmForm FormOf(const GemmProblem& problem);
+
+// Refuses, naming the rule: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
+// the form (gen::ValidateGemmForm); leading dimensions at least the stored
+// row; every row of A and B starting on a 16-byte boundary (TMA: lda and
+// ldb times the element size, and the batch strides, multiples of 16
+// bytes; so with packed K-major operands k a multiple of 8); batch
+// 1..65535 with strides that keep the matrices of a batch apart.
 absl::Status ValidateProblem(const GemmProblem& problem);
+
+// The device pointers of one Run. c may equal d (then C is read before D is
+// written, element by element); c and bias are read only when the problem
+// has them.
+struct GemmOperands {
+  CUdeviceptr a = 0;
+  CUdeviceptr b = 0;
+  CUdeviceptr c = 0;
+  CUdeviceptr d = 0;
+  CUdeviceptr bias = 0;
+};
 
 enum class Selection {
   kHeuristic,  // pick from the shape and the device, no timing
@@ -58,7 +106,9 @@ class Gemm {
   static absl::StatusOr<Gemm> Prepare(const GemmProblem& problem,
                                       const GemmOptions& options = {});
 
-  // Computes C from device pointers (16-byte aligned) on `stream`.
+  // Computes D from device pointers (16-byte aligned) on `stream`.
+  absl::Status Run(const GemmOperands& operands, CUstream stream) const;
+  // The original problem's call: D = c, no C read, no bias.
   // A split-K or stream-K configuration keeps partial sums in a workspace
   // owned by this Gemm: calls on different streams must not overlap
   // (prepare one Gemm per stream instead).
@@ -90,7 +140,7 @@ class Gemm {
 // Generates, compiles and loads one configuration into the current context
 // (shared by every Gemm that uses it).
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
-    const gen::GemmConfig& config, ptx::ScalarType element,
+    const gen::GemmConfig& config, const gen::GemmForm& form,
     compile::KernelCache& cache);
 
 }  // namespace ptxgen::gemm

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/ptx/swizzle.h"
 
@@ -64,6 +65,47 @@ inline constexpr int64_t kMaxGemmDimension = (int64_t{1} << 31) - 1;
 // one wave of 132 SMs over more of A than L2 keeps, and the bound keeps the
 // kernel's raster arithmetic in 32 bits for block_n >= 64.
 inline constexpr int kMaxRasterGroup = 32;
+
+// What a kernel computes, beside how it is scheduled (GemmConfig): the
+// operands' layouts and types and the epilogue's operations, all compiled
+// in. Sizes, leading dimensions, batch strides, alpha and beta are kernel
+// arguments.
+enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
+enum class BiasAlong { kNone, kM, kN };
+
+struct GemmForm {
+  ptx::ScalarType element = ptx::ScalarType::kF16;  // A and B
+  ptx::ScalarType output = ptx::ScalarType::kF16;   // C and D
+  // kK: A stored [m, k] (B [n, k]); kMN: A stored [k, m] (B [k, n]).
+  ptx::MajorOrder a_major = ptx::MajorOrder::kK;
+  ptx::MajorOrder b_major = ptx::MajorOrder::kK;
+  // D = act(alpha * A.B + beta * C + bias): reads_c compiles the beta * C
+  // term in (a caller with beta = 0 never has C read).
+  bool reads_c = false;
+  BiasAlong bias = BiasAlong::kNone;  // one value per row (m) or column (n)
+  ptx::ScalarType bias_type = ptx::ScalarType::kF32;
+  Activation activation = Activation::kNone;
+  // More than one GEMM per launch: the kernel finds each tile's batch (a
+  // division the single-GEMM kernel does without).
+  bool batched = false;
+
+  bool operator==(const GemmForm& other) const;
+};
+
+// "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"):
+// part of kernel names and descriptions.
+std::string FormName(const GemmForm& form);
+absl::string_view ActivationName(Activation activation);
+// "none", "relu", "gelu", "gelu_tanh", "silu" -> the activation.
+absl::StatusOr<Activation> ParseActivation(absl::string_view name);
+
+// Refuses forms no kernel computes, naming the rule: inputs f16/bf16,
+// outputs f16, bf16 or f32, a bias of one of those types, MN-major only for
+// 16-bit inputs (wgmma transposes no other).
+absl::Status ValidateGemmForm(const GemmForm& form);
+
+// The form of the original GEMM: D = A.B^T, both K-major, D in `element`.
+GemmForm PlainForm(ptx::ScalarType element);
 
 struct GemmConfig {
   GemmSchedule schedule = GemmSchedule::kV1;
@@ -153,25 +195,37 @@ struct GeneratedGemm {
   // The kernel's plan block: every planned number its parts read, once.
   std::vector<PlannedConstant> plan;
   GemmConfig config;
-  ptx::ScalarType element = ptx::ScalarType::kF16;
+  GemmForm form;
   int threads_per_block = 0;
   int shared_bytes = 0;  // dynamic shared memory, alignment slack included
+  // Boxes of the operands' TMA maps: {inner, outer} of a 3-D map whose
+  // dimensions are (contiguous, other, batch), one batch per box.
   GemmTensorBox a_box;
   GemmTensorBox b_box;
-  GemmTensorBox c_box;  // kTmaStore only
+  GemmTensorBox d_box;  // kTmaStore only
 };
 
 // The parameters of every generated GEMM kernel.
 enum class GemmKernelParameter {
   kAMap,        // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
   kBMap,        // TMA map of B
-  kCMap,        // TMA map of C: the TMA-store epilogue only
-  kC,           // C itself, for the direct epilogue
+  kDMap,        // TMA map of D: the TMA-store epilogue only
+  kD,           // D, for the direct epilogue
+  kC,           // C, read when the form reads it (may be D itself)
+  kBias,        // the bias vector, when the form has one
   kWorkspace,   // split-K and stream-K only (GemmWorkspaceBytes)
   kM,
   kN,
   kK,
-  kPairStores,  // != 0: one store per pair of adjacent columns (n even)
+  kBatch,       // GEMMs in the strided batch
+  kLdc,         // elements between rows of C, of D
+  kLdd,
+  kStrideC,     // elements between batches of C, of D, of the bias
+  kStrideD,
+  kStrideBias,
+  kAlpha,
+  kBeta,
+  kPairStores,  // != 0: one store per pair of adjacent columns of D
 };
 
 struct GemmKernelParameterSpec {
@@ -185,6 +239,15 @@ struct GemmKernelParameterSpec {
 // argument array from it.
 const std::vector<GemmKernelParameterSpec>& GemmKernelParameters();
 
+// Refuses what no kernel of `config` computes in `form`, naming the rule
+// (ValidateGemmForm, then e.g. split-K's reduce kernel takes only the plain
+// form, the TMA-store epilogue stores 16-bit D without epilogue ops).
+absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
+                                       const GemmForm& form);
+
+absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
+                                           const GemmForm& form);
+// The plain form of `element`.
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            ptx::ScalarType element);
 
@@ -194,11 +257,15 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
 std::string SplitKReduceKernelName(ptx::ScalarType element);
 absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element);
 
+// The most GEMMs one batch holds: v1's grid.z.
+inline constexpr int64_t kMaxGemmBatch = 65535;
+
 // In 64 bits: CheckGemmLaunch refuses what CUDA cannot launch rather than
 // letting it wrap into a grid it can.
 struct GemmGrid {
   int64_t x = 1;
   int64_t y = 1;
+  int64_t z = 1;  // v1: one per GEMM of the batch
   int cluster_x = 1;
 };
 
@@ -208,14 +275,15 @@ struct GemmGrid {
 
 // The work units of a warp-specialized grid for an m x n problem: output
 // tiles, in pairs of tile rows with a 2-CTA cluster, times split-K slices.
-int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n);
+int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
+                      int64_t batch = 1);
 
 // The launch grid for an m x n problem. A persistent grid has as many
 // clusters (CTAs, without a cluster) as can be resident at once,
 // `resident_clusters` from the device's occupancy for this kernel, or fewer
 // when there are fewer work units; stream-K always takes all of them.
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
-                        int resident_clusters);
+                        int resident_clusters, int64_t batch = 1);
 
 // Checks what only the problem and the grid decide. m, n and k are the
 // kernel's int parameters (1..kMaxGemmDimension); the grid must be one CUDA
@@ -223,7 +291,8 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
 // bits: its work units, the tiles of a raster group's span and, with
 // stream-K, the grid's clusters times K's tiles must stay below 2^31.
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
-                             int64_t k, const GemmGrid& grid);
+                             int64_t k, const GemmGrid& grid,
+                             int64_t batch = 1);
 
 // The workspace a launch on `grid` that CheckGemmLaunch accepts needs, in
 // bytes (0: none). Split-K: its f32 slices, [split_k][m][n]. Stream-K: an
