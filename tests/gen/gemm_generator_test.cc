@@ -330,13 +330,55 @@ TEST(GemmGeneratorTest, SplitKReduceAndRandomFillKernelsCompile) {
 
 // Every configuration a caller can get from the library compiles cleanly,
 // and so do Hilbert-ordered variants of the heuristic's picks.
+// One kernel to compile, and how it went.
+struct CompileJob {
+  GemmConfig config;
+  GemmForm form;
+  absl::StatusOr<compile::CompiledModule> compiled = absl::UnknownError("");
+};
+
+// Compiles every job in parallel, then requires of each: it compiles, with
+// no spills, no stack frame and no compiler diagnostic.
+void ExpectCompiledCleanly(std::vector<CompileJob>& jobs) {
+  std::vector<std::thread> threads;
+  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      for (size_t i = w; i < jobs.size(); i += workers) {
+        absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(jobs[i].config, jobs[i].form);
+        jobs[i].compiled = gemm.ok() ? compile::CompileCuda(gemm->kernel_name, gemm->source, {})
+                                     : absl::StatusOr<compile::CompiledModule>(gemm.status());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const CompileJob& job : jobs) {
+    SCOPED_TRACE(absl::StrCat(FormName(job.form), " ", ConfigName(job.config)));
+    ASSERT_TRUE(job.compiled.ok()) << job.compiled.status();
+    ASSERT_EQ(job.compiled->resources.size(), 1u);
+    const compile::KernelResources& resources = job.compiled->resources[0];
+    EXPECT_EQ(resources.spill_store_bytes, 0);
+    EXPECT_EQ(resources.spill_load_bytes, 0);
+    EXPECT_EQ(resources.stack_frame_bytes, 0);
+    for (const compile::CompilerDiagnostic& diagnostic : job.compiled->diagnostics) {
+      ADD_FAILURE() << diagnostic.message;
+    }
+  }
+  std::printf("compiled %zu GEMM kernels\n", jobs.size());
+}
+
+// The code of a configuration, without its launch policy, once per form.
+void AddJob(const GemmConfig& config, const GemmForm& form,
+            std::set<std::string>& seen, std::vector<CompileJob>& jobs) {
+  GemmConfig code = config;
+  code.persistent = true;
+  if (seen.insert(ConfigName(code) + FormName(form)).second) {
+    jobs.push_back({code, form});
+  }
+}
+
 TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) {
-  struct Job {
-    GemmConfig config;
-    ScalarType element;
-    absl::StatusOr<compile::CompiledModule> compiled = absl::UnknownError("");
-  };
-  std::vector<Job> jobs;
+  std::vector<CompileJob> jobs;
   std::set<std::string> seen;
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
     std::vector<GemmConfig> configs = gemm::V1CandidateConfigs(element);
@@ -354,39 +396,43 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
       curve.tile_order = TileOrder::kHilbert;
       configs.push_back(curve);
     }
-    for (const GemmConfig& config : configs) {
-      GemmConfig code = config;
-      code.persistent = true;
-      if (seen.insert(ConfigName(code) + std::string(ptx::PtxName(element))).second) {
-        jobs.push_back({code, element});
-      }
-    }
+    for (const GemmConfig& config : configs) AddJob(config, PlainForm(element), seen, jobs);
   }
-  std::vector<std::thread> threads;
-  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
-  for (unsigned w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      for (size_t i = w; i < jobs.size(); i += workers) {
-        absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(jobs[i].config, jobs[i].element);
-        jobs[i].compiled = gemm.ok() ? compile::CompileCuda(gemm->kernel_name, gemm->source, {})
-                                     : absl::StatusOr<compile::CompiledModule>(gemm.status());
-      }
-    });
+  ExpectCompiledCleanly(jobs);
+}
+
+// Layouts and epilogues: the heuristic's picks for them, on shapes that
+// take each kind of tile.
+TEST(GemmGeneratorTest, HeuristicPicksForEveryLayoutAndEpilogueCompileCleanly) {
+  auto problem = [](int64_t m, int64_t n, int64_t k, ScalarType element) {
+    gemm::GemmProblem p{m, n, k, element};
+    return p;
+  };
+  std::vector<gemm::GemmProblem> forms;
+  for (const gemm::GemmProblem& shape :
+       {problem(8192, 8192, 8192, ScalarType::kF16), problem(2048, 2048, 2048, ScalarType::kBF16),
+        problem(64, 8192, 4096, ScalarType::kF16), problem(1000, 1000, 1000, ScalarType::kBF16)}) {
+    gemm::GemmProblem a_mn = shape, b_mn = shape, both = shape, fused = shape, full = shape;
+    a_mn.a_major = ptx::MajorOrder::kMN;
+    b_mn.b_major = ptx::MajorOrder::kMN;
+    both.a_major = both.b_major = ptx::MajorOrder::kMN;
+    fused.b_major = ptx::MajorOrder::kMN;
+    fused.bias = gen::BiasAlong::kN;
+    fused.activation = gen::Activation::kGelu;
+    fused.output = ScalarType::kF32;
+    full.beta = 0.5f;
+    full.bias = gen::BiasAlong::kM;
+    full.bias_type = ScalarType::kBF16;
+    full.activation = gen::Activation::kSilu;
+    full.batch = 3;
+    for (const gemm::GemmProblem& p : {a_mn, b_mn, both, fused, full}) forms.push_back(p);
   }
-  for (std::thread& thread : threads) thread.join();
-  for (const Job& job : jobs) {
-    SCOPED_TRACE(ConfigName(job.config));
-    ASSERT_TRUE(job.compiled.ok()) << job.compiled.status();
-    ASSERT_EQ(job.compiled->resources.size(), 1u);
-    const compile::KernelResources& resources = job.compiled->resources[0];
-    EXPECT_EQ(resources.spill_store_bytes, 0);
-    EXPECT_EQ(resources.spill_load_bytes, 0);
-    EXPECT_EQ(resources.stack_frame_bytes, 0);
-    for (const compile::CompilerDiagnostic& diagnostic : job.compiled->diagnostics) {
-      ADD_FAILURE() << diagnostic.message;
-    }
+  std::vector<CompileJob> jobs;
+  std::set<std::string> seen;
+  for (const gemm::GemmProblem& p : forms) {
+    AddJob(gemm::HeuristicConfig(p, 132), gemm::FormOf(p), seen, jobs);
   }
-  std::printf("compiled %zu GEMM kernels\n", jobs.size());
+  ExpectCompiledCleanly(jobs);
 }
 
 }  // namespace
