@@ -117,6 +117,10 @@ absl::StatusOr<uint64_t> EncodeMatrixDescriptor(const MatrixDescriptor& fields) 
       return status;
     }
   }
+  if (!IsKnownSwizzle(fields.swizzle)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matrix descriptor: unknown swizzle ", static_cast<int>(fields.swizzle)));
+  }
   if (fields.base_offset < 0 || fields.base_offset > 7) {
     return absl::InvalidArgumentError(absl::StrCat(
         "matrix descriptor: base offset must be in 0..7, not ",

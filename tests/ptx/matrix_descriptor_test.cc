@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace ptxgen::ptx {
@@ -19,6 +20,16 @@ TEST(MatrixDescriptorTest, KnownValueForA128ByteSwizzledKMajorTile) {
   fields.start_address = 0x400;
   fields.swizzle = Swizzle::k32B;
   EXPECT_EQ(*EncodeMatrixDescriptor(fields), 0xC000004000010040ull);
+}
+
+// Found by the descriptor fuzzer: a value outside the enum was encoded as
+// "no swizzle", a descriptor that would not decode back to its fields.
+TEST(MatrixDescriptorTest, AnUnknownSwizzleIsRefusedNotEncodedAsNone) {
+  MatrixDescriptor fields;
+  fields.swizzle = static_cast<Swizzle>(7);
+  const absl::StatusOr<uint64_t> encoded = EncodeMatrixDescriptor(fields);
+  ASSERT_FALSE(encoded.ok());
+  EXPECT_TRUE(absl::StrContains(encoded.status().message(), "unknown swizzle 7"));
 }
 
 TEST(MatrixDescriptorTest, EncodeDecodeRoundTrip) {
