@@ -439,8 +439,8 @@ std::string TmaEpilogue(Generation& g) {
        {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
                                   ptx::CpAsyncBulkWaitGroup(0, true), {})},
        {"SYNC_CONSUMER", sync},
-       {"PACK", PackCall(g, "values[q]", "acc[s][8 * c + 2 * q + 1]",
-                         "acc[s][8 * c + 2 * q]")},
+       {"PACK", PackCall(g, "values[q]", "e.alpha * acc[s][8 * c + 2 * q + 1]",
+                         "e.alpha * acc[s][8 * c + 2 * q]")},
        {"STORE_MATRIX",
         g.ops.Call("stmatrix_x4", ptx::StMatrixSharedB16(ptx::StMatrix{}),
                    {{"address", absl::StrCat("c_tile + ", ptx::SwizzleOffsetExpression(

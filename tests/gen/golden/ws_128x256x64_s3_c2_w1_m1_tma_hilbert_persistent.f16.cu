@@ -678,7 +678,7 @@ __device__ __forceinline__ void store_tile(
         unsigned values[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          cvt_pack_f16x2(values[q], acc[s][8 * c + 2 * q + 1], acc[s][8 * c + 2 * q]);
+          cvt_pack_f16x2(values[q], e.alpha * acc[s][8 * c + 2 * q + 1], e.alpha * acc[s][8 * c + 2 * q]);
         }
         stmatrix_x4(c_tile + ((offset) ^ ((((offset) >> 7) & 7u) << 4)), values);
       }
