@@ -1,6 +1,7 @@
 // `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
 // compiled view, and with --run executed on the GPU beside cuBLAS.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -8,11 +9,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/verification.h"
+#include "ptxgen/gen/gemm.h"
+#include "ptxgen/ptx/matrix_descriptor.h"
+#include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/device.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
@@ -24,15 +29,134 @@ namespace {
 // H200 SXM.
 constexpr int kAssumedSmCount = 132;
 
-absl::StatusOr<gemm::GemmProblem> Problem(const cli::ParsedFlags& flags) {
+// The SM counts --sms accepts.
+constexpr int kMaxSmCount = 1024;
+
+// A float flag's value: absl::SimpleAtof's syntax, finite (inf, nan and
+// values beyond f32's range would reach the kernel as its alpha or beta).
+absl::StatusOr<float> FloatValue(const cli::ParsedFlags& flags,
+                                 absl::string_view name) {
+  const std::string text = flags.Text(name);
+  float value = 0;
+  if (!absl::SimpleAtof(text, &value)) {
+    return cli::UsageError(
+        absl::StrCat("--", name, " takes a number, not '", text, "'"));
+  }
+  if (!std::isfinite(value)) {
+    return cli::UsageError(absl::StrCat(
+        "--", name, "=", text, " is not a finite float: ", name,
+        " must be finite (inf, nan and magnitudes past 3.4e38 are refused)"));
+  }
+  return value;
+}
+
+// A leading dimension: 0 (packed) or a count of elements; the library
+// checks it against the row.
+absl::StatusOr<int64_t> LeadingDimension(const cli::ParsedFlags& flags,
+                                         absl::string_view name) {
+  const int value = flags.Integer(name);
+  if (value < 0) {
+    return cli::UsageError(absl::StrCat(
+        "--", name, "=", flags.Text(name),
+        " is negative: give 0 (packed) or the elements between rows"));
+  }
+  return value;
+}
+
+// The problem the flags describe, before the library's rules
+// (gemm::ValidateProblem): only what the command line itself gets wrong is
+// refused here, as a usage error naming the flag.
+absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
   if (!element.ok()) return element.status();
-  gemm::GemmProblem problem{flags.Integer("m"), flags.Integer("n"),
-                            flags.Integer("k"), *element};
-  if (absl::Status valid = gemm::ValidateProblem(problem); !valid.ok()) {
-    return valid;
+  gemm::GemmProblem problem;
+  problem.m = flags.Integer("m");
+  problem.n = flags.Integer("n");
+  problem.k = flags.Integer("k");
+  problem.element = *element;
+  if (flags.Has("out-dtype")) {
+    absl::StatusOr<ptx::ScalarType> output = cli::ScalarTypeValue(flags, "out-dtype");
+    if (!output.ok()) return output.status();
+    problem.output = *output;
+  }
+  problem.a_major =
+      flags.Text("a-major") == "m" ? ptx::MajorOrder::kMN : ptx::MajorOrder::kK;
+  problem.b_major =
+      flags.Text("b-major") == "n" ? ptx::MajorOrder::kMN : ptx::MajorOrder::kK;
+  int64_t* const leading[] = {&problem.lda, &problem.ldb, &problem.ldc,
+                              &problem.ldd};
+  const char* const leading_names[] = {"lda", "ldb", "ldc", "ldd"};
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<int64_t> value = LeadingDimension(flags, leading_names[i]);
+    if (!value.ok()) return value.status();
+    *leading[i] = *value;
+  }
+  problem.batch = flags.Integer("batch");
+  for (auto [name, field] : {std::pair{"alpha", &problem.alpha},
+                             std::pair{"beta", &problem.beta}}) {
+    absl::StatusOr<float> value = FloatValue(flags, name);
+    if (!value.ok()) return value.status();
+    *field = *value;
+  }
+  const std::string bias = flags.Text("bias");
+  problem.bias = bias == "m"   ? gen::BiasAlong::kM
+                 : bias == "n" ? gen::BiasAlong::kN
+                               : gen::BiasAlong::kNone;
+  absl::StatusOr<ptx::ScalarType> bias_type = cli::ScalarTypeValue(flags, "bias-dtype");
+  if (!bias_type.ok()) return bias_type.status();
+  problem.bias_type = *bias_type;
+  absl::StatusOr<gen::Activation> activation =
+      gen::ParseActivation(flags.Text("activation"));
+  if (!activation.ok()) {
+    return cli::UsageError(absl::StrCat("--activation: ",
+                                        activation.status().message()));
+  }
+  problem.activation = *activation;
+
+  // Flags that would change nothing.
+  if (flags.Has("ldc") && problem.beta == 0) {
+    return cli::UsageError(
+        "--ldc is C's leading dimension, and C is read only with --beta other "
+        "than 0: drop --ldc or give --beta");
+  }
+  if (flags.Has("bias-dtype") && problem.bias == gen::BiasAlong::kNone) {
+    return cli::UsageError(
+        "--bias-dtype is the bias vector's type, and there is none without "
+        "--bias=m or --bias=n: drop --bias-dtype or give --bias");
   }
   return problem;
+}
+
+// The elements of a packed row of each operand as stored.
+int64_t PackedLda(const gemm::GemmProblem& p) {
+  return p.a_major == ptx::MajorOrder::kK ? p.k : p.m;
+}
+int64_t PackedLdb(const gemm::GemmProblem& p) {
+  return p.b_major == ptx::MajorOrder::kK ? p.k : p.n;
+}
+
+// The flags (as given, in --help order) that make `problem` other than the
+// plain C = A * B^T, packed, of one batch; empty for the plain problem. A
+// leading dimension equal to the packed row, alpha 1 and the like are plain.
+std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
+                                       const gemm::GemmProblem& p) {
+  const auto given = [&](const char* name) {
+    return absl::StrCat("--", name, "=", flags.Text(name));
+  };
+  std::vector<std::string> found;
+  if (p.a_major != ptx::MajorOrder::kK) found.push_back(given("a-major"));
+  if (p.b_major != ptx::MajorOrder::kK) found.push_back(given("b-major"));
+  if (p.lda != 0 && p.lda != PackedLda(p)) found.push_back(given("lda"));
+  if (p.ldb != 0 && p.ldb != PackedLdb(p)) found.push_back(given("ldb"));
+  if (p.ldc != 0 && p.ldc != p.n) found.push_back(given("ldc"));
+  if (p.ldd != 0 && p.ldd != p.n) found.push_back(given("ldd"));
+  if (p.batch != 1) found.push_back(given("batch"));
+  if (p.alpha != 1.0f) found.push_back(given("alpha"));
+  if (p.beta != 0.0f) found.push_back(given("beta"));
+  if (p.bias != gen::BiasAlong::kNone) found.push_back(given("bias"));
+  if (p.activation != gen::Activation::kNone) found.push_back(given("activation"));
+  if (p.output.has_value() && *p.output != p.element) found.push_back(given("out-dtype"));
+  return found;
 }
 
 absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
@@ -46,9 +170,8 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
   return *tiled;
 }
 
-// The device's SM count, or the assumed one (said once on stderr) without
-// a GPU.
-int SmCount() {
+// GPU 0's SM count, or the assumed one (said once on stderr) without a GPU.
+int DeviceSmCount() {
   static const int count = [] {
     absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
     if (device.ok()) return device->sm_count;
@@ -59,11 +182,25 @@ int SmCount() {
   return count;
 }
 
+// The SM count to plan for: --sms, else the device's (asked only when
+// needed, so that --sms never prints the note that there is no GPU).
+absl::StatusOr<int> GivenSmCount(const cli::ParsedFlags& flags) {
+  if (!flags.Has("sms")) return 0;
+  const int sms = flags.Integer("sms");
+  if (sms < 1 || sms > kMaxSmCount) {
+    return cli::UsageError(absl::StrCat("--sms=", flags.Text("sms"),
+                                        " is outside 1..", kMaxSmCount,
+                                        " (the SMs of the device to plan for)"));
+  }
+  return sms;
+}
+int SmCount(int given) { return given > 0 ? given : DeviceSmCount(); }
+
 // The clusters of `config` a persistent grid would hold: one CTA per SM,
 // as Gemm::Prepare finds them without clusters. The divisor is guarded:
 // PlanGemmLaunch, which refuses a cluster_m other than 1 or 2, runs after.
-int ResidentClusters(const gen::GemmConfig& config) {
-  return std::max(1, SmCount() / std::max(1, config.cluster_m));
+int ResidentClusters(const gen::GemmConfig& config, int sm_count) {
+  return std::max(1, sm_count / std::max(1, config.cluster_m));
 }
 
 // Flags that another flag given with them would silently override.
@@ -89,7 +226,8 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
 }
 
 absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
-                                             const gemm::GemmProblem& problem) {
+                                             const gemm::GemmProblem& problem,
+                                             int given_sms) {
   if (flags.Has("config")) return gen::ParseConfigName(flags.Text("config"));
   const bool v1 = flags.Text("schedule") == "v1";
   if (flags.Has("autotune")) {
@@ -100,7 +238,7 @@ absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
         compile::KernelCache::Default());
   }
   gen::GemmConfig config = v1 ? gen::GemmConfig{}
-                              : gemm::HeuristicConfig(problem, SmCount());
+                              : gemm::HeuristicConfig(problem, SmCount(given_sms));
   return flags.Has("block") ? ConfigWithBlock(flags, config) : config;
 }
 
@@ -130,21 +268,49 @@ absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
 
 absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
   if (absl::Status alone = RefuseConflictingFlags(flags); !alone.ok()) return alone;
-  absl::StatusOr<gemm::GemmProblem> problem = Problem(flags);
+  absl::StatusOr<gemm::GemmProblem> problem = ParseProblem(flags);
   if (!problem.ok()) return problem.status();
-  absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem);
+  absl::StatusOr<int> given_sms = GivenSmCount(flags);
+  if (!given_sms.ok()) return given_sms.status();
+  const std::vector<std::string> general = NonPlainFlags(flags, *problem);
+  if (flags.Has("run") && !general.empty()) {
+    return cli::UsageError(absl::StrCat(
+        "--run compares only the plain problem with cuBLAS (C = A * B^T, both "
+        "K-major and packed, one batch, alpha 1, beta 0, no bias or "
+        "activation, D in the input type), not one made general by ",
+        absl::StrJoin(general, " "),
+        ": drop those flags, or drop --run and view the kernel with --emit "
+        "(a GPU test checks the general forms)"));
+  }
+  // The plain problem as such, however its flags spelled it (--lda=k,
+  // --alpha=1): what the cuBLAS comparison takes.
+  if (general.empty()) {
+    gemm::GemmProblem plain;
+    plain.m = problem->m;
+    plain.n = problem->n;
+    plain.k = problem->k;
+    plain.element = problem->element;
+    *problem = plain;
+  }
+  if (absl::Status valid = gemm::ValidateProblem(*problem); !valid.ok()) {
+    return valid;
+  }
+  absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem, *given_sms);
   if (!config.ok()) return config.status();
   if (flags.Has("run")) return RunOnGpu(*problem, *config);
   // What running would refuse, a view refuses too.
-  if (absl::StatusOr<gen::GemmGrid> grid =
-          gemm::PlanGemmLaunch(*problem, *config, ResidentClusters(*config));
+  if (absl::StatusOr<gen::GemmGrid> grid = gemm::PlanGemmLaunch(
+          *problem, *config, ResidentClusters(*config, SmCount(*given_sms)));
       !grid.ok()) {
     return grid.status();
   }
-  absl::StatusOr<gen::GeneratedGemm> generated =
-      gen::GenerateGemm(*config, problem->element);
+  const gen::GemmForm form = gemm::FormOf(*problem);
+  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(*config, form);
   if (!generated.ok()) return generated.status();
   std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(*config).c_str());
+  if (!general.empty()) {
+    std::fprintf(stderr, "ptxgen: form %s\n", gen::FormName(form).c_str());
+  }
   return cli::EmitCompiled(generated->kernel_name, generated->source, {},
                            flags.Text("emit"));
 }
@@ -152,24 +318,125 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
 }  // namespace
 
 cli::Subcommand GemmSubcommand() {
+  // Output and bias types: those a GEMM form takes (gen::ValidateGemmForm).
+  const std::vector<cli::Choice> output_types = {{"f16", ""}, {"bf16", ""}, {"f32", ""}};
+  cli::Flag alpha = cli::TextFlag(
+      "alpha", "X",
+      "Scales A * B: a finite float (e.g. 0.5, -2, 1e-3; absl::SimpleAtof's "
+      "syntax).");
+  alpha.default_value = "1";
+  cli::Flag beta = cli::TextFlag(
+      "beta", "X",
+      "Scales C, which is added to alpha * A * B: a finite float; 0 never "
+      "reads C.");
+  beta.default_value = "0";
+
   cli::Subcommand command;
   command.name = "gemm";
   command.summary =
-      "C = A * B^T for an m x n x k problem: the generated kernel in any "
-      "compiled view, or run on the GPU beside cuBLAS";
+      "D = act(alpha * A * B + beta * C + bias) for an m x n x k problem: the "
+      "generated kernel in any compiled view, or run on the GPU beside cuBLAS";
   command.description =
       "Picks a configuration for the problem (the heuristic, --autotune, or\n"
       "the one named by --config / --schedule and --block), generates the\n"
       "kernel and prints the requested view of it; the chosen configuration\n"
-      "goes to stderr. A, B and C are row-major: A [m,k], B [n,k], C [m,n].\n"
+      "goes to stderr (then \"form ...\" for a problem other than the plain\n"
+      "one). For each of --batch problems, all matrices row-major:\n"
+      "  D = act(alpha * op(A) * op(B) + beta * C + bias)     C, D: [m,n]\n"
+      "with A stored [m,k] (--a-major=k) or [k,m] (m), B stored [n,k]\n"
+      "(--b-major=k) or [k,n] (n); f16 or bf16 in, f32 accumulation. The\n"
+      "plain problem, no flags beyond --m --n --k --dtype, is C = A * B^T\n"
+      "with A [m,k], B [n,k], C [m,n], packed.\n"
       "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"
-      "the result against cuBLAS and prints both times.";
+      "the result against cuBLAS and prints both times: the plain problem\n"
+      "only (a general one is a usage error naming the flags that make it\n"
+      "general).\n"
+      "\n"
+      "The same in cuBLAS, which is column-major: a row-major [r,c] matrix is\n"
+      "a column-major c x r one with the same leading dimension, so cuBLAS\n"
+      "computes D^T (n x m) = op(B) * op(A), with m and n and A and B swapped:\n"
+      "  cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,\n"
+      "               &beta, C, ldc)   (types left out; CUBLAS_COMPUTE_32F)\n"
+      "  A stored            B stored            transa        transb\n"
+      "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n"
+      "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_N\n"
+      "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_T\n"
+      "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_T\n"
+      "(transa applies to cuBLAS's first operand, ptxgen's B; transb to A.)\n"
+      "--out-dtype is cublasGemmEx's Ctype, and --batch is\n"
+      "cublasGemmStridedBatchedEx, the strides swapped like the operands.\n"
+      "cublasGemmEx writes D over C; a D apart from C, a bias and an\n"
+      "activation take cuBLASLt: cublasLtMatmul with the same operations,\n"
+      "where CUBLASLT_EPILOGUE_BIAS adds n values, one per row of D^T, i.e.\n"
+      "--bias=n; CUBLASLT_EPILOGUE_GELU_BIAS is --bias=n\n"
+      "--activation=gelu_tanh (cuBLASLt's GELU is the tanh form), and\n"
+      "CUBLASLT_EPILOGUE_RELU_BIAS is --bias=n --activation=relu; --bias=m\n"
+      "has no cuBLASLt epilogue.";
   command.flags = {
-      cli::Required(cli::IntegerFlag("m", "N", "Rows of A and C.", "")),
-      cli::Required(cli::IntegerFlag("n", "N", "Rows of B, columns of C.", "")),
-      cli::Required(cli::IntegerFlag("k", "N", "The shared dimension (a multiple of 8).", "")),
-      cli::ScalarTypeFlag("dtype", "Input and output type.", "f16",
-                          gen::IsGemmElement),
+      cli::Required(cli::IntegerFlag("m", "N", "Rows of A and D.", "")),
+      cli::Required(cli::IntegerFlag("n", "N", "Columns of B and D.", "")),
+      cli::Required(cli::IntegerFlag(
+          "k", "N",
+          "The shared dimension (packed K-major operands: a multiple of 8).", "")),
+      cli::ScalarTypeFlag("dtype", "The type of A and B, and of C and D unless "
+                                   "--out-dtype.",
+                          "f16", gen::IsGemmElement),
+      cli::ChoiceFlag("a-major", "k|m",
+                      {{"k", "A stored [m,k]: rows of k elements (K-major)"},
+                       {"m", "A stored [k,m]: rows of m elements (MN-major)"}},
+                      "How A is stored.", "k"),
+      cli::ChoiceFlag("b-major", "k|n",
+                      {{"k", "B stored [n,k]: D = A * B^T (K-major)"},
+                       {"n", "B stored [k,n]: D = A * B (MN-major)"}},
+                      "How B is stored.", "k"),
+      cli::IntegerFlag("lda", "N",
+                       "Elements between consecutive rows of A as stored; at "
+                       "least a row, every row on a 16-byte boundary. 0: packed.",
+                       "0"),
+      cli::IntegerFlag("ldb", "N",
+                       "Elements between consecutive rows of B as stored, as "
+                       "for --lda. 0: packed.",
+                       "0"),
+      cli::IntegerFlag("ldc", "N",
+                       "Elements between consecutive rows of C, at least n; "
+                       "only with --beta other than 0. 0: packed.",
+                       "0"),
+      cli::IntegerFlag("ldd", "N",
+                       "Elements between consecutive rows of D, at least n. 0: "
+                       "packed.",
+                       "0"),
+      cli::IntegerFlag("batch", "N",
+                       "Problems in a strided batch (1..65535): A, B, C and D "
+                       "each packed after the previous one; one bias vector "
+                       "serves them all.",
+                       "1"),
+      alpha,
+      beta,
+      cli::ChoiceFlag("bias", "none|m|n",
+                      {{"none", "no bias"},
+                       {"m", "a vector of m values: bias[i] added to row i of D"},
+                       {"n", "a vector of n values: bias[j] added to column j "
+                             "of D"}},
+                      "A bias added before the activation.", "none"),
+      cli::ChoiceFlag("bias-dtype", "TYPE", output_types,
+                      "The bias vector's type; only with --bias=m or n.", "f32"),
+      cli::ChoiceFlag("activation", "NAME",
+                      {{"none", "D = x"},
+                       {"relu", "max(x, 0)"},
+                       {"gelu", "x * Phi(x), the erf form"},
+                       {"gelu_tanh",
+                        "0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), "
+                        "cuBLASLt's GELU"},
+                       {"silu", "x * sigmoid(x)"}},
+                      "Applied to x = alpha * A * B + beta * C + bias.", "none"),
+      cli::ChoiceFlag("out-dtype", "TYPE", output_types,
+                      "The type of D (and C). Default: the --dtype.", ""),
+      cli::IntegerFlag("sms", "N",
+                       "Plan for a device with N SMs (1..1024), the heuristic's "
+                       "choice and the persistent grid, instead of asking GPU 0 "
+                       "or, without a GPU, assuming 132. With --run the kernel "
+                       "still runs on GPU 0.",
+                       ""),
       cli::ChoiceFlag("schedule", "NAME",
                       {{"auto", "the heuristic's warp-specialized choice"},
                        {"v1", "the seed: one warpgroup, one stage"}},
@@ -182,8 +449,8 @@ cli::Subcommand GemmSubcommand() {
       cli::SwitchFlag("autotune",
                       "Time the schedule's candidates on the GPU and use the "
                       "fastest (remembered in the cache folder); not with --block."),
-      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both; not "
-                             "with --emit."),
+      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both; "
+                             "the plain problem only; not with --emit."),
       cli::EmitFlag(cli::CompiledViews(), "cuda"),
   };
   command.examples = {
@@ -191,6 +458,10 @@ cli::Subcommand GemmSubcommand() {
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --schedule=v1 --block=128x128x64",
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --emit=ptx",
       "ptxgen gemm --m=1000 --n=999 --k=136 --emit=json",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --b-major=n --bias=n --activation=gelu",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --out-dtype=f32 --emit=resources",
+      "ptxgen gemm --m=2048 --n=1024 --k=512 --a-major=m --beta=0.5 --ldc=1032",
+      "ptxgen gemm --m=256 --n=512 --k=64 --batch=3 --lda=72 --sms=66",
   };
   command.run = RunGemm;
   return command;

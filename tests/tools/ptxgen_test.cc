@@ -621,4 +621,147 @@ TEST(PtxgenTest, MessagesShowControlBytesEscaped) {
   }
 }
 
+// ---- The general GEMM problem: majors, leading dimensions, batches,
+// alpha/beta, bias, activation, output type, --sms ----
+
+constexpr char kGemm256[] = "gemm --m=256 --n=256 --k=256 ";
+
+TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--a-major=n", "--a-major=n is not accepted (accepted values: k, m)"},
+      {"--b-major=m", "--b-major=m is not accepted (accepted values: k, n)"},
+      {"--lda=wide", "--lda takes an integer, not 'wide'"},
+      {"--ldb=", "--ldb needs a value"},
+      {"--ldd=-8", "--ldd=-8 is negative: give 0 (packed)"},
+      {"--batch=two", "--batch takes an integer, not 'two'"},
+      {"--alpha=half", "--alpha takes a number, not 'half'"},
+      {"--alpha=inf", "--alpha=inf is not a finite float: alpha must be finite"},
+      {"--beta=nan", "--beta=nan is not a finite float: beta must be finite"},
+      {"--beta=-1e39", "--beta=-1e39 is not a finite float"},
+      {"--bias=k", "--bias=k is not accepted (accepted values: none, m, n)"},
+      {"--bias=n --bias-dtype=e4m3",
+       "--bias-dtype=e4m3 is not accepted (accepted values: f16, bf16, f32)"},
+      {"--activation=tanh",
+       "--activation=tanh is not accepted (accepted values: none, relu, gelu, "
+       "gelu_tanh, silu)"},
+      {"--out-dtype=s8", "--out-dtype=s8 is not accepted (accepted values: f16, "
+                         "bf16, f32)"},
+      {"--sms=0", "--sms=0 is outside 1..1024"},
+      {"--sms=1025", "--sms=1025 is outside 1..1024"},
+      // Flags that would change nothing.
+      {"--ldc=512", "--ldc is C's leading dimension, and C is read only with "
+                    "--beta other than 0"},
+      {"--beta=0 --ldc=512", "--ldc is C's leading dimension"},
+      {"--bias-dtype=f16", "--bias-dtype is the bias vector's type, and there "
+                           "is none without --bias=m or --bias=n"},
+      // --run checks only the plain problem against cuBLAS.
+      {"--run --b-major=n --bias=n --alpha=2",
+       "--run compares only the plain problem with cuBLAS"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result run = Ptxgen(Args(absl::StrCat(kGemm256, flags)));
+    EXPECT_EQ(run.status, 2) << flags << ": " << run.err;
+    EXPECT_EQ(run.out, "") << flags;
+    EXPECT_TRUE(Contains(run.err, message)) << flags << ": " << run.err;
+  }
+  const Result general =
+      Ptxgen(Args(absl::StrCat(kGemm256, "--run --b-major=n --bias=n --alpha=2")));
+  EXPECT_TRUE(Contains(general.err, "not one made general by --b-major=n --alpha=2 "
+                                    "--bias=n: drop those flags"))
+      << general.err;
+}
+
+// The plain problem spelled out flag by flag is the plain problem: the same
+// kernel, no form line, and --run takes it (here without a GPU it fails
+// later, not as a usage error).
+TEST(PtxgenTest, GemmPlainValuesSpelledOutAreThePlainProblem) {
+  const Result plain = Ptxgen(Args(absl::StrCat(kGemm256, "--sms=132")));
+  const Result spelled = Ptxgen(Args(absl::StrCat(
+      kGemm256, "--sms=132 --a-major=k --b-major=k --lda=256 --ldb=0 --ldd=256 "
+                "--batch=1 --alpha=1.0 --beta=0 --bias=none --activation=none "
+                "--out-dtype=f16")));
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(spelled.status, 0) << spelled.err;
+  EXPECT_EQ(plain.out, spelled.out);
+  EXPECT_EQ(plain.err, spelled.err);
+  EXPECT_FALSE(Contains(spelled.err, "form ")) << spelled.err;
+  // --sms answers the question the GPU would: no note that there is none.
+  EXPECT_FALSE(Contains(spelled.err, "no GPU")) << spelled.err;
+  const Result run = Ptxgen(Args(absl::StrCat(kGemm256, "--lda=256 --alpha=1 --run")));
+  EXPECT_NE(run.status, 2) << run.err;
+  EXPECT_FALSE(Contains(run.err, "--run compares only")) << run.err;
+}
+
+// Every "spill ... bytes" line of a resources view says 0 (a view may hold
+// several kernels).
+void ExpectNoSpills(const std::string& request, const std::string& view) {
+  int kernels = 0;
+  for (absl::string_view line : absl::StrSplit(view, '\n')) {
+    if (!absl::StartsWith(line, "  spill ")) continue;
+    ++kernels;
+    EXPECT_TRUE(absl::EndsWith(line, " 0")) << request << ": " << line;
+  }
+  EXPECT_GT(kernels, 0) << request << ":\n" << view;
+}
+
+// General forms generate, pass the library's rules and compile (NVRTC and
+// ptxas, no GPU) without spilling.
+TEST(PtxgenTest, GemmGeneralFormsCompileWithoutSpills) {
+  for (const char* flags : {
+           "--a-major=m",
+           "--b-major=n",
+           "--a-major=m --b-major=n --dtype=bf16",
+           "--bias=n --activation=gelu --out-dtype=f32",
+           "--beta=0.5 --ldc=264 --bias=m --bias-dtype=f16 --activation=silu",
+           "--batch=3 --lda=264 --alpha=-0.25",
+       }) {
+    const std::string request = absl::StrCat(kGemm256, flags, " --emit=resources");
+    const Result run = Ptxgen(Args(request));
+    EXPECT_EQ(run.status, 0) << request << ": " << run.err;
+    EXPECT_TRUE(Contains(run.out, "kernel ")) << request << ": " << run.out;
+    ExpectNoSpills(request, run.out);
+    EXPECT_TRUE(Contains(run.err, "ptxgen: form ")) << request << ": " << run.err;
+  }
+}
+
+// What the command line gets right but the library refuses (gemm::
+// ValidateProblem and the configuration's rules): exit 1, naming the rule.
+TEST(PtxgenTest, GemmGeneralProblemsTheLibraryRefusesExitOne) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--lda=200", "lda=200"},              // shorter than a row of 256
+      {"--a-major=m --lda=100", "lda=100"},  // A [k,m]: a row holds m = 256
+      {"--b-major=n --ldb=260", "ldb=260"},  // 520 bytes: rows off 16 bytes
+      {"--ldd=255", "ldd=255"},
+      {"--beta=1 --ldc=128", "ldc=128"},
+      {"--batch=0", "batch=0"},
+      {"--batch=65536", "batch=65536"},
+  };
+  for (const auto& [flags, name] : cases) {
+    const Result run =
+        Ptxgen(Args(absl::StrCat(kGemm256, flags, " --emit=cuda")));
+    EXPECT_EQ(run.status, 1) << flags << ": " << run.err;
+    EXPECT_EQ(run.out, "") << flags;
+    EXPECT_TRUE(Contains(run.err, name)) << flags << ": " << run.err;
+  }
+}
+
+TEST(PtxgenTest, GemmHelpShowsTheGeneralFlagsAndTheCublasCall) {
+  const Result help = Ptxgen(Args("gemm --help"));
+  EXPECT_EQ(help.status, 0);
+  for (const char* text : {
+           "--a-major=k|m", "--b-major=k|n", "--lda=N", "--ldb=N", "--ldc=N",
+           "--ldd=N", "--batch=N", "--alpha=X", "--beta=X", "--bias=none|m|n",
+           "--bias-dtype=TYPE", "--activation=NAME", "--out-dtype=TYPE", "--sms=N",
+           "cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,",
+           "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n",
+           "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_N\n",
+           "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_T\n",
+           "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_T\n",
+           "CUBLASLT_EPILOGUE_BIAS adds n values",
+           "CUBLASLT_EPILOGUE_GELU_BIAS is --bias=n\n--activation=gelu_tanh (",
+       }) {
+    EXPECT_TRUE(Contains(help.out, text)) << text;
+  }
+}
+
 }  // namespace
