@@ -322,7 +322,7 @@ TEST(PtxgenTest, GemmBlockSetsTheTile) {
   const Result run = Ptxgen(
       Args("gemm --m=256 --n=256 --k=256 --schedule=v1 --block=64x128x32 --emit=cuda"));
   EXPECT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(Contains(run.out, "// v1 64x128x32, f16 in"));
+  EXPECT_TRUE(Contains(run.out, "// v1 64x128x32, f16.kk->f16: f16 in"));
   const Result bad = Ptxgen(Args("gemm --m=256 --n=256 --k=256 --block=64x128"));
   EXPECT_NE(bad.status, 0);
   EXPECT_TRUE(Contains(bad.err, "--block=64x128: '64x128' is not MxNxK (write MxNxK, e.g. 128x128x64)"))
@@ -387,7 +387,7 @@ TEST(PtxgenTest, GemmViewsRefuseWhatRunningRefuses) {
                  "the kernel counts tiles in 32 bits"});
   ExpectRefused({{"gemm", "--m=64", "--n=63", "--k=64", "--emit=cuda",
                   "--config=ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"},
-                 1, "stores C with TMA, which needs rows of C on 16-byte boundaries"});
+                 1, "stores D with TMA, which needs rows (and batches) of D on 16-byte boundaries"});
 }
 
 // v1 takes a grid row per tile column: 2^31-1 columns are 16777216 rows,
