@@ -9,6 +9,7 @@ binaries=(
   tests/runtime/gpu_test
   tests/ptx/descriptor_gpu_test
   tests/gemm/gemm_gpu_test
+  tests/gemm/gemm_forms_gpu_test
   tests/gemm/gemm_concurrency_gpu_test
   tests/gemm/cublaslt_gpu_test
   bench/gemm_bench

@@ -1,0 +1,829 @@
+// Every form of the general GEMM on the GPU (gemm.h):
+//   D = act(alpha * op(A) * op(B) + beta * C + bias), batched, strided,
+// with leading dimensions, checked against a float64 host reference written
+// here from gemm.h's definitions. The cases cover, rather than multiply
+// out: every layout (A and B each K- or MN-major) with every output type
+// from each input type; every epilogue op (alpha, beta with C, C aliasing
+// D, bias along m and n in each type, each activation) from each input
+// type in two layouts; batches and padded leading dimensions and strides in
+// a few combinations; and stream-K and 2-CTA-cluster configurations with
+// the epilogue ops and MN-major operands. Shapes are tile multiples and
+// ragged ones.
+//
+// Every buffer holds NaN wherever no matrix element is: the padding between
+// a leading dimension and its row, the gaps between the matrices of a
+// batch. So a result that depends on padding shows, and D must keep its
+// NaNs: the kernel writes [m, n] of each batch and nothing else. Skips
+// without a Hopper GPU, apart from the CPU tests of the case table and of
+// the rules ValidateProblem names.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/verification.h"
+#include "ptxgen/gen/gemm.h"
+#include "ptxgen/runtime/memory.h"
+#include "tests/support/hopper_test.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+using ptx::ScalarType;
+using runtime::DeviceBuffer;
+
+constexpr ScalarType kF16 = ScalarType::kF16;
+constexpr ScalarType kBF16 = ScalarType::kBF16;
+constexpr ScalarType kF32 = ScalarType::kF32;
+constexpr BiasAlong kAlongM = BiasAlong::kM;
+constexpr BiasAlong kAlongN = BiasAlong::kN;
+constexpr Activation kRelu = Activation::kRelu;
+constexpr Activation kGelu = Activation::kGelu;
+constexpr Activation kGeluTanh = Activation::kGeluTanh;
+constexpr Activation kSilu = Activation::kSilu;
+
+int64_t RoundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// ---------------------------------------------------------------------------
+// The cases.
+
+struct Shape {
+  int64_t m, n, k;
+};
+constexpr Shape kTiles{256, 256, 128};       // multiples of every tile
+constexpr Shape kTiles2{384, 512, 192};
+constexpr Shape kRagged{257, 129, 72};
+constexpr Shape kLarge{1000, 999, 136};
+constexpr Shape kTiny{1, 8, 16};
+constexpr Shape kShortK{200, 300, 24};       // k below block_k
+constexpr Shape kOddK{129, 257, 77};         // K-major rows need padding
+
+// A's major order, then B's.
+enum class Layout { kKK, kKMN, kMNK, kMNMN };
+
+// The leading dimensions and batch strides beyond the packed ones:
+// kAligned keeps every row on 16 bytes (so a TMA store can take D);
+// kOdd gives C, D and the bias odd ones (A and B must stay on 16 bytes).
+enum class Padding { kNone, kAligned, kOdd };
+
+// Which configuration runs: the heuristic's, or the first of
+// CandidateConfigs that is of the kind and computes the form.
+enum class Pick { kHeuristic, kStreamK, kCluster2, kCluster2StreamK };
+
+struct Case {
+  GemmProblem problem;
+  Padding padding = Padding::kNone;
+  bool c_is_d = false;  // one buffer for C and D
+  Pick pick = Pick::kHeuristic;
+
+  Case To(ScalarType output) const { return With([&](Case& c) { c.problem.output = output; }); }
+  Case Alpha(float alpha) const { return With([&](Case& c) { c.problem.alpha = alpha; }); }
+  Case Beta(float beta) const { return With([&](Case& c) { c.problem.beta = beta; }); }
+  // D = ... + beta * D as it was (beta 1 unless set).
+  Case CIsD() const {
+    return With([&](Case& c) {
+      c.c_is_d = true;
+      if (c.problem.beta == 0) c.problem.beta = 1;
+    });
+  }
+  Case Bias(BiasAlong along, ScalarType type) const {
+    return With([&](Case& c) {
+      c.problem.bias = along;
+      c.problem.bias_type = type;
+    });
+  }
+  Case Act(Activation activation) const {
+    return With([&](Case& c) { c.problem.activation = activation; });
+  }
+  Case Batch(int64_t batch) const { return With([&](Case& c) { c.problem.batch = batch; }); }
+  Case Padded() const { return With([&](Case& c) { c.padding = Padding::kAligned; }); }
+  Case PaddedOdd() const { return With([&](Case& c) { c.padding = Padding::kOdd; }); }
+  Case Config(Pick pick) const { return With([&](Case& c) { c.pick = pick; }); }
+
+ private:
+  Case With(const std::function<void(Case&)>& change) const {
+    Case changed = *this;
+    change(changed);
+    return changed;
+  }
+};
+
+// D in the input type (output left unset: the default).
+Case Of(ScalarType element, Layout layout, Shape shape) {
+  Case c;
+  c.problem.m = shape.m;
+  c.problem.n = shape.n;
+  c.problem.k = shape.k;
+  c.problem.element = element;
+  const bool a_k = layout == Layout::kKK || layout == Layout::kKMN;
+  const bool b_k = layout == Layout::kKK || layout == Layout::kMNK;
+  c.problem.a_major = a_k ? MajorOrder::kK : MajorOrder::kMN;
+  c.problem.b_major = b_k ? MajorOrder::kK : MajorOrder::kMN;
+  return c;
+}
+Case F16(Layout layout, Shape shape) { return Of(kF16, layout, shape); }
+Case BF16(Layout layout, Shape shape) { return Of(kBF16, layout, shape); }
+
+constexpr Layout kKK = Layout::kKK, kKMN = Layout::kKMN, kMNK = Layout::kMNK,
+                 kMNMN = Layout::kMNMN;
+
+std::vector<Case> Cases() {
+  return {
+      // Every layout with every output type, from each input type; the
+      // plain epilogue (D = A.B).
+      F16(kKK, kTiles),
+      F16(kKMN, kRagged),
+      F16(kMNK, kLarge),
+      F16(kMNMN, kOddK),  // k = 77: no K-major operand, so no row of k
+      F16(kKK, kTiny).To(kBF16),
+      F16(kKMN, kShortK).To(kBF16),
+      F16(kMNK, kTiles2).To(kBF16),
+      F16(kMNMN, kRagged).To(kBF16),
+      F16(kKK, kLarge).To(kF32),
+      F16(kKMN, kOddK).To(kF32),
+      F16(kMNK, kTiny).To(kF32),
+      F16(kMNMN, kShortK).To(kF32),
+      BF16(kKK, kRagged),
+      BF16(kKMN, kTiles),
+      BF16(kMNK, kShortK),
+      BF16(kMNMN, kLarge),
+      BF16(kKK, kOddK).To(kF16),
+      BF16(kKMN, kTiny).To(kF16),
+      BF16(kMNK, kRagged).To(kF16),
+      BF16(kMNMN, kTiles2).To(kF16),
+      BF16(kKK, kShortK).To(kF32),
+      BF16(kKMN, kLarge).To(kF32),
+      BF16(kMNK, kTiles).To(kF32),
+      BF16(kMNMN, kTiny).To(kF32),
+
+      // Each epilogue op alone, from each input type, in two layouts.
+      F16(kKK, kRagged).Alpha(1.5f),
+      BF16(kMNMN, kShortK).To(kF32).Alpha(-0.5f),
+      F16(kKMN, kShortK).To(kF32).Beta(-0.75f),
+      BF16(kMNK, kRagged).Beta(0.5f),
+      F16(kMNK, kRagged).CIsD(),
+      BF16(kKMN, kTiles).To(kF32).CIsD(),
+      F16(kKK, kShortK).Bias(kAlongM, kF16),
+      BF16(kMNMN, kRagged).To(kF16).Bias(kAlongM, kF16),
+      F16(kMNMN, kRagged).To(kBF16).Bias(kAlongM, kBF16),
+      BF16(kKK, kShortK).Bias(kAlongM, kBF16),
+      F16(kKMN, kTiny).To(kF32).Bias(kAlongM, kF32),
+      BF16(kMNK, kOddK).Bias(kAlongM, kF32),
+      F16(kMNK, kOddK).Bias(kAlongN, kF16),
+      BF16(kKMN, kShortK).To(kF32).Bias(kAlongN, kF16),
+      F16(kKK, kRagged).To(kBF16).Bias(kAlongN, kBF16),
+      BF16(kMNMN, kTiny).Bias(kAlongN, kBF16),
+      F16(kMNMN, kShortK).To(kF32).Bias(kAlongN, kF32),
+      BF16(kKK, kRagged).Bias(kAlongN, kF32),
+      F16(kKK, kShortK).Act(kRelu),
+      BF16(kMNK, kRagged).To(kF16).Act(kRelu),
+      F16(kKMN, kRagged).To(kF32).Act(kGelu),
+      BF16(kMNMN, kShortK).Act(kGelu),
+      F16(kMNK, kShortK).Act(kGeluTanh),
+      BF16(kKK, kRagged).To(kF32).Act(kGeluTanh),
+      F16(kMNMN, kRagged).To(kBF16).Act(kSilu),
+      BF16(kKMN, kShortK).Act(kSilu),
+
+      // Every op at once.
+      F16(kKK, kLarge).Alpha(0.75f).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu),
+      BF16(kMNK, kRagged).To(kF32).Alpha(1.25f).Beta(-1).Bias(kAlongM, kBF16).Act(kSilu),
+      F16(kKMN, kTiles).To(kBF16).CIsD().Bias(kAlongN, kF16).Act(kRelu),
+      BF16(kMNMN, kOddK).To(kF16).Alpha(2).Beta(0.25f).Bias(kAlongM, kF32).Act(kGeluTanh),
+
+      // Batches (packed: one bias for the whole batch) and padding (with a
+      // batch: a bias per matrix).
+      F16(kKK, kRagged).Batch(3),
+      BF16(kMNMN, kShortK).To(kF32).Batch(3),
+      F16(kKMN, kTiles).Padded(),
+      F16(kKK, kOddK).Padded(),
+      BF16(kMNK, kRagged).To(kF16).PaddedOdd(),
+      F16(kMNMN, kLarge).To(kF32).PaddedOdd(),
+      BF16(kKK, kRagged).Batch(3).Bias(kAlongM, kF32).Act(kRelu),
+      F16(kMNK, kShortK).Batch(3).Padded().Beta(0.5f).Bias(kAlongN, kBF16),
+      BF16(kMNMN, kTiles).Batch(3).Padded().Alpha(0.5f).Bias(kAlongM, kF16).Act(kGelu),
+      F16(kKK, kTiny).Batch(3).PaddedOdd().Beta(1).Bias(kAlongN, kF16),
+      BF16(kKMN, kOddK).To(kF32).Batch(3).PaddedOdd().CIsD().Act(kSilu),
+
+      // Explicit configurations: stream-K (every tile's k-tiles shared out
+      // over all resident CTAs, partial sums meeting in the workspace) and
+      // 2-CTA clusters (B multicast to a pair of tile rows).
+      F16(kKMN, {640, 768, 1032}).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu)
+          .Config(Pick::kStreamK),
+      BF16(kMNK, {384, 520, 1000}).To(kF32).CIsD().Bias(kAlongM, kBF16).Act(kSilu)
+          .Config(Pick::kStreamK),
+      F16(kMNMN, kRagged).To(kBF16).Batch(3).PaddedOdd().Alpha(1.5f).Beta(-0.5f)
+          .Act(kGeluTanh).Config(Pick::kStreamK),
+      F16(kMNK, {520, 600, 200}).Beta(1).Bias(kAlongM, kF16).Act(kRelu)
+          .Config(Pick::kCluster2),
+      BF16(kKMN, kLarge).To(kF32).Bias(kAlongN, kBF16).Act(kGelu).Config(Pick::kCluster2),
+      F16(kMNMN, kShortK).Batch(3).Padded().CIsD().Alpha(0.5f).Act(kSilu)
+          .Config(Pick::kCluster2),
+      BF16(kMNK, {640, 768, 1032}).To(kF16).Beta(0.25f).Bias(kAlongN, kF16).Act(kGelu)
+          .Config(Pick::kCluster2StreamK),
+  };
+}
+
+ScalarType OutputOf(const GemmProblem& problem) {
+  return problem.output.value_or(problem.element);
+}
+
+absl::string_view MajorName(MajorOrder major) { return major == MajorOrder::kK ? "K" : "MN"; }
+
+// The case as a specification: "bf16_AMN_BK_to_f32_257x129x72_beta_C_
+// bias_m_bf16_silu_batch3_padded_odd_stream_k".
+std::string Name(const Case& c) {
+  const GemmProblem& p = c.problem;
+  std::string name = absl::StrCat(ptx::PtxName(p.element), "_A", MajorName(p.a_major), "_B",
+                                  MajorName(p.b_major), "_to_", ptx::PtxName(OutputOf(p)),
+                                  "_", p.m, "x", p.n, "x", p.k);
+  if (p.alpha != 1) absl::StrAppend(&name, "_alpha");
+  if (c.c_is_d) {
+    absl::StrAppend(&name, "_C_is_D");
+  } else if (p.beta != 0) {
+    absl::StrAppend(&name, "_beta_C");
+  }
+  if (p.bias != BiasAlong::kNone) {
+    absl::StrAppend(&name, p.bias == kAlongM ? "_bias_m_" : "_bias_n_",
+                    ptx::PtxName(p.bias_type));
+  }
+  if (p.activation != Activation::kNone) {
+    absl::StrAppend(&name, "_", gen::ActivationName(p.activation));
+  }
+  if (p.batch != 1) absl::StrAppend(&name, "_batch", p.batch);
+  if (c.padding == Padding::kAligned) absl::StrAppend(&name, "_padded");
+  if (c.padding == Padding::kOdd) absl::StrAppend(&name, "_padded_odd");
+  switch (c.pick) {
+    case Pick::kHeuristic: break;
+    case Pick::kStreamK: absl::StrAppend(&name, "_stream_k"); break;
+    case Pick::kCluster2: absl::StrAppend(&name, "_cluster2"); break;
+    case Pick::kCluster2StreamK: absl::StrAppend(&name, "_cluster2_stream_k"); break;
+  }
+  return name;
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << Name(c); }
+
+// ---------------------------------------------------------------------------
+// Layouts, from gemm.h's definitions.
+
+// The stored rows of A and B: A [m, k] K-major, [k, m] MN-major; B [n, k]
+// K-major, [k, n] MN-major.
+struct Rows {
+  int64_t rows, row;
+};
+Rows RowsOfA(const GemmProblem& p) {
+  return p.a_major == MajorOrder::kK ? Rows{p.m, p.k} : Rows{p.k, p.m};
+}
+Rows RowsOfB(const GemmProblem& p) {
+  return p.b_major == MajorOrder::kK ? Rows{p.n, p.k} : Rows{p.k, p.n};
+}
+int64_t BiasLength(const GemmProblem& p) { return p.bias == kAlongM ? p.m : p.n; }
+
+// The problem Prepare gets for a case. A and B take packed rows where those
+// start 16 bytes apart (TMA's rule), else the least leading dimension that
+// does: 16-bit MN-major operands of a ragged m or n, K-major ones of a k
+// that is no multiple of 8. Then the case's padding.
+GemmProblem ProblemOf(const Case& c) {
+  GemmProblem p = c.problem;
+  const int64_t per_16_bytes = 16 / ptx::SizeInBytes(p.element);
+  const Rows a = RowsOfA(p), b = RowsOfB(p);
+  const int64_t a_row = RoundUp(a.row, per_16_bytes), b_row = RoundUp(b.row, per_16_bytes);
+  if (a_row != a.row) p.lda = a_row;
+  if (b_row != b.row) p.ldb = b_row;
+  const bool batched = p.batch > 1;
+  const bool per_matrix_bias = batched && p.bias != BiasAlong::kNone;
+  switch (c.padding) {
+    case Padding::kNone:
+      break;
+    case Padding::kAligned:
+      p.lda = a_row + 8;
+      p.ldb = b_row + 24;
+      p.ldc = RoundUp(p.n, 8) + 16;
+      p.ldd = RoundUp(p.n, 8) + 8;
+      if (batched) {
+        p.stride_a = a.rows * p.lda + 64;
+        p.stride_b = b.rows * p.ldb + 128;
+        p.stride_c = p.m * p.ldc + 32;
+        p.stride_d = p.m * p.ldd + 256;
+      }
+      if (per_matrix_bias) p.stride_bias = RoundUp(BiasLength(p), 8) + 8;
+      break;
+    case Padding::kOdd:
+      p.lda = a_row + 16;
+      p.ldb = b_row + 8;
+      p.ldc = p.n + 3;
+      p.ldd = p.n + 5;
+      if (batched) {
+        p.stride_a = a.rows * p.lda + 8;
+        p.stride_b = b.rows * p.ldb + 8;
+        p.stride_c = p.m * p.ldc + 7;
+        p.stride_d = p.m * p.ldd + 1;
+      }
+      if (per_matrix_bias) p.stride_bias = BiasLength(p) + 3;
+      break;
+  }
+  if (c.c_is_d) {
+    p.ldc = p.ldd;
+    p.stride_c = p.stride_d;
+  }
+  return p;
+}
+
+// A batch of row-major matrices as stored: `rows` rows of `row` elements,
+// `ld` apart, the matrices `stride` apart (0: one matrix shared by the
+// batch, as a bias can be).
+struct Stored {
+  int64_t batch, rows, row, ld, stride;
+
+  int64_t At(int64_t b, int64_t r, int64_t column) const {
+    return b * stride + r * ld + column;
+  }
+  int64_t Span() const { return At(batch - 1, rows - 1, row); }
+  // Whether each of `size` elements is one of a matrix.
+  std::vector<bool> Mask(int64_t size) const {
+    std::vector<bool> mask(static_cast<size_t>(size), false);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t column = 0; column < row; ++column) {
+          mask[static_cast<size_t>(At(b, r, column))] = true;
+        }
+      }
+    }
+    return mask;
+  }
+};
+
+struct Layouts {
+  Stored a, b, c, d, bias;
+};
+
+// 0 leading dimensions are the row's length, 0 strides the matrix's rows
+// times its leading dimension; a 0 bias stride shares one vector.
+Layouts LayoutsOf(const GemmProblem& p) {
+  auto stored = [&](Rows shape, int64_t ld, int64_t stride) {
+    const int64_t resolved_ld = ld != 0 ? ld : shape.row;
+    return Stored{p.batch, shape.rows, shape.row, resolved_ld,
+                  stride != 0 ? stride : shape.rows * resolved_ld};
+  };
+  Layouts layouts;
+  layouts.a = stored(RowsOfA(p), p.lda, p.stride_a);
+  layouts.b = stored(RowsOfB(p), p.ldb, p.stride_b);
+  layouts.c = stored({p.m, p.n}, p.ldc, p.stride_c);
+  layouts.d = stored({p.m, p.n}, p.ldd, p.stride_d);
+  const int64_t length = BiasLength(p);
+  layouts.bias = Stored{p.batch, 1, length, length, p.stride_bias};
+  return layouts;
+}
+
+// ---------------------------------------------------------------------------
+// Device data.
+
+// A buffer of `type` laid out as `layout` (its size rounded up to 4 bytes),
+// and its values as the kernel reads them: uniform in [-1, 1) inside the
+// matrices, NaN outside.
+struct Operand {
+  DeviceBuffer buffer;
+  std::vector<double> host;
+};
+
+absl::StatusOr<DeviceBuffer> AllocateFor(const Stored& layout, ScalarType type) {
+  return DeviceBuffer::Allocate(
+      static_cast<size_t>(RoundUp(layout.Span() * ptx::SizeInBytes(type), 4)));
+}
+
+absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type, uint32_t seed) {
+  absl::StatusOr<DeviceBuffer> buffer = AllocateFor(layout, type);
+  if (!buffer.ok()) return buffer.status();
+  const int64_t count = static_cast<int64_t>(buffer->size()) / ptx::SizeInBytes(type);
+  const std::vector<bool> inside = layout.Mask(count);
+  std::vector<double> host(static_cast<size_t>(count));
+  if (type == kF32) {
+    // FillRandom writes 16-bit values only: f32 values from the host.
+    std::vector<float> words(host.size());
+    uint32_t state = seed * 2654435761u + 1;
+    for (size_t i = 0; i < words.size(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      words[i] = inside[i] ? static_cast<float>(state >> 8) / (1 << 23) - 1.0f : NAN;
+      host[i] = words[i];
+    }
+    if (absl::Status copied = buffer->CopyFromHost(words.data(), buffer->size());
+        !copied.ok()) {
+      return copied;
+    }
+  } else {
+    if (absl::Status filled = FillRandom(buffer->address(), count, type, seed, nullptr);
+        !filled.ok()) {
+      return filled;
+    }
+    absl::StatusOr<std::vector<uint16_t>> bits = DownloadHalves(*buffer);
+    if (!bits.ok()) return bits.status();
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (!inside[i]) (*bits)[i] = 0xFFFF;  // NaN in f16 and in bf16
+      host[i] = HalfBitsToFloat((*bits)[i], type);
+    }
+    if (absl::Status copied = buffer->CopyFromHost(bits->data(), buffer->size());
+        !copied.ok()) {
+      return copied;
+    }
+  }
+  return Operand{*std::move(buffer), std::move(host)};
+}
+
+// NaN everywhere: Poison for 16-bit values, all-ones bytes for f32.
+absl::Status PoisonOutput(DeviceBuffer& d, ScalarType type) {
+  if (type == kF32) return d.Memset8(0xFF);
+  return Poison(d.address(), static_cast<int64_t>(d.size() / 2), nullptr);
+}
+
+absl::StatusOr<std::vector<double>> DownloadValues(const DeviceBuffer& buffer,
+                                                   ScalarType type) {
+  std::vector<double> values;
+  if (type == kF32) {
+    std::vector<float> words(buffer.size() / 4);
+    if (absl::Status copied = buffer.CopyToHost(words.data(), buffer.size()); !copied.ok()) {
+      return copied;
+    }
+    values.assign(words.begin(), words.end());
+    return values;
+  }
+  absl::StatusOr<std::vector<uint16_t>> bits = DownloadHalves(buffer);
+  if (!bits.ok()) return bits.status();
+  for (uint16_t value : *bits) values.push_back(HalfBitsToFloat(value, type));
+  return values;
+}
+
+// ---------------------------------------------------------------------------
+// The reference.
+
+double Activate(Activation activation, double x) {
+  constexpr double kSqrtHalf = 0.70710678118654752;
+  constexpr double kSqrt2OverPi = 0.79788456080286536;
+  switch (activation) {
+    case Activation::kNone: return x;
+    case Activation::kRelu: return std::max(x, 0.0);
+    case Activation::kGelu: return 0.5 * x * (1 + std::erf(x * kSqrtHalf));
+    case Activation::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    case Activation::kSilu: return x / (1 + std::exp(-x));
+  }
+  return NAN;
+}
+
+// D in float64, [batch][m][n] packed, from the values as stored:
+//   D(i, j) = act(alpha * sum_kk A(i, kk) B(j, kk) + beta C(i, j) + bias)
+// with A(i, kk) = a[i lda + kk] K-major, a[kk lda + i] MN-major, and
+// B(j, kk) = b[j ldb + kk] K-major, b[kk ldb + j] MN-major, each matrix
+// `stride` on from the one before; the bias b's element i (along m) or j
+// (along n).
+std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
+                              const std::vector<double>& a, const std::vector<double>& b,
+                              const std::vector<double>* c, const std::vector<double>* bias) {
+  const bool a_k = p.a_major == MajorOrder::kK, b_k = p.b_major == MajorOrder::kK;
+  std::vector<double> d(static_cast<size_t>(p.batch * p.m * p.n));
+  // Each batch's A as [m][k] and B as [n][k], for a contiguous inner loop.
+  std::vector<double> a_rows(static_cast<size_t>(p.m * p.k));
+  std::vector<double> b_rows(static_cast<size_t>(p.n * p.k));
+  for (int64_t batch = 0; batch < p.batch; ++batch) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        a_rows[i * p.k + kk] = a[l.a.At(batch, a_k ? i : kk, a_k ? kk : i)];
+      }
+    }
+    for (int64_t j = 0; j < p.n; ++j) {
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        b_rows[j * p.k + kk] = b[l.b.At(batch, b_k ? j : kk, b_k ? kk : j)];
+      }
+    }
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        const double* a_row = &a_rows[i * p.k];
+        const double* b_row = &b_rows[j * p.k];
+        double sum = 0;
+        for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
+        double value = static_cast<double>(p.alpha) * sum;
+        if (p.beta != 0) value += static_cast<double>(p.beta) * (*c)[l.c.At(batch, i, j)];
+        if (p.bias != BiasAlong::kNone) {
+          value += (*bias)[l.bias.At(batch, 0, p.bias == kAlongM ? i : j)];
+        }
+        d[(batch * p.m + i) * p.n + j] = Activate(p.activation, value);
+      }
+    }
+  }
+  return d;
+}
+
+// ||result - reference|| / ||reference||; +infinity for a NaN or infinity in
+// `result` (as RelativeErrorByNorm of verification.h, for any output type).
+double RelativeError(const std::vector<double>& result, const std::vector<double>& reference) {
+  double difference = 0, norm = 0;
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (!std::isfinite(result[i])) return INFINITY;
+    difference += (result[i] - reference[i]) * (result[i] - reference[i]);
+    norm += reference[i] * reference[i];
+  }
+  return norm == 0 ? std::sqrt(difference) : std::sqrt(difference / norm);
+}
+
+// 16-bit D: ErrorBound. f32 D: the products of 16-bit inputs are exact in
+// f32, so only the f32 accumulation over k and the f32 epilogue (erff,
+// tanhf, __expf) remain: 1e-5 relative by norm.
+double Bound(ScalarType output) { return output == kF32 ? 1e-5 : ErrorBound(output); }
+
+// ---------------------------------------------------------------------------
+// Running a case.
+
+bool IsKind(const gen::GemmConfig& config, Pick pick) {
+  switch (pick) {
+    case Pick::kHeuristic: return true;
+    case Pick::kStreamK: return config.stream_k && config.cluster_m == 1;
+    case Pick::kCluster2: return config.cluster_m == 2 && !config.stream_k;
+    case Pick::kCluster2StreamK: return config.cluster_m == 2 && config.stream_k;
+  }
+  return false;
+}
+
+absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem, Pick pick) {
+  const gen::GemmForm form = FormOf(problem);
+  for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+    if (IsKind(config, pick) && gen::ValidateGemmConfigForForm(config, form).ok() &&
+        CheckConfigFitsProblem(config, problem).ok()) {
+      return config;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no candidate configuration of the kind computes ",
+                                          gen::FormName(form)));
+}
+
+class GemmFormsGpuTest : public testing_support::HopperTest,
+                         public testing::WithParamInterface<Case> {};
+
+// Fresh inputs (seeded by the case's name), one Prepare, one run into a
+// poisoned D (two runs for an explicit configuration, unless D is C: a
+// stream-K run must leave its workspace ready for the next).
+TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
+  const Case& test_case = GetParam();
+  const GemmProblem problem = ProblemOf(test_case);
+  const ScalarType output = OutputOf(problem);
+  const Layouts layouts = LayoutsOf(problem);
+  SCOPED_TRACE(gen::FormName(FormOf(problem)));
+
+  // Resolved fills in what this test derived from gemm.h.
+  const GemmProblem resolved = Resolved(problem);
+  EXPECT_TRUE(resolved.output == output);
+  EXPECT_EQ(resolved.lda, layouts.a.ld);
+  EXPECT_EQ(resolved.ldb, layouts.b.ld);
+  EXPECT_EQ(resolved.ldc, layouts.c.ld);
+  EXPECT_EQ(resolved.ldd, layouts.d.ld);
+  EXPECT_EQ(resolved.stride_a, layouts.a.stride);
+  EXPECT_EQ(resolved.stride_b, layouts.b.stride);
+  EXPECT_EQ(resolved.stride_c, layouts.c.stride);
+  EXPECT_EQ(resolved.stride_d, layouts.d.stride);
+
+  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(Name(test_case)));
+  absl::StatusOr<Operand> a = RandomOperand(layouts.a, problem.element, seed);
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<Operand> b = RandomOperand(layouts.b, problem.element, seed + 1);
+  ASSERT_TRUE(b.ok()) << b.status();
+  const bool reads_c = problem.beta != 0;
+  const bool has_bias = problem.bias != BiasAlong::kNone;
+  // C in D's type; when C is D it is D's buffer, NaN outside the matrices.
+  absl::StatusOr<Operand> c = absl::NotFoundError("no C");
+  if (reads_c) {
+    c = RandomOperand(layouts.c, output, seed + 2);
+    ASSERT_TRUE(c.ok()) << c.status();
+  }
+  absl::StatusOr<Operand> bias = absl::NotFoundError("no bias");
+  if (has_bias) {
+    bias = RandomOperand(layouts.bias, problem.bias_type, seed + 3);
+    ASSERT_TRUE(bias.ok()) << bias.status();
+  }
+  const std::vector<double> expected =
+      Reference(problem, layouts, a->host, b->host, reads_c ? &c->host : nullptr,
+                has_bias ? &bias->host : nullptr);
+
+  GemmOptions options;
+  if (test_case.pick != Pick::kHeuristic) {
+    absl::StatusOr<gen::GemmConfig> config = PickedConfig(problem, test_case.pick);
+    ASSERT_TRUE(config.ok()) << config.status();
+    options.config = *config;
+  }
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  SCOPED_TRACE(gen::ConfigName(gemm->config()));
+
+  absl::StatusOr<DeviceBuffer> own_d = absl::NotFoundError("D is C");
+  if (!test_case.c_is_d) {
+    own_d = AllocateFor(layouts.d, output);
+    ASSERT_TRUE(own_d.ok()) << own_d.status();
+  }
+  DeviceBuffer& d = test_case.c_is_d ? c->buffer : *own_d;
+  const int64_t d_count = static_cast<int64_t>(d.size()) / ptx::SizeInBytes(output);
+  const std::vector<bool> inside = layouts.d.Mask(d_count);
+  // C and the bias are passed only when the problem has them (0 otherwise:
+  // never read).
+  const GemmOperands operands{a->buffer.address(), b->buffer.address(),
+                              reads_c ? c->buffer.address() : 0, d.address(),
+                              has_bias ? bias->buffer.address() : 0};
+
+  const int runs = test_case.pick != Pick::kHeuristic && !test_case.c_is_d ? 2 : 1;
+  for (int run = 0; run < runs; ++run) {
+    SCOPED_TRACE(absl::StrCat("run ", run));
+    if (!test_case.c_is_d) {
+      ASSERT_TRUE(PoisonOutput(d, output).ok());
+    }
+    const absl::Status ran = gemm->Run(operands, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran;
+    absl::StatusOr<std::vector<double>> result = DownloadValues(d, output);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_EQ(result->size(), inside.size());
+    std::vector<double> computed;
+    computed.reserve(expected.size());
+    for (int64_t batch = 0; batch < problem.batch; ++batch) {
+      for (int64_t i = 0; i < problem.m; ++i) {
+        for (int64_t j = 0; j < problem.n; ++j) {
+          computed.push_back((*result)[layouts.d.At(batch, i, j)]);
+        }
+      }
+    }
+    int64_t written = 0, first_written = -1;
+    for (size_t at = 0; at < inside.size(); ++at) {
+      if (!inside[at] && !std::isnan((*result)[at])) {
+        if (written++ == 0) first_written = static_cast<int64_t>(at);
+      }
+    }
+    EXPECT_LT(RelativeError(computed, expected), Bound(output));
+    EXPECT_EQ(written, 0) << "elements of D outside [m, n] of every batch were written, "
+                             "the first at element "
+                          << first_written << " (ldd " << layouts.d.ld << ", stride_d "
+                          << layouts.d.stride << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, GemmFormsGpuTest, testing::ValuesIn(Cases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           return Name(info.param);
+                         });
+
+// On the CPU: the table names each case once, ValidateProblem takes every
+// problem in it, and each has a configuration whose launch plans (the
+// heuristic's on an H200's 132 SMs, or one of the case's kind).
+TEST(GemmFormsTable, EveryCaseIsAValidProblemOfItsOwnName) {
+  constexpr int kSms = 132;
+  std::set<std::string> names;
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(Name(c));
+    EXPECT_TRUE(names.insert(Name(c)).second) << "named twice";
+    const GemmProblem problem = ProblemOf(c);
+    const absl::Status valid = ValidateProblem(problem);
+    EXPECT_TRUE(valid.ok()) << valid;
+    if (!valid.ok()) continue;
+    absl::StatusOr<gen::GemmConfig> config = c.pick == Pick::kHeuristic
+                                                 ? HeuristicConfig(problem, kSms)
+                                                 : PickedConfig(problem, c.pick);
+    ASSERT_TRUE(config.ok()) << config.status();
+    const absl::StatusOr<gen::GemmGrid> grid =
+        PlanGemmLaunch(problem, *config, kSms / config->cluster_m);
+    EXPECT_TRUE(grid.ok()) << gen::ConfigName(*config) << ": " << grid.status();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Problems the kernels cannot take, each refused by a status naming the rule
+// gemm.h states.
+
+struct Refusal {
+  std::string what;
+  GemmProblem problem;
+  std::vector<std::string> message_parts;  // each in the status's message
+};
+
+GemmProblem Square(int64_t size, ScalarType element = kF16) {
+  GemmProblem p;
+  p.m = p.n = p.k = size;
+  p.element = element;
+  return p;
+}
+
+std::vector<Refusal> Refusals() {
+  std::vector<Refusal> refusals;
+  auto add = [&](std::string what, std::function<void(GemmProblem&)> change,
+                 std::vector<std::string> parts) {
+    GemmProblem p = Square(64);
+    change(p);
+    refusals.push_back({std::move(what), p, std::move(parts)});
+  };
+  add("m = 0", [](GemmProblem& p) { p.m = 0; }, {"m=0 is outside 1..2147483647"});
+  add("k = 2^31", [](GemmProblem& p) { p.k = int64_t{1} << 31; },
+      {"k=2147483648 is outside 1..2147483647"});
+  add("f32 inputs", [](GemmProblem& p) { p.element = kF32; }, {"f16 or bf16", "f32"});
+  add("MN-major e4m3 inputs",
+      [](GemmProblem& p) {
+        p.element = ScalarType::kE4M3;
+        p.a_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "e4m3"});
+  add("s32 output", [](GemmProblem& p) { p.output = ScalarType::kS32; },
+      {"output type must be f16, bf16 or f32", "s32"});
+  add("s8 bias",
+      [](GemmProblem& p) {
+        p.bias = kAlongN;
+        p.bias_type = ScalarType::kS8;
+      },
+      {"bias must be f16, bf16 or f32", "s8"});
+  add("K-major lda < k", [](GemmProblem& p) { p.lda = 32; }, {"lda=32", "at least the stored row"});
+  add("MN-major lda < m",
+      [](GemmProblem& p) {
+        p.a_major = MajorOrder::kMN;
+        p.m = 128;
+        p.lda = 64;
+      },
+      {"lda=64", "at least the stored row"});
+  add("MN-major ldb < n",
+      [](GemmProblem& p) {
+        p.b_major = MajorOrder::kMN;
+        p.n = 128;
+        p.ldb = 120;
+      },
+      {"ldb=120", "at least the stored row"});
+  add("ldc < n with C read",
+      [](GemmProblem& p) {
+        p.beta = 1;
+        p.ldc = 63;
+      },
+      {"ldc=63", "at least the stored row"});
+  add("ldd < n", [](GemmProblem& p) { p.ldd = 60; }, {"ldd=60", "at least the stored row"});
+  add("lda of 136 bytes", [](GemmProblem& p) { p.lda = 68; }, {"lda=68", "16-byte boundary"});
+  add("ldb of 200 bytes, MN-major",
+      [](GemmProblem& p) {
+        p.b_major = MajorOrder::kMN;
+        p.ldb = 100;
+      },
+      {"ldb=100", "16-byte boundary"});
+  add("packed K-major rows of k = 20", [](GemmProblem& p) { p.k = 20; },
+      {"k=20", "16-byte boundary", "k must be a multiple of 8"});
+  add("packed MN-major A of m = 257",
+      [](GemmProblem& p) {
+        p.a_major = MajorOrder::kMN;
+        p.m = 257;
+      },
+      {"m=257", "16-byte boundary", "m must be a multiple of 8"});
+  add("stride_a of 8200 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.stride_a = 64 * 64 + 4;
+      },
+      {"stride_a=4100", "multiple of 16 bytes"});
+  add("batch = 0", [](GemmProblem& p) { p.batch = 0; }, {"batch=0", "65535"});
+  add("batch = 65536", [](GemmProblem& p) { p.batch = 65536; }, {"batch=65536", "65535"});
+  add("overlapping matrices of D",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.stride_d = 64 * 64 - 64;
+      },
+      {"stride_d=4032", "at least one matrix"});
+  add("overlapping biases of a batch",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = 32;
+      },
+      {"stride_bias=32"});
+  return refusals;
+}
+
+void ExpectNamesTheRule(const absl::Status& status, const Refusal& refusal) {
+  ASSERT_FALSE(status.ok()) << refusal.what << " was accepted";
+  for (const std::string& part : refusal.message_parts) {
+    EXPECT_NE(status.message().find(part), absl::string_view::npos)
+        << refusal.what << ": \"" << part << "\" is not in: " << status;
+  }
+}
+
+TEST(GemmFormsRules, ValidateProblemRefusesNamingTheRule) {
+  for (const Refusal& refusal : Refusals()) {
+    ExpectNamesTheRule(ValidateProblem(refusal.problem), refusal);
+  }
+}
+
+class GemmFormsRulesGpuTest : public testing_support::HopperTest {};
+
+TEST_F(GemmFormsRulesGpuTest, PrepareRefusesWithValidateProblemsStatus) {
+  for (const Refusal& refusal : Refusals()) {
+    const absl::StatusOr<Gemm> gemm = Gemm::Prepare(refusal.problem);
+    ExpectNamesTheRule(gemm.status(), refusal);
+    EXPECT_EQ(gemm.status(), ValidateProblem(refusal.problem)) << refusal.what;
+  }
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm
