@@ -116,12 +116,15 @@ gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
   return config;
 }
 
-// Whether D's rows (and batches) start on 16-byte boundaries, as a TMA
-// store needs. Reduced first: any int64 may come here, and the products
-// must not wrap.
+// Whether D's rows (and batches) start on 16-byte boundaries and its rows
+// end on one, as a TMA store needs: it writes whole 16-byte granules, so a
+// row of n ending inside one would overwrite what follows it (measured on
+// the H200: n = 257 with ldd = 272 wrote columns 257-263). Reduced first:
+// any int64 may come here, and the products must not wrap.
 bool DRowsAligned(const GemmProblem& resolved) {
   const int64_t out_bytes = ptx::SizeInBytes(*resolved.output);
-  return resolved.ldd % 16 * out_bytes % 16 == 0 &&
+  return resolved.n % 16 * out_bytes % 16 == 0 &&
+         resolved.ldd % 16 * out_bytes % 16 == 0 &&
          (resolved.batch == 1 || resolved.stride_d % 16 * out_bytes % 16 == 0);
 }
 
@@ -150,7 +153,7 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
   if (config.epilogue == gen::GemmEpilogue::kTmaStore && !DRowsAligned(r)) {
     return refuse(absl::StrCat(
         "stores D with TMA, which needs rows (and batches) of D on 16-byte "
-        "boundaries (ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
+        "boundaries (n=", r.n, ", ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
   }
   if (config.split_k > 1 && (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
     return refuse(

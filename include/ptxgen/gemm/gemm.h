@@ -108,7 +108,7 @@ class Gemm {
 
   // Computes D from device pointers (16-byte aligned) on `stream`.
   absl::Status Run(const GemmOperands& operands, CUstream stream) const;
-  // The original problem's call: D = c, no C read, no bias.
+  // The original problem's call: D is written at c; no C read, no bias.
   // A split-K or stream-K configuration keeps partial sums in a workspace
   // owned by this Gemm: calls on different streams must not overlap
   // (prepare one Gemm per stream instead).
