@@ -1,43 +1,30 @@
 #include "lib/gemm/cublas_library.h"
 
-#include <dlfcn.h>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "lib/gemm/loaded_library.h"
 
 namespace ptxgen::gemm {
 namespace {
 
-absl::Status Unavailable(absl::string_view why) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("cuBLAS reference unavailable: ", why));
-}
+constexpr absl::string_view kWhat = "cuBLAS";
 
-// Sets `function` to `symbol` of `library` (named `name`).
-template <typename Function>
-absl::Status Resolve(void* library, const char* name, const char* symbol,
-                     Function& function) {
-  function = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (function != nullptr) return absl::OkStatus();
-  return Unavailable(absl::StrCat(name, " lacks ", symbol));
+absl::Status Unavailable(absl::string_view why) {
+  return ReferenceUnavailable(kWhat, why);
 }
 
 }  // namespace
 
 absl::StatusOr<CublasLibrary> LoadCublas(const char* name) {
-  // Never closed, not even when refused: cuBLAS does not free what its
-  // static initializers allocate (2 x 72 KiB), so unloading it leaks that.
-  void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    return Unavailable(
-        absl::StrCat("cannot load ", name, " (", dlerror(), ")"));
-  }
+  absl::StatusOr<void*> opened = OpenForever(kWhat, name);
+  if (!opened.ok()) return opened.status();
+  void* const library = *opened;
   CublasLibrary cublas;
   for (const absl::Status& resolved :
-       {Resolve(library, name, "cublasCreate_v2", cublas.create),
-        Resolve(library, name, "cublasSetStream_v2", cublas.set_stream),
-        Resolve(library, name, "cublasGemmEx", cublas.gemm_ex)}) {
+       {Resolve(kWhat, library, name, "cublasCreate_v2", cublas.create),
+        Resolve(kWhat, library, name, "cublasSetStream_v2", cublas.set_stream),
+        Resolve(kWhat, library, name, "cublasGemmEx", cublas.gemm_ex)}) {
     if (!resolved.ok()) return resolved;
   }
   if (const cublasStatus_t created = cublas.create(&cublas.handle);

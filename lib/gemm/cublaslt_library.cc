@@ -1,63 +1,50 @@
 #include "lib/gemm/cublaslt_library.h"
 
-#include <dlfcn.h>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "lib/gemm/loaded_library.h"
 
 namespace ptxgen::gemm {
 namespace {
 
-absl::Status Unavailable(absl::string_view why) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("cuBLASLt reference unavailable: ", why));
-}
+constexpr absl::string_view kWhat = "cuBLASLt";
 
-// Sets `function` to `symbol` of `library` (named `name`).
-template <typename Function>
-absl::Status Resolve(void* library, const char* name, const char* symbol,
-                     Function& function) {
-  function = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (function != nullptr) return absl::OkStatus();
-  return Unavailable(absl::StrCat(name, " lacks ", symbol));
+absl::Status Unavailable(absl::string_view why) {
+  return ReferenceUnavailable(kWhat, why);
 }
 
 }  // namespace
 
 absl::StatusOr<CublasLtLibrary> LoadCublasLt(const char* name) {
-  // Never closed, not even when refused: like cuBLAS, cuBLASLt does not free
-  // what its static initializers allocate, so unloading it leaks that.
-  void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    return Unavailable(
-        absl::StrCat("cannot load ", name, " (", dlerror(), ")"));
-  }
+  absl::StatusOr<void*> opened = OpenForever(kWhat, name);
+  if (!opened.ok()) return opened.status();
+  void* const library = *opened;
   CublasLtLibrary lt;
   for (const absl::Status& resolved : {
-           Resolve(library, name, "cublasLtCreate", lt.create),
-           Resolve(library, name, "cublasLtDestroy", lt.destroy),
-           Resolve(library, name, "cublasLtMatmulDescCreate",
+           Resolve(kWhat, library, name, "cublasLtCreate", lt.create),
+           Resolve(kWhat, library, name, "cublasLtDestroy", lt.destroy),
+           Resolve(kWhat, library, name, "cublasLtMatmulDescCreate",
                    lt.matmul_desc_create),
-           Resolve(library, name, "cublasLtMatmulDescDestroy",
+           Resolve(kWhat, library, name, "cublasLtMatmulDescDestroy",
                    lt.matmul_desc_destroy),
-           Resolve(library, name, "cublasLtMatmulDescSetAttribute",
+           Resolve(kWhat, library, name, "cublasLtMatmulDescSetAttribute",
                    lt.matmul_desc_set_attribute),
-           Resolve(library, name, "cublasLtMatrixLayoutCreate",
+           Resolve(kWhat, library, name, "cublasLtMatrixLayoutCreate",
                    lt.matrix_layout_create),
-           Resolve(library, name, "cublasLtMatrixLayoutDestroy",
+           Resolve(kWhat, library, name, "cublasLtMatrixLayoutDestroy",
                    lt.matrix_layout_destroy),
-           Resolve(library, name, "cublasLtMatrixLayoutSetAttribute",
+           Resolve(kWhat, library, name, "cublasLtMatrixLayoutSetAttribute",
                    lt.matrix_layout_set_attribute),
-           Resolve(library, name, "cublasLtMatmulPreferenceCreate",
+           Resolve(kWhat, library, name, "cublasLtMatmulPreferenceCreate",
                    lt.preference_create),
-           Resolve(library, name, "cublasLtMatmulPreferenceDestroy",
+           Resolve(kWhat, library, name, "cublasLtMatmulPreferenceDestroy",
                    lt.preference_destroy),
-           Resolve(library, name, "cublasLtMatmulPreferenceSetAttribute",
+           Resolve(kWhat, library, name, "cublasLtMatmulPreferenceSetAttribute",
                    lt.preference_set_attribute),
-           Resolve(library, name, "cublasLtMatmulAlgoGetHeuristic",
+           Resolve(kWhat, library, name, "cublasLtMatmulAlgoGetHeuristic",
                    lt.algo_get_heuristic),
-           Resolve(library, name, "cublasLtMatmul", lt.matmul),
+           Resolve(kWhat, library, name, "cublasLtMatmul", lt.matmul),
        }) {
     if (!resolved.ok()) return resolved;
   }
