@@ -131,10 +131,7 @@ bool DRowsAligned(const GemmProblem& resolved) {
 // The TMA-store epilogue takes the problem: its form (16-bit D, no C, bias
 // or activation) and D's alignment.
 bool TmaStoreFits(const GemmProblem& problem) {
-  const gen::GemmForm form = FormOf(problem);
-  return !form.reads_c && form.bias == BiasAlong::kNone &&
-         form.activation == Activation::kNone &&
-         form.output != ptx::ScalarType::kF32 && DRowsAligned(Resolved(problem));
+  return gen::TmaStoreComputes(FormOf(problem)) && DRowsAligned(Resolved(problem));
 }
 
 }  // namespace

@@ -330,15 +330,12 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   if (absl::Status valid = ValidateGemmConfig(config, form.element); !valid.ok()) {
     return valid;
   }
-  const bool plain_epilogue = !form.reads_c && form.bias == BiasAlong::kNone &&
-                              form.activation == Activation::kNone;
-  if (config.split_k > 1 && !(plain_epilogue && form.output == form.element)) {
+  if (config.split_k > 1 && (HasEpilogueOps(form) || form.output != form.element)) {
     return Unsupported(config, absl::StrCat(
         "split-K rounds its sums in a reduce kernel that computes the plain "
         "form only (D = alpha * A.B in the input type), not ", FormName(form)));
   }
-  if (config.epilogue == GemmEpilogue::kTmaStore &&
-      !(plain_epilogue && form.output != ptx::ScalarType::kF32)) {
+  if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(form)) {
     return Unsupported(config, absl::StrCat(
         "the TMA-store epilogue stores 16-bit D without C, bias or activation; "
         "use 'direct' for ", FormName(form)));

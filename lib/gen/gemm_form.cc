@@ -48,6 +48,15 @@ GemmForm PlainForm(ptx::ScalarType element) {
   return form;
 }
 
+bool HasEpilogueOps(const GemmForm& form) {
+  return form.reads_c || form.bias != BiasAlong::kNone ||
+         form.activation != Activation::kNone;
+}
+
+bool TmaStoreComputes(const GemmForm& form) {
+  return !HasEpilogueOps(form) && form.output != ptx::ScalarType::kF32;
+}
+
 absl::Status ValidateGemmForm(const GemmForm& form) {
   if (absl::Status element = CheckGemmElement(form.element); !element.ok()) {
     return element;

@@ -107,6 +107,14 @@ absl::Status ValidateGemmForm(const GemmForm& form);
 // The form of the original GEMM: D = A.B^T, both K-major, D in `element`.
 GemmForm PlainForm(ptx::ScalarType element);
 
+// Whether the epilogue does more than scale by alpha: reads C, adds a
+// bias, applies an activation.
+bool HasEpilogueOps(const GemmForm& form);
+// Whether the TMA-store strategy computes the form: 16-bit D without
+// epilogue ops (the one rule; ValidateGemmConfigForForm and the selector
+// read it).
+bool TmaStoreComputes(const GemmForm& form);
+
 struct GemmConfig {
   GemmSchedule schedule = GemmSchedule::kV1;
   int block_m = 128;
