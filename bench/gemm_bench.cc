@@ -1,6 +1,11 @@
 // ptxgen GEMMs beside cuBLAS, measured in the same process. Flags: Usage()
 // below (gemm_bench --help).
 //
+// Every problem runs in each layout of --a-major x --b-major and with each
+// --epilogue; the peer is cuBLAS for the plain problem (both K-major, no
+// epilogue) and cuBLASLt, with the same layout and fused epilogue, for the
+// others.
+//
 // heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
 // one; compare: both, and whether the heuristic is within 5% of the tuned
 // best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
@@ -13,8 +18,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <iterator>
 #include <cstdio>
+#include <iterator>
+#include <memory>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -24,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/gemm/cublaslt_reference.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
@@ -38,14 +45,98 @@ namespace {
 constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare", "ladder",
                                         "v1",        "configs",  "launch"};
 
+// The fused epilogues the benchmark offers, and the cuBLASLt epilogue each
+// is measured against.
+struct BenchEpilogue {
+  const char* name;
+  BiasAlong bias;
+  Activation activation;
+  LtGemm::Activation peer_activation;
+};
+constexpr BenchEpilogue kEpilogues[] = {
+    {"none", BiasAlong::kNone, Activation::kNone, LtGemm::Activation::kNone},
+    {"bias", BiasAlong::kN, Activation::kNone, LtGemm::Activation::kNone},
+    {"bias_relu", BiasAlong::kN, Activation::kRelu, LtGemm::Activation::kRelu},
+    {"bias_gelu", BiasAlong::kN, Activation::kGelu, LtGemm::Activation::kGelu},
+    {"bias_gelu_tanh", BiasAlong::kN, Activation::kGeluTanh, LtGemm::Activation::kGelu},
+};
+
+std::vector<std::string> EpilogueNames() {
+  std::vector<std::string> names;
+  for (const BenchEpilogue& epilogue : kEpilogues) names.push_back(epilogue.name);
+  return names;
+}
+
 std::string Usage() {
   return absl::StrCat(
       "gemm_bench [--mode=", absl::StrJoin(kModes, "|"), "]\n"
       "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
+      "           [--a-major=k,m] [--b-major=k,n] [--epilogue=", absl::StrJoin(EpilogueNames(), ","), "]\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
-      "at 8192x8192x8192.\n");
+      "at 8192x8192x8192. Each shape runs in every listed layout (A stored\n"
+      "[m,k] for k, [k,m] for m; B [n,k] for k, [k,n] for n) and epilogue:\n"
+      "bias adds a vector along n in the input type, then relu, gelu (erf)\n"
+      "or gelu_tanh. The peer of a layout or an epilogue is cuBLASLt with the\n"
+      "same layout and its fused BIAS, RELU_BIAS or GELU_BIAS epilogue (its\n"
+      "GELU is the tanh form: gelu_tanh is the like-for-like row).\n");
+}
+
+// One layout and epilogue of the problems each shape is run in.
+struct Variant {
+  MajorOrder a_major = MajorOrder::kK;
+  MajorOrder b_major = MajorOrder::kK;
+  const BenchEpilogue* epilogue = &kEpilogues[0];
+};
+
+GemmProblem WithVariant(GemmProblem problem, const Variant& variant) {
+  problem.a_major = variant.a_major;
+  problem.b_major = variant.b_major;
+  problem.bias = variant.epilogue->bias;
+  problem.bias_type = problem.element;
+  problem.activation = variant.epilogue->activation;
+  return problem;
+}
+
+bool IsPlain(const Variant& variant) {
+  return variant.a_major == MajorOrder::kK && variant.b_major == MajorOrder::kK &&
+         variant.epilogue == &kEpilogues[0];
+}
+
+// "k,m" -> the majors; `mn_letter` names MN-major ("m" for A, "n" for B).
+absl::StatusOr<std::vector<MajorOrder>> ParseMajors(absl::string_view flag,
+                                                    absl::string_view value,
+                                                    absl::string_view mn_letter) {
+  std::vector<MajorOrder> majors;
+  for (absl::string_view text : absl::StrSplit(value, ',')) {
+    if (text == "k") {
+      majors.push_back(MajorOrder::kK);
+    } else if (text == mn_letter) {
+      majors.push_back(MajorOrder::kMN);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " takes k or ", mn_letter, " (a comma-separated list), not '", text, "'"));
+    }
+  }
+  return majors;
+}
+
+absl::StatusOr<std::vector<const BenchEpilogue*>> ParseEpilogues(absl::string_view value) {
+  std::vector<const BenchEpilogue*> epilogues;
+  for (absl::string_view text : absl::StrSplit(value, ',')) {
+    const BenchEpilogue* found = nullptr;
+    for (const BenchEpilogue& epilogue : kEpilogues) {
+      if (text == epilogue.name) found = &epilogue;
+    }
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--epilogue takes ", absl::StrJoin(EpilogueNames(), ", "), " (a comma-separated list), not '",
+          text, "'"));
+    }
+    epilogues.push_back(found);
+  }
+  return epilogues;
 }
 
 struct Flags {
@@ -57,6 +148,20 @@ struct Flags {
   bool shapes_given = false;
   std::vector<gen::GemmConfig> configs;
   int repeats = 20;
+  std::vector<MajorOrder> a_majors = {MajorOrder::kK};
+  std::vector<MajorOrder> b_majors = {MajorOrder::kK};
+  std::vector<const BenchEpilogue*> epilogues = {&kEpilogues[0]};
+
+  // Every layout with every epilogue, in the order of the flags.
+  std::vector<Variant> Variants() const {
+    std::vector<Variant> variants;
+    for (MajorOrder a : a_majors) {
+      for (MajorOrder b : b_majors) {
+        for (const BenchEpilogue* epilogue : epilogues) variants.push_back({a, b, epilogue});
+      }
+    }
+    return variants;
+  }
 };
 
 // The benchmark suite of the GEMM issues.
@@ -108,6 +213,15 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         if (!config.ok()) return config.status();
         flags.configs.push_back(*config);
       }
+    } else if (name == "--a-major" || name == "--b-major") {
+      absl::StatusOr<std::vector<MajorOrder>> majors =
+          ParseMajors(name, value, name == "--a-major" ? "m" : "n");
+      if (!majors.ok()) return majors.status();
+      (name == "--a-major" ? flags.a_majors : flags.b_majors) = *std::move(majors);
+    } else if (name == "--epilogue") {
+      absl::StatusOr<std::vector<const BenchEpilogue*>> epilogues = ParseEpilogues(value);
+      if (!epilogues.ok()) return epilogues.status();
+      flags.epilogues = *std::move(epilogues);
     } else if (name == "--repeats") {
       if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
         return absl::InvalidArgumentError(
@@ -129,33 +243,99 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--shapes does not apply to --mode=ladder: the ladder runs at 8192x8192x8192");
   }
+  const std::vector<Variant> variants = flags.Variants();
+  if ((flags.mode == "ladder" || flags.mode == "v1" || flags.mode == "launch") &&
+      (variants.size() != 1 || !IsPlain(variants[0]))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--a-major, --b-major and --epilogue do not apply to --mode=", flags.mode,
+        ": it measures the plain problem"));
+  }
   // Refused here, not as a row that "failed" in a run that exits 0.
   for (ptx::ScalarType dtype : flags.dtypes) {
     for (GemmProblem shape : flags.shapes) {
       shape.element = dtype;
-      if (absl::Status valid = ValidateProblem(shape); !valid.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--shapes/--dtype: ", shape.m, "x", shape.n, "x", shape.k, " ",
-            ptx::PtxName(dtype), ": ", valid.message()));
+      for (const Variant& variant : variants) {
+        if (absl::Status valid = ValidateProblem(WithVariant(shape, variant)); !valid.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--shapes/--dtype: ", shape.m, "x", shape.n, "x", shape.k, " ",
+              ptx::PtxName(dtype), ": ", valid.message()));
+        }
       }
     }
   }
   return flags;
 }
 
-// Rotating copies of A and B (RandomRotatingGemmOperands) and cuBLAS's C
-// for the first copy.
+// What ptxgen is measured against: cuBLAS for the plain problem, cuBLASLt
+// with the same layout and fused epilogue for the others.
+class Peer {
+ public:
+  static absl::StatusOr<Peer> Create(const GemmProblem& problem, const Variant& variant) {
+    Peer peer;
+    peer.problem_ = problem;
+    if (IsPlain(variant)) return peer;
+    LtGemm lt = PackedLtGemm(problem.m, problem.n, problem.k, problem.element,
+                             problem.element, variant.a_major == MajorOrder::kK,
+                             variant.b_major == MajorOrder::kK);
+    lt.bias = variant.epilogue->bias == BiasAlong::kN ? LtGemm::Bias::kAlongN
+                                                      : LtGemm::Bias::kNone;
+    lt.bias_type = problem.element;
+    lt.activation = variant.epilogue->peer_activation;
+    absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(lt, kLtWorkspaceBytes);
+    if (!prepared.ok()) return prepared.status();
+    absl::StatusOr<runtime::DeviceBuffer> workspace =
+        runtime::DeviceBuffer::Allocate(std::max<size_t>(prepared->workspace_bytes(), 16));
+    if (!workspace.ok()) return workspace.status();
+    peer.lt_ = std::make_shared<PreparedLtGemm>(*std::move(prepared));
+    peer.workspace_ = std::make_shared<runtime::DeviceBuffer>(*std::move(workspace));
+    return peer;
+  }
+
+  const char* name() const { return lt_ ? "cuBLASLt" : "cuBLAS"; }
+
+  // D = the product at c, with the bias at `bias` when the variant has one.
+  GemmCall Call(CUdeviceptr bias) const {
+    if (!lt_) {
+      return [problem = problem_](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+        return CublasGemm(problem, a, b, c, nullptr);
+      };
+    }
+    return [lt = lt_, workspace = workspace_, bias](CUdeviceptr a, CUdeviceptr b,
+                                                    CUdeviceptr c) {
+      return lt->Run(a, b, 0, c, bias, nullptr,
+                     reinterpret_cast<void*>(workspace->address()), workspace->size());
+    };
+  }
+
+ private:
+  GemmProblem problem_;
+  std::shared_ptr<const PreparedLtGemm> lt_;  // null: cuBLAS
+  std::shared_ptr<const runtime::DeviceBuffer> workspace_;
+};
+
+// Rotating copies of A and B (RandomRotatingGemmOperands), a bias vector
+// along n, and the peer's D for the first copy.
 struct Operands : RotatingGemmOperands {
+  runtime::DeviceBuffer bias;
   std::vector<uint16_t> reference;
 };
 
-absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) {
+absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
+                                      const Peer& peer) {
   absl::StatusOr<RotatingGemmOperands> inputs =
       RandomRotatingGemmOperands(problem, l2_bytes, /*seed=*/7, nullptr);
   if (!inputs.ok()) return inputs.status();
-  Operands operands{*std::move(inputs), {}};
-  if (absl::Status s = CublasGemm(problem, operands.a[0].address(),
-                                  operands.b[0].address(), operands.c.address(), nullptr);
+  absl::StatusOr<runtime::DeviceBuffer> bias =
+      runtime::DeviceBuffer::Allocate(problem.n * ptx::SizeInBytes(problem.element));
+  if (!bias.ok()) return bias.status();
+  if (absl::Status s = FillRandom(bias->address(), problem.n, problem.element,
+                                  /*seed=*/5, nullptr);
+      !s.ok()) {
+    return s;
+  }
+  Operands operands{*std::move(inputs), *std::move(bias), {}};
+  if (absl::Status s = peer.Call(operands.bias.address())(
+          operands.a[0].address(), operands.b[0].address(), operands.c.address());
       !s.ok()) {
     return s;
   }
@@ -173,16 +353,15 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes) 
 constexpr double kWarmupMilliseconds = 100;
 constexpr double kMinBatchMilliseconds = 1;
 
-// The two libraries as GemmCalls on the default stream.
-GemmCall OursCall(const Gemm& gemm) {
-  return [&gemm](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-    return gemm.Run(a, b, c, nullptr);
-  };
-}
-
-GemmCall CublasCall(const GemmProblem& problem) {
-  return [problem](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-    return CublasGemm(problem, a, b, c, nullptr);
+// ptxgen's GEMM as a GemmCall on the default stream, D at c.
+GemmCall OursCall(const Gemm& gemm, CUdeviceptr bias) {
+  return [&gemm, bias](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+    GemmOperands operands;
+    operands.a = a;
+    operands.b = b;
+    operands.d = c;
+    operands.bias = bias;
+    return gemm.Run(operands, nullptr);
   };
 }
 
@@ -246,14 +425,16 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
 }
 
 absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& config,
-                            const Operands& operands) {
+                            const Peer& peer, const Operands& operands) {
   GemmOptions options;
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<double> ours = HostMicrosecondsPerCall(OursCall(*gemm), operands);
+  absl::StatusOr<double> ours =
+      HostMicrosecondsPerCall(OursCall(*gemm, operands.bias.address()), operands);
   if (!ours.ok()) return ours.status();
-  absl::StatusOr<double> theirs = HostMicrosecondsPerCall(CublasCall(problem), operands);
+  absl::StatusOr<double> theirs =
+      HostMicrosecondsPerCall(peer.Call(operands.bias.address()), operands);
   if (!theirs.ok()) return theirs.status();
   std::printf("| %lldx%lldx%lld | %s | %s | %.1f | %.1f |\n",
               static_cast<long long>(problem.m), static_cast<long long>(problem.n),
@@ -264,56 +445,94 @@ absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& c
   return absl::OkStatus();
 }
 
+// "kk", "kn", "mk", "mn": the --a-major and --b-major letters.
+std::string LayoutName(const Variant& variant) {
+  return absl::StrCat(variant.a_major == MajorOrder::kK ? "k" : "m",
+                      variant.b_major == MajorOrder::kK ? "k" : "n");
+}
+
 struct Row {
   std::string label;
   GemmProblem problem;
+  Variant variant;
   std::string config;
-  double ms = 0, cublas_ms = 0, error = 0;
+  std::string peer;
+  double ms = 0, peer_ms = 0, error = 0;
 };
 
-// Checks one configuration's result against cuBLAS's (refusing a wrong one),
-// then times both on the same operands.
+// Checks one configuration's result against the peer's (refusing a wrong
+// one), then times both on the same operands.
 absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem,
-                            const gen::GemmConfig& config, const Operands& operands,
-                            int repeats) {
+                            const Variant& variant, const gen::GemmConfig& config,
+                            const Peer& peer, const Operands& operands, int repeats) {
   GemmOptions options;
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  Row row{label, problem, gen::ConfigName(config)};
-  const CUdeviceptr a = operands.a[0].address(), b = operands.b[0].address();
+  Row row{label, problem, variant, gen::ConfigName(config), peer.name()};
+  const GemmCall ours = OursCall(*gemm, operands.bias.address());
   if (absl::Status s = Poison(operands.c.address(), problem.m * problem.n, nullptr);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = gemm->Run(a, b, operands.c.address(), nullptr); !s.ok()) return s;
+  if (absl::Status s = ours(operands.a[0].address(), operands.b[0].address(),
+                            operands.c.address());
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(operands.c);
   if (!result.ok()) return result.status();
   row.error = RelativeErrorByNorm(*result, operands.reference, problem.element);
   if (!(row.error < ErrorBound(problem.element))) {
     return absl::InternalError(absl::StrFormat(
-        "wrong result: relative error %.2e vs cuBLAS (bound %.0e)", row.error,
+        "wrong result: relative error %.2e vs %s (bound %.0e)", row.error, peer.name(),
         ErrorBound(problem.element)));
   }
   absl::StatusOr<std::pair<double, double>> times =
-      TimeInterleaved(OursCall(*gemm), CublasCall(problem), operands, repeats);
+      TimeInterleaved(ours, peer.Call(operands.bias.address()), operands, repeats);
   if (!times.ok()) return times.status();
   row.ms = times->first;
-  row.cublas_ms = times->second;
+  row.peer_ms = times->second;
   return row;
 }
 
 void PrintHeader() {
-  std::printf("| step / shape | dtype | config | ptxgen ms | TFLOP/s | cuBLAS ms | "
-              "TFLOP/s | ratio | rel. error |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| step / shape | dtype | layout | epilogue | config | ptxgen ms | TFLOP/s | "
+              "peer | peer ms | TFLOP/s | ratio | rel. error |\n"
+              "|---|---|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
 }
 
 void PrintRow(const Row& row) {
-  std::printf("| %s | %s | %s | %.4f | %.0f | %.4f | %.0f | %.3f | %.1e |\n",
+  std::printf("| %s | %s | %s | %s | %s | %.4f | %.0f | %s | %.4f | %.0f | %.3f | %.1e |\n",
               row.label.c_str(), std::string(ptx::PtxName(row.problem.element)).c_str(),
-              row.config.c_str(), row.ms, Tflops(row.problem, row.ms), row.cublas_ms,
-              Tflops(row.problem, row.cublas_ms), row.cublas_ms / row.ms, row.error);
+              LayoutName(row.variant).c_str(), row.variant.epilogue->name,
+              row.config.c_str(), row.ms, Tflops(row.problem, row.ms), row.peer.c_str(),
+              row.peer_ms, Tflops(row.problem, row.peer_ms), row.peer_ms / row.ms, row.error);
   std::fflush(stdout);
+}
+
+// ptxgen's time in each variant of a shape over its time in the shape's
+// first variant (the first layout, no epilogue when one is listed): what a
+// layout or an epilogue costs. Times come from separate interleaved runs,
+// so differences of a percent or so are noise; the ratios to the peer are
+// the steadier figures.
+void PrintVariantCosts(const std::vector<Row>& rows) {
+  for (const Row& row : rows) {
+    for (const Row& base : rows) {
+      if (&base == &row) break;
+      if (base.problem.m != row.problem.m || base.problem.n != row.problem.n ||
+          base.problem.k != row.problem.k || base.problem.element != row.problem.element ||
+          base.label != row.label) {
+        continue;
+      }
+      std::printf("%s %s %s %s: %+.1f%% against %s %s\n", row.label.c_str(),
+                  std::string(ptx::PtxName(row.problem.element)).c_str(),
+                  LayoutName(row.variant).c_str(), row.variant.epilogue->name,
+                  100 * (row.ms / base.ms - 1), LayoutName(base.variant).c_str(),
+                  base.variant.epilogue->name);
+      break;
+    }
+  }
 }
 
 std::string ShapeName(const GemmProblem& p) {
@@ -346,6 +565,41 @@ std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType elem
   return steps;
 }
 
+// The configurations a mode measures on `problem`, each with its row label.
+absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> ConfigsToMeasure(
+    const Flags& flags, const GemmProblem& problem, int sm_count) {
+  if (flags.mode == "ladder") return Ladder(problem.element, sm_count);
+  std::vector<std::pair<std::string, gen::GemmConfig>> runs;
+  if (flags.mode == "configs") {
+    for (const gen::GemmConfig& config : flags.configs) {
+      runs.push_back({ShapeName(problem), config});
+    }
+  } else if (flags.mode == "v1") {
+    absl::StatusOr<gen::GemmConfig> tuned = AutotunedConfig(
+        problem, V1CandidateConfigs(problem.element), compile::KernelCache::Default());
+    if (!tuned.ok()) return tuned.status();
+    runs = {{ShapeName(problem) + " v1 tuned", *tuned}};
+  } else {
+    if (flags.mode != "autotune") {
+      runs.push_back({ShapeName(problem) + " heuristic", HeuristicConfig(problem, sm_count)});
+    }
+    if (flags.mode != "heuristic") {
+      absl::StatusOr<TuningReport> tuned =
+          Autotune(problem, CandidateConfigs(problem), compile::KernelCache::Default());
+      if (!tuned.ok()) return tuned.status();
+      // The autotuner's own timings go to stderr, for the record.
+      for (const TuningMeasurement& measured : tuned->measurements) {
+        std::fprintf(stderr, "tuning %s %s: %s %.4f ms\n", ShapeName(problem).c_str(),
+                     std::string(ptx::PtxName(problem.element)).c_str(),
+                     gen::ConfigName(measured.config).c_str(),
+                     measured.status.ok() ? measured.milliseconds : -1.0);
+      }
+      runs.push_back({ShapeName(problem) + " autotuned", tuned->best});
+    }
+  }
+  return runs;
+}
+
 absl::Status Run(const Flags& flags) {
   absl::StatusOr<runtime::PrimaryContext> context = runtime::PrimaryContext::Retain(0);
   if (!context.ok()) return context.status();
@@ -361,77 +615,62 @@ absl::Status Run(const Flags& flags) {
     PrintHeader();
   }
   std::vector<double> ratios;
+  std::vector<Row> rows;
   int within_five_percent = 0, compared = 0;
   for (ptx::ScalarType element : flags.dtypes) {
     std::vector<GemmProblem> shapes = flags.shapes;
     if (flags.mode == "ladder") shapes = {{8192, 8192, 8192}};
-    for (GemmProblem problem : shapes) {
-      problem.element = element;
-      absl::StatusOr<Operands> operands = MakeOperands(problem, device->l2_bytes);
-      if (!operands.ok()) return operands.status();
-      if (flags.mode == "launch") {
-        if (absl::Status s = PrintLaunchRow(
-                problem, HeuristicConfig(problem, device->sm_count), *operands);
-            !s.ok()) {
-          return s;
-        }
-        continue;
-      }
-      std::vector<std::pair<std::string, gen::GemmConfig>> runs;
-      if (flags.mode == "ladder") {
-        runs = Ladder(element, device->sm_count);
-      } else if (flags.mode == "configs") {
-        for (const gen::GemmConfig& config : flags.configs) {
-          runs.push_back({ShapeName(problem), config});
-        }
-      } else if (flags.mode == "v1") {
-        absl::StatusOr<gen::GemmConfig> tuned = AutotunedConfig(
-            problem, V1CandidateConfigs(element), compile::KernelCache::Default());
-        if (!tuned.ok()) return tuned.status();
-        runs = {{ShapeName(problem) + " v1 tuned", *tuned}};
-      } else {
-        if (flags.mode != "autotune") {
-          runs.push_back({ShapeName(problem) + " heuristic",
-                          HeuristicConfig(problem, device->sm_count)});
-        }
-        if (flags.mode != "heuristic") {
-          absl::StatusOr<TuningReport> tuned = Autotune(
-              problem, CandidateConfigs(problem), compile::KernelCache::Default());
-          if (!tuned.ok()) return tuned.status();
-          // The autotuner's own timings go to stderr, for the record.
-          for (const TuningMeasurement& measured : tuned->measurements) {
-            std::fprintf(stderr, "tuning %s %s: %s %.4f ms\n",
-                         ShapeName(problem).c_str(),
-                         std::string(ptx::PtxName(element)).c_str(),
-                         gen::ConfigName(measured.config).c_str(),
-                         measured.status.ok() ? measured.milliseconds : -1.0);
+    for (GemmProblem shape : shapes) {
+      shape.element = element;
+      for (const Variant& variant : flags.Variants()) {
+        const GemmProblem problem = WithVariant(shape, variant);
+        absl::StatusOr<Peer> peer = Peer::Create(problem, variant);
+        if (!peer.ok()) return peer.status();
+        absl::StatusOr<Operands> operands = MakeOperands(problem, device->l2_bytes, *peer);
+        if (!operands.ok()) return operands.status();
+        if (flags.mode == "launch") {
+          if (absl::Status s = PrintLaunchRow(
+                  problem, HeuristicConfig(problem, device->sm_count), *peer, *operands);
+              !s.ok()) {
+            return s;
           }
-          runs.push_back({ShapeName(problem) + " autotuned", tuned->best});
-        }
-      }
-      // Times relative to cuBLAS's beside them: rows measured a minute apart
-      // see different clocks on a power-limited GPU, the ratio much less so.
-      std::vector<double> relative_times;
-      for (const auto& [label, config] : runs) {
-        absl::StatusOr<Row> row = Measure(label, problem, config, *operands, flags.repeats);
-        if (!row.ok()) {
-          std::printf("| %s | %s | %s | failed: %s |\n", label.c_str(),
-                      std::string(ptx::PtxName(element)).c_str(),
-                      gen::ConfigName(config).c_str(),
-                      std::string(row.status().message()).c_str());
           continue;
         }
-        PrintRow(*row);
-        relative_times.push_back(row->ms / row->cublas_ms);
-        if (flags.mode != "ladder" && flags.mode != "configs") {
-          ratios.push_back(row->cublas_ms / row->ms);
+        absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> runs =
+            ConfigsToMeasure(flags, problem, device->sm_count);
+        if (!runs.ok()) return runs.status();
+        // Times relative to the peer's beside them: rows measured a minute
+        // apart see different clocks on a power-limited GPU, the ratio much
+        // less so.
+        std::vector<double> relative_times;
+        for (const auto& [label, config] : *runs) {
+          absl::StatusOr<Row> row =
+              Measure(label, problem, variant, config, *peer, *operands, flags.repeats);
+          if (!row.ok()) {
+            std::printf("| %s | %s | %s | %s | %s | failed: %s |\n", label.c_str(),
+                        std::string(ptx::PtxName(element)).c_str(),
+                        LayoutName(variant).c_str(), variant.epilogue->name,
+                        gen::ConfigName(config).c_str(),
+                        std::string(row.status().message()).c_str());
+            continue;
+          }
+          PrintRow(*row);
+          rows.push_back(*row);
+          relative_times.push_back(row->ms / row->peer_ms);
+          if (flags.mode != "ladder" && flags.mode != "configs") {
+            ratios.push_back(row->peer_ms / row->ms);
+          }
+        }
+        if (flags.mode == "compare" && relative_times.size() == 2) {
+          ++compared;
+          if (relative_times[0] <= 1.05 * relative_times[1]) ++within_five_percent;
         }
       }
-      if (flags.mode == "compare" && relative_times.size() == 2) {
-        ++compared;
-        if (relative_times[0] <= 1.05 * relative_times[1]) ++within_five_percent;
-      }
     }
+  }
+  if (flags.Variants().size() > 1) {
+    std::printf("\nptxgen's time in each variant against the shape's first variant:\n");
+    PrintVariantCosts(rows);
   }
   if (!ratios.empty()) {
     double log_sum = 0, worst = 1e30;

@@ -31,6 +31,13 @@ expect_refusal "k must be a multiple of 8" --shapes=64x64x12
 expect_refusal "--repeats must be a positive integer" --repeats=0
 expect_refusal "missing option 'g#|hilbert'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"
 expect_refusal "unknown flag --fast" --fast
+expect_refusal "--a-major takes k or m (a comma-separated list), not 'n'" --a-major=k,n
+expect_refusal "--b-major takes k or n (a comma-separated list), not 'm'" --b-major=m
+expect_refusal "--epilogue takes none, bias, bias_relu, bias_gelu, bias_gelu_tanh" --epilogue=gelu
+expect_refusal "do not apply to --mode=ladder: it measures the plain problem" --mode=ladder --b-major=n
+expect_refusal "do not apply to --mode=launch" --mode=launch --epilogue=none,bias
+# A layout's own rule, named: MN-major A needs rows of m on 16-byte boundaries.
+expect_refusal "--shapes/--dtype: 100x64x64 f16: " --shapes=100x64x64 --a-major=m
 
 "$binary" --help >"$output" 2>&1
 if [[ $? -ne 0 ]] || ! grep -q "^gemm_bench \[--mode=" "$output"; then

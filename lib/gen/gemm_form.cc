@@ -1,8 +1,11 @@
 // What a GEMM kernel computes: operand layouts, types and epilogue ops.
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/wgmma.h"
 
@@ -18,7 +21,81 @@ absl::string_view MajorLetter(ptx::MajorOrder major) {
   return major == ptx::MajorOrder::kK ? "k" : "m";
 }
 
+absl::StatusOr<ptx::MajorOrder> ParseMajorLetter(char letter) {
+  if (letter == 'k') return ptx::MajorOrder::kK;
+  if (letter == 'm') return ptx::MajorOrder::kMN;
+  return absl::InvalidArgumentError(
+      absl::StrCat("a major order is k or m, not '", std::string(1, letter), "'"));
+}
+
+// "f16.km" -> the input type and the majors of A and B.
+absl::Status ParseInputs(absl::string_view text, GemmForm& form) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  if (parts.size() != 2 || parts[1].size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not <element>.<A major><B major>"));
+  }
+  absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(parts[0]);
+  if (!element.ok()) return element.status();
+  absl::StatusOr<ptx::MajorOrder> a = ParseMajorLetter(parts[1][0]);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ptx::MajorOrder> b = ParseMajorLetter(parts[1][1]);
+  if (!b.ok()) return b.status();
+  form.element = *element;
+  form.a_major = *a;
+  form.b_major = *b;
+  return absl::OkStatus();
+}
+
+// One "+op" of FormName: "c", "bias_m.f32", "gelu", "batched".
+absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
+  if (op == "c") {
+    form.reads_c = true;
+  } else if (op == "batched") {
+    form.batched = true;
+  } else if (absl::StartsWith(op, "bias_m.") || absl::StartsWith(op, "bias_n.")) {
+    absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(op.substr(7));
+    if (!type.ok()) return type.status();
+    form.bias = op[5] == 'm' ? BiasAlong::kM : BiasAlong::kN;
+    form.bias_type = *type;
+  } else {
+    absl::StatusOr<Activation> activation = ParseActivation(op);
+    if (!activation.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", op, "' is not c, bias_m.<type>, bias_n.<type>, batched or an activation"));
+    }
+    form.activation = *activation;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<GemmForm> ParseFormName(absl::string_view name) {
+  auto refuse = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("GEMM form '", name, "': ", why));
+  };
+  const size_t arrow = name.find("->");
+  if (arrow == absl::string_view::npos) return refuse("no '->' before the output type");
+  GemmForm form;
+  if (absl::Status inputs = ParseInputs(name.substr(0, arrow), form); !inputs.ok()) {
+    return refuse(inputs.message());
+  }
+  const std::vector<absl::string_view> rest = absl::StrSplit(name.substr(arrow + 2), '+');
+  absl::StatusOr<ptx::ScalarType> output = ptx::ParseScalarType(rest[0]);
+  if (!output.ok()) return refuse(output.status().message());
+  form.output = *output;
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (absl::Status op = ParseEpilogueOp(rest[i], form); !op.ok()) {
+      return refuse(op.message());
+    }
+  }
+  if (FormName(form) != name) {
+    return refuse(absl::StrCat("write it as '", FormName(form), "' (its canonical name)"));
+  }
+  if (absl::Status valid = ValidateGemmForm(form); !valid.ok()) return valid;
+  return form;
+}
 
 bool GemmForm::operator==(const GemmForm& other) const {
   return FormName(*this) == FormName(other);

@@ -39,6 +39,52 @@ TEST(GemmConfigTest, NamesRoundTrip) {
   EXPECT_FALSE(ParseConfigName("ws 128x128x64 q4").ok());
 }
 
+// Every form's name parses back to the form: golden lists and tools may
+// name forms in text.
+TEST(GemmFormTest, NamesRoundTrip) {
+  int forms = 0;
+  for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
+    for (ScalarType output : {ScalarType::kF16, ScalarType::kBF16, ScalarType::kF32}) {
+      for (ptx::MajorOrder a : {ptx::MajorOrder::kK, ptx::MajorOrder::kMN}) {
+        for (ptx::MajorOrder b : {ptx::MajorOrder::kK, ptx::MajorOrder::kMN}) {
+          for (BiasAlong bias : {BiasAlong::kNone, BiasAlong::kM, BiasAlong::kN}) {
+            for (Activation activation : {Activation::kNone, Activation::kRelu,
+                                          Activation::kGelu, Activation::kGeluTanh,
+                                          Activation::kSilu}) {
+              for (bool reads_c : {false, true}) {
+                GemmForm form{element, output, a, b, reads_c, bias, ScalarType::kBF16,
+                              activation, /*batched=*/reads_c && a == b};
+                absl::StatusOr<GemmForm> parsed = ParseFormName(FormName(form));
+                ASSERT_TRUE(parsed.ok()) << FormName(form) << ": " << parsed.status();
+                EXPECT_EQ(FormName(*parsed), FormName(form));
+                ++forms;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(forms, 2 * 3 * 4 * 3 * 5 * 2);
+}
+
+TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"f16.kk", "no '->' before the output type"},
+      {"f16.k->f16", "is not <element>.<A major><B major>"},
+      {"f16.kn->f16", "a major order is k or m, not 'n'"},
+      {"f16.kk->f64", "f64"},
+      {"f16.kk->f16+bias_n", "'bias_n' is not c, bias_m.<type>"},
+      {"f16.kk->f16+gelu+c", "write it as 'f16.kk->f16+c+gelu'"},
+      {"f32.kk->f32", "element type must be f16 or bf16"},
+  };
+  for (const auto& [name, message] : cases) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_FALSE(form.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(form.status().message(), message)) << form.status();
+  }
+}
+
 // A name says every option once: no defaults the writer did not choose.
 TEST(GemmConfigTest, NamesThatLeaveOutOrRepeatAnOptionAreRefused) {
   const std::pair<const char*, const char*> cases[] = {

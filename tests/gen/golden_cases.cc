@@ -16,10 +16,26 @@
 namespace ptxgen::golden {
 
 std::string GoldenFileName(absl::string_view config_name,
-                           absl::string_view element_name) {
+                           absl::string_view form_name) {
   return absl::StrCat(absl::StrReplaceAll(config_name, {{" ", "_"}}), ".",
-                      element_name, ".cu");
+                      absl::StrReplaceAll(form_name, {{"->", "_to_"}, {"+", "_"}}),
+                      ".cu");
 }
+
+namespace {
+
+// "f16" (the plain form of an element) or a form name.
+absl::StatusOr<gen::GemmForm> ParseForm(absl::string_view text) {
+  if (text.find('.') != absl::string_view::npos) return gen::ParseFormName(text);
+  absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(text);
+  if (!element.ok()) return element.status();
+  if (absl::Status status = gen::CheckGemmElement(*element); !status.ok()) {
+    return status;
+  }
+  return gen::PlainForm(*element);
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
     absl::string_view text) {
@@ -34,23 +50,18 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
     const size_t space = line.find(' ');
     if (space == absl::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, "'", line, "' is not \"<element> <configuration name>\""));
+          where, "'", line, "' is not \"<form> <configuration name>\""));
     }
     GoldenCase golden;
-    golden.element_name = std::string(line.substr(0, space));
+    golden.form_name = std::string(line.substr(0, space));
     golden.config_name =
         std::string(absl::StripAsciiWhitespace(line.substr(space + 1)));
-    absl::StatusOr<ptx::ScalarType> element =
-        ptx::ParseScalarType(golden.element_name);
-    if (!element.ok()) {
+    absl::StatusOr<gen::GemmForm> form = ParseForm(golden.form_name);
+    if (!form.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, element.status().message()));
+          absl::StrCat(where, form.status().message()));
     }
-    golden.element = *element;
-    if (absl::Status status = gen::CheckGemmElement(golden.element);
-        !status.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, status.message()));
-    }
+    golden.form = *form;
     absl::StatusOr<gen::GemmConfig> config =
         gen::ParseConfigName(golden.config_name);
     if (!config.ok()) {
@@ -65,14 +76,19 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
                        canonical, "' (its canonical name)"));
     }
     if (absl::Status status =
-            gen::ValidateGemmConfig(golden.config, golden.element);
+            gen::ValidateGemmConfig(golden.config, golden.form.element);
         !status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where, status.message()));
     }
-    golden.file_name = GoldenFileName(golden.config_name, golden.element_name);
+    if (absl::Status status =
+            gen::ValidateGemmConfigForForm(golden.config, golden.form);
+        !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, status.message()));
+    }
+    golden.file_name = GoldenFileName(golden.config_name, golden.form_name);
     if (!files.insert(golden.file_name).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, golden.element_name, " '", golden.config_name,
+          absl::StrCat(where, golden.form_name, " '", golden.config_name,
                        "' is listed twice"));
     }
     cases.push_back(std::move(golden));
@@ -82,7 +98,7 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
 
 absl::StatusOr<std::string> GoldenSource(const GoldenCase& golden) {
   absl::StatusOr<gen::GeneratedGemm> generated =
-      gen::GenerateGemm(golden.config, golden.element);
+      gen::GenerateGemm(golden.config, golden.form);
   if (!generated.ok()) return generated.status();
   return std::move(generated->source);
 }

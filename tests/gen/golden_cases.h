@@ -25,28 +25,32 @@ inline constexpr char kConfigsFile[] = "tests/gen/golden/CONFIGS";
 inline constexpr char kUpdateCommand[] = "bash tools/update_golden.sh";
 
 struct GoldenCase {
-  std::string config_name;   // canonical: gen::ConfigName of the parsed name
-  std::string element_name;  // "f16", "bf16"
+  std::string config_name;  // canonical: gen::ConfigName of the parsed name
+  // "f16", "bf16" (the plain form of that element) or a gen::FormName
+  // ("bf16.mk->f32+bias_n.f32+gelu").
+  std::string form_name;
   gen::GemmConfig config;
-  ptx::ScalarType element = ptx::ScalarType::kF16;
-  std::string file_name;     // e.g. "v1_128x128x64.f16.cu"
+  gen::GemmForm form;
+  std::string file_name;  // e.g. "v1_128x128x64.f16.cu"
 };
 
 // For GoogleTest's messages: "f16 'v1 128x128x64'".
 inline void PrintTo(const GoldenCase& golden, std::ostream* out) {
-  *out << golden.element_name << " '" << golden.config_name << "'";
+  *out << golden.form_name << " '" << golden.config_name << "'";
 }
 
 // "ws 128x256x64 s3 c2 w1 m1 tma g16 persistent", "bf16" ->
-// "ws_128x256x64_s3_c2_w1_m1_tma_g16_persistent.bf16.cu".
+// "ws_128x256x64_s3_c2_w1_m1_tma_g16_persistent.bf16.cu"; a form name is
+// written with "->" as "_to_" and "+" as "_" ("f16.mm_to_f16_c").
 std::string GoldenFileName(absl::string_view config_name,
-                           absl::string_view element_name);
+                           absl::string_view form_name);
 
-// Parses CONFIGS: one case a line, "<element> <configuration name>" (e.g.
-// "f16 v1 128x128x64"); blank lines and lines starting with '#' are
-// skipped. Refuses (naming the line) an unknown element, a name that
-// ParseConfigName refuses or that is not written canonically (ConfigName of
-// the parsed name), a configuration ValidateGemmConfig refuses, and a case
+// Parses CONFIGS: one case a line, "<form> <configuration name>" (e.g.
+// "f16 v1 128x128x64", "f16.km->f32+gelu ws 128x128x64 ..."); blank lines
+// and lines starting with '#' are skipped. Refuses (naming the line) an
+// unknown element or form, a name that ParseConfigName refuses or that is
+// not written canonically (ConfigName of the parsed name), a configuration
+// that ValidateGemmConfig or ValidateGemmConfigForForm refuses, and a case
 // given twice.
 absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
     absl::string_view text);

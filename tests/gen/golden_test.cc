@@ -87,8 +87,22 @@ TEST(GoldenListTest, ConfigsCoverEachScheduleAndEpilogue) {
   EXPECT_TRUE(any([](const GoldenCase& c) {
     return c.config.tile_order == gen::TileOrder::kHilbert;
   })) << "no Hilbert tile order";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.element == ptx::ScalarType::kBF16; }))
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.element == ptx::ScalarType::kBF16; }))
       << "no bf16";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.form.a_major == ptx::MajorOrder::kMN && c.form.b_major == ptx::MajorOrder::kMN;
+  })) << "no MN-major A and B";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.form.a_major != c.form.b_major;
+  })) << "no mixed-major layout";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.form.bias != gen::BiasAlong::kNone && c.form.activation != gen::Activation::kNone;
+  })) << "no fused bias and activation";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.reads_c; })) << "no beta * C";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.batched; })) << "no batch";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.form.output == ptx::ScalarType::kF32;
+  })) << "no f32 output";
 }
 
 // A golden file that no listed configuration writes is stale: it would
@@ -123,7 +137,7 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 TEST_P(GoldenTest, GeneratedSourceMatchesTheGoldenFile) {
   const GoldenCase& golden = GetParam();
   const absl::StatusOr<std::string> generated = GoldenSource(golden);
-  ASSERT_TRUE(generated.ok()) << golden.element_name << " '" << golden.config_name
+  ASSERT_TRUE(generated.ok()) << golden.form_name << " '" << golden.config_name
                               << "': " << generated.status();
   const std::string path = GoldenPath(golden.file_name);
   const std::string expected = ReadFile(path);
@@ -131,7 +145,7 @@ TEST_P(GoldenTest, GeneratedSourceMatchesTheGoldenFile) {
   // Not EXPECT_EQ: it would print both whole files.
   EXPECT_TRUE(expected == *generated)
       << path << " differs from what the generator now writes for "
-      << golden.element_name << " '" << golden.config_name << "':\n"
+      << golden.form_name << " '" << golden.config_name << "':\n"
       << LineDiff(expected, *generated, path, "generated now") << UpdateHint();
 }
 
@@ -152,20 +166,29 @@ TEST(GoldenCasesTest, FileNamesFollowTheConfigName) {
   EXPECT_EQ(GoldenFileName("ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "f16"),
             "ws_128x256x64_s4_c2_w1_m2_tma_g8_persistent.f16.cu");
   EXPECT_EQ(GoldenFileName("v1 128x128x64", "bf16"), "v1_128x128x64.bf16.cu");
+  EXPECT_EQ(GoldenFileName("v1 128x128x64", "f16.mk->f32+bias_n.f32+gelu"),
+            "v1_128x128x64.f16.mk_to_f32_bias_n.f32_gelu.cu");
 }
 
 TEST(GoldenCasesTest, ListsAreParsedAndCheckedLineByLine) {
   const absl::StatusOr<std::vector<GoldenCase>> cases =
-      ParseGoldenConfigs("# comment\n\nf16 v1 128x128x64\n  bf16   v1 128x128x64  \n");
+      ParseGoldenConfigs("# comment\n\nf16 v1 128x128x64\n  bf16   v1 128x128x64  \n"
+                         "f16.km->f16+c v1 128x128x64\n");
   ASSERT_TRUE(cases.ok()) << cases.status();
-  ASSERT_EQ(cases->size(), 2u);
+  ASSERT_EQ(cases->size(), 3u);
   EXPECT_EQ((*cases)[1].config_name, "v1 128x128x64");
-  EXPECT_EQ((*cases)[1].element, ptx::ScalarType::kBF16);
+  EXPECT_EQ((*cases)[1].form, gen::PlainForm(ptx::ScalarType::kBF16));
   EXPECT_EQ((*cases)[1].file_name, "v1_128x128x64.bf16.cu");
+  EXPECT_EQ((*cases)[2].form.b_major, ptx::MajorOrder::kMN);
+  EXPECT_TRUE((*cases)[2].form.reads_c);
 
   const std::pair<const char*, const char*> refused[] = {
       {"v1_128x128x64", "CONFIGS:1: 'v1_128x128x64' is not"},
       {"f32 v1 128x128x64", "CONFIGS:1: "},
+      {"f16.kx->f16 v1 128x128x64", "CONFIGS:1: GEMM form 'f16.kx->f16': a major order is k or m"},
+      {"f16.kk->f16+bias v1 128x128x64", "'bias' is not c, bias_m.<type>"},
+      {"f16.kk->f16+gelu+c v1 128x128x64", "write it as 'f16.kk->f16+c+gelu'"},
+      {"f16.kk->f32 ws 128x256x64 s3 c2 w1 m1 tma g16 persistent", "CONFIGS:1: "},
       {"f16 v2 128x128x64", "CONFIGS:1: "},
       {"f16 v1 128x256x64", "accumulator registers"},
       {"f16 v1 128x128x64\nf16 v1 128x128x64", "CONFIGS:2: f16 'v1 128x128x64' is listed twice"},

@@ -1,6 +1,6 @@
 // Writes the golden GEMM sources into a workspace's tests/gen/golden/: one
 // file per configuration of tests/gen/golden/CONFIGS (read from that same
-// workspace), each GenerateGemm(config, element).source; golden files no
+// workspace), each GenerateGemm(config, form).source; golden files no
 // listed configuration writes are removed. Nothing is written unless every
 // configuration generates. Run through tools/update_golden.sh:
 //
@@ -94,7 +94,7 @@ int Main(int argc, char** argv) {
   for (const GoldenCase& golden : *cases) {
     absl::StatusOr<std::string> source = GoldenSource(golden);
     if (!source.ok()) {
-      std::fprintf(stderr, "golden_writer: %s '%s': %s\n", golden.element_name.c_str(),
+      std::fprintf(stderr, "golden_writer: %s '%s': %s\n", golden.form_name.c_str(),
                    golden.config_name.c_str(), std::string(source.status().message()).c_str());
       return 1;
     }

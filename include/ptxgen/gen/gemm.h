@@ -95,6 +95,9 @@ struct GemmForm {
 // "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"):
 // part of kernel names and descriptions.
 std::string FormName(const GemmForm& form);
+// The form FormName writes `name` for; refuses a name not written as
+// FormName writes it, naming the part, and a form ValidateGemmForm refuses.
+absl::StatusOr<GemmForm> ParseFormName(absl::string_view name);
 absl::string_view ActivationName(Activation activation);
 // "none", "relu", "gelu", "gelu_tanh", "silu" -> the activation.
 absl::StatusOr<Activation> ParseActivation(absl::string_view name);
