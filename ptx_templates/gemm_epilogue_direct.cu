@@ -1,13 +1,14 @@
 // The direct store strategy: each thread stores its accumulator pairs where
-// the wgmma fragment layout puts them, through store_pair, clipped to m x n.
+// the wgmma fragment layout (accumulator_row, accumulator_column) puts them,
+// through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread, int lane) {
   const Output out = make_output(e, batch, unit);
   const int pair_stores = e.pair_stores;
-  const int row = m0 + {{ROW_OF_THREAD}};
-  const int column = n0 + {{COLUMN_OF_THREAD}};
+  const int row = m0 + accumulator_row(thread, 0);
+  const int column = n0 + accumulator_column(thread, 0);
 {{STORES}}
 }
 

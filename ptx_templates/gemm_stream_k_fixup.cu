@@ -13,9 +13,9 @@ __device__ __forceinline__ bool stream_k_fixup(
   constexpr int kVectors = plan::kSliceAccumulators / 4;
   constexpr int kSlotVectors = plan::kThreadsPerWarpgroup * plan::kMSlices * kVectors;
   int* const flags = (int*)workspace;
-  const int flag_words = (gridDim.x * plan::kConsumers + plan::kFlagWordsAlignment - 1) /
-                         plan::kFlagWordsAlignment * plan::kFlagWordsAlignment;
-  float4* const slots = (float4*)(flags + flag_words);
+  // Past each cluster's flags, padded as the host planned them.
+  float4* const slots =
+      (float4*)(flags + gridDim.x / plan::kClusterM * plan::kFlagWordsPerCluster);
   if (w.kt_end != k_tiles) {
     float4* const slot =
         slots + ((long long)blockIdx.x * plan::kConsumers + consumer) * kSlotVectors;

@@ -1,6 +1,5 @@
 // `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
 // compiled view, and with --run executed on the GPU beside cuBLAS.
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -11,8 +10,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ptxgen/compile/inspect.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
@@ -24,13 +26,6 @@
 
 namespace ptxgen::tools {
 namespace {
-
-// The SM count the heuristic assumes when no GPU can be asked: an H100 or
-// H200 SXM.
-constexpr int kAssumedSmCount = 132;
-
-// The SM counts --sms accepts.
-constexpr int kMaxSmCount = 1024;
 
 // A float flag's value: absl::SimpleAtof's syntax, finite (inf, nan and
 // values beyond f32's range would reach the kernel as its alpha or beta).
@@ -170,37 +165,33 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
   return *tiled;
 }
 
-// GPU 0's SM count, or the assumed one (said once on stderr) without a GPU.
-int DeviceSmCount() {
-  static const int count = [] {
-    absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
-    if (device.ok()) return device->sm_count;
-    std::fprintf(stderr, "ptxgen: no GPU (%s); planning as for %d SMs\n",
-                 std::string(device.status().message()).c_str(), kAssumedSmCount);
-    return kAssumedSmCount;
-  }();
-  return count;
-}
-
-// The SM count to plan for: --sms, else the device's (asked only when
-// needed, so that --sms never prints the note that there is no GPU).
+// The SM count --sms gives, or 0 without it.
 absl::StatusOr<int> GivenSmCount(const cli::ParsedFlags& flags) {
   if (!flags.Has("sms")) return 0;
   const int sms = flags.Integer("sms");
-  if (sms < 1 || sms > kMaxSmCount) {
+  if (sms < 1 || sms > gemm::kMaxGemmTargetSms) {
     return cli::UsageError(absl::StrCat("--sms=", flags.Text("sms"),
-                                        " is outside 1..", kMaxSmCount,
+                                        " is outside 1..", gemm::kMaxGemmTargetSms,
                                         " (the SMs of the device to plan for)"));
   }
   return sms;
 }
-int SmCount(int given) { return given > 0 ? given : DeviceSmCount(); }
 
-// The clusters of `config` a persistent grid would hold: one CTA per SM,
-// as Gemm::Prepare finds them without clusters. The divisor is guarded:
-// PlanGemmLaunch, which refuses a cluster_m other than 1 or 2, runs after.
-int ResidentClusters(const gen::GemmConfig& config, int sm_count) {
-  return std::max(1, sm_count / std::max(1, config.cluster_m));
+// The device to plan for: an H200 with --sms SMs (GPU 0 is not asked, so
+// no note that there is none), else GPU 0, else an H200, said on stderr.
+gemm::GemmTarget PlanningTarget(int given_sms) {
+  gemm::GemmTarget assumed = gemm::GemmTarget::H200();
+  if (given_sms > 0) {
+    assumed.sm_count = given_sms;
+    return assumed;
+  }
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  absl::StatusOr<gemm::GemmTarget> found =
+      device.ok() ? gemm::GemmTargetOf(*device) : device.status();
+  if (found.ok()) return *found;
+  std::fprintf(stderr, "ptxgen: no GPU (%s); planning as for %d SMs\n",
+               std::string(found.status().message()).c_str(), assumed.sm_count);
+  return assumed;
 }
 
 // Flags that another flag given with them would silently override.
@@ -225,21 +216,54 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<gen::GemmConfig> ChooseConfig(const cli::ParsedFlags& flags,
-                                             const gemm::GemmProblem& problem,
-                                             int given_sms) {
-  if (flags.Has("config")) return gen::ParseConfigName(flags.Text("config"));
+// The configuration the flags name, if any (else PlanGemm takes the
+// heuristic's pick for the target).
+absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(const cli::ParsedFlags& flags,
+                                                   const gemm::GemmProblem& problem,
+                                                   const gemm::GemmTarget& target) {
+  gemm::GemmOptions options;
+  if (flags.Has("config")) {
+    absl::StatusOr<gen::GemmConfig> named = gen::ParseConfigName(flags.Text("config"));
+    if (!named.ok()) return named.status();
+    options.config = *named;
+    return options;
+  }
   const bool v1 = flags.Text("schedule") == "v1";
   if (flags.Has("autotune")) {
-    return gemm::AutotunedConfig(
+    absl::StatusOr<gen::GemmConfig> tuned = gemm::AutotunedConfig(
         problem,
         v1 ? gemm::V1CandidateConfigs(problem.element)
            : gemm::CandidateConfigs(problem),
         compile::KernelCache::Default());
+    if (!tuned.ok()) return tuned.status();
+    options.config = *tuned;
+    return options;
   }
-  gen::GemmConfig config = v1 ? gen::GemmConfig{}
-                              : gemm::HeuristicConfig(problem, SmCount(given_sms));
-  return flags.Has("block") ? ConfigWithBlock(flags, config) : config;
+  if (!v1 && !flags.Has("block")) return options;
+  const gen::GemmConfig base =
+      v1 ? gen::GemmConfig{} : gemm::HeuristicConfig(problem, target.sm_count);
+  absl::StatusOr<gen::GemmConfig> config =
+      flags.Has("block") ? ConfigWithBlock(flags, base) : base;
+  if (!config.ok()) return config.status();
+  options.config = *config;
+  return options;
+}
+
+// The compiled view `emit` (cli::CompiledViews()) of the plan's own module:
+// its cache lookup is the one the json view reports.
+absl::StatusOr<std::string> PlanView(const gemm::GemmPlan& plan,
+                                     absl::string_view emit) {
+  const compile::CompiledModule& module = *plan.compiled;
+  if (emit == "cuda") return plan.generated.source;
+  if (emit == "ptx") return module.ptx;
+  if (emit == "sass") return compile::DisassembleSass(module);
+  if (emit == "resources") return cli::ResourcesView(module);
+  if (emit == "json") {
+    const bool hit = module.source != compile::CacheSource::kCompiled;
+    return absl::StrCat("{\"cache\":\"", hit ? "hit" : "miss", "\",",
+                        compile::ToJson(module).substr(1), "\n");
+  }
+  return absl::InternalError(absl::StrCat("no compiled view named '", emit, "'"));
 }
 
 // Random inputs, one run checked against cuBLAS, then timings of both.
@@ -295,24 +319,19 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
   if (absl::Status valid = gemm::ValidateProblem(*problem); !valid.ok()) {
     return valid;
   }
-  absl::StatusOr<gen::GemmConfig> config = ChooseConfig(flags, *problem, *given_sms);
-  if (!config.ok()) return config.status();
-  if (flags.Has("run")) return RunOnGpu(*problem, *config);
-  // What running would refuse, a view refuses too.
-  if (absl::StatusOr<gen::GemmGrid> grid = gemm::PlanGemmLaunch(
-          *problem, *config, ResidentClusters(*config, SmCount(*given_sms)));
-      !grid.ok()) {
-    return grid.status();
-  }
-  const gen::GemmForm form = gemm::FormOf(*problem);
-  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(*config, form);
-  if (!generated.ok()) return generated.status();
-  std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(*config).c_str());
+  const gemm::GemmTarget target = PlanningTarget(*given_sms);
+  absl::StatusOr<gemm::GemmOptions> options = OptionsFromFlags(flags, *problem, target);
+  if (!options.ok()) return options.status();
+  // What running would refuse, a view refuses too: both are this plan.
+  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(*problem, target, *options);
+  if (!plan.ok()) return plan.status();
+  if (flags.Has("run")) return RunOnGpu(*problem, plan->config);
+  std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(plan->config).c_str());
   if (!general.empty()) {
-    std::fprintf(stderr, "ptxgen: form %s\n", gen::FormName(form).c_str());
+    std::fprintf(stderr, "ptxgen: form %s\n",
+                 gen::FormName(plan->generated.form).c_str());
   }
-  return cli::EmitCompiled(generated->kernel_name, generated->source, {},
-                           flags.Text("emit"));
+  return PlanView(*plan, flags.Text("emit"));
 }
 
 }  // namespace

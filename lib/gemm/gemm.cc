@@ -13,6 +13,7 @@
 #include "lib/gemm/helper_kernels.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/autotune.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
@@ -78,13 +79,6 @@ absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
   return (*primary)->get();
 }
 
-absl::StatusOr<int> CurrentSmCount() {
-  absl::StatusOr<CUdevice> device = runtime::CurrentDevice();
-  if (!device.ok()) return device.status();
-  return runtime::GetDeviceAttribute(*device,
-                                     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-}
-
 runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
                                   const gen::GemmGrid& grid, CUstream stream) {
   runtime::LaunchConfig launch;
@@ -97,14 +91,15 @@ runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
   return launch;
 }
 
-// One CTA per SM without clusters; with them, what the GPCs can hold.
-absl::StatusOr<int> ResidentClusters(const gen::GeneratedGemm& generated,
+// The plan's one CTA per SM without clusters; with them, what the GPCs can
+// hold.
+absl::StatusOr<int> ResidentClusters(const GemmPlan& plan,
                                      const runtime::Function& function) {
-  absl::StatusOr<int> sm_count = CurrentSmCount();
-  if (!sm_count.ok() || generated.config.cluster_m == 1) return sm_count;
+  if (plan.config.cluster_m == 1) return plan.resident_clusters;
   gen::GemmGrid one_cluster;
-  one_cluster.x = one_cluster.cluster_x = generated.config.cluster_m;
-  return function.MaxActiveClusters(LaunchShape(generated, one_cluster, nullptr));
+  one_cluster.x = one_cluster.cluster_x = plan.config.cluster_m;
+  return function.MaxActiveClusters(
+      LaunchShape(plan.generated, one_cluster, nullptr));
 }
 
 struct Registry {
@@ -352,47 +347,41 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
-    const gen::GemmConfig& config, const gen::GemmForm& form,
-    compile::KernelCache& cache) {
+    const GemmPlan& plan) {
   absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
   // The whole configuration, launch policy included: the loaded kernel
   // carries it to every Gemm that uses it.
+  const gen::GeneratedGemm& generated = plan.generated;
   Registry& registry = LoadedKernels();
   const std::pair<CUcontext, std::string> key{
-      *context, absl::StrCat(gen::FormName(form), " ", gen::ConfigName(config))};
+      *context, absl::StrCat(gen::FormName(generated.form), " ",
+                             gen::ConfigName(generated.config))};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
-  absl::StatusOr<gen::GeneratedGemm> generated = gen::GenerateGemm(config, form);
-  if (!generated.ok()) return generated.status();
-  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
-      cache.GetOrCompile(generated->kernel_name, generated->source,
-                         compile::CompileOptions{});
-  if (!compiled.ok()) return compiled.status();
-  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(**compiled);
+  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(*plan.compiled);
   if (!module.ok()) return module.status();
   absl::StatusOr<runtime::Function> function =
-      module->GetFunction(generated->kernel_name);
+      module->GetFunction(generated.kernel_name);
   if (!function.ok()) return function.status();
-  if (absl::Status shared = function->SetMaxDynamicSharedMemory(generated->shared_bytes);
+  if (absl::Status shared = function->SetMaxDynamicSharedMemory(generated.shared_bytes);
       !shared.ok()) {
     return shared;
   }
-  absl::StatusOr<int> resident = ResidentClusters(*generated, *function);
+  absl::StatusOr<int> resident = ResidentClusters(plan, *function);
   if (!resident.ok()) return resident.status();
   if (*resident < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "GEMM kernel ", generated->kernel_name, " cannot be resident on this "
-        "device (", generated->shared_bytes, " bytes of shared memory, ",
-        generated->threads_per_block, " threads, clusters of ",
-        generated->config.cluster_m, ")"));
+        "GEMM kernel ", generated.kernel_name, " cannot be resident on this "
+        "device (", generated.shared_bytes, " bytes of shared memory, ",
+        generated.threads_per_block, " threads, clusters of ",
+        generated.config.cluster_m, ")"));
   }
   auto loaded = std::make_shared<const LoadedGemmKernel>(
-      *std::move(generated), *std::move(compiled), *std::move(module),
-      *std::move(function), *resident);
+      generated, plan.compiled, *std::move(module), *std::move(function), *resident);
   absl::MutexLock lock(&registry.mutex);
   return registry.kernels.emplace(key, std::move(loaded)).first->second;
 }
@@ -401,9 +390,9 @@ namespace {
 
 // The workspace of a launch PlanGemmLaunch accepted, on its `grid`.
 absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
-    const LoadedGemmKernel& kernel, const GemmProblem& problem,
-    const gen::GemmGrid& grid) {
-  const gen::GemmConfig& config = kernel.generated.config;
+    const GemmPlan& plan, const gen::GemmGrid& grid) {
+  const GemmProblem& problem = plan.problem;
+  const gen::GemmConfig& config = plan.config;
   const int64_t bytes = gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
   if (bytes == 0) return nullptr;
   absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
@@ -423,11 +412,16 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
       gen::SplitKReduceKernelName(problem.element),
       [&problem] { return gen::SplitKReduceSource(problem.element); });
   if (!reduce.ok()) return reduce.status();
-  absl::StatusOr<int> sm_count = CurrentSmCount();
-  if (!sm_count.ok()) return sm_count.status();
   workspace->reduce = *reduce;
-  workspace->sm_count = *sm_count;
+  workspace->sm_count = plan.target.sm_count;
   return workspace;
+}
+
+// The current device as a plan's target.
+absl::StatusOr<GemmTarget> CurrentTarget() {
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
+  if (!device.ok()) return device.status();
+  return GemmTargetOf(*device);
 }
 
 }  // namespace
@@ -440,31 +434,31 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   if (absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext(); !context.ok()) {
     return context.status();
   }
-  absl::StatusOr<int> sm_count = CurrentSmCount();
-  if (!sm_count.ok()) return sm_count.status();
-  gen::GemmConfig config;
-  if (options.config.has_value()) {
-    config = *options.config;
-  } else if (options.selection == Selection::kAutotune) {
+  absl::StatusOr<GemmTarget> target = CurrentTarget();
+  if (!target.ok()) return target.status();
+  GemmOptions planned = options;
+  planned.cache = &cache;
+  if (!options.config.has_value() && options.selection == Selection::kAutotune) {
     absl::StatusOr<gen::GemmConfig> tuned =
         AutotunedConfig(problem, CandidateConfigs(problem), cache);
     if (!tuned.ok()) return tuned.status();
-    config = *tuned;
-  } else {
-    config = HeuristicConfig(problem, *sm_count);
+    planned.config = *tuned;
   }
-  // Generating the kernel refuses an invalid config before it compiles; the
-  // rest of the plan needs the loaded kernel's occupancy.
-  absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
-      LoadGemmKernel(config, FormOf(problem), cache);
+  absl::StatusOr<GemmPlan> plan = PlanGemm(problem, *target, planned);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel = LoadGemmKernel(*plan);
   if (!kernel.ok()) return kernel.status();
-  absl::StatusOr<gen::GemmGrid> grid =
-      PlanGemmLaunch(problem, config, (*kernel)->resident_clusters);
+  // The plan's 2-CTA clusters are an upper bound; the driver knows how
+  // many the GPCs hold.
+  absl::StatusOr<gen::GemmGrid> grid = plan->grid;
+  if ((*kernel)->resident_clusters != plan->resident_clusters) {
+    grid = PlanGemmLaunch(problem, plan->config, (*kernel)->resident_clusters);
+  }
   if (!grid.ok()) return grid.status();
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
-      PrepareWorkspace(**kernel, problem, *grid);
+      PrepareWorkspace(*plan, *grid);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(Resolved(problem), *grid, *std::move(kernel), *std::move(workspace));
+  return Gemm(plan->problem, *grid, *std::move(kernel), *std::move(workspace));
 }
 
 const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }

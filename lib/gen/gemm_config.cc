@@ -19,10 +19,14 @@
 namespace ptxgen::gen {
 namespace {
 
-absl::Status Unsupported(const GemmConfig& config, const std::string& rule) {
+absl::Status Unsupported(const GemmConfig& config, absl::string_view rule) {
   return absl::InvalidArgumentError(
       absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
 }
+
+// The checks below take the parts they judge and name the broken rule;
+// ValidateGemmConfig puts the configuration's name before it.
+absl::Status Rule(absl::string_view rule) { return absl::InvalidArgumentError(rule); }
 
 // A value outside an enumeration (a cast) is not read as one of its members.
 absl::Status ValidateEnumerations(const GemmConfig& config) {
@@ -31,36 +35,32 @@ absl::Status ValidateEnumerations(const GemmConfig& config) {
   const int tile_order = static_cast<int>(config.tile_order);
   if (config.schedule != GemmSchedule::kV1 &&
       config.schedule != GemmSchedule::kWarpSpecialized) {
-    return Unsupported(config,
-                       absl::StrCat("schedule ", schedule, " is neither v1 nor ws"));
+    return Rule(absl::StrCat("schedule ", schedule, " is neither v1 nor ws"));
   }
   if (config.epilogue != GemmEpilogue::kDirect &&
       config.epilogue != GemmEpilogue::kTmaStore) {
-    return Unsupported(config,
-                       absl::StrCat("epilogue ", epilogue, " is neither direct nor tma"));
+    return Rule(absl::StrCat("epilogue ", epilogue, " is neither direct nor tma"));
   }
   if (config.tile_order != TileOrder::kRaster &&
       config.tile_order != TileOrder::kHilbert) {
-    return Unsupported(config, absl::StrCat("tile order ", tile_order,
-                                            " is neither raster nor hilbert"));
+    return Rule(absl::StrCat("tile order ", tile_order, " is neither raster nor hilbert"));
   }
   return absl::OkStatus();
 }
 
-absl::Status ValidateTile(const GemmConfig& config, ptx::ScalarType element) {
-  if (config.block_m < 64 || config.block_m > 256 || config.block_m % 64 != 0) {
-    return Unsupported(config, "block_m must be 64, 128, 192 or 256 (wgmma "
-                               "computes 64 rows at a time)");
+absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
+  if (tile.block_m < 64 || tile.block_m > 256 || tile.block_m % 64 != 0) {
+    return Rule("block_m must be 64, 128, 192 or 256 (wgmma computes 64 rows at a time)");
   }
-  if (!ptx::IsLegalWgmmaN(element, config.block_n)) {
-    return Unsupported(config, absl::StrCat("block_n must be a legal wgmma N (",
-                                            ptx::LegalWgmmaNText(element), ")"));
+  if (!ptx::IsLegalWgmmaN(element, tile.block_n)) {
+    return Rule(absl::StrCat("block_n must be a legal wgmma N (",
+                             ptx::LegalWgmmaNText(element), ")"));
   }
   // Checked: a hostile block_k must not wrap into a legal row.
   int row_bytes = 0;
-  if (__builtin_mul_overflow(config.block_k, ptx::SizeInBytes(element), &row_bytes) ||
+  if (__builtin_mul_overflow(tile.block_k, ptx::SizeInBytes(element), &row_bytes) ||
       (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
-    return Unsupported(config, absl::StrCat(
+    return Rule(absl::StrCat(
         "block_k must make a 32-, 64- or 128-byte row to match a swizzle span "
         "(16, 32 or 64 for ", ptx::PtxName(element), ")"));
   }
@@ -71,88 +71,109 @@ absl::Status ValidateV1(const GemmConfig& config) {
   if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
       config.mma_groups_in_flight != 0 || config.split_k != 1 ||
       config.stream_k || config.epilogue != GemmEpilogue::kDirect) {
-    return Unsupported(config, "schedule v1 is the seed: one stage, one "
-                               "warpgroup, no cluster, wait_group 0, direct "
-                               "epilogue, no split-K or stream-K");
+    return Rule("schedule v1 is the seed: one stage, one warpgroup, no cluster, "
+                "wait_group 0, direct epilogue, no split-K or stream-K");
+  }
+  return absl::OkStatus();
+}
+
+// The warpgroups and the ring, against the tile they split and share.
+absl::Status ValidatePipeline(const GemmPipelineShape& pipeline,
+                              const GemmTileShape& tile) {
+  if (pipeline.consumers != 1 && pipeline.consumers != 2 && pipeline.consumers != 4) {
+    return Rule("consumers must be 1, 2 or 4 warpgroups");
+  }
+  if (tile.block_m % (64 * pipeline.consumers) != 0) {
+    return Rule("each consumer warpgroup needs a multiple of 64 rows (block_m / consumers)");
+  }
+  if (pipeline.stages < 1 || pipeline.stages > kMaxGemmStages) {
+    return Rule(absl::StrCat("stages must be 1..", kMaxGemmStages));
+  }
+  if (pipeline.mma_groups_in_flight != 0 && pipeline.mma_groups_in_flight != 1) {
+    return Rule("wgmma groups in flight must be 0 or 1");
+  }
+  if (pipeline.mma_groups_in_flight == 1 && pipeline.stages < 2) {
+    return Rule("keeping a wgmma group in flight releases each stage one "
+                "iteration late: it needs 2+ stages");
+  }
+  if (pipeline.cluster_m != 1 && pipeline.cluster_m != 2) {
+    return Rule("cluster_m must be 1 or 2");
+  }
+  if (pipeline.cluster_m == 2 && tile.block_n % 16 != 0) {
+    return Rule("a 2-CTA cluster multicasts half of B each: block_n must be a "
+                "multiple of 16");
+  }
+  return absl::OkStatus();
+}
+
+// The store strategy, against the columns of the tile it stores.
+absl::Status ValidateEpilogue(const GemmEpilogueConfig& epilogue,
+                              const GemmTileShape& tile) {
+  if (epilogue.epilogue == GemmEpilogue::kTmaStore &&
+      tile.block_n % kStoreChunkColumns != 0) {
+    return Rule(absl::StrCat(
+        "the TMA-store epilogue writes ", kStoreChunkColumns,
+        "-column chunks: block_n must be a multiple of ", kStoreChunkColumns));
+  }
+  const int chunks = StoreChunkCount(tile);
+  if (epilogue.store_chunks != 0 &&
+      (epilogue.epilogue != GemmEpilogue::kTmaStore || epilogue.store_chunks < 0 ||
+       epilogue.store_chunks >= chunks || chunks % epilogue.store_chunks != 0)) {
+    return Rule(absl::StrCat(
+        "e# (", kStoreChunkColumns, "-column chunks staged per TMA-store pass) "
+        "needs the TMA-store epilogue and must divide the tile's ", chunks, " chunk(s) into 2 or "
+        "more passes; leave it out to stage them all"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateScheduler(const GemmSchedulerConfig& scheduler) {
+  if (scheduler.tile_order == TileOrder::kRaster &&
+      (scheduler.raster_group < 1 || scheduler.raster_group > kMaxRasterGroup)) {
+    return Rule(absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
+  }
+  if (scheduler.split_k < 1 || scheduler.split_k > 16) {
+    return Rule("split_k must be 1..16");
+  }
+  return absl::OkStatus();
+}
+
+// What splitting work across CTAs asks of the other parts.
+absl::Status ValidateAcrossParts(const GemmConfig& config) {
+  if (config.split_k > 1 && (config.epilogue != GemmEpilogue::kDirect ||
+                             config.cluster_m != 1)) {
+    return Rule("split-K writes f32 partial sums from registers: it needs the "
+                "direct epilogue and no cluster");
+  }
+  if (config.stream_k && (config.split_k > 1 || !config.persistent)) {
+    return Rule("stream-K shares the last wave's k-tiles among the clusters of a "
+                "persistent grid: it needs 'persistent' and no split-K");
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
-  if (config.consumers != 1 && config.consumers != 2 && config.consumers != 4) {
-    return Unsupported(config, "consumers must be 1, 2 or 4 warpgroups");
-  }
-  if (config.block_m % (64 * config.consumers) != 0) {
-    return Unsupported(config, "each consumer warpgroup needs a multiple of 64 "
-                               "rows (block_m / consumers)");
-  }
-  if (config.stages < 1 || config.stages > kMaxGemmStages) {
-    return Unsupported(config, absl::StrCat("stages must be 1..", kMaxGemmStages));
-  }
-  if (config.mma_groups_in_flight != 0 && config.mma_groups_in_flight != 1) {
-    return Unsupported(config, "wgmma groups in flight must be 0 or 1");
-  }
-  if (config.mma_groups_in_flight == 1 && config.stages < 2) {
-    return Unsupported(config, "keeping a wgmma group in flight releases each "
-                               "stage one iteration late: it needs 2+ stages");
-  }
-  if (config.cluster_m != 1 && config.cluster_m != 2) {
-    return Unsupported(config, "cluster_m must be 1 or 2");
-  }
-  if (config.cluster_m == 2 && config.block_n % 16 != 0) {
-    return Unsupported(config, "a 2-CTA cluster multicasts half of B each: "
-                               "block_n must be a multiple of 16");
-  }
-  if (config.epilogue == GemmEpilogue::kTmaStore &&
-      config.block_n % kStoreChunkColumns != 0) {
-    return Unsupported(config, absl::StrCat(
-        "the TMA-store epilogue writes ", kStoreChunkColumns,
-        "-column chunks: block_n must be a multiple of ", kStoreChunkColumns));
-  }
-  const int chunks = StoreChunkCount(config);
-  if (config.store_chunks != 0 &&
-      (config.epilogue != GemmEpilogue::kTmaStore || config.store_chunks < 0 ||
-       config.store_chunks >= chunks || chunks % config.store_chunks != 0)) {
-    return Unsupported(config, absl::StrCat(
-        "e# (", kStoreChunkColumns, "-column chunks staged per TMA-store pass) "
-        "needs the TMA-store epilogue and must divide the tile's ", chunks, " chunk(s) into 2 or "
-        "more passes; leave it out to stage them all"));
-  }
-  if (config.tile_order == TileOrder::kRaster &&
-      (config.raster_group < 1 || config.raster_group > kMaxRasterGroup)) {
-    return Unsupported(config, absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
-  }
-  if (config.split_k < 1 || config.split_k > 16) {
-    return Unsupported(config, "split_k must be 1..16");
-  }
-  if (config.split_k > 1 && (config.epilogue != GemmEpilogue::kDirect ||
-                             config.cluster_m != 1)) {
-    return Unsupported(config, "split-K writes f32 partial sums from "
-                               "registers: it needs the direct epilogue and "
-                               "no cluster");
-  }
-  if (config.stream_k && (config.split_k > 1 || !config.persistent)) {
-    return Unsupported(config, "stream-K shares the last wave's k-tiles among "
-                               "the clusters of a persistent grid: it needs "
-                               "'persistent' and no split-K");
-  }
-  return absl::OkStatus();
+  absl::Status valid = ValidatePipeline(config, config);
+  if (valid.ok()) valid = ValidateEpilogue(config, config);
+  if (valid.ok()) valid = ValidateScheduler(config);
+  if (valid.ok()) valid = ValidateAcrossParts(config);
+  return valid;
 }
 
-// Runs after the tile and schedule checks: every field PlanGemmLayout reads
-// is in its range by then, so its sizes stay far inside int.
+// Runs after the other checks: every field PlanGemmLayout reads is in its
+// range by then, so its sizes stay far inside int.
 absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) {
   const GemmLayout layout = PlanGemmLayout(config, element);
   const int accumulators = layout.accumulators_per_thread;
   if (accumulators + kRegisterOverhead > layout.consumer_registers) {
-    return Unsupported(config, absl::StrCat(
+    return Rule(absl::StrCat(
         "each consumer thread needs ", accumulators,
         " accumulator registers (", layout.m_slices, " x ", config.block_n,
         "/2) plus about ", kRegisterOverhead, " more, but gets ",
         layout.consumer_registers));
   }
-  if (layout.shared_bytes > kMaxSharedBytesPerBlock) {
-    return Unsupported(config, absl::StrCat(
+  if (config.stages > MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock)) {
+    return Rule(absl::StrCat(
         "needs ", layout.shared_bytes, " bytes of shared memory; a block gets "
         "at most ", kMaxSharedBytesPerBlock));
   }
@@ -315,13 +336,14 @@ absl::Status CheckGemmElement(ptx::ScalarType element) {
 absl::Status ValidateGemmConfig(const GemmConfig& config,
                                 ptx::ScalarType element) {
   if (absl::Status valid = CheckGemmElement(element); !valid.ok()) return valid;
-  if (absl::Status known = ValidateEnumerations(config); !known.ok()) return known;
-  if (absl::Status tile = ValidateTile(config, element); !tile.ok()) return tile;
-  absl::Status schedule = config.schedule == GemmSchedule::kV1
-                              ? ValidateV1(config)
-                              : ValidateWarpSpecialized(config);
-  if (!schedule.ok()) return schedule;
-  return ValidateBudgets(config, element);
+  absl::Status valid = ValidateEnumerations(config);
+  if (valid.ok()) valid = ValidateTile(config, element);
+  if (valid.ok()) {
+    valid = config.schedule == GemmSchedule::kV1 ? ValidateV1(config)
+                                                 : ValidateWarpSpecialized(config);
+  }
+  if (valid.ok()) valid = ValidateBudgets(config, element);
+  return valid.ok() ? valid : Unsupported(config, valid.message());
 }
 
 absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
@@ -337,8 +359,8 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   }
   if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(form)) {
     return Unsupported(config, absl::StrCat(
-        "the TMA-store epilogue stores 16-bit D without C, bias or activation; "
-        "use 'direct' for ", FormName(form)));
+        "the TMA-store epilogue stores 16-bit D (stmatrix); use 'direct' for ",
+        FormName(form)));
   }
   const GemmLayout layout = PlanGemmLayout(config, form);
   for (const ptx::SharedTile* tile : {&layout.a_tile, &layout.b_tile}) {
@@ -428,11 +450,16 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
       "without 'sk'"));
 }
 
+int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline) {
+  const int flags = pipeline.cluster_m * pipeline.consumers;
+  return static_cast<int>(CeilDiv(flags, kStreamKFlagWordsAlignment)) *
+         kStreamKFlagWordsAlignment;
+}
+
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
   if (!config.stream_k) return 0;
-  const int64_t flags = grid.x * grid.y * config.consumers;
-  return CeilDiv(flags, kStreamKFlagWordsAlignment) * kStreamKFlagWordsAlignment *
-         int64_t{sizeof(int32_t)};
+  const int64_t clusters = grid.x * grid.y / config.cluster_m;
+  return clusters * StreamKFlagWordsPerCluster(config) * int64_t{sizeof(int32_t)};
 }
 
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,

@@ -131,7 +131,7 @@ bool HasEpilogueOps(const GemmForm& form) {
 }
 
 bool TmaStoreComputes(const GemmForm& form) {
-  return !HasEpilogueOps(form) && form.output != ptx::ScalarType::kF32;
+  return form.output != ptx::ScalarType::kF32;
 }
 
 absl::Status ValidateGemmForm(const GemmForm& form) {

@@ -13,14 +13,17 @@ inline constexpr int kThreadsPerWarpgroup = 128;
 // Registers a consumer thread needs beside its accumulators (addresses,
 // loop state, descriptors): an estimate, checked against ptxas's report.
 inline constexpr int kRegisterOverhead = 40;
-// The opt-in dynamic shared memory limit of one sm_90 block (227 KB).
-inline constexpr int kMaxSharedBytesPerBlock = 232448;
 // Registers per SM, and what a TMA producer warpgroup keeps.
 inline constexpr int kRegistersPerSm = 65536;
 inline constexpr int kProducerRegisters = 40;
 // Stream-K's flags (ints) are padded to a multiple of this many, so that the
 // f32 slots after them start 16-byte aligned for vector access.
 inline constexpr int kStreamKFlagWordsAlignment = 4;
+// The ints of stream-K's flag region per cluster of the grid: a flag per
+// consumer warpgroup of each of its CTAs, padded per cluster rather than
+// for the whole region, so that the kernel finds its slots at a planned
+// constant times the grid's clusters (which only the launch decides).
+int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline);
 // Shared bytes for the warp-specialized kernel's work schedule (six ints).
 inline constexpr int kScheduleBytes = 32;
 // The runtime aligns the dynamic shared memory base itself: slack for it.

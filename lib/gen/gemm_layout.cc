@@ -97,4 +97,19 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   return layout;
 }
 
+// Walks the layout itself rather than dividing the room by a stage's bytes:
+// the C tile starts on a 1024-byte boundary after the ring, so the bytes
+// need not grow by the same amount with each stage. They do grow with each
+// (its tiles and barriers): the first depth that does not fit ends the walk.
+int MaxStagesThatFit(const GemmConfig& config, ptx::ScalarType element,
+                     int shared_bytes_limit) {
+  GemmConfig deeper = config;
+  int fits = 0;
+  for (deeper.stages = 1; deeper.stages <= kMaxGemmStages; ++deeper.stages) {
+    if (PlanGemmLayout(deeper, element).shared_bytes > shared_bytes_limit) break;
+    fits = deeper.stages;
+  }
+  return fits;
+}
+
 }  // namespace ptxgen::gen

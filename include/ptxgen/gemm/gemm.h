@@ -11,11 +11,13 @@
 //   absl::StatusOr<Gemm> gemm = Gemm::Prepare({m, n, k, ScalarType::kF16});
 //   absl::Status run = gemm->Run(a, b, c, stream);
 //
-// Prepare picks a configuration (heuristic or autotuned), generates the
-// kernel, compiles it (or fetches it from the kernel cache) and loads it
-// into the current CUDA context (the primary context of device 0 when none
-// is current), then plans its launch (PlanGemmLaunch, selection.h). Its
-// source, PTX and resource usage stay inspectable.
+// Prepare plans the GEMM for the current device (PlanGemm, plan.h: the
+// configuration, heuristic or autotuned; the kernel generated and compiled,
+// or fetched from the kernel cache; the launch grid), loads the kernel into
+// the current CUDA context (the primary context of device 0 when none is
+// current) and re-plans the grid where the driver holds fewer clusters at
+// once than the plan assumed. Its source, PTX and resource usage stay
+// inspectable.
 
 #include <cstdint>
 #include <memory>
@@ -99,6 +101,7 @@ struct GemmOptions {
 };
 
 class LoadedGemmKernel;
+struct GemmPlan;
 struct GemmWorkspace;
 
 class Gemm {
@@ -137,11 +140,10 @@ class Gemm {
   std::shared_ptr<const GemmWorkspace> workspace_;  // split-K, stream-K
 };
 
-// Generates, compiles and loads one configuration into the current context
-// (shared by every Gemm that uses it).
+// Loads the plan's kernel into the current context (shared by every Gemm
+// that uses it) and asks the driver how many of its clusters fit at once.
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
-    const gen::GemmConfig& config, const gen::GemmForm& form,
-    compile::KernelCache& cache);
+    const GemmPlan& plan);
 
 }  // namespace ptxgen::gemm
 

@@ -58,6 +58,9 @@ inline constexpr int kStoreChunkColumns = 64;
 // The deepest ring of shared-memory stages a warp-specialized GEMM may have.
 inline constexpr int kMaxGemmStages = 8;
 
+// The opt-in dynamic shared memory limit of one sm_90 block (227 KB).
+inline constexpr int kMaxSharedBytesPerBlock = 232448;
+
 // The kernels take m, n and k as int: each is 1..2^31-1.
 inline constexpr int64_t kMaxGemmDimension = (int64_t{1} << 31) - 1;
 
@@ -113,27 +116,46 @@ GemmForm PlainForm(ptx::ScalarType element);
 // Whether the epilogue does more than scale by alpha: reads C, adds a
 // bias, applies an activation.
 bool HasEpilogueOps(const GemmForm& form);
-// Whether the TMA-store strategy computes the form: 16-bit D without
-// epilogue ops (the one rule; ValidateGemmConfigForForm and the selector
-// read it).
+// Whether the TMA-store strategy computes the form: 16-bit D (stmatrix
+// stages 16-bit values), with or without epilogue ops (the one rule;
+// ValidateGemmConfigForForm and the selector read it).
 bool TmaStoreComputes(const GemmForm& form);
 
-struct GemmConfig {
-  GemmSchedule schedule = GemmSchedule::kV1;
+// A GemmConfig is made of parts, each read by what it shapes (a function
+// that needs one part takes only that part):
+
+// The output tile one CTA computes, and the K of one stage.
+struct GemmTileShape {
   int block_m = 128;
   int block_n = 128;
   int block_k = 64;
-  // Warp-specialized schedule only.
+};
+
+// The warpgroups and the ring of stages between them (warp-specialized
+// schedule only). The cluster belongs here, not to the scheduler: its CTAs
+// share one ring's B by multicast and release each stage together (the
+// empty barriers count the consumer warps of both), and the scheduler
+// only hands out work in its units. So does setmaxnreg: it moves registers
+// between the producer and the consumers.
+struct GemmPipelineShape {
   int stages = 1;
   int consumers = 1;              // consumer warpgroups, splitting block_m
   int mma_groups_in_flight = 0;   // wgmma.wait_group depth: 0 or 1
   int cluster_m = 1;              // 2: CTA pairs along M share B by multicast
+  bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
+};
+
+// How the accumulators reach D.
+struct GemmEpilogueConfig {
   GemmEpilogue epilogue = GemmEpilogue::kDirect;
   // TMA-store epilogue: how many 64-column chunks of its rows a consumer
   // stages in shared memory per store pass; 0 stages all of block_n at once.
   // Fewer chunks leave room for another stage of the ring.
   int store_chunks = 0;
-  bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
+};
+
+// Which work each cluster of the grid takes, in which order.
+struct GemmSchedulerConfig {
   TileOrder tile_order = TileOrder::kRaster;
   int raster_group = 8;           // kRaster: tile rows visited together
   // Cuts K into this many slices computed by different CTAs into an f32
@@ -145,7 +167,22 @@ struct GemmConfig {
   // kStreamKMaxPieces sharers per tile), the pieces of a tile added up in
   // the kernel through a workspace. Persistent grid only.
   bool stream_k = false;
+};
+
+// How big a grid runs the kernel: the generated code is the same either way.
+struct GemmLaunchPolicy {
   bool persistent = true;         // grid of one CTA per SM, else one per tile
+};
+
+// An aggregate of its parts, so that config.block_m and the like name the
+// fields themselves; brace-initialized, the parts come first, in this order,
+// then the schedule.
+struct GemmConfig : GemmTileShape,
+                    GemmPipelineShape,
+                    GemmEpilogueConfig,
+                    GemmSchedulerConfig,
+                    GemmLaunchPolicy {
+  GemmSchedule schedule = GemmSchedule::kV1;
 
   bool operator==(const GemmConfig& other) const;
 };
@@ -153,8 +190,8 @@ struct GemmConfig {
 // The kStoreChunkColumns-wide chunks of a tile's columns that the TMA-store
 // epilogue writes, and how many of them a consumer stages per store pass
 // (store_chunks, or all of them when it is 0).
-inline int StoreChunkCount(const GemmConfig& config) {
-  return config.block_n / kStoreChunkColumns;
+inline int StoreChunkCount(const GemmTileShape& tile) {
+  return tile.block_n / kStoreChunkColumns;
 }
 inline int StoreChunksPerPass(const GemmConfig& config) {
   return config.store_chunks != 0 ? config.store_chunks : StoreChunkCount(config);
@@ -184,6 +221,17 @@ absl::Status CheckGemmElement(ptx::ScalarType element);
 // shapes, register budget, shared memory), naming the limit.
 absl::Status ValidateGemmConfig(const GemmConfig& config,
                                 ptx::ScalarType element);
+
+// How deep a ring of stages fits in `shared_bytes_limit` bytes beside what
+// `config`'s tile, pipeline and epilogue keep in shared memory (C's staging
+// tile, barriers, the work schedule, the base-alignment slack), by the
+// generator's own layout; config.stages is not read. At most
+// kMaxGemmStages, 0 when not even one stage fits. Takes a config whose
+// every other field ValidateGemmConfig accepts: the validator's
+// shared-memory rule is stages <= MaxStagesThatFit(config, element,
+// kMaxSharedBytesPerBlock).
+int MaxStagesThatFit(const GemmConfig& config, ptx::ScalarType element,
+                     int shared_bytes_limit);
 
 // A TMA box the kernel expects for one operand: {inner, outer} elements.
 struct GemmTensorBox {
@@ -252,7 +300,7 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters();
 
 // Refuses what no kernel of `config` computes in `form`, naming the rule
 // (ValidateGemmForm, then e.g. split-K's reduce kernel takes only the plain
-// form, the TMA-store epilogue stores 16-bit D without epilogue ops).
+// form, the TMA-store epilogue stores 16-bit D only).
 absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
                                        const GemmForm& form);
 
@@ -307,9 +355,9 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
 
 // The workspace a launch on `grid` that CheckGemmLaunch accepts needs, in
 // bytes (0: none). Split-K: its f32 slices, [split_k][m][n]. Stream-K: an
-// int flag per consumer warpgroup of each CTA, padded to 16 bytes
-// (GemmStreamKFlagBytes), then one slot of f32 partial sums per CTA
-// (block_m x block_n). The flags must be zero before the first launch;
+// int flag per consumer warpgroup of each CTA, each cluster's flags padded
+// to 16 bytes (GemmStreamKFlagBytes), then one slot of f32 partial sums per
+// CTA (block_m x block_n). The flags must be zero before the first launch;
 // every launch that completes leaves them zero.
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid);

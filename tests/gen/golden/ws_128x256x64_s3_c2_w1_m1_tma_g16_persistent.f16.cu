@@ -70,6 +70,7 @@ constexpr unsigned kCTileOffset = 147456u;
 constexpr unsigned kConsumerCBytes = 32768u;
 constexpr int kWgmmaM = 64;
 constexpr int kStoreChunkColumns = 64;
+constexpr int kStMatrixStepColumns = 16;
 constexpr unsigned kStoreChunkBytes = 8192u;
 constexpr unsigned kStoreRowBytes = 128u;
 constexpr int kStorePassChunks = 4;
@@ -582,8 +583,22 @@ __device__ __forceinline__ void mma_stage(
   wgmma_commit_group();
 }
 
-// The TMA-store strategy (plain epilogue: D = alpha * A.B): round to
-// f16 and stage this consumer's
+// The accumulators stored with stmatrix.x4, 16 columns a step
+// (ptx::AccumulatorStMatrix): the row of the 64-row tile and the column
+// of step `step` whose shared address warpgroup thread `thread` supplies,
+// and the accumulator register that half `half` of value `value` packs.
+__device__ __forceinline__ int stmatrix_row(int thread) {
+  return 16 * (thread / 32) + 8 * (thread % 32 / 8 % 2) + thread % 32 % 8;
+}
+__device__ __forceinline__ int stmatrix_column(int thread, int step) {
+  return 16 * step + 8 * (thread % 32 / 8 / 2);
+}
+__device__ __forceinline__ int stmatrix_register(int step, int value, int half) {
+  return 8 * step + 2 * value + half;
+}
+
+// The TMA-store strategy: alpha times each accumulator, or its
+// epilogue_value, rounded to f16; stages this consumer's
 // kRowsPerConsumer x kBlockN rows with stmatrix in 128B-swizzled
 // kStoreChunkColumns-column chunks of kStoreChunkBytes bytes,
 // kStorePassChunks per pass; after each pass one thread stores its chunks
@@ -593,8 +608,11 @@ __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread, int lane) {
+  // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
+  constexpr int kPassSteps =
+      plan::kStorePassChunks * plan::kStoreChunkColumns / plan::kStMatrixStepColumns;
   const unsigned c_tile = e.base + plan::kCTileOffset + consumer * plan::kConsumerCBytes;
-  const unsigned warp_row = (thread / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+  const unsigned address_row = stmatrix_row(thread);
 #pragma unroll
   for (int pass = 0; pass < plan::kStorePasses; ++pass) {
     if (thread == 0) {
@@ -604,20 +622,19 @@ __device__ __forceinline__ void store_tile(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int j = 0; j < plan::kStorePassChunks * 4; ++j) {
-        // Lanes 8q..8q+7 address the rows of matrix q: rows 0-7 and 8-15 of
-        // the warp's 16, in 8-column chunks 2j and 2j+1 of the pass; value
-        // q packs accumulators 8c+2q and 8c+2q+1 of the tile's 16-column
-        // step c.
-        const int c = pass * plan::kStorePassChunks * 4 + j;
-        const unsigned row = s * plan::kWgmmaM + warp_row;
-        const unsigned chunk = 2 * j + lane / 16;
+      for (int j = 0; j < kPassSteps; ++j) {
+        // Step c of the tile, j of the pass: this lane addresses its row at
+        // its column of the step, in 16-byte units (8 values) of the pass's
+        // columns; value q packs registers stmatrix_register(c, q, 0 and 1).
+        const int c = pass * kPassSteps + j;
+        const unsigned row = s * plan::kWgmmaM + address_row;
+        const unsigned chunk = stmatrix_column(thread, j) / 8;
         const unsigned offset =
             (chunk / 8) * plan::kStoreChunkBytes + row * plan::kStoreRowBytes + (chunk % 8) * 16u;
         unsigned values[4];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          cvt_pack_f16x2(values[q], e.alpha * acc[s][8 * c + 2 * q + 1], e.alpha * acc[s][8 * c + 2 * q]);
+          cvt_pack_f16x2(values[q], e.alpha * acc[s][stmatrix_register(c, q, 1)], e.alpha * acc[s][stmatrix_register(c, q, 0)]);
         }
         stmatrix_x4(c_tile + ((offset) ^ ((((offset) >> 7) & 7u) << 4)), values);
       }

@@ -559,16 +559,26 @@ __device__ __forceinline__ void store_pair(const Output& destination,
   }
 }
 
+// The wgmma accumulator fragment (ptx::AccumulatorFragment): the element
+// of the 64-row tile that register `reg` of warpgroup thread `thread` holds.
+__device__ __forceinline__ int accumulator_row(int thread, int reg) {
+  return 16 * (thread / 32) + thread % 32 / 4 + 8 * (reg / 2 % 2);
+}
+__device__ __forceinline__ int accumulator_column(int thread, int reg) {
+  return 8 * (reg / 4) + 2 * (thread % 32 % 4) + reg % 2;
+}
+
 // The direct store strategy: each thread stores its accumulator pairs where
-// the wgmma fragment layout puts them, through store_pair, clipped to m x n.
+// the wgmma fragment layout (accumulator_row, accumulator_column) puts them,
+// through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread, int lane) {
   const Output out = make_output(e, batch, unit);
   const int pair_stores = e.pair_stores;
-  const int row = m0 + (16 * ((thread) / 32) + ((thread) % 32) / 4);
-  const int column = n0 + (2 * ((thread) % 4));
+  const int row = m0 + accumulator_row(thread, 0);
+  const int column = n0 + accumulator_column(thread, 0);
   store_pair(out, e, batch, row + 0, column + 0, acc[0][0], acc[0][1], pair_stores);
   store_pair(out, e, batch, row + 8, column + 0, acc[0][2], acc[0][3], pair_stores);
   store_pair(out, e, batch, row + 0, column + 8, acc[0][4], acc[0][5], pair_stores);

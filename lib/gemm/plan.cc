@@ -1,0 +1,138 @@
+#include "ptxgen/gemm/plan.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ptxgen/compile/kernel_cache.h"
+#include "ptxgen/gemm/selection.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+absl::Status RefuseTarget(absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat("GEMM target: ", rule));
+}
+
+absl::StatusOr<gen::GemmConfig> ChosenConfig(const GemmProblem& problem,
+                                             const GemmTarget& target,
+                                             const GemmOptions& options) {
+  if (options.config.has_value()) return *options.config;
+  if (options.selection == Selection::kAutotune) {
+    return absl::FailedPreconditionError(
+        "GEMM: autotuning (Selection::kAutotune) times the candidates on the "
+        "device, and a plan has none: give options.config or "
+        "Selection::kHeuristic, or autotune through Gemm::Prepare");
+  }
+  return HeuristicConfig(problem, target.sm_count);
+}
+
+absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
+                             const GemmTarget& target) {
+  if (generated.shared_bytes <= target.max_shared_bytes_per_block_optin) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "GEMM config '", gen::ConfigName(generated.config), "' needs ",
+      generated.shared_bytes, " bytes of shared memory per block; the target "
+      "gives at most ", target.max_shared_bytes_per_block_optin,
+      " (max_shared_bytes_per_block_optin)"));
+}
+
+// One CTA per SM: the warp-specialized kernels are built to own an SM
+// (their consumers take nearly all of its registers through setmaxnreg,
+// their ring most of its shared memory), so without clusters the SM count
+// is the answer, on a device too (Prepare takes it). A 2-CTA cluster needs
+// both CTAs in one GPC, whose sizes only the driver knows: sm_count / 2 is
+// the most there can be.
+absl::StatusOr<int> ResidentClusters(const gen::GemmConfig& config,
+                                     const GemmTarget& target) {
+  const int clusters = target.sm_count / config.cluster_m;
+  if (clusters >= 1) return clusters;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "GEMM config '", gen::ConfigName(config), "' launches clusters of ",
+      config.cluster_m, " CTAs, one per SM; the target has ", target.sm_count,
+      " SM"));
+}
+
+}  // namespace
+
+GemmTarget GemmTarget::H200() {
+  GemmTarget target;
+  target.sm_count = 132;
+  target.max_shared_bytes_per_block_optin = gen::kMaxSharedBytesPerBlock;
+  return target;
+}
+
+absl::Status ValidateGemmTarget(const GemmTarget& target) {
+  if (target.arch != kGemmArch) {
+    return RefuseTarget(absl::StrCat(
+        "arch '", target.arch, "' is not one the GEMM kernels are generated "
+        "for: only ", kGemmArch, " has wgmma, setmaxnreg and TMA multicast"));
+  }
+  if (target.sm_count < 1 || target.sm_count > kMaxGemmTargetSms) {
+    return RefuseTarget(absl::StrCat("sm_count=", target.sm_count,
+                                     " is outside 1..", kMaxGemmTargetSms));
+  }
+  if (target.max_shared_bytes_per_block_optin < kMinGemmTargetSharedBytes) {
+    return RefuseTarget(absl::StrCat(
+        "max_shared_bytes_per_block_optin=", target.max_shared_bytes_per_block_optin,
+        " is below the ", kMinGemmTargetSharedBytes,
+        " bytes every CUDA GPU gives a block"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GemmTarget> GemmTargetOf(const runtime::DeviceProperties& device) {
+  if (absl::Status runs =
+          runtime::CheckArchSupported(kGemmArch, device.cc_major, device.cc_minor);
+      !runs.ok()) {
+    return absl::Status(runs.code(), absl::StrCat("GEMM target: device ", device.ordinal,
+                                                  " (", device.name, "): ",
+                                                  runs.message()));
+  }
+  GemmTarget target;
+  target.sm_count = device.sm_count;
+  target.max_shared_bytes_per_block_optin = device.max_shared_bytes_per_block_optin;
+  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok()) return valid;
+  return target;
+}
+
+absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
+                                  const GemmTarget& target,
+                                  const GemmOptions& options) {
+  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  GemmPlan plan;
+  plan.problem = Resolved(problem);
+  plan.target = target;
+  absl::StatusOr<gen::GemmConfig> config = ChosenConfig(problem, target, options);
+  if (!config.ok()) return config.status();
+  plan.config = *config;
+  // Generating refuses an invalid config, before anything is planned for it.
+  absl::StatusOr<gen::GeneratedGemm> generated =
+      gen::GenerateGemm(plan.config, FormOf(problem));
+  if (!generated.ok()) return generated.status();
+  plan.generated = *std::move(generated);
+  if (absl::Status fits = CheckFitsTarget(plan.generated, target); !fits.ok()) {
+    return fits;
+  }
+  absl::StatusOr<int> resident = ResidentClusters(plan.config, target);
+  if (!resident.ok()) return resident.status();
+  plan.resident_clusters = *resident;
+  absl::StatusOr<gen::GemmGrid> grid =
+      PlanGemmLaunch(problem, plan.config, plan.resident_clusters);
+  if (!grid.ok()) return grid.status();
+  plan.grid = *grid;
+  compile::KernelCache& cache =
+      options.cache != nullptr ? *options.cache : compile::KernelCache::Default();
+  compile::CompileOptions compile_options;
+  compile_options.arch = target.arch;
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      cache.GetOrCompile(plan.generated.kernel_name, plan.generated.source,
+                         compile_options);
+  if (!compiled.ok()) return compiled.status();
+  plan.compiled = *std::move(compiled);
+  return plan;
+}
+
+}  // namespace ptxgen::gemm

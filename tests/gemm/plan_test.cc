@@ -1,0 +1,285 @@
+// A GEMM planned for a named device with no driver: the configuration, the
+// grid, the generated and compiled kernel, and the rules that refuse a
+// plan. The driver is hidden from this binary, so it proves the same on a
+// GPU machine.
+#include "ptxgen/gemm/plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gtest/gtest.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/runtime/driver.h"
+#include "tests/support/text.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+using ptx::ScalarType;
+using testing_support::Contains;
+using testing_support::ReadFile;
+
+// Read at the driver's first load, and by the default kernel cache at its
+// first use: set before any test runs.
+const bool kNoDriverNoDiskCache =
+    setenv(runtime::kDriverLibraryEnv, "/nonexistent/libcuda.so.1", 1) == 0 &&
+    setenv("PTXGEN_CACHE_DISABLE", "1", 1) == 0;
+
+// The README's problems at the size of its command-line examples.
+GemmProblem Plain() { return {4096, 4096, 4096, ScalarType::kF16}; }
+GemmProblem Fused() {
+  GemmProblem p{4096, 4096, 4096, ScalarType::kBF16};
+  p.b_major = MajorOrder::kMN;
+  p.output = ScalarType::kF32;
+  p.bias = BiasAlong::kN;
+  p.activation = Activation::kGelu;
+  return p;
+}
+
+GemmTarget WithSms(int sm_count) {
+  GemmTarget target = GemmTarget::H200();
+  target.sm_count = sm_count;
+  return target;
+}
+
+TEST(PlanTest, TheH200IsAnSm90aDeviceWith132SmsAnd227KiBPerBlock) {
+  const GemmTarget h200 = GemmTarget::H200();
+  EXPECT_EQ(h200.arch, "sm_90a");
+  EXPECT_EQ(h200.sm_count, 132);
+  EXPECT_EQ(h200.max_shared_bytes_per_block_optin, 227 * 1024);
+  EXPECT_TRUE(ValidateGemmTarget(h200).ok());
+}
+
+// What Prepare does before it loads anything, for both README problems on
+// an H200 and on a 66-SM part.
+TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  for (const GemmProblem& problem : {Plain(), Fused()}) {
+    for (const int sms : {132, 66}) {
+      const absl::StatusOr<GemmPlan> plan = PlanGemm(problem, WithSms(sms));
+      ASSERT_TRUE(plan.ok()) << sms << " SMs: " << plan.status();
+      const std::string what =
+          absl::StrCat(gen::FormName(FormOf(problem)), " on ", sms, " SMs");
+      EXPECT_EQ(plan->config, HeuristicConfig(problem, sms)) << what;
+      EXPECT_EQ(plan->resident_clusters, sms / plan->config.cluster_m) << what;
+      EXPECT_LE(plan->grid.x, int64_t{plan->resident_clusters} * plan->config.cluster_m)
+          << what;
+      const absl::StatusOr<gen::GemmGrid> grid =
+          PlanGemmLaunch(problem, plan->config, plan->resident_clusters);
+      ASSERT_TRUE(grid.ok()) << what << ": " << grid.status();
+      EXPECT_EQ(plan->grid.x, grid->x) << what;
+      EXPECT_EQ(plan->grid.cluster_x, plan->config.cluster_m) << what;
+      const absl::StatusOr<gen::GeneratedGemm> generated =
+          gen::GenerateGemm(plan->config, FormOf(problem));
+      ASSERT_TRUE(generated.ok()) << what << ": " << generated.status();
+      EXPECT_TRUE(plan->generated.source == generated->source) << what;
+      ASSERT_NE(plan->compiled, nullptr) << what;
+      EXPECT_EQ(plan->compiled->options.arch, "sm_90a") << what;
+      EXPECT_TRUE(Contains(plan->compiled->ptx, ".target sm_90a")) << what;
+      EXPECT_TRUE(Contains(plan->compiled->ptx,
+                           absl::StrCat(".entry ", plan->generated.kernel_name)))
+          << what;
+      EXPECT_FALSE(plan->compiled->cubin.empty()) << what;
+      EXPECT_EQ(plan->problem.ldd, 4096) << what;  // resolved
+    }
+  }
+  EXPECT_FALSE(runtime::Driver::Get().ok()) << "the plans above needed no driver";
+}
+
+TEST(PlanTest, AGivenConfigIsPlannedAsGiven) {
+  GemmOptions options;
+  options.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
+  const absl::StatusOr<GemmPlan> plan = PlanGemm(Plain(), WithSms(66), options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->config, *options.config);
+  // Stream-K takes every cluster the target holds: 33 pairs of SMs.
+  EXPECT_EQ(plan->resident_clusters, 33);
+  EXPECT_EQ(plan->grid.x, 66);
+  EXPECT_EQ(plan->grid.cluster_x, 2);
+}
+
+void ExpectRefused(const absl::StatusOr<GemmPlan>& plan, absl::string_view rule) {
+  ASSERT_FALSE(plan.ok()) << "planned, though it breaks: " << rule;
+  EXPECT_TRUE(Contains(plan.status().message(), rule));
+}
+
+TEST(PlanTest, RefusesTargetsTheKernelsAreNotFor) {
+  GemmTarget ampere = GemmTarget::H200();
+  ampere.arch = "sm_80";
+  ExpectRefused(PlanGemm(Plain(), ampere),
+                "GEMM target: arch 'sm_80' is not one the GEMM kernels are "
+                "generated for: only sm_90a has wgmma");
+  ExpectRefused(PlanGemm(Plain(), WithSms(0)), "GEMM target: sm_count=0 is outside 1..1024");
+  ExpectRefused(PlanGemm(Plain(), WithSms(1025)), "sm_count=1025 is outside 1..1024");
+  GemmTarget tiny = GemmTarget::H200();
+  tiny.max_shared_bytes_per_block_optin = 16 * 1024;
+  ExpectRefused(PlanGemm(Plain(), tiny),
+                "GEMM target: max_shared_bytes_per_block_optin=16384 is below the "
+                "49152 bytes every CUDA GPU gives a block");
+  ExpectRefused(PlanGemm(Plain(), GemmTarget{}), "sm_count=0");
+}
+
+TEST(PlanTest, RefusesWhatTheTargetCannotHold) {
+  GemmTarget small = GemmTarget::H200();
+  small.max_shared_bytes_per_block_optin = 100 * 1024;
+  ExpectRefused(PlanGemm(Plain(), small), "bytes of shared memory per block; the target "
+                                          "gives at most 102400");
+  GemmOptions pair;
+  pair.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
+  ExpectRefused(PlanGemm(Plain(), WithSms(1), pair),
+                "launches clusters of 2 CTAs, one per SM; the target has 1 SM");
+}
+
+TEST(PlanTest, RefusesTheProblemsAndConfigsPrepareRefuses) {
+  GemmProblem empty = Plain();
+  empty.k = 0;
+  ExpectRefused(PlanGemm(empty, GemmTarget::H200()), "GEMM: k=0 is outside 1..2147483647");
+  GemmProblem odd = Plain();
+  odd.k = 4100;
+  ExpectRefused(PlanGemm(odd, GemmTarget::H200()), "k must be a multiple of 8");
+  GemmOptions tma;  // the fused form's D is f32, computed by the direct epilogue
+  tma.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent");
+  ExpectRefused(PlanGemm(Fused(), GemmTarget::H200(), tma), "TMA-store epilogue");
+}
+
+// Timing needs the device; a plan refuses rather than quietly taking the
+// heuristic's pick instead of the autotuner's.
+TEST(PlanTest, RefusesToAutotuneWithoutADevice) {
+  GemmOptions options;
+  options.selection = Selection::kAutotune;
+  const absl::StatusOr<GemmPlan> plan = PlanGemm(Plain(), GemmTarget::H200(), options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(plan.status())) << plan.status();
+  ExpectRefused(plan, "autotuning (Selection::kAutotune) times the candidates on the device");
+  options.config = HeuristicConfig(Plain(), 132);  // a given config needs no timing
+  EXPECT_TRUE(PlanGemm(Plain(), GemmTarget::H200(), options).ok());
+}
+
+runtime::DeviceProperties H200Properties() {
+  runtime::DeviceProperties device;
+  device.name = "NVIDIA H200";
+  device.cc_major = 9;
+  device.sm_count = 132;
+  device.max_shared_bytes_per_block_optin = 232448;
+  return device;
+}
+
+TEST(PlanTest, ADevicesTargetIsItsSmsAndSharedMemory) {
+  const absl::StatusOr<GemmTarget> h200 = GemmTargetOf(H200Properties());
+  ASSERT_TRUE(h200.ok()) << h200.status();
+  EXPECT_EQ(h200->arch, GemmTarget::H200().arch);
+  EXPECT_EQ(h200->sm_count, GemmTarget::H200().sm_count);
+  EXPECT_EQ(h200->max_shared_bytes_per_block_optin,
+            GemmTarget::H200().max_shared_bytes_per_block_optin);
+  runtime::DeviceProperties a100 = H200Properties();
+  a100.name = "NVIDIA A100";
+  a100.cc_major = 8;
+  a100.sm_count = 108;
+  const absl::StatusOr<GemmTarget> refused = GemmTargetOf(a100);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Contains(refused.status().message(),
+                       "GEMM target: device 0 (NVIDIA A100): sm_90a code runs only on "
+                       "compute capability 9.0"));
+}
+
+// ---- The command line prints this plan ----
+
+struct CliRun {
+  std::string out;
+  std::string err;
+};
+
+// tools/ptxgen (a data dependency; the working directory is the runfiles
+// root) with `flags`, this binary's environment: no driver, no disk cache.
+CliRun Ptxgen(const std::string& flags) {
+  const std::string err_path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/ptxgen.err");
+  CliRun run;
+  FILE* out = popen(absl::StrCat("tools/ptxgen ", flags, " 2>", err_path).c_str(), "r");
+  if (out == nullptr) return run;
+  char buffer[4096];
+  for (size_t got; (got = fread(buffer, 1, sizeof buffer, out)) > 0;) {
+    run.out.append(buffer, got);
+  }
+  EXPECT_EQ(pclose(out), 0) << flags;
+  run.err = ReadFile(err_path);
+  return run;
+}
+
+TEST(PlanTest, TheCommandLinePrintsThePlan) {
+  const absl::StatusOr<GemmPlan> plan = PlanGemm(Fused(), WithSms(66));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const CliRun run = Ptxgen(
+      "gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --b-major=n --out-dtype=f32 "
+      "--bias=n --activation=gelu --sms=66 --emit=ptx");
+  EXPECT_TRUE(run.out == plan->compiled->ptx) << "the CLI's PTX is not the plan's";
+  EXPECT_TRUE(Contains(run.err, absl::StrCat("ptxgen: ", gen::ConfigName(plan->config),
+                                             "\n")));
+}
+
+// ---- The README's library example ----
+
+// The README's lines that need no GPU, as written there (between the
+// markers; TheReadmeShowsThisCode checks README.md has them verbatim).
+TEST(PlanTest, TheReadmesExampleWorksWithoutAGpu) {
+  const int64_t m = 4096, n = 4096, k = 4096;
+  // From README.md:
+  ptxgen::gemm::GemmProblem p{m, n, k, ptxgen::ptx::ScalarType::kBF16};
+  p.b_major = ptxgen::ptx::MajorOrder::kMN;       // B stored [k,n]
+  p.output = ptxgen::ptx::ScalarType::kF32;
+  p.bias = ptxgen::gemm::BiasAlong::kN;           // D = gelu(A·B + bias)
+  p.activation = ptxgen::gemm::Activation::kGelu;
+  // End of README.md.
+  // From README.md:
+  absl::StatusOr<ptxgen::gemm::GemmPlan> plan =   // for an H200; GemmTarget: arch, SMs, shared memory
+      ptxgen::gemm::PlanGemm(p, ptxgen::gemm::GemmTarget::H200());
+  // End of README.md.
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // From README.md:
+  const std::string& cuda = plan->generated.source;  // plan->config, ->grid: what Prepare would pick
+  const std::string& ptx = plan->compiled->ptx;      // NVRTC's; ->cubin, ->resources too
+  // End of README.md.
+  EXPECT_TRUE(Contains(cuda, plan->generated.kernel_name));
+  EXPECT_TRUE(Contains(ptx, absl::StrCat(".entry ", plan->generated.kernel_name)));
+  EXPECT_EQ(plan->config, HeuristicConfig(Fused(), 132));
+}
+
+// The blocks of `source` between "// From README.md:" and "// End of
+// README.md." lines, without the first line's indentation.
+std::vector<std::string> ReadmeBlocks(const std::string& source) {
+  std::vector<std::string> blocks;
+  std::string* block = nullptr;
+  size_t indent = 0;
+  for (absl::string_view line : absl::StrSplit(source, '\n')) {
+    const absl::string_view code = absl::StripLeadingAsciiWhitespace(line);
+    if (code == "// From README.md:") {
+      block = &blocks.emplace_back();
+      indent = line.size() - code.size();
+    } else if (code == "// End of README.md.") {
+      block = nullptr;
+    } else if (block != nullptr) {
+      absl::StrAppend(block, line.substr(std::min(indent, line.size())), "\n");
+    }
+  }
+  return blocks;
+}
+
+TEST(PlanTest, TheReadmeShowsThisCode) {
+  const std::string readme = ReadFile("README.md");
+  const std::vector<std::string> blocks = ReadmeBlocks(ReadFile("tests/gemm/plan_test.cc"));
+  ASSERT_EQ(blocks.size(), 3u);
+  size_t after = 0;
+  for (const std::string& block : blocks) {
+    const size_t at = readme.find(block, after);
+    EXPECT_NE(at, std::string::npos) << "README.md lacks, after its earlier blocks:\n"
+                                     << block;
+    if (at != std::string::npos) after = at + block.size();
+  }
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm

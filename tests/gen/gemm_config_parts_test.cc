@@ -1,0 +1,181 @@
+// A GEMM configuration's parts, the shared-memory planner that says how deep
+// a ring fits, and the stream-K flag region the host plans for the kernel.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/gen/gemm.h"
+
+namespace ptxgen::gen {
+namespace {
+
+using ptx::ScalarType;
+
+GemmConfig Parse(const std::string& name) {
+  absl::StatusOr<GemmConfig> config = ParseConfigName(name);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.ok() ? *config : GemmConfig{};
+}
+
+int Fit(const GemmConfig& config, ScalarType element = ScalarType::kF16) {
+  return MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock);
+}
+
+TEST(GemmConfigPartsTest, AConfigIsAnAggregateOfItsParts) {
+  static_assert(std::is_aggregate_v<GemmConfig>);
+  const GemmConfig config{GemmTileShape{128, 256, 64},
+                          GemmPipelineShape{4, 2, 1, 1, true},
+                          GemmEpilogueConfig{GemmEpilogue::kTmaStore, 2},
+                          GemmSchedulerConfig{TileOrder::kRaster, 16, 1, false},
+                          GemmLaunchPolicy{true},
+                          GemmSchedule::kWarpSpecialized};
+  EXPECT_EQ(ConfigName(config), "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent");
+  // What needs one part takes that part; a config is one.
+  const GemmTileShape& tile = config;
+  EXPECT_EQ(StoreChunkCount(tile), 4);
+  // The parts' defaults make the seed.
+  EXPECT_EQ(ConfigName(GemmConfig{}), "v1 128x128x64");
+}
+
+// The configurations' own stage counts below are not read.
+TEST(GemmSharedMemoryPlannerTest, TheRingIsAsDeepAsSharedMemoryAllows) {
+  // 128x256x64 f16: 48 KiB a stage beside 64 KiB of staged C (3 stages:
+  // 214096 bytes), 32 KiB of C staged in halves (4: 230496), none (4).
+  EXPECT_EQ(Fit(Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent")), 3);
+  EXPECT_EQ(Fit(Parse("ws 128x256x64 s3 c2 w1 m1 tma e2 g16 persistent")), 4);
+  EXPECT_EQ(Fit(Parse("ws 128x256x64 s3 c2 w1 m1 direct g16 persistent")), 4);
+  // 64x128x64: 24 KiB a stage; 9 would fit, the ring stops at 8.
+  EXPECT_EQ(Fit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent")), kMaxGemmStages);
+  // Not even one stage in 1 KiB.
+  EXPECT_EQ(MaxStagesThatFit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent"),
+                             ScalarType::kF16, 1024),
+            0);
+}
+
+// The planner reads the generator's own layout: a kernel's shared bytes, as
+// a limit, hold exactly its ring, and one byte less holds one stage less.
+TEST(GemmSharedMemoryPlannerTest, AgreesWithTheGeneratedKernelsSharedBytes) {
+  for (const char* name : {"ws 128x256x64 s3 c2 w1 m1 tma g16 persistent",
+                           "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent",
+                           "ws 64x128x64 s8 c1 w1 m1 direct g8 persistent",
+                           "v1 128x128x64"}) {
+    const GemmConfig config = Parse(name);
+    for (int stages = config.schedule == GemmSchedule::kV1 ? 1 : 2;
+         stages <= config.stages; ++stages) {
+      GemmConfig ring = config;
+      ring.stages = stages;
+      const absl::StatusOr<GeneratedGemm> generated = GenerateGemm(ring, ScalarType::kF16);
+      ASSERT_TRUE(generated.ok()) << ConfigName(ring) << ": " << generated.status();
+      EXPECT_EQ(MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes), stages)
+          << ConfigName(ring);
+      EXPECT_EQ(MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes - 1),
+                stages - 1)
+          << ConfigName(ring);
+    }
+  }
+}
+
+// The deepest ring ValidateGemmConfig accepts for `config`, 0 for none.
+int DeepestValidRing(GemmConfig config, ScalarType element) {
+  int deepest = 0;
+  for (config.stages = 1; config.stages <= kMaxGemmStages; ++config.stages) {
+    if (ValidateGemmConfig(config, element).ok()) deepest = config.stages;
+  }
+  return deepest;
+}
+
+// Every configuration the selector can list or pick: each tile, consumer
+// count, cluster and epilogue (whole or halved C), with split-K, stream-K
+// and both raster groups, in both element types.
+std::vector<std::pair<GemmConfig, ScalarType>> SelectableConfigs() {
+  std::vector<std::pair<GemmConfig, ScalarType>> configs;
+  for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
+    // Few tiles (split-K is listed), many, and one nearly full wave.
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1024, 1024, 8192},
+                                  {8192, 8192, 8192},
+                                  {2048, 2048, 2048},
+                                  {3000, 5000, 2048}}) {
+      const gemm::GemmProblem problem{m, n, k, element};
+      for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
+        configs.emplace_back(config, element);
+      }
+      configs.emplace_back(gemm::HeuristicConfig(problem, 132), element);
+    }
+  }
+  return configs;
+}
+
+TEST(GemmSharedMemoryPlannerTest, AnswersWhatTheValidatorAcceptsForEverySelectableConfig) {
+  const std::vector<std::pair<GemmConfig, ScalarType>> configs = SelectableConfigs();
+  ASSERT_GT(configs.size(), 50u);
+  for (const auto& [config, element] : configs) {
+    const int fit = MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock);
+    EXPECT_EQ(fit, DeepestValidRing(config, element)) << ConfigName(config);
+    // The selector takes the whole ring.
+    EXPECT_EQ(config.stages, fit) << ConfigName(config);
+    if (fit == kMaxGemmStages) continue;  // a ninth stage breaks another rule
+    GemmConfig deeper = config;
+    deeper.stages = fit + 1;
+    const absl::Status refused = ValidateGemmConfig(deeper, element);
+    EXPECT_TRUE(absl::StrContains(refused.message(),
+                                  "bytes of shared memory; a block gets at most 232448"))
+        << ConfigName(deeper) << ": " << refused;
+  }
+}
+
+// Stream-K's workspace starts with a flag per consumer warpgroup of each
+// CTA, each cluster's flags padded to 16 bytes; the kernel finds the slots
+// after them from the padded count the host planned, times the clusters.
+TEST(GemmStreamKFlagsTest, EachClustersFlagsArePaddedTo16Bytes) {
+  struct Case {
+    const char* config;
+    int resident_clusters;
+    int64_t flag_bytes;
+  };
+  const Case cases[] = {
+      {"ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent", 131, 131 * 16},
+      {"ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent", 66, 66 * 16},
+      {"ws 64x128x64 s8 c1 w1 m1 direct g8 sk persistent", 132, 132 * 16},
+      {"ws 64x128x64 s8 c1 w1 m2 direct g8 sk persistent", 66, 66 * 16},
+      {"ws 256x128x64 s4 c4 w1 m2 direct g8 sk persistent", 66, 66 * 32},
+  };
+  for (const Case& c : cases) {
+    const GemmConfig config = Parse(c.config);
+    ASSERT_TRUE(ValidateGemmConfig(config, ScalarType::kF16).ok()) << c.config;
+    const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, c.resident_clusters);
+    EXPECT_EQ(GemmStreamKFlagBytes(config, grid), c.flag_bytes) << c.config;
+    EXPECT_EQ(GemmWorkspaceBytes(config, 8192, 8192, grid),
+              c.flag_bytes + grid.x * config.block_m * config.block_n * 4)
+        << c.config;
+  }
+}
+
+TEST(GemmStreamKFlagsTest, TheKernelReadsThePaddingTheHostPlanned) {
+  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
+  const absl::StatusOr<GeneratedGemm> generated = GenerateGemm(config, ScalarType::kF16);
+  ASSERT_TRUE(generated.ok()) << generated.status();
+  int64_t words_per_cluster = 0;
+  for (const PlannedConstant& constant : generated->plan) {
+    if (constant.name == "kFlagWordsPerCluster") words_per_cluster = std::stoll(constant.value);
+  }
+  const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, 131);
+  EXPECT_EQ(GemmStreamKFlagBytes(config, grid),
+            grid.x / config.cluster_m * words_per_cluster * 4);
+  EXPECT_TRUE(absl::StrContains(generated->source,
+                                "flags + gridDim.x / plan::kClusterM * "
+                                "plan::kFlagWordsPerCluster"));
+  // Without stream-K there are no flags to plan.
+  const absl::StatusOr<GeneratedGemm> plain =
+      GenerateGemm(Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent"), ScalarType::kF16);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(absl::StrContains(plain->source, "kFlagWordsPerCluster"));
+}
+
+}  // namespace
+}  // namespace ptxgen::gen
