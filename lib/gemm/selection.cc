@@ -212,11 +212,14 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
     config = WarpSpecialized(64, 128, 1, 1, epilogue);
   }
   // A pick the form cannot take (an MN-major B split between a cluster's
-  // CTAs) runs without the cluster.
+  // CTAs) runs without the cluster; asked of the whole config, ring
+  // included (with one stage every config is refused).
+  config = WithDeepestRing(config, problem.element);
   if (config.cluster_m == 2 && !CheckConfigFitsProblem(config, problem).ok()) {
     config.cluster_m = 1;
+    config = WithDeepestRing(config, problem.element);
   }
-  return WithDeepestRing(config, problem.element);
+  return config;
 }
 
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {

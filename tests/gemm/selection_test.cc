@@ -54,6 +54,18 @@ TEST(SelectionTest, StreamKOnlyForAMostlyIdleLastWaveWithLongShares) {
   EXPECT_FALSE(HeuristicConfig({8192, 8192, int64_t{1} << 30, ScalarType::kF16}, 132).stream_k);
 }
 
+TEST(SelectionTest, ClustersShareBWhereRowsMissTheir128ByteBoundaries) {
+  // k = 4104: rows of A and B 8208 bytes apart, 16 past a 128-byte line.
+  EXPECT_EQ(HeuristicConfig({7777, 3333, 4104, ScalarType::kF16}, 132).cluster_m, 2);
+  EXPECT_EQ(HeuristicConfig({7777, 3333, 4096, ScalarType::kF16}, 132).cluster_m, 1);
+  // Whatever the pick, the form takes it (an MN-major B, which a cluster
+  // splits between its CTAs, may refuse the cluster).
+  GemmProblem mn_b{7777, 3336, 4104, ScalarType::kF16};
+  mn_b.b_major = ptx::MajorOrder::kMN;
+  const gen::GemmConfig config = HeuristicConfig(mn_b, 132);
+  EXPECT_TRUE(CheckConfigFitsProblem(config, mn_b).ok()) << gen::ConfigName(config);
+}
+
 TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
   // 128x256: 480 tiles, 3.6 waves, and 5% of the tile area outside C;
   // 128x192: 648 tiles, 4.9 waves.
