@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "fuzz/fuzz_support.h"
 #include "ptxgen/ptx/convert.h"
+#include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
@@ -139,9 +140,13 @@ void CheckCoordinate(const Words& words) {
       index < 0 || index >= ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, n)) {
     return;
   }
-  const ptx::AccumulatorCoordinate c = ptx::WgmmaAccumulatorCoordinate(thread, index);
-  const ptx::AccumulatorCoordinate t = ptx::WgmmaAccumulatorCoordinate(thread, 0);
-  const ptx::AccumulatorCoordinate i = ptx::WgmmaAccumulatorCoordinate(0, index);
+  ptx::WgmmaMma mma;
+  mma.n = n;
+  const absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(mma);
+  FUZZ_CHECK(fragment.ok(), "no accumulator fragment for N=", n, ": ", fragment.status().message());
+  const ptx::FragmentCoordinate c = *fragment->Coordinate(thread, index);
+  const ptx::FragmentCoordinate t = *fragment->Coordinate(thread, 0);
+  const ptx::FragmentCoordinate i = *fragment->Coordinate(0, index);
   FUZZ_CHECK(c.row >= 0 && c.row < ptx::kWgmmaM && c.column >= 0 && c.column < n,
              "thread ", thread, " register ", index, " of N=", n, " holds (",
              c.row, ", ", c.column, ")");

@@ -4,7 +4,7 @@
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   const Output out = make_output(e, batch, unit);
   const int pair_stores = e.pair_stores;
   const int row = m0 + accumulator_row(thread, 0);

@@ -8,7 +8,7 @@
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
   constexpr int kPassSteps =
       plan::kStorePassChunks * plan::kStoreChunkColumns / plan::kStMatrixStepColumns;

@@ -68,5 +68,5 @@ struct __align__(64) TensorMap {
 
   const EpilogueArgs out = {d, c, bias, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
-  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x, threadIdx.x % 32);
+  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

@@ -38,14 +38,16 @@ absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
       " (max_shared_bytes_per_block_optin)"));
 }
 
+}  // namespace
+
 // One CTA per SM: the warp-specialized kernels are built to own an SM
 // (their consumers take nearly all of its registers through setmaxnreg,
 // their ring most of its shared memory), so without clusters the SM count
 // is the answer, on a device too (Prepare takes it). A 2-CTA cluster needs
 // both CTAs in one GPC, whose sizes only the driver knows: sm_count / 2 is
 // the most there can be.
-absl::StatusOr<int> ResidentClusters(const gen::GemmConfig& config,
-                                     const GemmTarget& target) {
+absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
+                                           const GemmTarget& target) {
   const int clusters = target.sm_count / config.cluster_m;
   if (clusters >= 1) return clusters;
   return absl::InvalidArgumentError(absl::StrCat(
@@ -53,8 +55,6 @@ absl::StatusOr<int> ResidentClusters(const gen::GemmConfig& config,
       config.cluster_m, " CTAs, one per SM; the target has ", target.sm_count,
       " SM"));
 }
-
-}  // namespace
 
 GemmTarget GemmTarget::H200() {
   GemmTarget target;
@@ -116,7 +116,7 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
   if (absl::Status fits = CheckFitsTarget(plan.generated, target); !fits.ok()) {
     return fits;
   }
-  absl::StatusOr<int> resident = ResidentClusters(plan.config, target);
+  absl::StatusOr<int> resident = TargetResidentClusters(plan.config, target);
   if (!resident.ok()) return resident.status();
   plan.resident_clusters = *resident;
   absl::StatusOr<gen::GemmGrid> grid =

@@ -86,6 +86,24 @@ absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
   return host;
 }
 
+absl::StatusOr<std::vector<double>> DownloadValues(
+    const runtime::DeviceBuffer& buffer, ptx::ScalarType type) {
+  std::vector<double> values;
+  if (type == ptx::ScalarType::kF32) {
+    std::vector<float> words(buffer.size() / sizeof(float));
+    if (absl::Status copied = buffer.CopyToHost(words.data(), buffer.size());
+        !copied.ok()) {
+      return copied;
+    }
+    values.assign(words.begin(), words.end());
+    return values;
+  }
+  absl::StatusOr<std::vector<uint16_t>> halves = DownloadHalves(buffer);
+  if (!halves.ok()) return halves.status();
+  for (uint16_t bits : *halves) values.push_back(HalfBitsToFloat(bits, type));
+  return values;
+}
+
 absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream) {
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();

@@ -72,8 +72,6 @@ std::string KernelName(const GemmConfig& config, const GemmForm& form) {
                       absl::StrReplaceAll(CodeName(config), {{" ", "_"}}));
 }
 
-std::string Unsigned(int64_t value) { return absl::StrCat(value, "u"); }
-
 // The constant fields of the descriptor of `tile`'s first operand; the
 // kernel adds a tile's shared address with matrix_descriptor().
 std::string DescriptorFields(Generation& g, const ptx::SharedTile& tile) {

@@ -223,26 +223,6 @@ int WgmmaAccumulatorRegisters(ScalarType d_type, int n) {
   return d_type == ScalarType::kF16 ? n / 4 : n / 2;
 }
 
-// Each warp owns 16 rows; within a warp, lanes form an 8x4 grid of 8-column
-// chunks, and registers walk pairs of columns, then the row 8 below, then the
-// next chunk of 8 columns.
-AccumulatorCoordinate WgmmaAccumulatorCoordinate(int thread, int index) {
-  const int warp = thread / 32;
-  const int lane = thread % 32;
-  return AccumulatorCoordinate{
-      16 * warp + lane / 4 + 8 * ((index / 2) % 2),
-      8 * (index / 4) + 2 * (lane % 4) + index % 2,
-  };
-}
-
-std::string WgmmaAccumulatorRowExpression(const std::string& thread) {
-  return absl::StrCat("(16 * ((", thread, ") / 32) + ((", thread, ") % 32) / 4)");
-}
-
-std::string WgmmaAccumulatorColumnExpression(const std::string& thread) {
-  return absl::StrCat("(2 * ((", thread, ") % 4))");
-}
-
 absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
   if (absl::Status valid = ValidateWgmma(mma); !valid.ok()) return valid;
   const int k = *WgmmaK(mma.a_type);

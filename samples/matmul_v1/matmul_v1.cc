@@ -520,7 +520,7 @@ absl::Status ShowEpilogue(const gen::GeneratedGemm& generated,
   if (!epilogue.ok()) return epilogue.status();
   absl::PrintF(
       "Each thread holds its accumulators where the wgmma fragment layout put\n"
-      "them (ptx::WgmmaAccumulatorCoordinate); the epilogue stores them from\n"
+      "them (ptx::AccumulatorFragment); the epilogue stores them from\n"
       "registers, clipped to m x n:\n\n");
   PrintExcerpt(Head(*epilogue, "store_pair("));
   absl::PrintF(

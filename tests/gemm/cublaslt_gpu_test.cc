@@ -93,24 +93,6 @@ struct Operand {
   std::vector<double> host;
 };
 
-absl::StatusOr<std::vector<double>> Download(const DeviceBuffer& buffer,
-                                             ScalarType type) {
-  std::vector<double> values;
-  if (type == ScalarType::kF32) {
-    std::vector<float> words(buffer.size() / 4);
-    if (absl::Status copied = buffer.CopyToHost(words.data(), buffer.size());
-        !copied.ok()) {
-      return copied;
-    }
-    values.assign(words.begin(), words.end());
-    return values;
-  }
-  absl::StatusOr<std::vector<uint16_t>> halves = DownloadHalves(buffer);
-  if (!halves.ok()) return halves.status();
-  for (uint16_t bits : *halves) values.push_back(HalfBitsToFloat(bits, type));
-  return values;
-}
-
 // `count` random values in [-1, 1) from `offset` bytes into a buffer:
 // FillRandom for 16-bit types, host-made for f32.
 absl::StatusOr<Operand> RandomOperand(int64_t count, ScalarType type,
@@ -136,7 +118,7 @@ absl::StatusOr<Operand> RandomOperand(int64_t count, ScalarType type,
              !filled.ok()) {
     return filled;
   }
-  absl::StatusOr<std::vector<double>> host = Download(*buffer, type);
+  absl::StatusOr<std::vector<double>> host = DownloadValues(*buffer, type);
   if (!host.ok()) return host.status();
   host->erase(host->begin(), host->begin() + offset / ptx::SizeInBytes(type));
   const CUdeviceptr address = buffer->address() + static_cast<CUdeviceptr>(offset);
@@ -315,7 +297,7 @@ TEST_P(CublasLtGpuTest, MatchesTheHostReference) {
                               kLtWorkspaceBytes);
     ASSERT_TRUE(status.ok()) << status;
     absl::StatusOr<std::vector<double>> result =
-        Download(GetParam().in_place ? c->buffer : *d, g.d_type);
+        DownloadValues(GetParam().in_place ? c->buffer : *d, g.d_type);
     ASSERT_TRUE(result.ok()) << result.status();
     result->erase(result->begin(),
                   result->begin() + offset / ptx::SizeInBytes(g.d_type));

@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
@@ -445,23 +446,6 @@ absl::Status PoisonOutput(DeviceBuffer& d, ScalarType type) {
   return Poison(d.address(), static_cast<int64_t>(d.size() / 2), nullptr);
 }
 
-absl::StatusOr<std::vector<double>> DownloadValues(const DeviceBuffer& buffer,
-                                                   ScalarType type) {
-  std::vector<double> values;
-  if (type == kF32) {
-    std::vector<float> words(buffer.size() / 4);
-    if (absl::Status copied = buffer.CopyToHost(words.data(), buffer.size()); !copied.ok()) {
-      return copied;
-    }
-    values.assign(words.begin(), words.end());
-    return values;
-  }
-  absl::StatusOr<std::vector<uint16_t>> bits = DownloadHalves(buffer);
-  if (!bits.ok()) return bits.status();
-  for (uint16_t value : *bits) values.push_back(HalfBitsToFloat(value, type));
-  return values;
-}
-
 // ---------------------------------------------------------------------------
 // The reference.
 
@@ -678,7 +662,7 @@ INSTANTIATE_TEST_SUITE_P(Forms, GemmFormsGpuTest, testing::ValuesIn(Cases()),
 // problem in it, and each has a configuration whose launch plans (the
 // heuristic's on an H200's 132 SMs, or one of the case's kind).
 TEST(GemmFormsTable, EveryCaseIsAValidProblemOfItsOwnName) {
-  constexpr int kSms = 132;
+  const GemmTarget target = GemmTarget::H200();
   std::set<std::string> names;
   for (const Case& c : Cases()) {
     SCOPED_TRACE(Name(c));
@@ -688,11 +672,12 @@ TEST(GemmFormsTable, EveryCaseIsAValidProblemOfItsOwnName) {
     EXPECT_TRUE(valid.ok()) << valid;
     if (!valid.ok()) continue;
     absl::StatusOr<gen::GemmConfig> config = c.pick == Pick::kHeuristic
-                                                 ? HeuristicConfig(problem, kSms)
+                                                 ? HeuristicConfig(problem, target.sm_count)
                                                  : PickedConfig(problem, c.pick);
     ASSERT_TRUE(config.ok()) << config.status();
-    const absl::StatusOr<gen::GemmGrid> grid =
-        PlanGemmLaunch(problem, *config, kSms / config->cluster_m);
+    const absl::StatusOr<int> resident = TargetResidentClusters(*config, target);
+    ASSERT_TRUE(resident.ok()) << resident.status();
+    const absl::StatusOr<gen::GemmGrid> grid = PlanGemmLaunch(problem, *config, *resident);
     EXPECT_TRUE(grid.ok()) << gen::ConfigName(*config) << ": " << grid.status();
   }
 }

@@ -2,7 +2,7 @@
 // GPU: tiles are written element by element where TileElementOffset puts
 // them, a wgmma reads them through DescribeTile's descriptor (advanced by
 // TileOperandOffset along K), and the product, stored by the library's
-// accumulator fragment layout (WgmmaAccumulatorCoordinate), must match the
+// accumulator fragment layout (AccumulatorFragment), must match the
 // host's.
 // Public notes warn that prose about LBO/SBO is unreliable for MN-major and
 // unswizzled layouts; this test is the authority.
@@ -15,6 +15,7 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/verification.h"
 #include "ptxgen/gen/cuda_source.h"
+#include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/tma.h"
 #include "ptxgen/ptx/wgmma.h"
@@ -42,12 +43,13 @@ std::string Name(const Layout& layout) {
 
 // D stored by the library's accumulator fragment layout, which is
 // separable: the thread's coordinate plus register i's.
-std::string AccumulatorStores() {
+absl::StatusOr<std::string> AccumulatorStores(const AccumulatorFragment& fragment) {
   std::string stores;
-  for (int i = 0; i < kN / 2; ++i) {
-    const AccumulatorCoordinate offset = WgmmaAccumulatorCoordinate(0, i);
-    absl::StrAppend(&stores, "  d[(row + ", offset.row, ") * ", kN, " + column + ",
-                    offset.column, "] = acc[", i, "];\n");
+  for (int i = 0; i < fragment.registers(); ++i) {
+    absl::StatusOr<FragmentCoordinate> offset = fragment.Coordinate(0, i);
+    if (!offset.ok()) return offset.status();
+    absl::StrAppend(&stores, "  d[(row + ", offset->row, ") * ", kN, " + column + ",
+                    offset->column, "] = acc[", i, "];\n");
   }
   return stores;
 }
@@ -59,11 +61,15 @@ absl::StatusOr<std::string> ProbeSource(const WgmmaMma& mma) {
   absl::StatusOr<Statement> wait = WgmmaWaitGroup(0);
   absl::StatusOr<Statement> pin = WgmmaAccumulatorPin(ScalarType::kF32, kN);
   if (!wgmma.ok()) return wgmma.status();
+  absl::StatusOr<AccumulatorFragment> fragment = AccumulatorFragment::Of(mma);
+  if (!fragment.ok()) return fragment.status();
+  absl::StatusOr<std::string> stores = AccumulatorStores(*fragment);
+  if (!stores.ok()) return stores.status();
   const std::pair<const char*, Statement> statements[] = {
       {"mma", *wgmma},          {"fence", WgmmaFence()},
       {"commit", WgmmaCommitGroup()}, {"wait", *wait},
       {"pin", *pin},            {"proxy_fence", FenceProxyAsyncSharedCta()}};
-  std::string functions;
+  std::string functions = fragment->DeviceFunctions();
   for (const auto& [name, statement] : statements) {
     absl::StatusOr<std::string> function = gen::DeviceFunction(name, statement);
     if (!function.ok()) return function.status();
@@ -98,9 +104,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) layout_probe(
   wait();
   pin(acc);
   const int t = threadIdx.x;
-  const int row = )", WgmmaAccumulatorRowExpression("t"), R"(;
-  const int column = )", WgmmaAccumulatorColumnExpression("t"), R"(;
-)", AccumulatorStores(), R"(}
+  const int row = accumulator_row(t, 0);
+  const int column = accumulator_column(t, 0);
+)", *stores, R"(}
 )");
 }
 

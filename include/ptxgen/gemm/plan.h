@@ -56,6 +56,12 @@ absl::Status ValidateGemmTarget(const GemmTarget& target);
 // one that cannot run kGemmArch code, in runtime::CheckArchSupported's words.
 absl::StatusOr<GemmTarget> GemmTargetOf(const runtime::DeviceProperties& device);
 
+// The clusters of `config` the target holds at once (what GemmPlan's
+// resident_clusters says); a target with fewer SMs than a cluster has CTAs
+// is refused.
+absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
+                                           const GemmTarget& target);
+
 struct GemmPlan {
   GemmProblem problem;  // Resolved(): packed dimensions and output filled in
   GemmTarget target;

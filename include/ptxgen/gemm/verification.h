@@ -47,6 +47,11 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
 absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
     const runtime::DeviceBuffer& buffer);
 
+// The values of a device buffer of f32 or of 16-bit floats of `type`, as
+// doubles on the host.
+absl::StatusOr<std::vector<double>> DownloadValues(
+    const runtime::DeviceBuffer& buffer, ptx::ScalarType type);
+
 // Sets every 16-bit value to a NaN, so an element the kernel fails to write
 // cannot pass for a result.
 absl::Status Poison(CUdeviceptr address, int64_t count, CUstream stream);

@@ -63,19 +63,8 @@ absl::Status ValidateWgmma(const WgmmaMma& mma);
 // Accumulator registers per thread: N/2 for f32 and s32, N/4 for packed f16.
 int WgmmaAccumulatorRegisters(ScalarType d_type, int n);
 
-// The accumulator fragment layout of f32/s32 accumulators: register `index`
-// of warpgroup thread `thread` (0..127) holds this element of the 64xN tile.
-// It is separable: coordinate(t, i) = coordinate(t, 0) + coordinate(0, i).
-struct AccumulatorCoordinate {
-  int row = 0;
-  int column = 0;
-};
-AccumulatorCoordinate WgmmaAccumulatorCoordinate(int thread, int index);
-
-// coordinate(t, 0) as C++ expressions of a thread-index expression, for
-// generated epilogues.
-std::string WgmmaAccumulatorRowExpression(const std::string& thread);
-std::string WgmmaAccumulatorColumnExpression(const std::string& thread);
+// Where each accumulator register lies in the tile: AccumulatorFragment
+// (fragment_layout.h).
 
 // wgmma.mma_async. Slots: "d" (accumulators, read-write), "a" (b64
 // descriptor, or 4 b32 registers in the RS form), "b" (b64 descriptor),

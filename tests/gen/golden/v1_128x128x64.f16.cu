@@ -298,7 +298,7 @@ __device__ __forceinline__ int accumulator_column(int thread, int reg) {
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   const Output out = make_output(e, batch, unit);
   const int pair_stores = e.pair_stores;
   const int row = m0 + accumulator_row(thread, 0);
@@ -441,5 +441,5 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
 
   const EpilogueArgs out = {d, c, bias, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
-  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x, threadIdx.x % 32);
+  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

@@ -627,7 +627,7 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
   constexpr int kPassSteps =
       plan::kStorePassChunks * plan::kStoreChunkColumns / plan::kStMatrixStepColumns;
@@ -816,7 +816,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank, consumer, thread, k_tiles)) {
       continue;  // its partial sums wait in the workspace
     }
-    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread, lane);
+    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }

@@ -574,7 +574,7 @@ __device__ __forceinline__ int accumulator_column(int thread, int reg) {
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   const Output out = make_output(e, batch, unit);
   const int pair_stores = e.pair_stores;
   const int row = m0 + accumulator_row(thread, 0);
@@ -714,7 +714,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += consumer * plan::kRowsPerConsumer;
 
-    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread, lane);
+    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }

@@ -607,7 +607,7 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
 __device__ __forceinline__ void store_tile(
     const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
-    int thread, int lane) {
+    int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
   constexpr int kPassSteps =
       plan::kStorePassChunks * plan::kStoreChunkColumns / plan::kStMatrixStepColumns;
@@ -724,7 +724,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += consumer * plan::kRowsPerConsumer;
 
-    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread, lane);
+    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }
