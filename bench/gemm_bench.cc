@@ -14,7 +14,7 @@
 // of warm-up, with inputs rotated through enough copies to exceed L2.
 // launch: the host time one call takes to validate and enqueue, ptxgen's
 // heuristic pick beside cuBLAS; a batch of short kernels waits for its
-// first enqueue. Prints Markdown tables.
+// first enqueue. Prints Markdown tables, or CSV with --format=csv.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "lib/gemm/cublaslt_reference.h"
 #include "ptxgen/gemm/autotune.h"
@@ -73,6 +74,7 @@ std::string Usage() {
       "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
       "           [--a-major=k,m] [--b-major=k,n] [--epilogue=", absl::StrJoin(EpilogueNames(), ","), "]\n"
+      "           [--format=markdown|csv]\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
       "at 8192x8192x8192. Each shape runs in every listed layout (A stored\n"
@@ -80,7 +82,9 @@ std::string Usage() {
       "bias adds a vector along n in the input type, then relu, gelu (erf)\n"
       "or gelu_tanh. The peer of a layout or an epilogue is cuBLASLt with the\n"
       "same layout and its fused BIAS, RELU_BIAS or GELU_BIAS epilogue (its\n"
-      "GELU is the tanh form: gelu_tanh is the like-for-like row).\n");
+      "GELU is the tanh form: gelu_tanh is the like-for-like row). --format=csv\n"
+      "prints the table as CSV (the same columns) and the notes on stderr, for\n"
+      "bench/bench_charts.py.\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -151,6 +155,7 @@ struct Flags {
   std::vector<MajorOrder> a_majors = {MajorOrder::kK};
   std::vector<MajorOrder> b_majors = {MajorOrder::kK};
   std::vector<const BenchEpilogue*> epilogues = {&kEpilogues[0]};
+  bool csv = false;  // --format=csv
 
   // Every layout with every epilogue, in the order of the flags.
   std::vector<Variant> Variants() const {
@@ -222,6 +227,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       absl::StatusOr<std::vector<const BenchEpilogue*>> epilogues = ParseEpilogues(value);
       if (!epilogues.ok()) return epilogues.status();
       flags.epilogues = *std::move(epilogues);
+    } else if (name == "--format") {
+      if (value != "markdown" && value != "csv") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--format must be markdown or csv, not '", value, "'"));
+      }
+      flags.csv = value == "csv";
     } else if (name == "--repeats") {
       if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
         return absl::InvalidArgumentError(
@@ -349,7 +360,7 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
 // timed batch lasts at least this long: timed in a few milliseconds right
 // after another shape, a short kernel measures the GPU's power state left
 // by that shape rather than its own. At 1024x1024x8192 both libraries ran
-// 5-15% faster that way than sustained (bench/RESULTS.md, fifth session).
+// 5-15% faster that way than sustained (bench/JOURNAL.md, fifth session).
 constexpr double kWarmupMilliseconds = 100;
 constexpr double kMinBatchMilliseconds = 1;
 
@@ -424,8 +435,50 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
   return per_call[kBursts / 2];
 }
 
+// The tables gemm_bench prints: Markdown to read, or CSV for scripts
+// (bench/bench_charts.py), with the same columns. Beside CSV everything
+// that is not a table row (notes, summaries, failures) goes to stderr.
+class Table {
+ public:
+  explicit Table(bool csv) : csv_(csv) {}
+
+  FILE* notes() const { return csv_ ? stderr : stdout; }
+
+  // `columns`: a leading '>' marks a right-aligned (numeric) column.
+  void Header(const std::vector<std::string>& columns) const {
+    std::vector<std::string> names, rules;
+    for (const std::string& column : columns) {
+      const bool numeric = column[0] == '>';
+      names.push_back(numeric ? column.substr(1) : column);
+      rules.push_back(numeric ? "---:" : "---");
+    }
+    if (csv_) {
+      Print(names);
+    } else {
+      Print(names);
+      Print(rules);
+    }
+  }
+
+  void Print(const std::vector<std::string>& cells) const {
+    if (csv_) {
+      std::vector<std::string> quoted;
+      for (const std::string& cell : cells) {
+        quoted.push_back(absl::StrCat("\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\""));
+      }
+      std::printf("%s\n", absl::StrJoin(quoted, ",").c_str());
+    } else {
+      std::printf("| %s |\n", absl::StrJoin(cells, " | ").c_str());
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  bool csv_;
+};
+
 absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& config,
-                            const Peer& peer, const Operands& operands) {
+                            const Peer& peer, const Operands& operands, const Table& table) {
   GemmOptions options;
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
@@ -436,12 +489,9 @@ absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& c
   absl::StatusOr<double> theirs =
       HostMicrosecondsPerCall(peer.Call(operands.bias.address()), operands);
   if (!theirs.ok()) return theirs.status();
-  std::printf("| %lldx%lldx%lld | %s | %s | %.1f | %.1f |\n",
-              static_cast<long long>(problem.m), static_cast<long long>(problem.n),
-              static_cast<long long>(problem.k),
-              std::string(ptx::PtxName(problem.element)).c_str(),
-              gen::ConfigName(config).c_str(), *ours, *theirs);
-  std::fflush(stdout);
+  table.Print({absl::StrCat(problem.m, "x", problem.n, "x", problem.k),
+               std::string(ptx::PtxName(problem.element)), gen::ConfigName(config),
+               peer.name(), absl::StrFormat("%.1f", *ours), absl::StrFormat("%.1f", *theirs)});
   return absl::OkStatus();
 }
 
@@ -496,19 +546,15 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
   return row;
 }
 
-void PrintHeader() {
-  std::printf("| step / shape | dtype | layout | epilogue | config | ptxgen ms | TFLOP/s | "
-              "peer | peer ms | TFLOP/s | ratio | rel. error |\n"
-              "|---|---|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
-}
-
-void PrintRow(const Row& row) {
-  std::printf("| %s | %s | %s | %s | %s | %.4f | %.0f | %s | %.4f | %.0f | %.3f | %.1e |\n",
-              row.label.c_str(), std::string(ptx::PtxName(row.problem.element)).c_str(),
-              LayoutName(row.variant).c_str(), row.variant.epilogue->name,
-              row.config.c_str(), row.ms, Tflops(row.problem, row.ms), row.peer.c_str(),
-              row.peer_ms, Tflops(row.problem, row.peer_ms), row.peer_ms / row.ms, row.error);
-  std::fflush(stdout);
+void PrintRow(const Row& row, const Table& table) {
+  table.Print({row.label, std::string(ptx::PtxName(row.problem.element)),
+               LayoutName(row.variant), row.variant.epilogue->name, row.config,
+               absl::StrFormat("%.4f", row.ms),
+               absl::StrFormat("%.0f", Tflops(row.problem, row.ms)), row.peer,
+               absl::StrFormat("%.4f", row.peer_ms),
+               absl::StrFormat("%.0f", Tflops(row.problem, row.peer_ms)),
+               absl::StrFormat("%.3f", row.peer_ms / row.ms),
+               absl::StrFormat("%.1e", row.error)});
 }
 
 // ptxgen's time in each variant of a shape over its time in the shape's
@@ -516,7 +562,7 @@ void PrintRow(const Row& row) {
 // layout or an epilogue costs. Times come from separate interleaved runs,
 // so differences of a percent or so are noise; the ratios to the peer are
 // the steadier figures.
-void PrintVariantCosts(const std::vector<Row>& rows) {
+void PrintVariantCosts(const std::vector<Row>& rows, FILE* out) {
   for (const Row& row : rows) {
     for (const Row& base : rows) {
       if (&base == &row) break;
@@ -525,7 +571,7 @@ void PrintVariantCosts(const std::vector<Row>& rows) {
           base.label != row.label) {
         continue;
       }
-      std::printf("%s %s %s %s: %+.1f%% against %s %s\n", row.label.c_str(),
+      std::fprintf(out, "%s %s %s %s: %+.1f%% against %s %s\n", row.label.c_str(),
                   std::string(ptx::PtxName(row.problem.element)).c_str(),
                   LayoutName(row.variant).c_str(), row.variant.epilogue->name,
                   100 * (row.ms / base.ms - 1), LayoutName(base.variant).c_str(),
@@ -606,13 +652,16 @@ absl::Status Run(const Flags& flags) {
   if (absl::Status s = context->SetCurrent(); !s.ok()) return s;
   absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
-  std::printf("device: %s, %d SMs, L2 %d MiB; mode %s\n\n", device->name.c_str(),
-              device->sm_count, device->l2_bytes >> 20, flags.mode.c_str());
+  const Table table(flags.csv);
+  std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n\n",
+               device->name.c_str(), device->sm_count, device->l2_bytes >> 20,
+               flags.mode.c_str());
   if (flags.mode == "launch") {
-    std::printf("| shape | dtype | config | ptxgen host us/call | cuBLAS host us/call |\n"
-                "|---|---|---|---:|---:|\n");
+    table.Header({"shape", "dtype", "config", "peer", ">ptxgen host us/call",
+                  ">peer host us/call"});
   } else {
-    PrintHeader();
+    table.Header({"step / shape", "dtype", "layout", "epilogue", "config", ">ptxgen ms",
+                  ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s", ">ratio", ">rel. error"});
   }
   std::vector<double> ratios;
   std::vector<Row> rows;
@@ -630,7 +679,8 @@ absl::Status Run(const Flags& flags) {
         if (!operands.ok()) return operands.status();
         if (flags.mode == "launch") {
           if (absl::Status s = PrintLaunchRow(
-                  problem, HeuristicConfig(problem, device->sm_count), *peer, *operands);
+                  problem, HeuristicConfig(problem, device->sm_count), *peer, *operands,
+                  table);
               !s.ok()) {
             return s;
           }
@@ -647,14 +697,14 @@ absl::Status Run(const Flags& flags) {
           absl::StatusOr<Row> row =
               Measure(label, problem, variant, config, *peer, *operands, flags.repeats);
           if (!row.ok()) {
-            std::printf("| %s | %s | %s | %s | %s | failed: %s |\n", label.c_str(),
-                        std::string(ptx::PtxName(element)).c_str(),
-                        LayoutName(variant).c_str(), variant.epilogue->name,
-                        gen::ConfigName(config).c_str(),
-                        std::string(row.status().message()).c_str());
+            std::fprintf(table.notes(), "failed: %s %s %s %s %s: %s\n", label.c_str(),
+                         std::string(ptx::PtxName(element)).c_str(),
+                         LayoutName(variant).c_str(), variant.epilogue->name,
+                         gen::ConfigName(config).c_str(),
+                         std::string(row.status().message()).c_str());
             continue;
           }
-          PrintRow(*row);
+          PrintRow(*row, table);
           rows.push_back(*row);
           relative_times.push_back(row->ms / row->peer_ms);
           if (flags.mode != "ladder" && flags.mode != "configs") {
@@ -669,8 +719,9 @@ absl::Status Run(const Flags& flags) {
     }
   }
   if (flags.Variants().size() > 1) {
-    std::printf("\nptxgen's time in each variant against the shape's first variant:\n");
-    PrintVariantCosts(rows);
+    std::fprintf(table.notes(),
+                 "\nptxgen's time in each variant against the shape's first variant:\n");
+    PrintVariantCosts(rows, table.notes());
   }
   if (!ratios.empty()) {
     double log_sum = 0, worst = 1e30;
@@ -678,13 +729,14 @@ absl::Status Run(const Flags& flags) {
       log_sum += std::log(r);
       worst = std::min(worst, r);
     }
-    std::printf("\ngeometric mean ratio (cuBLAS time / ptxgen time) over %zu rows: "
-                "%.3f; lowest %.3f\n", ratios.size(), std::exp(log_sum / ratios.size()),
-                worst);
+    std::fprintf(table.notes(),
+                 "\ngeometric mean ratio (peer time / ptxgen time) over %zu rows: "
+                 "%.3f; lowest %.3f\n", ratios.size(), std::exp(log_sum / ratios.size()),
+                 worst);
   }
   if (compared > 0) {
-    std::printf("heuristic within 5%% of the autotuned best: %d of %d shapes\n",
-                within_five_percent, compared);
+    std::fprintf(table.notes(), "heuristic within 5%% of the autotuned best: %d of %d shapes\n",
+                 within_five_percent, compared);
   }
   return absl::OkStatus();
 }

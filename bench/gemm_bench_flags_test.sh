@@ -36,6 +36,7 @@ expect_refusal "--b-major takes k or n (a comma-separated list), not 'm'" --b-ma
 expect_refusal "--epilogue takes none, bias, bias_relu, bias_gelu, bias_gelu_tanh" --epilogue=gelu
 expect_refusal "do not apply to --mode=ladder: it measures the plain problem" --mode=ladder --b-major=n
 expect_refusal "do not apply to --mode=launch" --mode=launch --epilogue=none,bias
+expect_refusal "--format must be markdown or csv, not 'json'" --format=json
 # A layout's own rule, named: MN-major A needs rows of m on 16-byte boundaries.
 expect_refusal "--shapes/--dtype: 100x64x64 f16: " --shapes=100x64x64 --a-major=m
 

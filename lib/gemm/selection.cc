@@ -178,7 +178,7 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 }
 
 // Rules read off measurements on the H200 over the benchmark suite
-// (bench/RESULTS.md):
+// (bench/JOURNAL.md):
 // - with at least two waves of 128x256 tiles, ManyTilesConfig; a 2-CTA
 //   cluster sharing B pays off when rows of A and B do not start on
 //   128-byte boundaries;
