@@ -58,6 +58,10 @@ TEST(SelectionTest, ClustersShareBWhereRowsMissTheir128ByteBoundaries) {
   // k = 4104: rows of A and B 8208 bytes apart, 16 past a 128-byte line.
   EXPECT_EQ(HeuristicConfig({7777, 3333, 4104, ScalarType::kF16}, 132).cluster_m, 2);
   EXPECT_EQ(HeuristicConfig({7777, 3333, 4096, ScalarType::kF16}, 132).cluster_m, 1);
+  // The rows as stored count, whichever the major order.
+  GemmProblem mn{8192, 8192, 8192, ScalarType::kF16};
+  mn.a_major = mn.b_major = ptx::MajorOrder::kMN;
+  EXPECT_EQ(HeuristicConfig(mn, 132).cluster_m, 1);
   // Whatever the pick, the form takes it (an MN-major B, which a cluster
   // splits between its CTAs, may refuse the cluster).
   GemmProblem mn_b{7777, 3336, 4104, ScalarType::kF16};
