@@ -481,5 +481,32 @@ TEST(GemmGeneratorTest, HeuristicPicksForEveryLayoutAndEpilogueCompileCleanly) {
   ExpectCompiledCleanly(jobs);
 }
 
+// What the autotuner may pick for the heaviest epilogues: C, a bias along m,
+// SiLU and a batch on a transposed B (TMA-store candidates too), and GELU
+// into f32 (direct stores only).
+TEST(GemmGeneratorTest, AutotuneCandidatesForHeavyEpiloguesCompileCleanly) {
+  gemm::GemmProblem full{8192, 8192, 8192, ScalarType::kBF16};
+  full.b_major = ptx::MajorOrder::kMN;
+  full.beta = 0.5f;
+  full.bias = gen::BiasAlong::kM;
+  full.bias_type = ScalarType::kF32;
+  full.activation = gen::Activation::kSilu;
+  full.batch = 2;
+  gemm::GemmProblem gelu_f32{4096, 4096, 4096, ScalarType::kF16};
+  gelu_f32.a_major = ptx::MajorOrder::kMN;
+  gelu_f32.output = ScalarType::kF32;
+  gelu_f32.bias = gen::BiasAlong::kN;
+  gelu_f32.activation = gen::Activation::kGelu;
+  std::vector<CompileJob> jobs;
+  std::set<std::string> seen;
+  for (const gemm::GemmProblem& problem : {full, gelu_f32}) {
+    for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
+      AddJob(config, gemm::FormOf(problem), seen, jobs);
+    }
+  }
+  EXPECT_GE(jobs.size(), 8u);
+  ExpectCompiledCleanly(jobs);
+}
+
 }  // namespace
 }  // namespace ptxgen::gen
