@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "ptxgen/base/printable.h"
 #include "ptxgen/version.h"
 
@@ -81,10 +82,11 @@ const std::vector<Choice>& Views() {
        "per kernel: registers, static shared memory, stack "
        "frame, spill bytes; then the compiler's warnings"},
       {"json",
-       "one JSON object on one line: name, cache (hit or miss), "
-       "source, compile_ms, cache_key, arch, kernels (registers, "
-       "shared_bytes, spill bytes, warnings), warnings, "
-       "cache_warnings"},
+       "one JSON object on one line: schema (the layout's version), cache "
+       "(hit or miss), name, source, compile_ms, cache_key, arch, kernels "
+       "(registers, static_shared_bytes, spill bytes, warnings), warnings, "
+       "cache_warnings; gemm adds problem, form, config, sms, grid, "
+       "threads_per_block and dynamic_shared_bytes"},
   };
   return *views;
 }
@@ -218,6 +220,20 @@ const Subcommand* FindSubcommand(absl::Span<const Subcommand> subcommands,
   return nullptr;
 }
 
+// The second words of the subcommands named "<first> <second>" ("cache
+// list"): what a first word alone needs after it.
+std::vector<std::string> SecondWords(absl::Span<const Subcommand> subcommands,
+                                     absl::string_view first) {
+  std::vector<std::string> words;
+  for (const Subcommand& subcommand : subcommands) {
+    absl::string_view name = subcommand.name;
+    if (absl::ConsumePrefix(&name, first) && absl::ConsumePrefix(&name, " ")) {
+      words.emplace_back(name);
+    }
+  }
+  return words;
+}
+
 bool IsHelp(absl::string_view arg) { return arg == "--help" || arg == "-h"; }
 
 // Writes "ptxgen: <message>" on a line, escaped: messages quote the command
@@ -293,7 +309,23 @@ Outcome Dispatch(absl::Span<const Subcommand> subcommands,
   if (args[0] == "--version") {
     return {kExitSuccess, absl::StrCat("ptxgen ", kVersion, "\n")};
   }
+  // A subcommand of two words ("cache list") takes two arguments.
+  if (args.size() > 1) {
+    if (const Subcommand* two_words =
+            FindSubcommand(subcommands, absl::StrCat(args[0], " ", args[1]))) {
+      return RunSubcommand(*two_words, args.subspan(2), err);
+    }
+  }
   const Subcommand* subcommand = FindSubcommand(subcommands, args[0]);
+  if (const std::vector<std::string> second = SecondWords(subcommands, args[0]);
+      subcommand == nullptr && !second.empty()) {
+    PrintMessage(absl::StrCat("'", args[0], "' needs one of: ",
+                              absl::StrJoin(second, ", "), " (e.g. 'ptxgen ",
+                              args[0], " ", second.front(), "')"),
+                 err);
+    err << "run 'ptxgen --help' for usage\n";
+    return {kExitUsage, ""};
+  }
   if (subcommand == nullptr) {
     PrintMessage(
         absl::StrCat("unknown subcommand '", args[0],
@@ -441,10 +473,26 @@ std::string OverviewHelp(absl::Span<const Subcommand> subcommands) {
       Item("PTXGEN_CACHE_DIR",
            "the kernel cache directory; else $XDG_CACHE_HOME/ptxgen, else "
            "$HOME/.cache/ptxgen",
-           2, 23),
-      Item("PTXGEN_CACHE_DISABLE", "1, true or yes: no disk cache", 2, 23),
+           2, 25),
+      Item("PTXGEN_CACHE_DISABLE", "1, true or yes: no disk cache", 2, 25),
+      Item("PTXGEN_CACHE_PATH",
+           "dir1:dir2:...: read-only cache folders searched after it (bundles "
+           "from 'ptxgen precompile'), each under the same trust rule",
+           2, 25),
+      Item("PTXGEN_CACHE_MAX_BYTES",
+           "a size cap on the cache directory (e.g. 2G): each write removes "
+           "the least recently used entries beyond it",
+           2, 25),
+      Item("PTXGEN_DUMP_DIR",
+           "every kernel compiled or loaded leaves its .cu, .ptx, .log and "
+           ".json there",
+           2, 25),
+      Item("PTXGEN_LOG_LEVEL",
+           "error, warning (the default), info or debug: what the library "
+           "says on stderr",
+           2, 25),
       Item("PATH", "searched for nvdisasm, then cuobjdump (--emit=sass)", 2,
-           23),
+           25),
       "\nexit status:\n", Item("0", "success; also --help and --version", 2, 4),
       Item("1",
            "the request is illegal (the message names the rule it breaks), "

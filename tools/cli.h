@@ -11,6 +11,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -153,18 +154,36 @@ Flag StatementEmitFlag();
 
 // ---- Emitting ----
 
+// The version of the json view's layout, its first field ("schema"): raised
+// whenever a field changes meaning or name. 2: per-kernel "shared_bytes"
+// became "static_shared_bytes", and subcommands add fields of their own
+// (the unversioned view before it counts as 1).
+inline constexpr int kJsonSchemaVersion = 2;
+
+// Fields a subcommand adds to the json view, in order: each a key and its
+// value as JSON text.
+using JsonFields = std::vector<std::pair<std::string, std::string>>;
+
 // The compiled view `emit` of `source`, one of CompiledViews(). "cuda" is
 // `source` itself; the others compile it through
 // compile::KernelCache::Default(), so a repeated request is a cache hit.
-//   ptx        the PTX module NVRTC produced
-//   sass       the SASS of its CUBIN (nvdisasm or cuobjdump from $PATH)
-//   resources  each kernel's registers, shared memory, stack and spills,
-//              and the compiler's warnings
-//   json       compile::ToJson's object with a leading "cache":"hit"|"miss"
 absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
                                          absl::string_view source,
                                          const compile::CompileOptions& options,
                                          absl::string_view emit);
+
+// The compiled view `emit` of a module already compiled (its lookup is the
+// one the json view reports):
+//   cuda       its CUDA source
+//   ptx        the PTX module NVRTC produced
+//   sass       the SASS of its CUBIN (nvdisasm or cuobjdump from $PATH)
+//   resources  each kernel's registers, shared memory, stack and spills,
+//              and the compiler's warnings
+//   json       {"schema":kJsonSchemaVersion,"cache":"hit"|"miss", then
+//              compile::ToJson's fields, then `json_fields`}
+absl::StatusOr<std::string> EmitCompiled(const compile::CompiledModule& module,
+                                         absl::string_view emit,
+                                         const JsonFields& json_fields = {});
 
 // The resources view of `module`: each kernel's registers, static shared
 // memory, stack frame and spills, then the compiler's warnings as ptxas (or

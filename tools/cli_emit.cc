@@ -31,13 +31,19 @@ std::string KernelResourcesText(const compile::KernelResources& kernel) {
       kernel.spill_load_bytes);
 }
 
-// compile::ToJson's object with "cache" first: a reader need not know which
-// of ToJson's "source" values count as hits.
-std::string JsonText(const compile::CompiledModule& module) {
+// compile::ToJson's object after the schema and "cache" (a reader need not
+// know which of ToJson's "source" values count as hits), then `fields`.
+std::string JsonText(const compile::CompiledModule& module,
+                     const JsonFields& fields) {
   const bool hit = module.source != compile::CacheSource::kCompiled;
   const std::string json = compile::ToJson(module);
-  return absl::StrCat("{\"cache\":\"", hit ? "hit" : "miss", "\",",
-                      json.substr(1), "\n");
+  std::string text = absl::StrCat("{\"schema\":", kJsonSchemaVersion,
+                                  ",\"cache\":\"", hit ? "hit" : "miss", "\",",
+                                  absl::string_view(json).substr(1, json.size() - 2));
+  for (const auto& [key, value] : fields) {
+    absl::StrAppend(&text, ",", compile::JsonString(key), ":", value);
+  }
+  return absl::StrCat(text, "}\n");
 }
 
 // ---- Statement views ----
@@ -153,10 +159,17 @@ absl::StatusOr<std::string> EmitCompiled(absl::string_view module_name,
       compile::KernelCache::Default().GetOrCompile(module_name, source,
                                                    options);
   if (!module.ok()) return module.status();
-  if (emit == "ptx") return (*module)->ptx;
-  if (emit == "sass") return compile::DisassembleSass(**module);
-  if (emit == "resources") return ResourcesView(**module);
-  if (emit == "json") return JsonText(**module);
+  return EmitCompiled(**module, emit);
+}
+
+absl::StatusOr<std::string> EmitCompiled(const compile::CompiledModule& module,
+                                         absl::string_view emit,
+                                         const JsonFields& json_fields) {
+  if (emit == "cuda") return module.cuda_source;
+  if (emit == "ptx") return module.ptx;
+  if (emit == "sass") return compile::DisassembleSass(module);
+  if (emit == "resources") return ResourcesView(module);
+  if (emit == "json") return JsonText(module, json_fields);
   return absl::InternalError(
       absl::StrCat("no compiled view named '", emit, "'"));
 }

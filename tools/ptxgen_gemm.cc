@@ -1,10 +1,17 @@
 // `ptxgen gemm`: a GEMM kernel generated for a problem, shown in any
 // compiled view, and with --run executed on the GPU beside cuBLAS.
+// `ptxgen precompile`: the kernels of a list of problems compiled into a
+// cache folder, without a GPU.
+#include <unistd.h>
+
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -249,21 +256,59 @@ absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(const cli::ParsedFlags& flags
   return options;
 }
 
-// The compiled view `emit` (cli::CompiledViews()) of the plan's own module:
-// its cache lookup is the one the json view reports.
-absl::StatusOr<std::string> PlanView(const gemm::GemmPlan& plan,
-                                     absl::string_view emit) {
-  const compile::CompiledModule& module = *plan.compiled;
-  if (emit == "cuda") return plan.generated.source;
-  if (emit == "ptx") return module.ptx;
-  if (emit == "sass") return compile::DisassembleSass(module);
-  if (emit == "resources") return cli::ResourcesView(module);
-  if (emit == "json") {
-    const bool hit = module.source != compile::CacheSource::kCompiled;
-    return absl::StrCat("{\"cache\":\"", hit ? "hit" : "miss", "\",",
-                        compile::ToJson(module).substr(1), "\n");
+const char* MajorName(ptx::MajorOrder major, const char* mn) {
+  return major == ptx::MajorOrder::kK ? "k" : mn;
+}
+
+const char* BiasName(gen::BiasAlong bias) {
+  switch (bias) {
+    case gen::BiasAlong::kNone:
+      return "none";
+    case gen::BiasAlong::kM:
+      return "m";
+    case gen::BiasAlong::kN:
+      return "n";
   }
-  return absl::InternalError(absl::StrCat("no compiled view named '", emit, "'"));
+  return "none";
+}
+
+// The problem as planned (packed dimensions resolved), in the flags' names
+// and values.
+std::string ProblemJson(const gemm::GemmProblem& p) {
+  const auto type = [](ptx::ScalarType t) {
+    return compile::JsonString(ptx::PtxName(t));
+  };
+  return absl::StrCat(
+      "{\"m\":", p.m, ",\"n\":", p.n, ",\"k\":", p.k, ",\"batch\":", p.batch,
+      ",\"dtype\":", type(p.element),
+      ",\"out_dtype\":", type(p.output.value_or(p.element)),
+      ",\"a_major\":\"", MajorName(p.a_major, "m"), "\",\"b_major\":\"",
+      MajorName(p.b_major, "n"), "\",\"lda\":", p.lda, ",\"ldb\":", p.ldb,
+      ",\"ldc\":", p.ldc, ",\"ldd\":", p.ldd, ",\"stride_a\":", p.stride_a,
+      ",\"stride_b\":", p.stride_b, ",\"stride_c\":", p.stride_c,
+      ",\"stride_d\":", p.stride_d, ",\"stride_bias\":", p.stride_bias,
+      ",\"alpha\":", absl::StrFormat("%.9g", p.alpha),
+      ",\"beta\":", absl::StrFormat("%.9g", p.beta), ",\"bias\":\"",
+      BiasName(p.bias), "\",\"bias_dtype\":", type(p.bias_type),
+      ",\"activation\":", compile::JsonString(gen::ActivationName(p.activation)),
+      "}");
+}
+
+// What the json view adds for a GEMM: what was planned and how it
+// launches. The dynamic shared memory is the launch's, which ptxas's
+// static figure does not count.
+cli::JsonFields GemmJsonFields(const gemm::GemmPlan& plan) {
+  const gen::GemmGrid& grid = plan.grid;
+  return {
+      {"problem", ProblemJson(plan.problem)},
+      {"form", compile::JsonString(gen::FormName(plan.generated.form))},
+      {"config", compile::JsonString(gen::ConfigName(plan.config))},
+      {"sms", absl::StrCat(plan.target.sm_count)},
+      {"grid", absl::StrCat("{\"x\":", grid.x, ",\"y\":", grid.y, ",\"z\":",
+                            grid.z, ",\"cluster_x\":", grid.cluster_x, "}")},
+      {"threads_per_block", absl::StrCat(plan.generated.threads_per_block)},
+      {"dynamic_shared_bytes", absl::StrCat(plan.generated.shared_bytes)},
+  };
 }
 
 // Random inputs, one run checked against cuBLAS, then timings of both.
@@ -331,10 +376,158 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
     std::fprintf(stderr, "ptxgen: form %s\n",
                  gen::FormName(plan->generated.form).c_str());
   }
-  return PlanView(*plan, flags.Text("emit"));
+  return cli::EmitCompiled(*plan->compiled, flags.Text("emit"),
+                           GemmJsonFields(*plan));
+}
+
+// ---- precompile ----
+
+// The problems --shapes names: plain ones of the --dtype.
+absl::StatusOr<std::vector<gemm::GemmProblem>> PrecompileProblems(
+    const cli::ParsedFlags& flags) {
+  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
+  if (!element.ok()) return element.status();
+  std::vector<gemm::GemmProblem> problems;
+  for (absl::string_view shape : absl::StrSplit(flags.Text("shapes"), ',')) {
+    absl::StatusOr<std::array<int64_t, 3>> dimensions = gen::ParseDimensions(shape);
+    if (!dimensions.ok()) {
+      return cli::UsageError(absl::StrCat("--shapes: '", shape, "': ",
+                                          dimensions.status().message(),
+                                          " (write MxNxK,MxNxK,...)"));
+    }
+    gemm::GemmProblem problem;
+    problem.m = (*dimensions)[0];
+    problem.n = (*dimensions)[1];
+    problem.k = (*dimensions)[2];
+    problem.element = *element;
+    problems.push_back(problem);
+  }
+  return problems;
+}
+
+// --out as an absolute path (the cache takes no other), or "" without it.
+absl::StatusOr<std::string> BundleFolder(const cli::ParsedFlags& flags) {
+  const std::string out = flags.Text("out");
+  if (out.empty() || absl::StartsWith(out, "/")) return out;
+  std::vector<char> cwd(4096);
+  if (getcwd(cwd.data(), cwd.size()) == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "--out=", out, " is relative, and the current folder cannot be read"));
+  }
+  return absl::StrCat(cwd.data(), "/", out);
+}
+
+// One line per kernel: what it is for, its name, and whether it was
+// compiled or found.
+std::string KernelLine(absl::string_view what, const compile::CompiledModule& module) {
+  return absl::StrFormat("%s  %s  %s (%.0f ms)\n", what, module.name,
+                         module.source == compile::CacheSource::kCompiled
+                             ? "compiled"
+                             : "already there",
+                         module.compile_ms);
+}
+
+// A bundle must hold every kernel: a warning of the cache (an entry not
+// written) fails the command.
+absl::Status CheckStored(const compile::CompiledModule& module, bool bundle) {
+  if (!bundle || module.cache_warnings.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("precompile: ", module.name,
+                                             ": ", module.cache_warnings.front()));
+}
+
+// The kernels one problem needs: its GEMM kernel, and split-K's reduce
+// kernel when the plan splits k (compiled as Gemm::Prepare compiles it).
+absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
+                                              const gemm::GemmTarget& target,
+                                              compile::KernelCache& cache,
+                                              bool bundle) {
+  const std::string shape = absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
+  gemm::GemmOptions options;
+  options.cache = &cache;
+  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(problem, target, options);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(), absl::StrCat("precompile ", shape, ": ",
+                                                           plan.status().message()));
+  }
+  if (absl::Status stored = CheckStored(*plan->compiled, bundle); !stored.ok()) {
+    return stored;
+  }
+  std::string text = KernelLine(shape, *plan->compiled);
+  if (plan->config.split_k == 1) return text;
+  absl::StatusOr<std::string> reduce = gen::SplitKReduceSource(problem.element);
+  if (!reduce.ok()) return reduce.status();
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      cache.GetOrCompile(gen::SplitKReduceKernelName(problem.element), *reduce, {});
+  if (!compiled.ok()) return compiled.status();
+  if (absl::Status stored = CheckStored(**compiled, bundle); !stored.ok()) return stored;
+  return absl::StrCat(text, KernelLine(absl::StrCat(shape, " split-K"), **compiled));
+}
+
+absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
+  absl::StatusOr<std::vector<gemm::GemmProblem>> problems = PrecompileProblems(flags);
+  if (!problems.ok()) return problems.status();
+  absl::StatusOr<int> given_sms = GivenSmCount(flags);
+  if (!given_sms.ok()) return given_sms.status();
+  gemm::GemmTarget target = gemm::GemmTarget::H200();
+  if (*given_sms > 0) target.sm_count = *given_sms;
+  absl::StatusOr<std::string> out = BundleFolder(flags);
+  if (!out.ok()) return out.status();
+  // A bundle is a cache folder of its own, nothing but its kernels: no
+  // other folder is asked.
+  std::unique_ptr<compile::KernelCache> bundle;
+  if (!out->empty()) {
+    bundle = std::make_unique<compile::KernelCache>(compile::CacheConfig{true, *out});
+  }
+  compile::KernelCache& cache = bundle ? *bundle : compile::KernelCache::Default();
+  std::string text;
+  for (const gemm::GemmProblem& problem : *problems) {
+    absl::StatusOr<std::string> lines =
+        PrecompileProblem(problem, target, cache, bundle != nullptr);
+    if (!lines.ok()) return lines.status();
+    absl::StrAppend(&text, *lines);
+  }
+  return absl::StrCat(text, "in ", cache.config().directory, "\n");
 }
 
 }  // namespace
+
+cli::Subcommand PrecompileSubcommand() {
+  cli::Subcommand command;
+  command.name = "precompile";
+  command.summary =
+      "compile, without a GPU, every kernel a list of GEMM problems needs into "
+      "a cache folder an application can ship (PTXGEN_CACHE_PATH)";
+  command.description =
+      "Plans each plain problem (C = A * B^T, packed) of --shapes for a device\n"
+      "of --sms SMs as 'ptxgen gemm' and Gemm::Prepare would, and compiles the\n"
+      "kernels the plan needs (split-K's reduce kernel too) into --out, else\n"
+      "into the kernel cache. Prints one line per kernel: compiled, or already\n"
+      "there. A folder made with --out serves as a read-only cache folder:\n"
+      "  ptxgen precompile --shapes=8192x8192x8192 --out=/opt/app/kernels\n"
+      "  PTXGEN_CACHE_PATH=/opt/app/kernels ./app\n"
+      "It must then pass the cache's trust rule where it is read: owned by the\n"
+      "user who runs the application (or root), writable by nobody else; so\n"
+      "are its entries. A kernel the plan for another SM count or another\n"
+      "ptxgen or NVRTC version needs is not in it: the key names them all.";
+  command.flags = {
+      cli::Required(cli::TextFlag("shapes", "MxNxK,...",
+                                  "The problems, e.g. 8192x8192x8192,4096x1024x512.")),
+      cli::ScalarTypeFlag("dtype", "The type of A, B and D.", "f16", gen::IsGemmElement),
+      cli::IntegerFlag("sms", "N",
+                       absl::StrCat("The SMs of the device to plan for (1..",
+                                    gemm::kMaxGemmTargetSms, ")."),
+                       absl::StrCat(gemm::GemmTarget::H200().sm_count)),
+      cli::TextFlag("out", "DIR",
+                    "The folder to compile into (created with mode 0700). "
+                    "Default: the kernel cache folder."),
+  };
+  command.examples = {
+      "ptxgen precompile --shapes=4096x4096x4096,256x256x64",
+      "ptxgen precompile --shapes=1024x1024x8192 --dtype=bf16 --sms=114",
+  };
+  command.run = RunPrecompile;
+  return command;
+}
 
 cli::Subcommand GemmSubcommand() {
   // Output and bias types: those a GEMM form takes (gen::ValidateGemmForm).
@@ -451,10 +644,14 @@ cli::Subcommand GemmSubcommand() {
       cli::ChoiceFlag("out-dtype", "TYPE", output_types,
                       "The type of D (and C). Default: the --dtype.", ""),
       cli::IntegerFlag("sms", "N",
-                       "Plan for a device with N SMs (1..1024), the heuristic's "
-                       "choice and the persistent grid, instead of asking GPU 0 "
-                       "or, without a GPU, assuming 132. With --run the kernel "
-                       "still runs on GPU 0.",
+                       absl::StrCat("Plan for a device with N SMs (1..",
+                                    gemm::kMaxGemmTargetSms,
+                                    "), the heuristic's choice and the "
+                                    "persistent grid, instead of asking GPU 0 "
+                                    "or, without a GPU, assuming ",
+                                    gemm::GemmTarget::H200().sm_count,
+                                    ". With --run the kernel still runs on "
+                                    "GPU 0."),
                        ""),
       cli::ChoiceFlag("schedule", "NAME",
                       {{"auto", "the heuristic's warp-specialized choice"},

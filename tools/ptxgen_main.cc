@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/cli.h"
@@ -29,12 +30,15 @@ int main(int argc, char** argv) {
   HoldClosedStandardStreams();
   using namespace ptxgen::tools;  // NOLINT: the table reads better unqualified
   // In --help order.
-  const std::vector<ptxgen::cli::Subcommand> subcommands = {
+  std::vector<ptxgen::cli::Subcommand> subcommands = {
       WgmmaSubcommand(),     WgmmaFenceSubcommand(), WgmmaCommitSubcommand(),
       WgmmaWaitSubcommand(), DescriptorSubcommand(), TmaSubcommand(),
       MbarrierSubcommand(),  WarpSubcommand(),       ConvertSubcommand(),
-      GemmSubcommand(),
+      GemmSubcommand(),      PrecompileSubcommand(),
   };
+  for (ptxgen::cli::Subcommand& action : CacheSubcommands()) {
+    subcommands.push_back(std::move(action));
+  }
   const std::vector<std::string> args(argv + 1, argv + argc);
   return ptxgen::cli::RunTool(subcommands, args, std::cout, std::cerr);
 }

@@ -5,6 +5,8 @@
 // tools/ptxgen_<family>.cc. A new subcommand is one more function here and
 // one more entry in the table of tools/ptxgen_main.cc.
 
+#include <vector>
+
 #include "tools/cli.h"
 
 namespace ptxgen::tools {
@@ -32,6 +34,10 @@ cli::Subcommand ConvertSubcommand();
 
 // tools/ptxgen_gemm.cc
 cli::Subcommand GemmSubcommand();
+cli::Subcommand PrecompileSubcommand();
+
+// tools/ptxgen_cache.cc: cache list, cache verify, cache prune, cache clear
+std::vector<cli::Subcommand> CacheSubcommands();
 
 }  // namespace ptxgen::tools
 

@@ -1,10 +1,13 @@
 #!/bin/bash
 # Runs every test of the repository (GPU tests skip, saying why, without a
-# GPU), then tools/sanitize.sh: the CPU tests again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, and every fuzz target of fuzz/ for
-# FUZZ_SECONDS (30 by default). Prints each part's summary, then one of
-# both last: "N passed, N failed". Exit status 0 only when nothing failed.
-# PTXGEN_SANITIZE=0 leaves out tools/sanitize.sh (a quicker local run).
+# GPU), then the CMake and Bazel-client checks (tools/cmake_check.sh,
+# tools/bazel_client_check.sh: one test each), then tools/sanitize.sh: the
+# CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and
+# every fuzz target of fuzz/ for FUZZ_SECONDS (30 by default). Prints each
+# part's summary, then one of all last: "N passed, N failed". Exit status
+# 0 only when nothing failed.
+# PTXGEN_SANITIZE=0 leaves out tools/sanitize.sh, PTXGEN_CONSUMER_CHECKS=0
+# the two checks (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -25,6 +28,26 @@ read -r passed failed < <(echo "$summary" | counts)
 # Bazel failed where no test case did (a broken build): one failure.
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 
+# The Python package's cases (tests/python, over libptxgen.so), counted alike.
+python_summary=$(bash tools/python_test.sh 2>&1); echo "$python_summary" | sed 's/^/python: /'
+read -r python_passed python_failed < <(echo "$python_summary" | counts)
+passed=$((passed + python_passed)); failed=$((failed + python_failed))
+
+# The consumer paths (README, "Use it from your project"): the CMake build,
+# installed and used by a client (tools/cmake_check.sh), and a Bazel client
+# workspace (tools/bazel_client_check.sh); one test each.
+consumer_status=0
+if [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ]; then
+  for check in cmake_check bazel_client_check; do
+    if bash "tools/$check.sh" 2>&1; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+      consumer_status=1
+    fi
+  done
+fi
+
 sanitize_status=0
 if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
   sanitize_log=$(mktemp "${TMPDIR:-/tmp}/ptxgen-sanitize-log.XXXXXX")
@@ -38,4 +61,5 @@ if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
 fi
 
 echo "$passed passed, $failed failed"
-[ "$status" -eq 0 ] && [ "$sanitize_status" -eq 0 ] && [ "$failed" -eq 0 ]
+[ "$status" -eq 0 ] && [ "$consumer_status" -eq 0 ] && [ "$sanitize_status" -eq 0 ] &&
+  [ "$failed" -eq 0 ]

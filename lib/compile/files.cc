@@ -275,15 +275,16 @@ absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) 
   return absl::OkStatus();
 }
 
-absl::Status TrustedFolder::WriteFileAtomically(absl::string_view name,
-                                                absl::string_view bytes) const {
+// Writes `bytes` to a new temporary of `name`'s here and fsyncs it; returns
+// its name, for the caller to rename or link into place.
+absl::StatusOr<std::string> TrustedFolder::WriteTemporary(
+    absl::string_view name, absl::string_view bytes) const {
   if (absl::Status valid = CheckName(name); !valid.ok()) return valid;
   absl::StatusOr<std::pair<int, std::string>> created =
       CreateTemporary(fd_, name, path_);
   if (!created.ok()) return created.status();
   const auto& [fd, temporary] = *created;
   const std::string temporary_path = absl::StrCat(path_, "/", temporary);
-  const std::string path = absl::StrCat(path_, "/", name);
   absl::Status status = WriteAll(fd, bytes, temporary_path);
   if (status.ok() && fsync(fd) != 0) {
     status = SystemError("cannot fsync", temporary_path);
@@ -291,38 +292,103 @@ absl::Status TrustedFolder::WriteFileAtomically(absl::string_view name,
   if (close(fd) != 0 && status.ok()) {
     status = SystemError("cannot close", temporary_path);
   }
-  if (status.ok() &&
-      renameat(fd_, temporary.c_str(), fd_, std::string(name).c_str()) != 0) {
-    status = SystemError("cannot rename into", path);
-  }
   if (!status.ok()) {
     unlinkat(fd_, temporary.c_str(), 0);
     return status;
+  }
+  return temporary;
+}
+
+absl::Status TrustedFolder::WriteFileAtomically(absl::string_view name,
+                                                absl::string_view bytes) const {
+  absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
+  if (!temporary.ok()) return temporary.status();
+  if (renameat(fd_, temporary->c_str(), fd_, std::string(name).c_str()) != 0) {
+    const absl::Status failed =
+        SystemError("cannot rename into", absl::StrCat(path_, "/", name));
+    unlinkat(fd_, temporary->c_str(), 0);
+    return failed;
   }
   // The rename itself survives a crash only once the folder is on disk.
   if (fsync(fd_) != 0) return SystemError("cannot fsync folder", path_);
   return absl::OkStatus();
 }
 
-void TrustedFolder::RemoveStaleTemporaries(int64_t min_age_seconds) const {
+absl::Status TrustedFolder::WriteFileOnce(absl::string_view name,
+                                          absl::string_view bytes) const {
+  absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
+  if (!temporary.ok()) return temporary.status();
+  const std::string path = absl::StrCat(path_, "/", name);
+  // A hard link, unlike a rename, fails where the name is taken.
+  const bool linked =
+      linkat(fd_, temporary->c_str(), fd_, std::string(name).c_str(), 0) == 0;
+  const int link_errno = errno;
+  unlinkat(fd_, temporary->c_str(), 0);
+  if (linked) {
+    if (fsync(fd_) != 0) return SystemError("cannot fsync folder", path_);
+    return absl::OkStatus();
+  }
+  if (link_errno != EEXIST) {
+    errno = link_errno;
+    return SystemError("cannot link into", path);
+  }
+  absl::StatusOr<std::string> existing =
+      ReadFile(name, "", static_cast<int64_t>(bytes.size()));
+  if (existing.ok() && *existing == bytes) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(
+      "file ", path, " exists with other content and is not overwritten",
+      existing.ok() ? "" : absl::StrCat(" (", existing.status().message(), ")")));
+}
+
+absl::StatusOr<std::vector<FolderFile>> TrustedFolder::ListFiles() const {
+  // fdopendir takes the descriptor over: give it a copy. The copy shares
+  // the folder's read offset, which an earlier listing left at the end.
   const int listing_fd = dup(fd_);
-  if (listing_fd < 0) return;
+  if (listing_fd < 0) return SystemError("cannot list folder", path_);
   DIR* listing = fdopendir(listing_fd);
   if (listing == nullptr) {
     close(listing_fd);
-    return;
+    return SystemError("cannot list folder", path_);
   }
-  const time_t now = time(nullptr);
+  rewinddir(listing);
+  std::vector<FolderFile> files;
   while (const dirent* item = readdir(listing)) {
-    if (!absl::StrContains(item->d_name, kTemporaryMarker)) continue;
     struct stat info;
-    if (fstatat(fd_, item->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG(info.st_mode) && info.st_uid == geteuid() &&
-        now - info.st_mtime >= min_age_seconds) {
-      unlinkat(fd_, item->d_name, 0);
+    if (fstatat(fd_, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(info.st_mode)) {
+      continue;
     }
+    files.push_back({item->d_name, static_cast<int64_t>(info.st_size),
+                     int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec,
+                     info.st_uid});
   }
   closedir(listing);
+  return files;
+}
+
+absl::Status TrustedFolder::RemoveFile(absl::string_view name) const {
+  if (absl::Status valid = CheckName(name); !valid.ok()) return valid;
+  const std::string path = absl::StrCat(path_, "/", name);
+  if (unlinkat(fd_, std::string(name).c_str(), 0) == 0) return absl::OkStatus();
+  if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
+  return SystemError("cannot remove", path);
+}
+
+void TrustedFolder::Touch(absl::string_view name) const {
+  if (!CheckName(name).ok()) return;
+  utimensat(fd_, std::string(name).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+}
+
+void TrustedFolder::RemoveStaleTemporaries(int64_t min_age_seconds) const {
+  absl::StatusOr<std::vector<FolderFile>> files = ListFiles();
+  if (!files.ok()) return;
+  const int64_t now_ns = int64_t{time(nullptr)} * 1000000000;
+  for (const FolderFile& file : *files) {
+    if (absl::StrContains(file.name, kTemporaryMarker) && file.owner == geteuid() &&
+        now_ns - file.modified_ns >= min_age_seconds * 1000000000) {
+      unlinkat(fd_, file.name.c_str(), 0);
+    }
+  }
 }
 
 }  // namespace ptxgen::compile

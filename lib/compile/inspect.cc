@@ -16,7 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "ptxgen/compile/environment.h"
+#include "ptxgen/base/environment.h"
 #include "ptxgen/compile/files.h"
 
 extern char** environ;
@@ -51,7 +51,7 @@ class TemporaryCubin {
   }
 
   absl::Status Write(absl::string_view bytes) {
-    const absl::string_view tmpdir = EnvironmentVariable("TMPDIR");
+    const absl::string_view tmpdir = base::EnvironmentVariable("TMPDIR");
     std::string pattern =
         absl::StrCat(tmpdir.empty() ? "/tmp" : tmpdir, "/ptxgen-XXXXXX.cubin");
     const int fd = mkstemps(pattern.data(), 6);
@@ -238,12 +238,20 @@ std::string KernelJson(const CompiledModule& module,
                        const KernelResources& kernel) {
   return absl::StrCat("{\"name\":", JsonString(kernel.kernel),
                       ",\"registers\":", kernel.registers,
-                      ",\"shared_bytes\":", kernel.static_shared_bytes,
+                      ",\"static_shared_bytes\":", kernel.static_shared_bytes,
                       ",\"stack_bytes\":", kernel.stack_frame_bytes,
                       ",\"spill_store_bytes\":", kernel.spill_store_bytes,
                       ",\"spill_load_bytes\":", kernel.spill_load_bytes,
                       ",\"warnings\":", WarningsJson(module, kernel.kernel),
                       "}");
+}
+
+std::string KernelsJson(const CompiledModule& module) {
+  std::vector<std::string> kernels;
+  for (const KernelResources& kernel : module.resources) {
+    kernels.push_back(KernelJson(module, kernel));
+  }
+  return absl::StrCat("[", absl::StrJoin(kernels, ","), "]");
 }
 
 }  // namespace
@@ -274,7 +282,7 @@ absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module,
 }
 
 absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module) {
-  return DisassembleSass(module, EnvironmentVariable("PATH"));
+  return DisassembleSass(module, base::EnvironmentVariable("PATH"));
 }
 
 std::string JsonString(absl::string_view text) {
@@ -297,10 +305,6 @@ std::string JsonString(absl::string_view text) {
 }
 
 std::string ToJson(const CompiledModule& module) {
-  std::vector<std::string> kernels;
-  for (const KernelResources& kernel : module.resources) {
-    kernels.push_back(KernelJson(module, kernel));
-  }
   std::vector<std::string> cache_warnings;
   for (const std::string& warning : module.cache_warnings) {
     cache_warnings.push_back(JsonString(warning));
@@ -310,9 +314,18 @@ std::string ToJson(const CompiledModule& module) {
       SourceName(module.source),
       "\",\"compile_ms\":", absl::StrFormat("%.3f", module.compile_ms),
       ",\"cache_key\":", JsonString(module.cache_key),
-      ",\"arch\":", JsonString(module.options.arch), ",\"kernels\":[",
-      absl::StrJoin(kernels, ","), "],\"warnings\":", WarningsJson(module, ""),
-      ",\"cache_warnings\":[", absl::StrJoin(cache_warnings, ","), "]}");
+      ",\"arch\":", JsonString(module.options.arch),
+      ",\"kernels\":", KernelsJson(module),
+      ",\"warnings\":", WarningsJson(module, ""), ",\"cache_warnings\":[",
+      absl::StrJoin(cache_warnings, ","), "]}");
+}
+
+std::string ResourcesJson(const CompiledModule& module) {
+  return absl::StrCat("{\"name\":", JsonString(module.name),
+                      ",\"cache_key\":", JsonString(module.cache_key),
+                      ",\"arch\":", JsonString(module.options.arch),
+                      ",\"kernels\":", KernelsJson(module),
+                      ",\"warnings\":", WarningsJson(module, ""), "}");
 }
 
 }  // namespace ptxgen::compile

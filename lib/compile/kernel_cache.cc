@@ -3,18 +3,23 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
+#include <limits>
 #include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "lib/compile/cache_entry.h"
+#include "lib/compile/cache_folder.h"
 #include "lib/compile/elapsed.h"
-#include "ptxgen/base/printable.h"
-#include "ptxgen/compile/environment.h"
+#include "lib/compile/kernel_dump.h"
+#include "ptxgen/base/environment.h"
+#include "ptxgen/base/log.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/compile/sha256.h"
@@ -30,9 +35,7 @@ void AppendKeyField(absl::string_view field, std::string& out) {
 }
 
 void DefaultSink(absl::string_view warning) {
-  // Paths and compiler text come from outside: no escape sequence of theirs
-  // reaches the terminal.
-  std::cerr << "ptxgen: warning: " << base::Printable(warning) << std::endl;
+  base::Log(base::LogLevel::kWarning, warning);
 }
 
 CompiledModule FromEntry(CacheEntry entry, const CompileOptions& options) {
@@ -50,11 +53,6 @@ CompiledModule FromEntry(CacheEntry entry, const CompileOptions& options) {
   return module;
 }
 
-// The name of `key`'s entry inside the cache folder.
-std::string EntryName(absl::string_view key) {
-  return absl::StrCat(key, ".kernel");
-}
-
 // The entry `bytes` when intact and answering exactly this request.
 absl::StatusOr<CompiledModule> DecodeEntry(absl::string_view bytes,
                                            absl::string_view key,
@@ -69,44 +67,117 @@ absl::StatusOr<CompiledModule> DecodeEntry(absl::string_view bytes,
   return FromEntry(*std::move(entry), options);
 }
 
-// An absolute path from `variable`, or nothing (with a warning when the
-// variable names a relative path, which would depend on the working
-// directory of whatever process runs).
+// `value` of `variable` when it is an absolute path, or nothing with a
+// warning (a relative one would depend on the working directory of
+// whatever process runs).
+std::optional<std::string> AbsolutePath(const char* variable,
+                                        absl::string_view value,
+                                        absl::string_view purpose,
+                                        std::vector<std::string>& warnings) {
+  if (absl::StartsWith(value, "/")) return std::string(value);
+  warnings.push_back(absl::StrCat(variable, "='", value,
+                                  "' is not an absolute path: ignored for ",
+                                  purpose));
+  return std::nullopt;
+}
+
+// `variable`'s absolute path followed by `suffix`, or nothing (unset, or a
+// relative path, with a warning).
 std::optional<std::string> AbsoluteDirectory(const char* variable,
                                              absl::string_view suffix,
+                                             absl::string_view purpose,
                                              std::vector<std::string>& warnings) {
-  const absl::string_view value = EnvironmentVariable(variable);
+  const absl::string_view value = base::EnvironmentVariable(variable);
   if (value.empty()) return std::nullopt;
-  if (!absl::StartsWith(value, "/")) {
-    warnings.push_back(absl::StrCat(
-        variable, "='", value, "' is not an absolute path: ignored for the "
-        "kernel cache folder"));
-    return std::nullopt;
+  std::optional<std::string> path = AbsolutePath(variable, value, purpose, warnings);
+  if (!path) return std::nullopt;
+  return absl::StrCat(*path, suffix);
+}
+
+void ReadLayeredFolders(CacheConfig& config) {
+  const absl::string_view path = base::EnvironmentVariable("PTXGEN_CACHE_PATH");
+  for (absl::string_view entry : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    if (std::optional<std::string> folder = AbsolutePath(
+            "PTXGEN_CACHE_PATH", entry, "a read-only cache folder", config.warnings)) {
+      config.read_only_directories.push_back(*std::move(folder));
+    }
   }
-  return absl::StrCat(value, suffix);
+}
+
+void ReadSizeCap(CacheConfig& config) {
+  const absl::string_view cap = base::EnvironmentVariable("PTXGEN_CACHE_MAX_BYTES");
+  if (cap.empty()) return;
+  absl::StatusOr<int64_t> bytes = ParseByteCount(cap);
+  if (bytes.ok()) {
+    config.max_bytes = *bytes;
+  } else {
+    config.warnings.push_back(absl::StrCat("PTXGEN_CACHE_MAX_BYTES: ",
+                                           bytes.status().message(),
+                                           "; the cache has no size cap"));
+  }
 }
 
 }  // namespace
 
+absl::StatusOr<int64_t> ParseByteCount(absl::string_view text) {
+  int shift = 0;
+  absl::string_view digits = text;
+  if (!digits.empty()) {
+    switch (absl::ascii_toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+    }
+    if (shift != 0) digits.remove_suffix(1);
+  }
+  const bool all_digits =
+      !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+        return absl::ascii_isdigit(static_cast<unsigned char>(c));
+      });
+  int64_t count = 0;
+  if (!all_digits || !absl::SimpleAtoi(digits, &count) || count < 1 ||
+      count > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not a byte count (write a whole number of at least 1, "
+        "with an optional K, M or G for KiB, MiB, GiB)"));
+  }
+  return count << shift;
+}
+
 CacheConfig CacheConfigFromEnvironment() {
   CacheConfig config;
   // Any value but a false one turns the disk off: "on" or "please" mean it.
-  const absl::string_view disable = EnvironmentVariable("PTXGEN_CACHE_DISABLE");
+  const absl::string_view disable = base::EnvironmentVariable("PTXGEN_CACHE_DISABLE");
   bool disabled = true;
   config.disk_enabled =
       disable.empty() || (absl::SimpleAtob(disable, &disabled) && !disabled);
+  constexpr absl::string_view kCacheFolder = "the kernel cache folder";
   std::optional<std::string> directory =
-      AbsoluteDirectory("PTXGEN_CACHE_DIR", "", config.warnings);
+      AbsoluteDirectory("PTXGEN_CACHE_DIR", "", kCacheFolder, config.warnings);
   if (!directory) {
-    directory = AbsoluteDirectory("XDG_CACHE_HOME", "/ptxgen", config.warnings);
+    directory = AbsoluteDirectory("XDG_CACHE_HOME", "/ptxgen", kCacheFolder,
+                                  config.warnings);
   }
   if (!directory) {
-    directory = AbsoluteDirectory("HOME", "/.cache/ptxgen", config.warnings);
+    directory = AbsoluteDirectory("HOME", "/.cache/ptxgen", kCacheFolder,
+                                  config.warnings);
   }
   if (directory) {
     config.directory = *std::move(directory);
   } else {
     config.disk_enabled = false;
+  }
+  ReadLayeredFolders(config);
+  ReadSizeCap(config);
+  if (std::optional<std::string> dump = AbsoluteDirectory(
+          "PTXGEN_DUMP_DIR", "", "the kernel dump folder", config.warnings)) {
+    config.dump_directory = *std::move(dump);
   }
   return config;
 }
@@ -203,25 +274,79 @@ std::optional<TrustedFolder> KernelCache::DiskFolder(
   return std::nullopt;
 }
 
-std::optional<CompiledModule> KernelCache::LoadFromDisk(
-    absl::string_view key, absl::string_view name, absl::string_view source,
+void KernelCache::OpenFolders(std::vector<std::string>& warnings) {
+  absl::call_once(open_folders_, [&] {
+    warnings.insert(warnings.end(), config_.warnings.begin(),
+                    config_.warnings.end());
+    for (const std::string& path : config_.read_only_directories) {
+      if (!config_.disk_enabled) break;
+      absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(path, false);
+      if (folder.ok()) {
+        read_only_folders_.push_back(*std::move(folder));
+      } else {
+        warnings.push_back(absl::StrCat("read-only kernel cache folder skipped: ",
+                                        folder.status().message()));
+      }
+    }
+    if (config_.dump_directory.empty()) return;
+    absl::StatusOr<TrustedFolder> dump =
+        TrustedFolder::Open(config_.dump_directory, /*create=*/true);
+    if (dump.ok()) {
+      dump_folder_ = *std::move(dump);
+    } else {
+      warnings.push_back(absl::StrCat("no kernels are dumped (PTXGEN_DUMP_DIR): ",
+                                      dump.status().message()));
+    }
+  });
+}
+
+std::optional<CompiledModule> KernelCache::LoadFrom(
+    const TrustedFolder& folder, bool read_only, absl::string_view key,
+    absl::string_view name, absl::string_view source,
     const CompileOptions& options, std::vector<std::string>& warnings) {
-  std::optional<TrustedFolder> folder = DiskFolder(/*create=*/false, warnings);
-  if (!folder) return std::nullopt;
+  const std::string path = absl::StrCat(folder.path(), "/", EntryName(key));
   absl::StatusOr<std::string> bytes =
-      folder->ReadFile(EntryName(key), kCacheEntryMagic, kMaxCacheEntryBytes);
+      folder.ReadFile(EntryName(key), kCacheEntryMagic, kMaxCacheEntryBytes);
   absl::StatusOr<CompiledModule> loaded =
       bytes.ok() ? DecodeEntry(*bytes, key, name, source, options)
                  : absl::StatusOr<CompiledModule>(bytes.status());
-  if (loaded.ok()) return *std::move(loaded);
+  if (loaded.ok()) {
+    base::Log(base::LogLevel::kDebug,
+              absl::StrCat("kernel cache: ", name, " loaded from ", path));
+    return *std::move(loaded);
+  }
   // A missing entry is the normal miss; anything else is worth a word. A
-  // bad file is replaced by the recompiled entry.
-  if (!absl::IsNotFound(loaded.status())) {
+  // bad file in the writable folder is replaced by the recompiled entry.
+  if (absl::IsNotFound(loaded.status())) return std::nullopt;
+  if (read_only) {
+    warnings.push_back(absl::StrCat("read-only kernel cache entry ", path,
+                                    " not used: ", loaded.status().message()));
+  } else {
     warnings.push_back(absl::StrCat(
-        "kernel cache entry ", EntryPath(key),
+        "kernel cache entry ", path,
         absl::IsDataLoss(loaded.status()) ? " discarded and recompiled: "
                                           : " not used, compiling instead: ",
         loaded.status().message()));
+  }
+  return std::nullopt;
+}
+
+std::optional<CompiledModule> KernelCache::LoadFromDisk(
+    absl::string_view key, absl::string_view name, absl::string_view source,
+    const CompileOptions& options, std::vector<std::string>& warnings) {
+  if (std::optional<TrustedFolder> folder = DiskFolder(/*create=*/false, warnings)) {
+    if (std::optional<CompiledModule> loaded =
+            LoadFrom(*folder, false, key, name, source, options, warnings)) {
+      // A use: the size cap removes the least recently used entries.
+      folder->Touch(EntryName(key));
+      return loaded;
+    }
+  }
+  for (const TrustedFolder& folder : read_only_folders_) {
+    if (std::optional<CompiledModule> loaded =
+            LoadFrom(folder, true, key, name, source, options, warnings)) {
+      return loaded;
+    }
   }
   return std::nullopt;
 }
@@ -244,22 +369,43 @@ void KernelCache::WriteToDisk(absl::string_view key,
     warnings.push_back(absl::StrCat(
         "kernel cache entry not written (the kernel works, uncached): ",
         written.message()));
+    return;
+  }
+  if (config_.max_bytes <= 0) return;
+  for (const CacheEntryFile& removed :
+       RemoveLeastRecentlyUsed(*folder, config_.max_bytes, EntryName(key))) {
+    base::Log(base::LogLevel::kDebug,
+              absl::StrCat("kernel cache: removed ", removed.folder, "/",
+                           removed.file, ", the least recently used, to keep "
+                           "the folder within ", config_.max_bytes, " bytes"));
+  }
+}
+
+void KernelCache::Dump(const CompiledModule& module,
+                       std::vector<std::string>& warnings) {
+  if (!dump_folder_) return;
+  if (absl::Status dumped = DumpModule(*dump_folder_, module); !dumped.ok()) {
+    warnings.push_back(absl::StrCat("kernel ", module.name,
+                                    " not dumped (the kernel works): ",
+                                    dumped.message()));
   }
 }
 
 absl::StatusOr<CompiledModule> KernelCache::LoadOrCompile(
     absl::string_view key, absl::string_view name, absl::string_view source,
     const CompileOptions& options, std::vector<std::string>& warnings) {
-  absl::call_once(report_configuration_, [&] {
-    warnings.insert(warnings.end(), config_.warnings.begin(),
-                    config_.warnings.end());
-  });
+  OpenFolders(warnings);
   if (std::optional<CompiledModule> loaded =
           LoadFromDisk(key, name, source, options, warnings)) {
     return *std::move(loaded);
   }
+  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<CompiledModule> compiled = CompileCuda(name, source, options);
-  if (compiled.ok()) WriteToDisk(key, *compiled, warnings);
+  if (!compiled.ok()) return compiled;
+  base::Log(base::LogLevel::kInfo,
+            absl::StrFormat("kernel cache: compiled %s in %.0f ms", name,
+                            MillisecondsSince(start)));
+  WriteToDisk(key, *compiled, warnings);
   return compiled;
 }
 
@@ -306,6 +452,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::Produce(
   std::shared_ptr<const CompiledModule> shared;
   if (produced.ok()) {
     produced->cache_key = key;
+    Dump(*produced, warnings);
     // The shared copy holds no warnings: they belong to this lookup alone.
     shared = std::make_shared<const CompiledModule>(*produced);
     pending.result = shared;

@@ -1,7 +1,6 @@
 #include "ptxgen/gemm/autotune.h"
 
 #include <algorithm>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <thread>
@@ -12,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
-#include "ptxgen/base/printable.h"
+#include "ptxgen/base/log.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/gemm/selection.h"
@@ -59,12 +58,11 @@ Records& MemoryRecords() {
 }
 
 void WarnAboutRecords(absl::string_view what, absl::string_view why) {
-  std::cerr << "ptxgen: warning: autotuning " << base::Printable(what) << ": "
-            << base::Printable(why) << "\n";
+  base::Log(base::LogLevel::kWarning, absl::StrCat("autotuning ", what, ": ", why));
 }
 
 // The cache folder's autotune/ folder when the disk cache is on and both
-// pass the trust rule of compile/files.h; refusals are said on stderr.
+// pass the trust rule of compile/files.h; refusals are logged as warnings.
 std::optional<compile::TrustedFolder> RecordFolder(
     const compile::KernelCache& cache, bool create) {
   const compile::CacheConfig& config = cache.config();

@@ -9,7 +9,7 @@
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ptxgen/compile/environment.h"
+#include "ptxgen/base/environment.h"
 
 namespace ptxgen::runtime {
 namespace {
@@ -60,7 +60,7 @@ std::string DlError() {
 }
 
 std::string LibraryPathFromEnvironment() {
-  const absl::string_view path = compile::EnvironmentVariable(kDriverLibraryEnv);
+  const absl::string_view path = base::EnvironmentVariable(kDriverLibraryEnv);
   return path.empty() ? kDriverLibrary : std::string(path);
 }
 

@@ -12,7 +12,8 @@
 namespace ptxgen::compile {
 namespace {
 
-// Sets exactly the variables the cache reads; nullptr unsets.
+// Sets exactly the variables the cache reads; nullptr unsets. Those not
+// among the arguments are unset: a test sets the one it is about.
 void SetEnvironment(const char* cache_dir, const char* xdg, const char* home,
                     const char* disable = nullptr) {
   const std::pair<const char*, const char*> kVariables[] = {
@@ -20,6 +21,9 @@ void SetEnvironment(const char* cache_dir, const char* xdg, const char* home,
       {"XDG_CACHE_HOME", xdg},
       {"HOME", home},
       {"PTXGEN_CACHE_DISABLE", disable},
+      {"PTXGEN_CACHE_PATH", nullptr},
+      {"PTXGEN_CACHE_MAX_BYTES", nullptr},
+      {"PTXGEN_DUMP_DIR", nullptr},
   };
   for (const auto& [name, value] : kVariables) {
     if (value == nullptr) {
@@ -110,6 +114,74 @@ TEST(CacheConfigFromEnvironment, CacheDisableSwitch) {
     EXPECT_EQ(CacheConfigFromEnvironment().disk_enabled, c.disk_enabled)
         << "PTXGEN_CACHE_DISABLE=" << c.value;
   }
+}
+
+// ---- Read-only folders, the size cap, the dump folder ----
+
+TEST(CacheConfigFromEnvironment, CachePathListsReadOnlyFoldersInOrder) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  setenv("PTXGEN_CACHE_PATH", "/opt/app/kernels::/usr/share/ptxgen:", 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.directory, "/c/dir");
+  EXPECT_EQ(config.read_only_directories,
+            (std::vector<std::string>{"/opt/app/kernels", "/usr/share/ptxgen"}));
+  EXPECT_TRUE(config.warnings.empty());
+}
+
+TEST(CacheConfigFromEnvironment, ARelativeCachePathFolderIsRefusedAlone) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  setenv("PTXGEN_CACHE_PATH", "bundle:/opt/bundle", 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.read_only_directories, std::vector<std::string>{"/opt/bundle"});
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(config.warnings[0],
+                       "PTXGEN_CACHE_PATH='bundle' is not an absolute path: "
+                       "ignored for a read-only cache folder"));
+}
+
+TEST(CacheConfigFromEnvironment, MaxBytesIsTheCap) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  EXPECT_EQ(CacheConfigFromEnvironment().max_bytes, 0) << "no cap by default";
+  setenv("PTXGEN_CACHE_MAX_BYTES", "512M", 1);
+  EXPECT_EQ(CacheConfigFromEnvironment().max_bytes, int64_t{512} << 20);
+}
+
+TEST(CacheConfigFromEnvironment, ABadMaxBytesLeavesNoCapWithAWarning) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  setenv("PTXGEN_CACHE_MAX_BYTES", "lots", 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.max_bytes, 0);
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(config.warnings[0],
+                       "PTXGEN_CACHE_MAX_BYTES: 'lots' is not a byte count"));
+  EXPECT_TRUE(Contains(config.warnings[0], "no size cap"));
+}
+
+TEST(ParseByteCount, TakesDigitsWithAnOptionalBinarySuffix) {
+  EXPECT_EQ(*ParseByteCount("1"), 1);
+  EXPECT_EQ(*ParseByteCount("4096"), 4096);
+  EXPECT_EQ(*ParseByteCount("3K"), 3 << 10);
+  EXPECT_EQ(*ParseByteCount("3k"), 3 << 10);
+  EXPECT_EQ(*ParseByteCount("2M"), 2 << 20);
+  EXPECT_EQ(*ParseByteCount("5G"), int64_t{5} << 30);
+  for (const char* bad : {"", "0", "K", "-1", "1.5G", "1T", "1 M", "+4",
+                          "9999999999999999999", "9999999999G"}) {
+    absl::StatusOr<int64_t> parsed = ParseByteCount(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_TRUE(Contains(parsed.status().message(), "with an optional K, M or G"));
+  }
+}
+
+TEST(CacheConfigFromEnvironment, DumpDirIsTakenWhenAbsolute) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  EXPECT_EQ(CacheConfigFromEnvironment().dump_directory, "");
+  setenv("PTXGEN_DUMP_DIR", "/c/dumps", 1);
+  EXPECT_EQ(CacheConfigFromEnvironment().dump_directory, "/c/dumps");
+  setenv("PTXGEN_DUMP_DIR", "dumps", 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.dump_directory, "");
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(config.warnings[0], "PTXGEN_DUMP_DIR='dumps'"));
 }
 
 TEST(KernelCacheDefault, ReadsTheEnvironmentOnceAndCreatesItsDirectory) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "ptxgen/compile/kernel_cache.h"
@@ -56,8 +57,11 @@ class CacheTrustTest : public ::testing::Test {
   }
 
   // A cache over `directory` whose warnings are collected.
-  KernelCache& Cache(const std::string& directory) {
-    caches_.push_back(std::make_unique<KernelCache>(CacheConfig{true, directory}));
+  KernelCache& Cache(const std::string& directory,
+                     std::vector<std::string> read_only = {}) {
+    CacheConfig config{true, directory};
+    config.read_only_directories = std::move(read_only);
+    caches_.push_back(std::make_unique<KernelCache>(std::move(config)));
     caches_.back()->SetWarningSink([this](absl::string_view warning) {
       absl::MutexLock lock(&mutex_);
       warnings_.emplace_back(warning);
@@ -216,6 +220,99 @@ TEST_F(CacheTrustTest, TemporariesNamedAsTheOldSchemeWouldDoNotBlockWrites) {
   ASSERT_TRUE(module);
   EXPECT_TRUE(module->cache_warnings.empty()) << module->cache_warnings[0];
   EXPECT_EQ(Lookup(Cache(folder))->source, CacheSource::kDiskCache);
+}
+
+// ---- read-only folders (PTXGEN_CACHE_PATH): bundles ----
+
+// The modification time of `path`, in ns.
+int64_t ModifiedNs(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) return -1;
+  return int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
+}
+
+TEST_F(CacheTrustTest, AReadOnlyFolderIsSearchedAfterTheWritableOneAndOnlyRead) {
+  const std::string bundle = PlantedFolder(0700);
+  const std::string writable = FreshTestDirectory("writable");
+  const int64_t before = ModifiedNs(EntryIn(bundle));
+  auto module = Lookup(Cache(writable, {FreshTestDirectory("absent"), bundle}));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->source, CacheSource::kDiskCache);
+  // One warning: the absent folder, skipped; the bundle answered.
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0],
+                       "read-only kernel cache folder skipped: no folder"));
+  EXPECT_EQ(ListDirectory(bundle), std::vector<std::string>{key_ + ".kernel"});
+  EXPECT_EQ(ModifiedNs(EntryIn(bundle)), before) << "a bundle's entry was touched";
+  EXPECT_TRUE(ListDirectory(writable).empty()) << "a hit wrote to the writable folder";
+}
+
+TEST_F(CacheTrustTest, TheWritableFolderIsAskedFirst) {
+  const std::string writable = PlantedFolder(0700);
+  const std::string bundle = FreshTestDirectory("bundle");
+  ASSERT_EQ(mkdir(bundle.c_str(), 0700), 0);
+  CopyFile(valid_entry_, EntryIn(bundle));
+  ASSERT_EQ(chmod(EntryIn(bundle).c_str(), 0666), 0);  // would be refused
+  auto module = Lookup(Cache(writable, {bundle}));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->source, CacheSource::kDiskCache);
+  EXPECT_TRUE(module->cache_warnings.empty()) << module->cache_warnings[0];
+}
+
+// A bundle others may write is not used at all: one warning naming the
+// folder, its mode and the rule; the kernel is compiled into the writable
+// folder and nothing in the bundle changes.
+TEST_F(CacheTrustTest, AReadOnlyFolderOthersMayWriteIsSkipped) {
+  for (const mode_t mode : {mode_t{0777}, mode_t{0770}}) {
+    const std::string bundle = PlantedFolder(mode);
+    const std::string writable = FreshTestDirectory(absl::StrCat("writable", mode));
+    KernelCache& cache = Cache(writable, {bundle});
+    auto module = Lookup(cache);
+    ASSERT_TRUE(module);
+    EXPECT_EQ(module->source, CacheSource::kCompiled);
+    ASSERT_EQ(module->cache_warnings.size(), 1u);
+    const std::string& warning = module->cache_warnings[0];
+    EXPECT_TRUE(Contains(warning, "read-only kernel cache folder skipped")) << warning;
+    EXPECT_TRUE(Contains(warning, bundle)) << warning;
+    EXPECT_TRUE(Contains(warning, absl::StrFormat("mode %04o", mode))) << warning;
+    EXPECT_TRUE(Contains(warning, "not writable by group or others")) << warning;
+    EXPECT_EQ(ListDirectory(bundle), std::vector<std::string>{key_ + ".kernel"});
+    EXPECT_EQ(ListDirectory(writable), std::vector<std::string>{key_ + ".kernel"});
+    cache.ClearMemory();
+    EXPECT_TRUE(Lookup(cache)->cache_warnings.empty()) << "warned twice";
+    // Cleaned up so that PlantedFolder can make it again.
+    ASSERT_EQ(chmod(bundle.c_str(), 0700), 0);
+    ASSERT_EQ(unlink(EntryIn(bundle).c_str()), 0);
+    ASSERT_EQ(rmdir(bundle.c_str()), 0);
+  }
+}
+
+TEST_F(CacheTrustTest, AReadOnlyFolderOfAnotherOwnerIsSkipped) {
+  const std::string bundle = PlantedFolder(0755);
+  if (absl::Status given = GiveAway(bundle); !given.ok()) {
+    GTEST_SKIP() << given.message();
+  }
+  auto module = Lookup(Cache(FreshTestDirectory("writable"), {bundle}));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->source, CacheSource::kCompiled);
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0], absl::StrCat("uid ", kOtherUser)));
+}
+
+// An entry that fails the rule in a trusted bundle is not used, and stays:
+// the cache never writes there.
+TEST_F(CacheTrustTest, AnUntrustedEntryOfAReadOnlyFolderIsLeftAsItIs) {
+  const std::string bundle = PlantedFolder(0700);
+  ASSERT_EQ(chmod(EntryIn(bundle).c_str(), 0666), 0);
+  const std::string writable = FreshTestDirectory("writable");
+  auto module = Lookup(Cache(writable, {bundle}));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->source, CacheSource::kCompiled);
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0], "read-only kernel cache entry"));
+  EXPECT_TRUE(Contains(module->cache_warnings[0], "mode 0666"));
+  EXPECT_EQ(ReadFile(EntryIn(bundle)), ReadFile(valid_entry_));
+  EXPECT_EQ(ListDirectory(writable), std::vector<std::string>{key_ + ".kernel"});
 }
 
 TEST_F(CacheTrustTest, TheFoldersItCreatesAreOnlyItsOwners) {

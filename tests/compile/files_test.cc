@@ -115,5 +115,52 @@ TEST_F(TrustedFolderTest, StaleTemporariesAreSweptYoungOnesKept) {
   EXPECT_EQ(ListDirectory(path_), std::vector<std::string>{"x.tmp.alive"});
 }
 
+// A dump must never replace what is there: the same bytes again are fine,
+// other bytes are refused and the file keeps its own.
+TEST_F(TrustedFolderTest, WriteFileOnceNeverReplacesAFile) {
+  TrustedFolder folder = Made();
+  ASSERT_TRUE(folder.WriteFileOnce("k.ptx", "ptx 1").ok());
+  EXPECT_TRUE(folder.WriteFileOnce("k.ptx", "ptx 1").ok());
+  const absl::Status other = folder.WriteFileOnce("k.ptx", "ptx 2");
+  EXPECT_TRUE(absl::IsAlreadyExists(other)) << other;
+  EXPECT_TRUE(Contains(other.message(), path_ + "/k.ptx"));
+  EXPECT_TRUE(Contains(other.message(), "not overwritten"));
+  EXPECT_EQ(ReadFile(path_ + "/k.ptx"), "ptx 1");
+  EXPECT_EQ(ListDirectory(path_), std::vector<std::string>{"k.ptx"})
+      << "a temporary was left behind";
+}
+
+TEST_F(TrustedFolderTest, ListFilesGivesRegularFilesWithSizeAndTime) {
+  TrustedFolder folder = Made();
+  WriteFile(path_ + "/a", "12345");
+  ASSERT_EQ(mkdir((path_ + "/sub").c_str(), 0700), 0);
+  ASSERT_EQ(symlink((path_ + "/a").c_str(), (path_ + "/link").c_str()), 0);
+  const struct timeval an_hour_ago[2] = {{time(nullptr) - 3600, 0},
+                                         {time(nullptr) - 3600, 0}};
+  ASSERT_EQ(utimes((path_ + "/a").c_str(), an_hour_ago), 0);
+  absl::StatusOr<std::vector<FolderFile>> files = folder.ListFiles();
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].name, "a");
+  EXPECT_EQ((*files)[0].bytes, 5);
+  EXPECT_EQ((*files)[0].modified_ns, int64_t{an_hour_ago[0].tv_sec} * 1000000000);
+  EXPECT_EQ((*files)[0].owner, geteuid());
+
+  // A use moves the time to now.
+  folder.Touch("a");
+  files = folder.ListFiles();
+  ASSERT_TRUE(files.ok());
+  EXPECT_GE((*files)[0].modified_ns, (int64_t{time(nullptr)} - 60) * 1000000000);
+}
+
+TEST_F(TrustedFolderTest, RemoveFileRemovesOneFileAndSaysWhenItIsNotThere) {
+  TrustedFolder folder = Made();
+  WriteFile(path_ + "/a", "x");
+  EXPECT_TRUE(folder.RemoveFile("a").ok());
+  EXPECT_TRUE(absl::IsNotFound(folder.RemoveFile("a")));
+  EXPECT_TRUE(absl::IsInvalidArgument(folder.RemoveFile("../a")));
+  EXPECT_TRUE(ListDirectory(path_).empty());
+}
+
 }  // namespace
 }  // namespace ptxgen::compile

@@ -66,7 +66,7 @@ TEST(ToJson, RendersTheWholeModuleDeterministically) {
       "{\"name\":\"gemm "
       "\\\"v1\\\"\",\"source\":\"disk_cache\",\"compile_ms\":1.235,"
       "\"cache_key\":\"ab12\",\"arch\":\"sm_90a\",\"kernels\":[{\"name\":\"k\","
-      "\"registers\":168,\"shared_bytes\":1024,\"stack_bytes\":16,"
+      "\"registers\":168,\"static_shared_bytes\":1024,\"stack_bytes\":16,"
       "\"spill_store_bytes\":8,\"spill_load_bytes\":4,\"warnings\":[{\"kind\":"
       "\"wgmma_serialized\",\"code\":\"C7511\",\"message\":\"ptxas info    : "
       "(C7511) ... in the function 'k'\"}]}],\"warnings\":[{\"kind\":"
@@ -81,6 +81,26 @@ TEST(ToJson, EmptyModuleIsStillValid) {
             "{\"name\":\"\",\"source\":\"compiled\",\"compile_ms\":0.000,"
             "\"cache_key\":\"\",\"arch\":\"sm_90a\",\"kernels\":[],"
             "\"warnings\":[],\"cache_warnings\":[]}");
+}
+
+// What a dump keeps: the module itself, nothing of the lookup that found it
+// (so two lookups of one kernel give the same bytes).
+TEST(ResourcesJson, IsToJsonWithoutTheLookup) {
+  EXPECT_EQ(
+      ResourcesJson(SampleModule()),
+      "{\"name\":\"gemm \\\"v1\\\"\",\"cache_key\":\"ab12\",\"arch\":"
+      "\"sm_90a\",\"kernels\":[{\"name\":\"k\",\"registers\":168,"
+      "\"static_shared_bytes\":1024,\"stack_bytes\":16,\"spill_store_bytes\":8,"
+      "\"spill_load_bytes\":4,\"warnings\":[{\"kind\":\"wgmma_serialized\","
+      "\"code\":\"C7511\",\"message\":\"ptxas info    : (C7511) ... in the "
+      "function 'k'\"}]}],\"warnings\":[{\"kind\":\"setmaxnreg_ignored\","
+      "\"code\":\"C7508\",\"message\":\"ptxas info    : (C7508) 'setmaxnreg' "
+      "ignored\"}]}");
+  CompiledModule other_lookup = SampleModule();
+  other_lookup.source = CacheSource::kCompiled;
+  other_lookup.compile_ms = 900;
+  other_lookup.cache_warnings.clear();
+  EXPECT_EQ(ResourcesJson(other_lookup), ResourcesJson(SampleModule()));
 }
 
 // Every string of a module can come from a tampered cache entry; none may

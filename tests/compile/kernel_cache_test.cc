@@ -13,8 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "ptxgen/compile/inspect.h"
 #include "tests/compile/test_kernels.h"
 #include "tests/compile/test_support.h"
 
@@ -27,12 +29,32 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+int64_t FileBytes(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 ? info.st_size : -1;
+}
+
+// Makes `path` look last used `seconds` ago.
+void SetAge(const std::string& path, int seconds) {
+  const struct timeval then[2] = {{time(nullptr) - seconds, 0},
+                                  {time(nullptr) - seconds, 0}};
+  ASSERT_EQ(utimes(path.c_str(), then), 0) << path;
+}
+
+std::set<std::string> Names(const std::string& directory) {
+  const std::vector<std::string> files = ListDirectory(directory);
+  return std::set<std::string>(files.begin(), files.end());
+}
+
 // A cache over a fresh directory whose warnings are collected, not printed.
 class CacheTest : public ::testing::Test {
  protected:
   KernelCache& NewCache(bool disk_enabled = true) {
-    caches_.push_back(
-        std::make_unique<KernelCache>(CacheConfig{disk_enabled, directory_}));
+    return NewCache(CacheConfig{disk_enabled, directory_});
+  }
+
+  KernelCache& NewCache(CacheConfig config) {
+    caches_.push_back(std::make_unique<KernelCache>(std::move(config)));
     caches_.back()->SetWarningSink([this](absl::string_view warning) {
       absl::MutexLock lock(&mutex_);
       warnings_.emplace_back(warning);
@@ -323,6 +345,232 @@ TEST_F(CacheTest, AFileWhereTheFolderBelongsTurnsTheDiskOffWithOneWarning) {
   cache.ClearMemory();
   EXPECT_TRUE(Get(cache)->cache_warnings.empty()) << "warned twice";
   EXPECT_EQ(ReadFile(directory_), "in the way");
+}
+
+// ---- PTXGEN_DUMP_DIR ----
+
+class DumpTest : public CacheTest {
+ protected:
+  KernelCache& DumpingCache(bool disk_enabled = true) {
+    CacheConfig config{disk_enabled, directory_};
+    config.dump_directory = dumps_;
+    return NewCache(std::move(config));
+  }
+
+  // The dump's file with `extension` of `module`.
+  std::string Dumped(const CompiledModule& module, absl::string_view extension) {
+    return absl::StrCat(dumps_, "/tiny.", module.cache_key.substr(0, 16), ".",
+                        extension);
+  }
+
+  const std::string dumps_ = FreshTestDirectory("dumps");
+};
+
+TEST_F(DumpTest, ACompiledKernelLeavesItsSourcePtxLogAndResources) {
+  auto module = Get(DumpingCache());
+  ASSERT_TRUE(module);
+  EXPECT_EQ(ListDirectory(dumps_).size(), 4u);
+  EXPECT_EQ(ReadFile(Dumped(*module, "cu")), kTinyKernel);
+  EXPECT_EQ(ReadFile(Dumped(*module, "ptx")), module->ptx);
+  EXPECT_EQ(ReadFile(Dumped(*module, "log")), module->log);
+  EXPECT_TRUE(Contains(module->log, "registers")) << "the log is ptxas's -v";
+  EXPECT_EQ(ReadFile(Dumped(*module, "json")), ResourcesJson(*module) + "\n");
+  EXPECT_TRUE(Warnings().empty());
+  struct stat info;
+  ASSERT_EQ(stat(dumps_.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u);
+}
+
+TEST_F(DumpTest, AKernelLoadedFromDiskIsDumpedToo) {
+  Get(NewCache());
+  auto loaded = Get(DumpingCache());
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->source, CacheSource::kDiskCache);
+  EXPECT_EQ(ReadFile(Dumped(*loaded, "cu")), kTinyKernel);
+  EXPECT_EQ(ReadFile(Dumped(*loaded, "log")), loaded->log);
+}
+
+// Another process compiling it again (no disk cache: a log with other
+// ptxas times) finds it dumped and leaves the files as they are.
+TEST_F(DumpTest, AKernelDumpedBeforeIsLeftAsItIs) {
+  auto first = Get(DumpingCache(/*disk_enabled=*/false));
+  ASSERT_TRUE(first);
+  WriteFile(Dumped(*first, "log"), "the first process's log");
+  auto again = Get(DumpingCache(/*disk_enabled=*/false));
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->cache_warnings.empty()) << again->cache_warnings[0];
+  EXPECT_EQ(ReadFile(Dumped(*first, "log")), "the first process's log");
+}
+
+TEST_F(DumpTest, AFileInTheWayIsKeptAndTheKernelStillWorks) {
+  ASSERT_EQ(mkdir(dumps_.c_str(), 0700), 0);
+  const std::string key = KernelCacheKey("tiny", kTinyKernel, CompileOptions{});
+  const std::string in_the_way = absl::StrCat(dumps_, "/tiny.", key.substr(0, 16), ".ptx");
+  WriteFile(in_the_way, "someone else's notes");
+  auto module = Get(DumpingCache());
+  ASSERT_TRUE(module);
+  EXPECT_FALSE(module->cubin.empty());
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0],
+                       "kernel tiny not dumped (the kernel works)"));
+  EXPECT_TRUE(Contains(module->cache_warnings[0], in_the_way));
+  EXPECT_TRUE(Contains(module->cache_warnings[0], "not overwritten"));
+  EXPECT_EQ(ReadFile(in_the_way), "someone else's notes");
+  EXPECT_EQ(Warnings(), module->cache_warnings);
+}
+
+TEST_F(DumpTest, AFolderThatCannotBeMadeIsOneWarning) {
+  WriteFile(dumps_, "a file where the folder belongs");
+  KernelCache& cache = DumpingCache();
+  auto module = Get(cache);
+  ASSERT_TRUE(module);
+  ASSERT_EQ(module->cache_warnings.size(), 1u);
+  EXPECT_TRUE(Contains(module->cache_warnings[0],
+                       "no kernels are dumped (PTXGEN_DUMP_DIR)"));
+  EXPECT_TRUE(Get(cache, std::string(kTinyKernel) + "// b\n")->cache_warnings.empty())
+      << "warned twice";
+}
+
+// ---- the size cap: least recently used entries go ----
+
+TEST_F(CacheTest, TheSizeCapRemovesTheLeastRecentlyUsedEntries) {
+  const std::string a = kTinyKernel, b = a + "// b\n", c = a + "// c\n";
+  auto first = Get(NewCache(), a);
+  auto second = Get(NewCache(), b);
+  ASSERT_TRUE(first && second);
+  const std::string entry_a = NewCache().EntryPath(first->cache_key);
+  const std::string entry_b = NewCache().EntryPath(second->cache_key);
+  SetAge(entry_a, 7200);
+  SetAge(entry_b, 3600);
+  // A disk hit is a use: a becomes the most recent.
+  EXPECT_EQ(Get(NewCache(), a)->source, CacheSource::kDiskCache);
+
+  CacheConfig config{true, directory_};
+  config.max_bytes = FileBytes(entry_a) * 5 / 2;  // two entries, not three
+  auto third = Get(NewCache(std::move(config)), c);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(Names(directory_),
+            (std::set<std::string>{first->cache_key + ".kernel",
+                                   third->cache_key + ".kernel"}));
+  EXPECT_TRUE(Warnings().empty());
+}
+
+TEST_F(CacheTest, TheEntryJustWrittenStaysEvenBeyondTheCap) {
+  CacheConfig config{true, directory_};
+  config.max_bytes = 1;
+  auto module = Get(NewCache(std::move(config)));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(Names(directory_), std::set<std::string>{module->cache_key + ".kernel"});
+}
+
+// ---- maintenance: what `ptxgen cache` shows and removes ----
+
+class MaintenanceTest : public CacheTest {
+ protected:
+  // Entries of a, then b (a the older); `entry_a_`, `entry_b_` their paths.
+  void SetUp() override {
+    auto a = Get(NewCache(), kTinyKernel);
+    auto b = Get(NewCache(), std::string(kTinyKernel) + "// b\n");
+    ASSERT_TRUE(a && b);
+    key_a_ = a->cache_key;
+    key_b_ = b->cache_key;
+    entry_a_ = NewCache().EntryPath(key_a_);
+    entry_b_ = NewCache().EntryPath(key_b_);
+    SetAge(entry_a_, 7200);
+    SetAge(entry_b_, 3600);
+  }
+
+  std::vector<CacheEntryFile> Entries(const KernelCache& cache) {
+    absl::StatusOr<std::vector<CacheFolderContents>> contents = cache.Contents();
+    EXPECT_TRUE(contents.ok()) << contents.status();
+    return contents.ok() ? contents->front().entries : std::vector<CacheEntryFile>();
+  }
+
+  std::string key_a_, key_b_, entry_a_, entry_b_;
+};
+
+TEST_F(MaintenanceTest, ContentsListsEachFolderItsEntriesOldestFirst) {
+  CacheConfig config{true, directory_};
+  config.read_only_directories = {FreshTestDirectory("absent")};
+  absl::StatusOr<std::vector<CacheFolderContents>> contents =
+      NewCache(std::move(config)).Contents();
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_EQ(contents->size(), 2u);
+  const CacheFolderContents& writable = (*contents)[0];
+  EXPECT_EQ(writable.path, directory_);
+  EXPECT_TRUE(writable.writable);
+  EXPECT_TRUE(writable.usable.ok());
+  ASSERT_EQ(writable.entries.size(), 2u);
+  EXPECT_EQ(writable.entries[0].file, key_a_ + ".kernel");
+  EXPECT_EQ(writable.entries[0].folder, directory_);
+  EXPECT_EQ(writable.entries[0].bytes, FileBytes(entry_a_));
+  EXPECT_EQ(writable.entries[1].file, key_b_ + ".kernel");
+  EXPECT_LT(writable.entries[0].last_use, writable.entries[1].last_use);
+  EXPECT_FALSE((*contents)[1].writable);
+  EXPECT_TRUE(absl::IsNotFound((*contents)[1].usable));
+}
+
+TEST_F(MaintenanceTest, OtherFilesAreNotEntries) {
+  WriteFile(directory_ + "/notes.txt", "mine");
+  WriteFile(entry_a_ + ".tmp.0123456789abcdef", "half an entry");
+  EXPECT_EQ(Entries(NewCache()).size(), 2u);
+}
+
+TEST_F(MaintenanceTest, VerifyNamesTheModuleOrWhyAnEntryWouldNotBeUsed) {
+  KernelCache& cache = NewCache();
+  std::vector<CacheEntryFile> entries = Entries(cache);
+  ASSERT_EQ(entries.size(), 2u);
+  absl::StatusOr<std::string> valid = cache.Verify(entries[0]);
+  ASSERT_TRUE(valid.ok()) << valid.status();
+  EXPECT_EQ(*valid, "tiny");
+
+  const std::string bytes = ReadFile(entry_a_);
+  WriteFile(entry_a_, bytes.substr(0, bytes.size() / 2));
+  EXPECT_TRUE(Contains(cache.Verify(entries[0]).status().message(), "checksum mismatch"));
+  // Intact, but filed under another key.
+  WriteFile(entry_a_, ReadFile(entry_b_));
+  EXPECT_TRUE(Contains(cache.Verify(entries[0]).status().message(), "another key"));
+}
+
+TEST_F(MaintenanceTest, PruneRemovesInvalidEntriesThenTheLeastRecentlyUsed) {
+  const std::string corrupt = directory_ + "/" + std::string(64, 'c') + ".kernel";
+  WriteFile(corrupt, "not an entry");
+  KernelCache& cache = NewCache();
+  absl::StatusOr<std::vector<CacheEntryFile>> removed = cache.Prune(0);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  ASSERT_EQ(removed->size(), 1u);
+  EXPECT_EQ((*removed)[0].file, std::string(64, 'c') + ".kernel");
+  EXPECT_EQ(Entries(cache).size(), 2u);
+
+  removed = cache.Prune(FileBytes(entry_b_));
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  ASSERT_EQ(removed->size(), 1u);
+  EXPECT_EQ((*removed)[0].file, key_a_ + ".kernel");
+  EXPECT_EQ(Names(directory_), std::set<std::string>{key_b_ + ".kernel"});
+}
+
+TEST_F(MaintenanceTest, ClearRemovesEveryEntryAndNothingElse) {
+  ASSERT_EQ(mkdir((directory_ + "/autotune").c_str(), 0700), 0);
+  WriteFile(directory_ + "/notes.txt", "mine");
+  absl::StatusOr<std::vector<CacheEntryFile>> removed = NewCache().Clear();
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(removed->size(), 2u);
+  EXPECT_EQ(Names(directory_), (std::set<std::string>{"autotune", "notes.txt"}));
+}
+
+TEST_F(CacheTest, MaintenanceOfAFolderNotThereYetFindsNothing) {
+  KernelCache& cache = NewCache();
+  absl::StatusOr<std::vector<CacheFolderContents>> contents = cache.Contents();
+  ASSERT_TRUE(contents.ok());
+  EXPECT_TRUE(absl::IsNotFound(contents->front().usable));
+  EXPECT_TRUE(cache.Prune(0).value().empty());
+  EXPECT_TRUE(cache.Clear().value().empty());
+}
+
+TEST_F(CacheTest, MaintenanceWithTheDiskOffSaysSo) {
+  KernelCache& cache = NewCache(/*disk_enabled=*/false);
+  EXPECT_TRUE(Contains(cache.Contents().status().message(), "the disk cache is off"));
+  EXPECT_TRUE(absl::IsFailedPrecondition(cache.Clear().status()));
 }
 
 // ---- concurrency within a process ----

@@ -364,6 +364,55 @@ TEST(EmitCompiledTest, CudaIsTheSourceItself) {
   EXPECT_EQ(*text, "extern \"C\" __global__ void k() {}\n");
 }
 
+// The json view: the schema first, then whether the lookup hit, then the
+// module, then what the subcommand adds.
+TEST(EmitCompiledTest, JsonLeadsWithTheSchemaAndEndsWithTheSubcommandsFields) {
+  compile::CompiledModule module;
+  module.name = "k";
+  module.source = compile::CacheSource::kDiskCache;
+  absl::StatusOr<std::string> text =
+      EmitCompiled(module, "json", {{"config", "\"ws\""}, {"threads_per_block", "384"}});
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text,
+            "{\"schema\":2,\"cache\":\"hit\",\"name\":\"k\",\"source\":\"disk_cache\","
+            "\"compile_ms\":0.000,\"cache_key\":\"\",\"arch\":\"sm_90a\",\"kernels\":[],"
+            "\"warnings\":[],\"cache_warnings\":[],\"config\":\"ws\","
+            "\"threads_per_block\":384}\n");
+  module.source = compile::CacheSource::kCompiled;
+  EXPECT_TRUE(Contains(*EmitCompiled(module, "json"), "{\"schema\":2,\"cache\":\"miss\","));
+  module.cuda_source = "extern \"C\" __global__ void k() {}\n";
+  EXPECT_EQ(*EmitCompiled(module, "cuda"), module.cuda_source);
+}
+
+// "cache list": a name of two words takes the first two arguments; the
+// first word alone says what may follow it.
+TEST(RunToolTest, TwoWordSubcommandsTakeTwoArguments) {
+  std::vector<Subcommand> tool = Tool();
+  for (const char* action : {"list", "clear"}) {
+    Subcommand command;
+    command.name = absl::StrCat("cache ", action);
+    command.summary = "acts";
+    command.description = "Acts.";
+    command.run = [action](const ParsedFlags&) -> absl::StatusOr<std::string> {
+      return std::string(action);
+    };
+    tool.push_back(command);
+  }
+  const Outcome listed = RunWith(tool, {"cache", "list"});
+  EXPECT_EQ(listed.status, kExitSuccess) << listed.err;
+  EXPECT_EQ(listed.out, "list\n");
+  const Outcome help = RunWith(tool, {"cache", "clear", "--help"});
+  EXPECT_TRUE(Contains(help.out, "usage: ptxgen cache clear ")) << help.out;
+  const Outcome alone = RunWith(tool, {"cache"});
+  EXPECT_EQ(alone.status, kExitUsage);
+  EXPECT_TRUE(Contains(alone.err,
+                       "ptxgen: 'cache' needs one of: list, clear (e.g. 'ptxgen "
+                       "cache list')"))
+      << alone.err;
+  EXPECT_EQ(RunWith(tool, {"cache", "shred"}).status, kExitUsage);
+  EXPECT_TRUE(Contains(OverviewHelp(tool), "\n  cache list "));
+}
+
 TEST(EmitStatementTest, ARefusedStatementPassesItsErrorThrough) {
   const absl::StatusOr<ptx::Statement> refused =
       absl::InvalidArgumentError("wgmma: N=120 is not legal");

@@ -1,12 +1,14 @@
 // The ptxgen tool as its users run it: the built binary in a subprocess,
 // checked by exit status, stdout and stderr. Every run gets
 // PTXGEN_CACHE_DIR under $TEST_TMPDIR, so nothing touches ~/.cache.
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -276,8 +278,9 @@ void ExpectLinesFitEightyColumns(const std::string& text) {
 }
 
 constexpr const char* kSubcommands[] = {
-    "wgmma", "wgmma-fence", "wgmma-commit", "wgmma-wait", "descriptor",
-    "tma",   "mbarrier",    "warp",         "convert",    "gemm"};
+    "wgmma",      "wgmma-fence", "wgmma-commit", "wgmma-wait",  "descriptor",
+    "tma",        "mbarrier",    "warp",         "convert",     "gemm",
+    "precompile", "cache list",  "cache verify", "cache prune", "cache clear"};
 
 TEST(PtxgenTest, HelpAndVersionTakeNothingAfterThem) {
   for (const char* first : {"--help", "--version"}) {
@@ -299,6 +302,15 @@ TEST(PtxgenTest, HelpListsEverySubcommand) {
     EXPECT_EQ(help.status, 0) << name;
     EXPECT_TRUE(Contains(help.out, absl::StrCat("usage: ptxgen ", name)));
     ExpectLinesFitEightyColumns(help.out);
+  }
+}
+
+TEST(PtxgenTest, HelpNamesEveryEnvironmentVariable) {
+  const std::string help = Ptxgen({"--help"}).out;
+  for (const char* variable :
+       {"PTXGEN_CACHE_DIR", "PTXGEN_CACHE_DISABLE", "PTXGEN_CACHE_PATH",
+        "PTXGEN_CACHE_MAX_BYTES", "PTXGEN_DUMP_DIR", "PTXGEN_LOG_LEVEL"}) {
+    EXPECT_TRUE(Contains(help, absl::StrCat("\n  ", variable, " "))) << variable;
   }
 }
 
@@ -427,12 +439,40 @@ TEST(PtxgenTest, JsonIsOneObjectWithTheExpectedKeys) {
   ASSERT_TRUE(absl::StartsWith(run.out, "{")) << run.out;
   ASSERT_TRUE(absl::EndsWith(run.out, "}\n")) << run.out;
   EXPECT_EQ(run.out.find('\n'), run.out.size() - 1) << "more than one line";
+  EXPECT_TRUE(absl::StartsWith(run.out, "{\"schema\":2,\"cache\":")) << run.out;
   for (const char* key :
-       {"\"cache\":", "\"name\":\"probe_wgmma\"", "\"compile_ms\":",
-        "\"kernels\":[", "\"registers\":", "\"shared_bytes\":",
-        "\"spill_store_bytes\":", "\"spill_load_bytes\":", "\"warnings\":"}) {
-    EXPECT_TRUE(Contains(run.out, key));
+       {"\"name\":\"probe_wgmma\"", "\"compile_ms\":", "\"kernels\":[",
+        "\"registers\":", "\"static_shared_bytes\":", "\"spill_store_bytes\":",
+        "\"spill_load_bytes\":", "\"warnings\":"}) {
+    EXPECT_TRUE(Contains(run.out, key)) << key;
   }
+}
+
+// The kernel's own numbers beside ptxas's: a warp-specialized kernel has
+// no static shared memory and some 200 KB of dynamic.
+TEST(PtxgenTest, GemmJsonNamesTheProblemConfigThreadsAndDynamicSharedMemory) {
+  const Result json = Ptxgen(
+      {"gemm", "--m=256", "--n=512", "--k=64", "--b-major=n", "--bias=n",
+       "--activation=relu", "--sms=132",
+       "--config=ws 128x128x64 s4 c2 w1 m1 tma g8 persistent", "--emit=json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(json.out.find('\n'), json.out.size() - 1) << "more than one line";
+  for (const char* field : {
+           "\"static_shared_bytes\":0,",
+           "\"problem\":{\"m\":256,\"n\":512,\"k\":64,\"batch\":1,\"dtype\":\"f16\","
+           "\"out_dtype\":\"f16\",\"a_major\":\"k\",\"b_major\":\"n\",\"lda\":64,"
+           "\"ldb\":512,",
+           "\"alpha\":1,\"beta\":0,\"bias\":\"n\",\"bias_dtype\":\"f32\","
+           "\"activation\":\"relu\"}",
+           "\"config\":\"ws 128x128x64 s4 c2 w1 m1 tma g8 persistent\"",
+           "\"sms\":132,\"grid\":{\"x\":",
+           "\"threads_per_block\":384,\"dynamic_shared_bytes\":",
+       }) {
+    EXPECT_TRUE(Contains(json.out, field)) << field << "\n" << json.out;
+  }
+  const size_t at = json.out.find("\"dynamic_shared_bytes\":");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::atoi(json.out.c_str() + at + 23), 100 * 1024) << json.out;
 }
 
 TEST(PtxgenTest, SecondIdenticalJsonRunIsACacheHit) {
@@ -442,9 +482,9 @@ TEST(PtxgenTest, SecondIdenticalJsonRunIsACacheHit) {
   const Result second = Ptxgen(Args("warp --op=mapa --emit=json"), env);
   EXPECT_EQ(first.status, 0) << first.err;
   EXPECT_EQ(second.status, 0) << second.err;
-  EXPECT_TRUE(Contains(first.out, "{\"cache\":\"miss\""));
+  EXPECT_TRUE(Contains(first.out, "{\"schema\":2,\"cache\":\"miss\""));
   EXPECT_TRUE(Contains(first.out, "\"source\":\"compiled\""));
-  EXPECT_TRUE(Contains(second.out, "{\"cache\":\"hit\""));
+  EXPECT_TRUE(Contains(second.out, "{\"schema\":2,\"cache\":\"hit\""));
   EXPECT_TRUE(Contains(second.out, "\"source\":\"disk_cache\""));
 }
 
@@ -743,6 +783,135 @@ TEST(PtxgenTest, GemmGeneralProblemsTheLibraryRefusesExitOne) {
     EXPECT_EQ(run.out, "") << flags;
     EXPECT_TRUE(Contains(run.err, name)) << flags << ": " << run.err;
   }
+}
+
+// ---- precompile, cache, the environment of the library ----
+
+// A bundle made without a GPU is what a later plan finds: a hit from the
+// read-only folder, nothing compiled, nothing written to the writable one.
+TEST(PtxgenTest, PrecompiledBundleIsHitByALaterPlan) {
+  const std::string bundle = NewTestDirectory("bundle") + "/kernels";
+  const Result made = Ptxgen(Args(absl::StrCat(
+      "precompile --shapes=256x256x64,512x256x128 --dtype=bf16 --sms=66 --out=", bundle)));
+  ASSERT_EQ(made.status, 0) << made.err;
+  EXPECT_EQ(made.err, "");
+  EXPECT_EQ(std::count(made.out.begin(), made.out.end(), '\n'), 3) << made.out;
+  EXPECT_TRUE(Contains(made.out, "256x256x64  ptxgen_gemm_bf16_")) << made.out;
+  EXPECT_TRUE(Contains(made.out, "  compiled (")) << made.out;
+  EXPECT_TRUE(Contains(made.out, absl::StrCat("in ", bundle, "\n"))) << made.out;
+
+  const Result again = Ptxgen(Args(absl::StrCat(
+      "precompile --shapes=256x256x64 --dtype=bf16 --sms=66 --out=", bundle)));
+  EXPECT_TRUE(Contains(again.out, "  already there (")) << again.out;
+
+  const std::string writable = NewTestDirectory("writable");
+  const Result planned =
+      Ptxgen(Args("gemm --m=512 --n=256 --k=128 --dtype=bf16 --sms=66 --emit=json"),
+             {{"PTXGEN_CACHE_PATH", bundle}, {"PTXGEN_CACHE_DIR", writable}});
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  EXPECT_TRUE(absl::StartsWith(planned.out, "{\"schema\":2,\"cache\":\"hit\""))
+      << planned.out;
+  EXPECT_TRUE(Contains(planned.out, "\"source\":\"disk_cache\"")) << planned.out;
+  EXPECT_FALSE(Contains(planned.err, "warning")) << planned.err;
+  EXPECT_EQ(Ptxgen(Args("cache list"), {{"PTXGEN_CACHE_DIR", writable}}).out,
+            absl::StrCat(writable, " (writable): 0 entries, 0 bytes\ntotal: 0 "
+                                   "entries, 0 bytes\n"));
+}
+
+TEST(PtxgenTest, PrecompileRefusesABadShapeNamingIt) {
+  const Result run = Ptxgen(Args("precompile --shapes=256x256x64,256x256"));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(Contains(run.err, "--shapes: '256x256': ")) << run.err;
+  const Result rule = Ptxgen(Args("precompile --shapes=256x256x60"));
+  EXPECT_EQ(rule.status, 1);
+  EXPECT_TRUE(Contains(rule.err, "precompile 256x256x60: ")) << rule.err;
+}
+
+TEST(PtxgenTest, CacheListVerifyPruneAndClear) {
+  const std::map<std::string, std::string> env = {
+      {"PTXGEN_CACHE_DIR", NewTestDirectory("maintained")}};
+  const std::string folder = env.at("PTXGEN_CACHE_DIR");
+  ASSERT_EQ(Ptxgen(Args("warp --op=mapa --emit=ptx"), env).status, 0);
+  ASSERT_EQ(Ptxgen(Args("convert --to=f16 --emit=ptx"), env).status, 0);
+  std::ofstream(folder + "/" + std::string(64, 'a') + ".kernel") << "not an entry";
+
+  const Result list = Ptxgen(Args("cache list"), env);
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_TRUE(Contains(list.out, absl::StrCat(folder, " (writable): 3 entries, ")));
+  EXPECT_TRUE(Contains(list.out, " bytes  last used ")) << list.out;
+  EXPECT_TRUE(Contains(list.out, "total: 3 entries, ")) << list.out;
+
+  const Result verify = Ptxgen(Args("cache verify"), env);
+  EXPECT_EQ(verify.status, 0) << verify.err;
+  EXPECT_TRUE(Contains(verify.out, ".kernel  probe_warp_mapa\n")) << verify.out;
+  EXPECT_TRUE(Contains(verify.out, absl::StrCat("  invalid  ", std::string(64, 'a'),
+                                                ".kernel  ")))
+      << verify.out;
+  EXPECT_TRUE(Contains(verify.out, "3 entries: 2 valid, 1 invalid")) << verify.out;
+
+  const Result pruned = Ptxgen(Args("cache prune"), env);
+  EXPECT_EQ(pruned.status, 0) << pruned.err;
+  EXPECT_TRUE(Contains(pruned.out, "removed 1 entries, 12 bytes\n")) << pruned.out;
+  const Result capped = Ptxgen(Args("cache prune --max-bytes=1"), env);
+  EXPECT_TRUE(Contains(capped.out, "removed 2 entries, ")) << capped.out;
+  EXPECT_EQ(Ptxgen(Args("cache prune --max-bytes=lots"), env).status, 2);
+
+  ASSERT_EQ(Ptxgen(Args("warp --op=mapa --emit=ptx"), env).status, 0);
+  const Result cleared = Ptxgen(Args("cache clear"), env);
+  EXPECT_TRUE(Contains(cleared.out, "removed 1 entries, ")) << cleared.out;
+  EXPECT_TRUE(Contains(Ptxgen(Args("cache list"), env).out, "total: 0 entries"));
+}
+
+TEST(PtxgenTest, CacheAloneNamesItsActions) {
+  const Result run = Ptxgen(Args("cache"));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(Contains(run.err, "'cache' needs one of: list, verify, prune, clear"))
+      << run.err;
+  EXPECT_EQ(Ptxgen(Args("cache shred")).status, 2);
+}
+
+TEST(PtxgenTest, LogLevelInfoSaysWhatWasCompiled) {
+  const Result quiet = Ptxgen(Args("convert --to=f16 --emit=ptx"));
+  EXPECT_EQ(quiet.err, "");
+  const Result told =
+      Ptxgen(Args("convert --to=f16 --emit=ptx"), {{"PTXGEN_LOG_LEVEL", "info"}});
+  EXPECT_EQ(told.status, 0);
+  EXPECT_TRUE(absl::StartsWith(told.err, "ptxgen: info: kernel cache: compiled probe_convert in "))
+      << told.err;
+}
+
+TEST(PtxgenTest, ABadLogLevelIsAWarningNamingTheAcceptedOnes) {
+  // The relative dump folder makes the library say something.
+  const Result run = Ptxgen(Args("convert --to=f16 --emit=ptx"),
+                            {{"PTXGEN_LOG_LEVEL", "loud"}, {"PTXGEN_DUMP_DIR", "dumps"}});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_TRUE(Contains(run.err,
+                       "ptxgen: warning: PTXGEN_LOG_LEVEL: 'loud' is not a log level "
+                       "(accepted: error, warning, info, debug); using warning\n"))
+      << run.err;
+  EXPECT_TRUE(Contains(run.err, "ptxgen: warning: PTXGEN_DUMP_DIR='dumps' is not an "
+                                "absolute path"))
+      << run.err;
+}
+
+TEST(PtxgenTest, DumpDirReceivesEachKernelsFiles) {
+  const std::string dumps = NewTestDirectory("dumps") + "/d";
+  const Result run =
+      Ptxgen(Args("convert --to=f16 --emit=ptx"), {{"PTXGEN_DUMP_DIR", dumps}});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  std::vector<std::string> extensions;
+  if (DIR* dir = opendir(dumps.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      const absl::string_view name = entry->d_name;
+      if (absl::StartsWith(name, "probe_convert.")) {
+        extensions.emplace_back(name.substr(name.rfind('.')));
+      }
+    }
+    closedir(dir);
+  }
+  std::sort(extensions.begin(), extensions.end());
+  EXPECT_EQ(extensions, (std::vector<std::string>{".cu", ".json", ".log", ".ptx"}));
 }
 
 TEST(PtxgenTest, GemmHelpShowsTheGeneralFlagsAndTheCublasCall) {

@@ -14,14 +14,25 @@
 // read). Everything is opened relative to the checked folder's descriptor,
 // so a folder swapped after its check is never read.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace ptxgen::compile {
+
+// A regular file of a folder, as its listing saw it.
+struct FolderFile {
+  std::string name;
+  int64_t bytes = 0;
+  int64_t modified_ns = 0;  // its modification time, in ns since 1970
+  uid_t owner = 0;
+};
 
 // An open folder that passed the trust rule. Move-only; closes on
 // destruction.
@@ -62,6 +73,25 @@ class TrustedFolder {
   absl::Status WriteFileAtomically(absl::string_view name,
                                    absl::string_view bytes) const;
 
+  // The same, but never replacing a file: where `name` exists already it
+  // is left as it is; OK when it holds `bytes`, AlreadyExists naming it when
+  // it holds anything else (or cannot be read).
+  absl::Status WriteFileOnce(absl::string_view name,
+                             absl::string_view bytes) const;
+
+  // The regular files here, in no particular order; links, folders and
+  // anything else are left out.
+  absl::StatusOr<std::vector<FolderFile>> ListFiles() const;
+
+  // Deletes the file `name` (a link itself, never what it names). NotFound
+  // when it is not there.
+  absl::Status RemoveFile(absl::string_view name) const;
+
+  // Sets the modification time of the file `name` to now: the mark of a use
+  // that least-recently-used eviction goes by. Best effort; a link is not
+  // followed.
+  void Touch(absl::string_view name) const;
+
   // Deletes this user's temporaries that writers which died before their
   // rename left here, once older than `min_age_seconds` (younger ones may
   // belong to a writer still at work). Best effort.
@@ -71,6 +101,9 @@ class TrustedFolder {
 
  private:
   TrustedFolder(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  absl::StatusOr<std::string> WriteTemporary(absl::string_view name,
+                                             absl::string_view bytes) const;
 
   std::string path_;
   int fd_ = -1;

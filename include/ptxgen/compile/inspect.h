@@ -23,12 +23,18 @@ absl::StatusOr<std::string> DisassembleSass(const CompiledModule& module);
 
 // One JSON object on one line: name, source ("compiled", "memory_cache",
 // "disk_cache"), compile_ms, cache_key, arch, and "kernels" with each
-// kernel's registers, shared_bytes, stack_bytes, spill_store_bytes,
+// kernel's registers, static_shared_bytes (ptxas's figure: dynamic shared
+// memory is the launch's), stack_bytes, spill_store_bytes,
 // spill_load_bytes and the warnings that name it; diagnostics that name no
 // kernel go to the module's "warnings", and "cache_warnings" follows.
 // Deterministic for a given module: fields in fixed order, compile_ms with
 // three decimals.
 std::string ToJson(const CompiledModule& module);
+
+// What ToJson says of the module itself, the same for every lookup of it
+// (no source, compile_ms or cache_warnings): name, cache_key, arch, kernels
+// and warnings. The .json file of a PTXGEN_DUMP_DIR dump.
+std::string ResourcesJson(const CompiledModule& module);
 
 // `text` as a JSON string literal, quotes included. Control characters
 // (below U+0020) are escaped and bytes that are not valid UTF-8 become

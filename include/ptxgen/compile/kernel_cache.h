@@ -20,6 +20,15 @@
 // kMaxCacheEntryBytes, starting with the entry's magic line. A folder that
 // fails the rule is not used at all (one warning, then no reads and no
 // writes); an entry that fails it is a miss with a warning.
+//
+// Read-only folders (PTXGEN_CACHE_PATH: bundles an application ships, e.g.
+// from `ptxgen precompile`) are searched after the writable one, each under
+// the same rule; one that fails it is skipped with one warning. The cache
+// never writes, touches or removes anything in them. With a size cap
+// (PTXGEN_CACHE_MAX_BYTES) each write removes the least recently used
+// entries of the writable folder beyond it; a disk hit counts as a use.
+// With PTXGEN_DUMP_DIR every kernel compiled or loaded from disk leaves its
+// source, PTX, log and resources there (see CacheConfig::dump_directory).
 
 #include <chrono>
 #include <cstdint>
@@ -32,9 +41,11 @@
 #include "absl/base/call_once.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/files.h"
 
@@ -50,24 +61,61 @@ struct CacheConfig {
   // What the environment named and the configuration refused; the cache
   // reports them once, on its first lookup.
   std::vector<std::string> warnings;
+  // Absolute paths searched after `directory`, in order, and only read.
+  std::vector<std::string> read_only_directories;
+  // The most bytes of entries `directory` keeps; 0: no cap.
+  int64_t max_bytes = 0;
+  // An absolute path (created with mode 0700, under the trust rule) where
+  // each kernel compiled or loaded from disk writes <name>.<key>.cu, .ptx,
+  // .log (NVRTC's and ptxas's) and .json (inspect.h's ResourcesJson), <key>
+  // the first 16 digits of its cache key: once per kernel, never replacing
+  // a file that differs. A dump that fails is a warning, never a failed
+  // lookup. Empty: no dumps.
+  std::string dump_directory;
 };
 
 // $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen, else $HOME/.cache/ptxgen;
 // each only when it is an absolute path (a relative one is refused with a
 // warning and the next is used). PTXGEN_CACHE_DISABLE set to anything but a
-// false value (0, false, no) turns the disk cache off, and so does an
-// environment that names no usable directory. Empty variables count as
-// unset.
+// false value (0, false, no) turns the disk cache off, read-only folders
+// included, and so does an environment that names no usable directory.
+// PTXGEN_CACHE_PATH: read-only folders, colon-separated (relative ones
+// refused with a warning, empty ones skipped). PTXGEN_CACHE_MAX_BYTES: the
+// cap, a byte count with an optional K, M or G (KiB, MiB, GiB); anything
+// else is refused with a warning, leaving no cap. PTXGEN_DUMP_DIR: the dump
+// folder, absolute. Empty variables count as unset.
 CacheConfig CacheConfigFromEnvironment();
+
+// The byte count PTXGEN_CACHE_MAX_BYTES accepts: digits and an optional K,
+// M or G (powers of 1024), at least 1; InvalidArgument naming that syntax.
+absl::StatusOr<int64_t> ParseByteCount(absl::string_view text);
 
 // The hex SHA-256 key of a compilation request.
 std::string KernelCacheKey(absl::string_view name, absl::string_view source,
                            const CompileOptions& options);
 
-// Receives each cache warning; the default prints "ptxgen: warning: ..." to
-// stderr. Called without the cache's lock held, possibly from several
+// Receives each cache warning; the default logs it at warning level
+// (base/log.h). Called without the cache's lock held, possibly from several
 // threads at once.
 using WarningSink = std::function<void(absl::string_view warning)>;
+
+// One entry file of a cache folder.
+struct CacheEntryFile {
+  std::string folder;
+  std::string file;  // "<key>.kernel"
+  int64_t bytes = 0;
+  absl::Time last_use;  // when it was written, or last loaded from the writable folder
+};
+
+// A cache folder and the entry files in it.
+struct CacheFolderContents {
+  std::string path;
+  bool writable = false;  // CacheConfig::directory, not a read-only one
+  // OK when the folder is used; NotFound when it is not there yet; else the
+  // trust rule it fails.
+  absl::Status usable;
+  std::vector<CacheEntryFile> entries;  // least recently used first
+};
 
 class KernelCache {
  public:
@@ -98,6 +146,22 @@ class KernelCache {
   // Where the disk entry for `key` lives.
   std::string EntryPath(absl::string_view key) const;
 
+  // ---- Maintenance (`ptxgen cache`) ----
+
+  // The writable folder, then each read-only one. FailedPrecondition when
+  // the disk cache is off.
+  absl::StatusOr<std::vector<CacheFolderContents>> Contents() const;
+  // The module name of the entry when a lookup would use it: a trusted,
+  // intact entry filed under its own key; else the reason it would not.
+  absl::StatusOr<std::string> Verify(const CacheEntryFile& entry) const;
+  // Removes from the writable folder the entries Verify refuses, then the
+  // least recently used ones until the rest hold at most `max_bytes` (0:
+  // no cap); returns what it removed. Read-only folders are not touched.
+  absl::StatusOr<std::vector<CacheEntryFile>> Prune(int64_t max_bytes) const;
+  // Removes every entry of the writable folder (autotuning records stay);
+  // returns what it removed.
+  absl::StatusOr<std::vector<CacheEntryFile>> Clear() const;
+
  private:
   struct Pending;
 
@@ -111,14 +175,31 @@ class KernelCache {
   absl::StatusOr<CompiledModule> LoadOrCompile(
       absl::string_view key, absl::string_view name, absl::string_view source,
       const CompileOptions& options, std::vector<std::string>& warnings);
-  // The entry for `key` when the disk has a trusted, intact one.
+  // The entry for `key` when a folder has a trusted, intact one: the
+  // writable folder first, then the read-only ones.
   std::optional<CompiledModule> LoadFromDisk(absl::string_view key,
                                              absl::string_view name,
                                              absl::string_view source,
                                              const CompileOptions& options,
                                              std::vector<std::string>& warnings);
+  // The entry for `key` in `folder`; a bad one is a warning, worded for a
+  // `read_only` folder as one the cache leaves as it is.
+  std::optional<CompiledModule> LoadFrom(const TrustedFolder& folder,
+                                         bool read_only, absl::string_view key,
+                                         absl::string_view name,
+                                         absl::string_view source,
+                                         const CompileOptions& options,
+                                         std::vector<std::string>& warnings);
+  // Writes the entry, then keeps the folder under the size cap.
   void WriteToDisk(absl::string_view key, const CompiledModule& compiled,
                    std::vector<std::string>& warnings);
+  // Once per cache, on its first lookup: the configuration's warnings, and
+  // the read-only and dump folders opened (those refused are warned of and
+  // left out).
+  void OpenFolders(std::vector<std::string>& warnings);
+  // Writes `module`'s dump when there is a dump folder; a failure is a
+  // warning.
+  void Dump(const CompiledModule& module, std::vector<std::string>& warnings);
   // The cache folder when the disk is on and the folder passes the trust
   // rule; the first refusal turns the disk off for good, with one warning.
   std::optional<TrustedFolder> DiskFolder(bool create,
@@ -139,7 +220,10 @@ class KernelCache {
 
   const CacheConfig config_;
   absl::once_flag sweep_temporaries_;
-  absl::once_flag report_configuration_;
+  absl::once_flag open_folders_;
+  // Set once by OpenFolders; only read after it.
+  std::vector<TrustedFolder> read_only_folders_;
+  std::optional<TrustedFolder> dump_folder_;
   absl::Mutex mutex_;
   bool disk_refused_ ABSL_GUARDED_BY(mutex_) = false;
   absl::flat_hash_map<std::string, Resident> modules_ ABSL_GUARDED_BY(mutex_);

@@ -1,5 +1,5 @@
-#ifndef PTXGEN_COMPILE_ENVIRONMENT_H_
-#define PTXGEN_COMPILE_ENVIRONMENT_H_
+#ifndef PTXGEN_BASE_ENVIRONMENT_H_
+#define PTXGEN_BASE_ENVIRONMENT_H_
 
 // Reading ptxgen's environment variables, one rule for all of them.
 
@@ -7,7 +7,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace ptxgen::compile {
+namespace ptxgen::base {
 
 // The variable's value; "" when it is unset. An empty variable means the
 // same as an unset one: not configured.
@@ -16,6 +16,6 @@ inline absl::string_view EnvironmentVariable(const char* name) {
   return value == nullptr ? absl::string_view() : absl::string_view(value);
 }
 
-}  // namespace ptxgen::compile
+}  // namespace ptxgen::base
 
-#endif  // PTXGEN_COMPILE_ENVIRONMENT_H_
+#endif  // PTXGEN_BASE_ENVIRONMENT_H_

@@ -1,0 +1,35 @@
+# The files of the library and the CLI, found as the BUILD files find them:
+# each layer's folder globbed, with the same exclusions. A file added to a
+# layer's folder joins both builds; an exclusion, a folder or a file named
+# in one build only is caught by tools/cmake_check.sh, which compares these
+# lists with `bazel query` of //:ptxgen and //tools:ptxgen.
+get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+
+# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/gemm's cuBLASLt
+# wrappers (//lib/gemm:cublaslt_*) are test and benchmark support, not part
+# of //lib/gemm:gemm.
+set(PTXGEN_LAYERS base ptx gen compile runtime gemm)
+set(PTXGEN_LIBRARY_SOURCES "")
+foreach(_layer IN LISTS PTXGEN_LAYERS)
+  file(GLOB _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")
+  list(APPEND PTXGEN_LIBRARY_SOURCES ${_files})
+endforeach()
+list(FILTER PTXGEN_LIBRARY_SOURCES EXCLUDE REGEX "/lib/gemm/cublaslt_(library|reference)\\.cc$")
+
+# include/BUILD.bazel: hdrs = glob(["ptxgen/<layer>/*.h"]), ptxgen/version.h.
+set(PTXGEN_HEADERS "${_root}/include/ptxgen/version.h")
+foreach(_layer IN LISTS PTXGEN_LAYERS)
+  file(GLOB _files CONFIGURE_DEPENDS "${_root}/include/ptxgen/${_layer}/*.h")
+  list(APPEND PTXGEN_HEADERS ${_files})
+endforeach()
+
+# ptx_templates/BUILD.bazel: the embed genrule's srcs = glob(["*.cu"]).
+file(GLOB PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
+
+# tools/BUILD.bazel: :cli (cli.cc, cli_emit.cc) and :ptxgen
+# (glob(["ptxgen_*.cc"])).
+file(GLOB PTXGEN_CLI_SOURCES CONFIGURE_DEPENDS "${_root}/tools/cli*.cc" "${_root}/tools/ptxgen_*.cc")
+
+unset(_root)
+unset(_files)
+unset(_layer)

@@ -1,0 +1,258 @@
+#ifndef PTXGEN_PTXGEN_H_
+#define PTXGEN_PTXGEN_H_
+
+/*
+ * The C API of ptxgen, in libptxgen.so: Hopper (sm_90a) GEMMs generated at
+ * run time, for each of `batch` problems
+ *
+ *   D = act(alpha * op(A) * op(B) + beta * C + bias)
+ *
+ * with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
+ * (MN-major), C and D [m,n] row-major; f16 or bf16 inputs, f32
+ * accumulation, D in f16, bf16 or f32. All of it is row-major: the plain
+ * problem (both K-major) is torch.nn.functional.linear(A, B).
+ *
+ *   ptxgenHandle_t handle;
+ *   ptxgenCreate(&handle);
+ *   ptxgenGemmProblem_t problem;
+ *   ptxgenGemmProblemInit(&problem, m, n, k, PTXGEN_TYPE_F16);
+ *
+ *   ptxgenPlan_t plan;                       // no GPU needed
+ *   ptxgenPlanGemm(handle, &problem, NULL, &plan);   // NULL: an H200
+ *   ptxgenKernelInfo_t info;
+ *   ptxgenPlanGetKernelInfo(plan, &info);    // info.source, info.ptx, ...
+ *   ptxgenPlanDestroy(plan);
+ *
+ *   ptxgenGemm_t gemm;                       // on the current device
+ *   if (ptxgenGemmPrepare(handle, &problem, &gemm) == PTXGEN_STATUS_SUCCESS) {
+ *     ptxgenGemmRun(handle, gemm, a, b, NULL, d, NULL, stream);
+ *     ptxgenGemmDestroy(gemm);
+ *   } else {
+ *     puts(ptxgenGetLastErrorMessage(handle));  // names the broken rule
+ *   }
+ *   ptxgenDestroy(handle);
+ *
+ * Every function returns a status and never throws or aborts on bad input:
+ * a null pointer, an enumeration value outside its enumeration and a
+ * problem breaking a rule are PTXGEN_STATUS_INVALID_VALUE, with the rule in
+ * the handle's last error message.
+ *
+ * Threads: a handle may be used by several threads at once; each thread
+ * reads the message of its own last call (ptxgenGetLastErrorMessage). Plans
+ * and GEMMs do not change once made: any thread may read them, and run a
+ * GEMM (but see ptxgenGemmRun on split-K and stream-K workspaces).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * In C++ the enumerations have the fixed underlying type int, so every int
+ * a C caller stores in one is a value of it that the library can check,
+ * instead of undefined behaviour. Their size is that of int in C too.
+ */
+#ifdef __cplusplus
+#define PTXGEN_ENUM(name) enum name : int
+#else
+#define PTXGEN_ENUM(name) enum name
+#endif
+
+typedef PTXGEN_ENUM(ptxgenStatus_t){
+    PTXGEN_STATUS_SUCCESS = 0,
+    /* A null pointer, an unknown enumeration value, or a problem or target
+       that breaks a rule (the message names it). */
+    PTXGEN_STATUS_INVALID_VALUE = 1,
+    /* A valid problem no kernel computes on the target (e.g. one with too
+       little shared memory for the chosen configuration). */
+    PTXGEN_STATUS_NOT_SUPPORTED = 2,
+    /* No CUDA driver could be loaded ($PTXGEN_LIBCUDA or libcuda.so.1), it
+       did not initialize, or it sees no device. Planning needs none. */
+    PTXGEN_STATUS_NO_DEVICE = 3,
+    /* The device cannot run sm_90a code: only compute capability 9.0 can. */
+    PTXGEN_STATUS_ARCH_MISMATCH = 4,
+    /* Host or device memory could not be allocated. */
+    PTXGEN_STATUS_ALLOC_FAILED = 5,
+    /* The driver refused to load the kernel or to launch it. */
+    PTXGEN_STATUS_EXECUTION_FAILED = 6,
+    /* A failure the library did not expect: please report the message. */
+    PTXGEN_STATUS_INTERNAL_ERROR = 7,
+} ptxgenStatus_t;
+
+typedef PTXGEN_ENUM(ptxgenDataType_t){
+    PTXGEN_TYPE_F16 = 0,  /* IEEE half */
+    PTXGEN_TYPE_BF16 = 1, /* bfloat16 */
+    PTXGEN_TYPE_F32 = 2,  /* D and the bias only */
+} ptxgenDataType_t;
+
+typedef PTXGEN_ENUM(ptxgenMajor_t){
+    /* A stored [m,k], B stored [n,k]: K is contiguous (torch.nn.functional
+       .linear's weight). */
+    PTXGEN_MAJOR_K = 0,
+    /* A stored [k,m], B stored [k,n]: M (N) is contiguous (the right operand
+       of torch.matmul). 16-bit inputs only. */
+    PTXGEN_MAJOR_MN = 1,
+} ptxgenMajor_t;
+
+typedef PTXGEN_ENUM(ptxgenBias_t){
+    PTXGEN_BIAS_NONE = 0,
+    PTXGEN_BIAS_M = 1, /* one value per row of D: m values */
+    PTXGEN_BIAS_N = 2, /* one value per column of D: n values (linear's) */
+} ptxgenBias_t;
+
+typedef PTXGEN_ENUM(ptxgenActivation_t){
+    PTXGEN_ACTIVATION_NONE = 0,
+    PTXGEN_ACTIVATION_RELU = 1,
+    PTXGEN_ACTIVATION_GELU = 2,      /* erf form: 0.5 v (1 + erf(v / sqrt 2)) */
+    PTXGEN_ACTIVATION_GELU_TANH = 3, /* tanh form (cuBLASLt's GELU) */
+    PTXGEN_ACTIVATION_SILU = 4,      /* v / (1 + exp(-v)) */
+} ptxgenActivation_t;
+
+/*
+ * One GEMM problem. Start from ptxgenGemmProblemInit, then change fields:
+ * a zeroed struct has alpha = 0 and batch = 0, which compute nothing useful
+ * (batch = 0 is refused).
+ */
+typedef struct ptxgenGemmProblem_t {
+  int64_t m, n, k;                /* each 1..2^31-1 */
+  ptxgenDataType_t input_type;    /* A and B: F16 or BF16 */
+  ptxgenDataType_t output_type;   /* C and D: F16, BF16 or F32 */
+  ptxgenMajor_t a_major, b_major;
+  /* Elements between consecutive rows of each matrix as stored; 0: packed
+     (the stored row's length). A's and B's rows must start on 16 bytes
+     (TMA): with packed K-major operands, k a multiple of 8. */
+  int64_t lda, ldb, ldc, ldd;
+  int64_t batch; /* GEMMs of one call, 1..65535 */
+  /* Elements between consecutive matrices of the batch; 0: packed. The
+     bias's: 0 shares one vector among the batch. */
+  int64_t stride_a, stride_b, stride_c, stride_d, stride_bias;
+  float alpha; /* finite */
+  float beta;  /* finite; 0 never reads C */
+  ptxgenBias_t bias;
+  ptxgenDataType_t bias_type; /* F16, BF16 or F32 */
+  ptxgenActivation_t activation;
+} ptxgenGemmProblem_t;
+
+/*
+ * What planning needs to know of a device; the architecture is sm_90a.
+ */
+typedef struct ptxgenTarget_t {
+  int sm_count; /* 1..1024 */
+  /* The most dynamic shared memory a block may opt in to: at least 49152. */
+  int max_shared_bytes_per_block_optin;
+} ptxgenTarget_t;
+
+/*
+ * What was generated for a plan or a GEMM. The strings and the CUBIN
+ * belong to the plan or GEMM they were read from and stay valid until it
+ * is destroyed.
+ */
+typedef struct ptxgenKernelInfo_t {
+  const char* kernel_name; /* the extern "C" kernel in source and ptx */
+  /* The configuration, as ptxgen's command line takes it:
+     "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent". */
+  const char* config_name;
+  const char* form_name;   /* what it computes: "f16.kk->f16+bias_n.f32" */
+  const char* source;      /* the CUDA C++ given to NVRTC */
+  const char* ptx;         /* NVRTC's PTX */
+  const void* cubin;       /* ptxas's sm_90a binary, cubin_size bytes */
+  size_t cubin_size;
+  /* ptxas's resource usage of the kernel. */
+  int registers;
+  int spill_store_bytes;
+  int spill_load_bytes;
+  int stack_frame_bytes;
+  /* The launch: dynamic shared memory per block (alignment slack
+     included), threads per block; a plan's grid and cluster size along x
+     (0 for a GEMM, which re-plans its grid with the driver's answer). */
+  int shared_bytes;
+  int threads_per_block;
+  int64_t grid_x, grid_y, grid_z;
+  int cluster_x;
+} ptxgenKernelInfo_t;
+
+typedef struct ptxgenHandleImpl* ptxgenHandle_t;
+typedef struct ptxgenPlanImpl* ptxgenPlan_t;
+typedef struct ptxgenGemmImpl* ptxgenGemm_t;
+/* A CUDA stream: CUstream and cudaStream_t are this type; NULL is the
+   default stream. */
+typedef struct CUstream_st* ptxgenStream_t;
+
+/* ---- Status ---- */
+
+/* "PTXGEN_STATUS_INVALID_VALUE"; a static string, for any value. */
+const char* ptxgenGetStatusName(ptxgenStatus_t status);
+/* A sentence saying what the status means; a static string, for any value. */
+const char* ptxgenGetStatusString(ptxgenStatus_t status);
+/* The library's version, "0.1.0": a static string. */
+const char* ptxgenGetVersionString(void);
+
+/* ---- Handle ---- */
+
+ptxgenStatus_t ptxgenCreate(ptxgenHandle_t* handle);
+/* NULL is destroyed as nothing. Plans and GEMMs outlive their handle. */
+ptxgenStatus_t ptxgenDestroy(ptxgenHandle_t handle);
+/*
+ * The full message of the calling thread's last call with `handle`: why it
+ * failed, naming the rule, or "" when it succeeded. Valid until this
+ * thread's next call with `handle`, or the handle's destruction. For a NULL
+ * handle, a static message saying so.
+ */
+const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle);
+
+/* ---- Problems and targets ---- */
+
+/* A packed, plain problem: D = A * B^T with both K-major, D in `type`,
+   batch 1, alpha 1, beta 0, no bias (bias_type F32), no activation. */
+ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
+                                     int64_t n, int64_t k,
+                                     ptxgenDataType_t type);
+/* An H100 SXM or an H200: 132 SMs, 227 KiB of shared memory per block. */
+ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target);
+
+/* ---- Plans: no GPU needed ---- */
+
+/*
+ * What ptxgenGemmPrepare would do on `target` (NULL: an H200), without a
+ * driver: the heuristic's configuration for its SMs, the kernel generated
+ * and compiled by NVRTC (through the kernel cache), the launch grid.
+ */
+ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
+                              const ptxgenGemmProblem_t* problem,
+                              const ptxgenTarget_t* target, ptxgenPlan_t* plan);
+ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan, ptxgenKernelInfo_t* info);
+/* NULL is destroyed as nothing. */
+ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan);
+
+/* ---- GEMMs: need a Hopper GPU ---- */
+
+/*
+ * Plans the problem for the current device and loads its kernel into the
+ * current CUDA context (device 0's primary context when none is current):
+ * the GEMM runs in that context only.
+ */
+ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
+                                 const ptxgenGemmProblem_t* problem,
+                                 ptxgenGemm_t* gemm);
+ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm, ptxgenKernelInfo_t* info);
+/*
+ * Computes D on `stream` (asynchronously) from device pointers, each
+ * 16-byte aligned: c is read only when beta != 0 (NULL otherwise; it may
+ * equal d), bias only with a bias. A split-K or stream-K configuration
+ * keeps partial sums in a workspace of this GEMM: runs on different
+ * streams must not overlap (prepare one GEMM per stream instead).
+ */
+ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
+                             const void* a, const void* b, const void* c,
+                             void* d, const void* bias, ptxgenStream_t stream);
+/* Frees its workspace; NULL is destroyed as nothing. Not while it runs. */
+ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PTXGEN_PTXGEN_H_ */

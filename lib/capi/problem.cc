@@ -1,0 +1,124 @@
+#include "lib/capi/problem.h"
+
+#include <array>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ptxgen::capi {
+namespace {
+
+// In C++ the header gives each enumeration int as its underlying type, so
+// reading any stored int is defined behaviour and the check below sees it.
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenDataType_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenMajor_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenBias_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenActivation_t>, int>);
+
+// One value of a C enumeration: its number, its name, its meaning inside.
+template <typename C, typename Value>
+struct EnumValue {
+  C c;
+  const char* name;
+  Value value;
+};
+
+// The C enumeration's values, named as the header names them.
+template <typename C, typename Value, size_t N>
+struct Enumeration {
+  const char* name;
+  std::array<EnumValue<C, Value>, N> values;
+};
+
+constexpr Enumeration<ptxgenDataType_t, ptx::ScalarType, 3> kDataTypes{
+    "ptxgenDataType_t",
+    {{{PTXGEN_TYPE_F16, "PTXGEN_TYPE_F16", ptx::ScalarType::kF16},
+      {PTXGEN_TYPE_BF16, "PTXGEN_TYPE_BF16", ptx::ScalarType::kBF16},
+      {PTXGEN_TYPE_F32, "PTXGEN_TYPE_F32", ptx::ScalarType::kF32}}}};
+
+constexpr Enumeration<ptxgenMajor_t, ptx::MajorOrder, 2> kMajors{
+    "ptxgenMajor_t",
+    {{{PTXGEN_MAJOR_K, "PTXGEN_MAJOR_K", ptx::MajorOrder::kK},
+      {PTXGEN_MAJOR_MN, "PTXGEN_MAJOR_MN", ptx::MajorOrder::kMN}}}};
+
+constexpr Enumeration<ptxgenBias_t, gemm::BiasAlong, 3> kBiases{
+    "ptxgenBias_t",
+    {{{PTXGEN_BIAS_NONE, "PTXGEN_BIAS_NONE", gemm::BiasAlong::kNone},
+      {PTXGEN_BIAS_M, "PTXGEN_BIAS_M", gemm::BiasAlong::kM},
+      {PTXGEN_BIAS_N, "PTXGEN_BIAS_N", gemm::BiasAlong::kN}}}};
+
+constexpr Enumeration<ptxgenActivation_t, gemm::Activation, 5> kActivations{
+    "ptxgenActivation_t",
+    {{{PTXGEN_ACTIVATION_NONE, "PTXGEN_ACTIVATION_NONE", gemm::Activation::kNone},
+      {PTXGEN_ACTIVATION_RELU, "PTXGEN_ACTIVATION_RELU", gemm::Activation::kRelu},
+      {PTXGEN_ACTIVATION_GELU, "PTXGEN_ACTIVATION_GELU", gemm::Activation::kGelu},
+      {PTXGEN_ACTIVATION_GELU_TANH, "PTXGEN_ACTIVATION_GELU_TANH",
+       gemm::Activation::kGeluTanh},
+      {PTXGEN_ACTIVATION_SILU, "PTXGEN_ACTIVATION_SILU", gemm::Activation::kSilu}}}};
+
+// `field`'s value, refused when it is none of the enumeration's:
+// "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t
+// (PTXGEN_ACTIVATION_NONE=0, ...)".
+template <typename C, typename Value, size_t N>
+absl::Status Read(const char* field, C stored, const Enumeration<C, Value, N>& enumeration,
+                  Value& value) {
+  std::vector<std::string> legal;
+  for (const EnumValue<C, Value>& candidate : enumeration.values) {
+    if (candidate.c == stored) {
+      value = candidate.value;
+      return absl::OkStatus();
+    }
+    legal.push_back(absl::StrCat(candidate.name, "=", static_cast<int>(candidate.c)));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "ptxgenGemmProblem_t.", field, ": ", static_cast<int>(stored), " is not a ",
+      enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem) {
+  gemm::GemmProblem p;
+  p.m = problem.m;
+  p.n = problem.n;
+  p.k = problem.k;
+  ptx::ScalarType output = ptx::ScalarType::kF16;
+  for (const absl::Status& read : {
+           Read("input_type", problem.input_type, kDataTypes, p.element),
+           Read("output_type", problem.output_type, kDataTypes, output),
+           Read("a_major", problem.a_major, kMajors, p.a_major),
+           Read("b_major", problem.b_major, kMajors, p.b_major),
+           Read("bias", problem.bias, kBiases, p.bias),
+           Read("bias_type", problem.bias_type, kDataTypes, p.bias_type),
+           Read("activation", problem.activation, kActivations, p.activation),
+       }) {
+    if (!read.ok()) return read;
+  }
+  p.output = output;
+  p.lda = problem.lda;
+  p.ldb = problem.ldb;
+  p.ldc = problem.ldc;
+  p.ldd = problem.ldd;
+  p.batch = problem.batch;
+  p.stride_a = problem.stride_a;
+  p.stride_b = problem.stride_b;
+  p.stride_c = problem.stride_c;
+  p.stride_d = problem.stride_d;
+  p.stride_bias = problem.stride_bias;
+  p.alpha = problem.alpha;
+  p.beta = problem.beta;
+  return p;
+}
+
+gemm::GemmTarget TargetOf(const ptxgenTarget_t* target) {
+  gemm::GemmTarget converted = gemm::GemmTarget::H200();
+  if (target == nullptr) return converted;
+  converted.sm_count = target->sm_count;
+  converted.max_shared_bytes_per_block_optin = target->max_shared_bytes_per_block_optin;
+  return converted;
+}
+
+}  // namespace ptxgen::capi

@@ -1,0 +1,25 @@
+#ifndef PTXGEN_LIB_CAPI_PROBLEM_H_
+#define PTXGEN_LIB_CAPI_PROBLEM_H_
+
+// The C API's plain structs in the GEMM layer's terms. A C caller may store
+// any int in an enumeration field: each is checked here, and a value outside
+// its enumeration is refused naming the field and the legal values.
+
+#include "absl/status/statusor.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
+#include "ptxgen/ptxgen.h"
+
+namespace ptxgen::capi {
+
+// The problem as gemm::GemmProblem; its rules (ValidateProblem) are not
+// checked here, only that every enumeration holds one of its values.
+absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem);
+
+// The target (the H200 for nullptr) as gemm::GemmTarget for sm_90a; not
+// validated (ValidateGemmTarget).
+gemm::GemmTarget TargetOf(const ptxgenTarget_t* target);
+
+}  // namespace ptxgen::capi
+
+#endif  // PTXGEN_LIB_CAPI_PROBLEM_H_

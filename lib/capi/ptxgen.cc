@@ -1,0 +1,375 @@
+// The C API over gemm::PlanGemm, gemm::Gemm::Prepare and Gemm::Run. Nothing
+// of C++ crosses it: every entry point returns a ptxgenStatus_t, catches
+// what the standard library could throw (std::bad_alloc), and keeps the
+// absl::Status message in the handle for ptxgenGetLastErrorMessage.
+#include "ptxgen/ptxgen.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <new>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "lib/capi/problem.h"
+#include "lib/capi/status.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
+#include "ptxgen/runtime/context.h"
+#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/driver.h"
+#include "ptxgen/version.h"
+
+static_assert(std::is_same_v<ptxgenStream_t, CUstream>,
+              "ptxgenStream_t must be CUstream, so callers pass theirs as is");
+static_assert(sizeof(ptxgenStatus_t) == sizeof(int));
+
+// Each thread's message of its last call; a thread's entry is written only
+// by that thread, and std::map keeps it in place while others insert, so
+// the pointer handed out stays valid until that thread's next call.
+struct ptxgenHandleImpl {
+  absl::Mutex mutex;
+  std::map<std::thread::id, std::string> messages ABSL_GUARDED_BY(mutex);
+};
+
+namespace ptxgen::capi {
+
+// The names ptxgenKernelInfo_t points to, kept beside the kernel.
+struct KernelNames {
+  std::string config;
+  std::string form;
+};
+
+}  // namespace ptxgen::capi
+
+struct ptxgenPlanImpl {
+  ptxgen::gemm::GemmPlan plan;
+  ptxgen::capi::KernelNames names;
+};
+
+struct ptxgenGemmImpl {
+  ptxgen::gemm::Gemm gemm;
+  ptxgen::capi::KernelNames names;
+};
+
+namespace ptxgen::capi {
+namespace {
+
+// Stores the calling thread's message, "<function>: <message>" (or "" for
+// none). Losing it to a failed allocation must not turn a status into an
+// exception.
+void SetMessage(ptxgenHandle_t handle, absl::string_view function,
+                absl::string_view message) {
+  try {
+    std::string text = function.empty() ? "" : absl::StrCat(function, ": ", message);
+    absl::MutexLock lock(&handle->mutex);
+    handle->messages[std::this_thread::get_id()] = std::move(text);
+  } catch (...) {
+  }
+}
+
+ptxgenStatus_t Fail(ptxgenHandle_t handle, ptxgenStatus_t status,
+                    absl::string_view function, absl::string_view message) {
+  SetMessage(handle, function, message);
+  return status;
+}
+
+ptxgenStatus_t Succeed(ptxgenHandle_t handle) {
+  SetMessage(handle, "", "");
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t FailNull(ptxgenHandle_t handle, absl::string_view function,
+                        absl::string_view argument) {
+  return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
+              absl::StrCat(argument, " is NULL"));
+}
+
+ptxgenStatus_t FailWith(ptxgenHandle_t handle, absl::string_view function,
+                        const absl::Status& status, Step step) {
+  return Fail(handle, StatusOf(status.code(), step), function, status.message());
+}
+
+// Runs an entry point's body: no exception leaves the library.
+template <typename Body>
+ptxgenStatus_t Guarded(ptxgenHandle_t handle, absl::string_view function,
+                       Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(handle, PTXGEN_STATUS_ALLOC_FAILED, function, "out of host memory");
+  } catch (...) {
+    return Fail(handle, PTXGEN_STATUS_INTERNAL_ERROR, function,
+                "an unexpected C++ exception");
+  }
+}
+
+// The problem, its enumerations and rules checked (ValidateProblem).
+absl::StatusOr<gemm::GemmProblem> ValidProblem(const ptxgenGemmProblem_t& problem) {
+  absl::StatusOr<gemm::GemmProblem> converted = ProblemOf(problem);
+  if (!converted.ok()) return converted;
+  if (absl::Status valid = gemm::ValidateProblem(*converted); !valid.ok()) {
+    return valid;
+  }
+  return converted;
+}
+
+// The device Gemm::Prepare plans for: the current context's, else device 0
+// (whose primary context Prepare then makes current).
+absl::StatusOr<runtime::DeviceProperties> DeviceToPrepareOn() {
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  CUcontext current = nullptr;
+  if (absl::Status got = (*driver)->Check((*driver)->cuCtxGetCurrent(&current),
+                                          "cuCtxGetCurrent");
+      !got.ok()) {
+    return got;
+  }
+  return current != nullptr ? runtime::CurrentDeviceProperties()
+                            : runtime::GetDeviceProperties(0);
+}
+
+// Whether there is a device, and one that runs sm_90a: each its own status,
+// before Gemm::Prepare's failures, which do not tell them apart.
+ptxgenStatus_t CheckDevice(ptxgenHandle_t handle, absl::string_view function) {
+  absl::StatusOr<int> count = runtime::DeviceCount();
+  if (!count.ok()) {
+    return Fail(handle, PTXGEN_STATUS_NO_DEVICE, function, count.status().message());
+  }
+  if (*count == 0) {
+    return Fail(handle, PTXGEN_STATUS_NO_DEVICE, function,
+                "the CUDA driver sees no device");
+  }
+  absl::StatusOr<runtime::DeviceProperties> device = DeviceToPrepareOn();
+  if (!device.ok()) return FailWith(handle, function, device.status(), Step::kPrepare);
+  absl::StatusOr<gemm::GemmTarget> target = gemm::GemmTargetOf(*device);
+  if (!target.ok()) {
+    return Fail(handle,
+                absl::IsFailedPrecondition(target.status()) ? PTXGEN_STATUS_ARCH_MISMATCH
+                                                            : PTXGEN_STATUS_NOT_SUPPORTED,
+                function, target.status().message());
+  }
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+KernelNames NamesOf(const gen::GeneratedGemm& generated) {
+  return {gen::ConfigName(generated.config), gen::FormName(generated.form)};
+}
+
+// ptxas's report of the kernel itself (the module has no other kernel, but
+// the name says which is meant).
+compile::KernelResources ResourcesOf(const gen::GeneratedGemm& generated,
+                                     const compile::CompiledModule& compiled) {
+  for (const compile::KernelResources& kernel : compiled.resources) {
+    if (kernel.kernel == generated.kernel_name) return kernel;
+  }
+  return {};
+}
+
+ptxgenKernelInfo_t InfoOf(const gen::GeneratedGemm& generated,
+                          const compile::CompiledModule& compiled,
+                          const KernelNames& names) {
+  const compile::KernelResources resources = ResourcesOf(generated, compiled);
+  ptxgenKernelInfo_t info{};
+  info.kernel_name = generated.kernel_name.c_str();
+  info.config_name = names.config.c_str();
+  info.form_name = names.form.c_str();
+  info.source = generated.source.c_str();
+  info.ptx = compiled.ptx.c_str();
+  info.cubin = compiled.cubin.data();
+  info.cubin_size = compiled.cubin.size();
+  info.registers = resources.registers;
+  info.spill_store_bytes = resources.spill_store_bytes;
+  info.spill_load_bytes = resources.spill_load_bytes;
+  info.stack_frame_bytes = resources.stack_frame_bytes;
+  info.shared_bytes = generated.shared_bytes;
+  info.threads_per_block = generated.threads_per_block;
+  return info;
+}
+
+CUdeviceptr Address(const void* pointer) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
+}
+
+constexpr char kNullHandleMessage[] =
+    "ptxgenGetLastErrorMessage: the handle is NULL (ptxgenCreate makes one)";
+
+}  // namespace
+}  // namespace ptxgen::capi
+
+using ptxgen::capi::Fail;
+using ptxgen::capi::FailNull;
+using ptxgen::capi::FailWith;
+using ptxgen::capi::Guarded;
+using ptxgen::capi::Step;
+using ptxgen::capi::Succeed;
+
+extern "C" {
+
+const char* ptxgenGetStatusName(ptxgenStatus_t status) {
+  return ptxgen::capi::StatusName(status);
+}
+
+const char* ptxgenGetStatusString(ptxgenStatus_t status) {
+  return ptxgen::capi::StatusString(status);
+}
+
+const char* ptxgenGetVersionString(void) { return ptxgen::kVersion; }
+
+ptxgenStatus_t ptxgenCreate(ptxgenHandle_t* handle) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  *handle = new (std::nothrow) ptxgenHandleImpl;
+  return *handle != nullptr ? PTXGEN_STATUS_SUCCESS : PTXGEN_STATUS_ALLOC_FAILED;
+}
+
+ptxgenStatus_t ptxgenDestroy(ptxgenHandle_t handle) {
+  delete handle;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle) {
+  if (handle == nullptr) return ptxgen::capi::kNullHandleMessage;
+  try {
+    absl::MutexLock lock(&handle->mutex);
+    return handle->messages[std::this_thread::get_id()].c_str();
+  } catch (...) {
+    return "ptxgenGetLastErrorMessage: out of host memory";
+  }
+}
+
+ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
+                                     int64_t n, int64_t k, ptxgenDataType_t type) {
+  if (problem == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  *problem = ptxgenGemmProblem_t{};
+  problem->m = m;
+  problem->n = n;
+  problem->k = k;
+  problem->input_type = type;
+  problem->output_type = type;
+  problem->a_major = PTXGEN_MAJOR_K;
+  problem->b_major = PTXGEN_MAJOR_K;
+  problem->batch = 1;
+  problem->alpha = 1.0f;
+  problem->beta = 0.0f;
+  problem->bias = PTXGEN_BIAS_NONE;
+  problem->bias_type = PTXGEN_TYPE_F32;
+  problem->activation = PTXGEN_ACTIVATION_NONE;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target) {
+  if (target == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  const ptxgen::gemm::GemmTarget h200 = ptxgen::gemm::GemmTarget::H200();
+  target->sm_count = h200.sm_count;
+  target->max_shared_bytes_per_block_optin = h200.max_shared_bytes_per_block_optin;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
+                              const ptxgenTarget_t* target, ptxgenPlan_t* plan) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenPlanGemm";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (plan == nullptr) return FailNull(handle, kFunction, "plan");
+    *plan = nullptr;
+    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
+    absl::StatusOr<ptxgen::gemm::GemmProblem> valid = ptxgen::capi::ValidProblem(*problem);
+    if (!valid.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, valid.status().message());
+    }
+    const ptxgen::gemm::GemmTarget converted = ptxgen::capi::TargetOf(target);
+    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted); !usable.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, usable.message());
+    }
+    absl::StatusOr<ptxgen::gemm::GemmPlan> planned =
+        ptxgen::gemm::PlanGemm(*valid, converted);
+    if (!planned.ok()) return FailWith(handle, kFunction, planned.status(), Step::kPlan);
+    const ptxgen::capi::KernelNames names = ptxgen::capi::NamesOf(planned->generated);
+    *plan = new ptxgenPlanImpl{*std::move(planned), names};
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan, ptxgenKernelInfo_t* info) {
+  if (plan == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  const ptxgen::gemm::GemmPlan& planned = plan->plan;
+  *info = ptxgen::capi::InfoOf(planned.generated, *planned.compiled, plan->names);
+  info->grid_x = planned.grid.x;
+  info->grid_y = planned.grid.y;
+  info->grid_z = planned.grid.z;
+  info->cluster_x = planned.grid.cluster_x;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan) {
+  delete plan;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
+                                 ptxgenGemm_t* gemm) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenGemmPrepare";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
+    *gemm = nullptr;
+    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
+    absl::StatusOr<ptxgen::gemm::GemmProblem> valid = ptxgen::capi::ValidProblem(*problem);
+    if (!valid.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, valid.status().message());
+    }
+    if (ptxgenStatus_t device = ptxgen::capi::CheckDevice(handle, kFunction);
+        device != PTXGEN_STATUS_SUCCESS) {
+      return device;
+    }
+    absl::StatusOr<ptxgen::gemm::Gemm> prepared = ptxgen::gemm::Gemm::Prepare(*valid);
+    if (!prepared.ok()) {
+      return FailWith(handle, kFunction, prepared.status(), Step::kPrepare);
+    }
+    const ptxgen::capi::KernelNames names = ptxgen::capi::NamesOf(prepared->generated());
+    *gemm = new ptxgenGemmImpl{*std::move(prepared), names};
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm, ptxgenKernelInfo_t* info) {
+  if (gemm == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  // The grid stays 0: a Gemm keeps the one it re-planned with the driver's
+  // answer to itself.
+  *info = ptxgen::capi::InfoOf(gemm->gemm.generated(), gemm->gemm.compiled(), gemm->names);
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm, const void* a,
+                             const void* b, const void* c, void* d, const void* bias,
+                             ptxgenStream_t stream) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenGemmRun";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
+    ptxgen::gemm::GemmOperands operands;
+    operands.a = ptxgen::capi::Address(a);
+    operands.b = ptxgen::capi::Address(b);
+    operands.c = ptxgen::capi::Address(c);
+    operands.d = ptxgen::capi::Address(d);
+    operands.bias = ptxgen::capi::Address(bias);
+    if (absl::Status ran = gemm->gemm.Run(operands, stream); !ran.ok()) {
+      return FailWith(handle, kFunction, ran, Step::kRun);
+    }
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {
+  delete gemm;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+}  // extern "C"

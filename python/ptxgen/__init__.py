@@ -1,0 +1,28 @@
+"""ptxgen from Python: Hopper (sm_90a) GEMM kernels generated at run time.
+
+    import ptxgen
+    p = ptxgen.plan(m=4096, n=4096, k=4096, dtype="bf16", b_major="mn",
+                    out_dtype="f32", bias="n", activation="gelu")  # no GPU needed
+    p.source, p.ptx, p.resources, p.config, p.kernel_name
+
+    y = ptxgen.gemm(x, w.t(), bias=b, activation="gelu")  # = gelu(F.linear(x, w, b))
+
+A pure-Python package over libptxgen.so's C API (ctypes): the library is
+taken from $PTXGEN_LIBRARY, else from beside this package
+(tools/python_install.sh puts it there). Every refusal is a ptxgen.Error
+carrying the library's message, which names the rule that was broken.
+"""
+from ptxgen._gemm import gemm
+from ptxgen._kernel import Kernel
+from ptxgen._library import Error
+from ptxgen._plan import Plan, plan
+
+
+def version():
+    """The library's version, "0.1.0"."""
+    from ptxgen import _library
+    library, _ = _library.loaded()
+    return library.ptxgenGetVersionString().decode()
+
+
+__all__ = ["Error", "Kernel", "Plan", "gemm", "plan", "version"]

@@ -1,0 +1,336 @@
+"""ptxgen.gemm: one GEMM on CUDA arrays (PyTorch tensors, CuPy arrays, any
+object with __cuda_array_interface__), run on the caller's stream.
+
+The layouts come from the arrays' strides, so no transpose flags are
+needed: a [m,k] with stride 1 along k is K-major A, a.t() of a [k,m]
+tensor is MN-major A; b [k,n] with stride 1 along n is MN-major B (as
+torch.matmul's right operand), w.t() of a [n,k] weight is K-major B (as
+torch.nn.functional.linear's).
+"""
+import collections
+import contextlib
+import ctypes
+import threading
+
+from ptxgen import _kernel, _library, _problem
+from ptxgen._library import refuse
+
+_FUNCTION = "ptxgen.gemm"
+_TYPESTRS = {"<f2": "f16", "<f4": "f32"}  # the interface has no bfloat16
+_TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
+
+
+class _Array:
+    """What ptxgen reads of one argument; strides in elements."""
+
+    def __init__(self, name, pointer, shape, strides, dtype, library, device,
+                 stream=None, readonly=False):
+        self.name = name
+        self.pointer = pointer
+        self.shape = shape
+        self.strides = strides
+        self.dtype = dtype
+        self.library = library  # "torch", "cupy" or None
+        self.device = device    # the device's index, None when unknown
+        self.stream = stream    # the interface's "stream", if any
+        self.readonly = readonly
+
+
+def _library_of(x):
+    module = type(x).__module__.split(".")[0]
+    return module if module in ("torch", "cupy") else None
+
+
+def _describe_torch(name, x):
+    if not x.is_cuda:
+        raise refuse(f"{_FUNCTION}: {name} is on {x.device}, not on a CUDA device")
+    return _Array(name, x.data_ptr(), tuple(x.shape), tuple(x.stride()),
+                  _problem.dtype_name(_FUNCTION, f"{name}.dtype", x.dtype), "torch",
+                  x.device.index)
+
+
+def _describe_interface(name, x):
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if interface is None:
+        raise refuse(f"{_FUNCTION}: {name} (a {type(x).__name__}) is neither a torch "
+                     "tensor nor an object with __cuda_array_interface__")
+    typestr = interface["typestr"]
+    if typestr not in _TYPESTRS:
+        raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
+                     "takes '<f2' (f16) and '<f4' (f32) through __cuda_array_interface__ "
+                     "(bf16 as a torch tensor)")
+    if interface.get("mask") is not None:
+        raise refuse(f"{_FUNCTION}: {name} is a masked array")
+    shape = tuple(interface["shape"])
+    item = int(typestr[2:])
+    strides = interface.get("strides")
+    if strides is None:  # C-contiguous
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.insert(0, step)
+            step *= size
+    else:
+        if any(stride % item for stride in strides):
+            raise refuse(f"{_FUNCTION}: {name}'s strides {tuple(strides)} (bytes) are "
+                         f"not whole elements of {item} bytes")
+        strides = [stride // item for stride in strides]
+    library = _library_of(x)
+    device = x.device.id if library == "cupy" else None
+    pointer, readonly = interface["data"]
+    return _Array(name, pointer, shape, tuple(strides), _TYPESTRS[typestr], library,
+                  device, interface.get("stream"), readonly)
+
+
+def describe(name, x):
+    """The _Array of argument `name`; a torch tensor is read directly (its
+    interface refuses bfloat16), torch itself being imported by then."""
+    if _library_of(x) == "torch" and hasattr(x, "data_ptr"):
+        array = _describe_torch(name, x)
+    else:
+        array = _describe_interface(name, x)
+    _check_stored(array)
+    return array
+
+
+def _check_stored(array):
+    """Every element stored once, forwards: the library takes a stride of 0
+    for "packed", so a broadcast (expand) would be read as memory that is
+    not there."""
+    for size, stride in zip(array.shape, array.strides):
+        if size > 1 and stride < 1:
+            raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape} and strides "
+                         f"{array.strides}; ptxgen reads arrays stored with positive "
+                         "strides, not broadcasts or reversed views (call .contiguous())")
+
+
+def _matrices(array, ndim):
+    """(batch, rows, columns, row stride, column stride, batch stride)."""
+    if len(array.shape) != ndim:
+        raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape}; with a of "
+                     f"{ndim} dimensions it needs {ndim}")
+    if ndim == 2:
+        return (1, *array.shape, *array.strides, 0)
+    batch, rows, columns = array.shape
+    return (batch, rows, columns, array.strides[1], array.strides[2],
+            array.strides[0] if batch > 1 else 0)
+
+
+def operand_layout(name, mn, mn_stride, k, k_stride):
+    """(major, leading dimension) of an operand with `mn` rows or columns
+    along M (N) and `k` along K, from its strides: K-major when K is
+    contiguous, MN-major when M (N) is."""
+    if k_stride == 1:
+        return "k", mn_stride if mn > 1 else k
+    if mn_stride == 1 or mn == 1:
+        return "mn", k_stride
+    raise refuse(f"{_FUNCTION}: {name} has strides {mn_stride} and {k_stride} (elements) "
+                 "along its two dimensions; ptxgen reads matrices with one of them 1 "
+                 "(call .contiguous())")
+
+
+def _row_major(array, batch, m, n, ndim):
+    """(leading dimension, batch stride) of C or D, [m,n] row-major."""
+    rows_batch, rows, columns, row_stride, column_stride, batch_stride = _matrices(array, ndim)
+    if (rows_batch, rows, columns) != (batch, m, n):
+        want = (m, n) if ndim == 2 else (batch, m, n)
+        raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape}, not {want}")
+    if column_stride != 1 and n > 1:
+        raise refuse(f"{_FUNCTION}: {array.name} must be row-major (stride 1 along n), "
+                     f"not strides {array.strides}")
+    return (row_stride if m > 1 else n), batch_stride
+
+
+def _bias_layout(array, batch, length, along):
+    """The bias's batch stride: a vector shared by the batch, or one row of
+    [batch, length] per GEMM."""
+    want = (length,) if len(array.shape) == 1 else (batch, length)
+    if array.shape != want or (array.strides[-1] != 1 and length > 1):
+        raise refuse(f"{_FUNCTION}: bias along {along} has shape {array.shape} and strides "
+                     f"{array.strides}; it needs {length} contiguous values (or "
+                     f"[batch, {length}])")
+    return array.strides[0] if len(array.shape) == 2 and batch > 1 else 0
+
+
+def _allocate(like, shape, dtype):
+    if like.library == "torch":
+        import torch
+        return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]),
+                           device=torch.device("cuda", like.device))
+    if like.library == "cupy" and dtype != "bf16":
+        import cupy
+        with cupy.cuda.Device(like.device):
+            return cupy.empty(shape, dtype=_TORCH_DTYPES[dtype])
+    raise refuse(f"{_FUNCTION}: give out= for a {dtype} result of arrays other than "
+                 "torch tensors and CuPy arrays")
+
+
+def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None,
+              alpha=1.0, beta=0.0, out_dtype=None):
+    """(problem, arrays by name, out) of a call: every argument read and its
+    layout found; `out` allocated when not given."""
+    A, B = describe("a", a), describe("b", b)
+    if A.dtype != B.dtype:
+        raise refuse(f"{_FUNCTION}: a is {A.dtype} and b {B.dtype}; they must match")
+    ndim = len(A.shape)
+    if ndim not in (2, 3):
+        raise refuse(f"{_FUNCTION}: a has shape {A.shape}; ptxgen takes [m,k] or "
+                     "[batch,m,k]")
+    batch, m, k, a_row_stride, a_column_stride, stride_a = _matrices(A, ndim)
+    b_batch, b_k, n, b_row_stride, b_column_stride, stride_b = _matrices(B, ndim)
+    if (b_batch, b_k) != (batch, k):
+        raise refuse(f"{_FUNCTION}: a {A.shape} and b {B.shape} do not multiply: b "
+                     f"must be {'[k,n]' if ndim == 2 else '[batch,k,n]'} with k={k}"
+                     + (f", batch={batch}" if ndim == 3 else ""))
+    a_major, lda = operand_layout("a", m, a_row_stride, k, a_column_stride)
+    b_major, ldb = operand_layout("b", n, b_column_stride, k, b_row_stride)
+    arrays = {"a": A, "b": B}
+    if out is not None:
+        arrays["d"] = describe("out", out)
+        if arrays["d"].readonly:
+            raise refuse(f"{_FUNCTION}: out is read-only")
+        if out_dtype is not None and _problem.dtype_name(
+                _FUNCTION, "out_dtype", out_dtype) != arrays["d"].dtype:
+            raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
+                         f"{out_dtype!r}")
+    else:
+        dtype = A.dtype if out_dtype is None else _problem.dtype_name(
+            _FUNCTION, "out_dtype", out_dtype)
+        out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), dtype)
+        arrays["d"] = describe("out", out)
+    ldd, stride_d = _row_major(arrays["d"], batch, m, n, ndim)
+    ldc, stride_c = 0, 0
+    if _problem.float_value(_FUNCTION, "beta", beta) != 0.0:
+        if c is None:
+            raise refuse(f"{_FUNCTION}: beta={beta} reads C: give c=")
+        arrays["c"] = describe("c", c)
+        if arrays["c"].dtype != arrays["d"].dtype:
+            raise refuse(f"{_FUNCTION}: c is {arrays['c'].dtype}; it must have out's "
+                         f"type, {arrays['d'].dtype}")
+        ldc, stride_c = _row_major(arrays["c"], batch, m, n, ndim)
+    stride_bias, bias_dtype = 0, "f32"
+    if bias is not None:
+        along = {"m": "m", "n": "n"}.get(bias_along)
+        if along is None:
+            raise refuse(f"{_FUNCTION}: bias_along={bias_along!r} is not one of 'm', 'n'")
+        arrays["bias"] = describe("bias", bias)
+        bias_dtype = arrays["bias"].dtype
+        stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
+    problem = _problem.problem(
+        _FUNCTION, m=m, n=n, k=k, dtype=A.dtype, out_dtype=arrays["d"].dtype,
+        a_major=a_major, b_major=b_major, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
+        batch=batch, stride_a=stride_a, stride_b=stride_b, stride_c=stride_c,
+        stride_d=stride_d, stride_bias=stride_bias,
+        bias=None if bias is None else bias_along, bias_dtype=bias_dtype,
+        activation=activation, alpha=alpha, beta=beta)
+    _check_one_device(arrays)
+    return problem, arrays, out
+
+
+def _check_one_device(arrays):
+    devices = {(array.library, array.device) for array in arrays.values()}
+    if len(devices) > 1:
+        where = ", ".join(f"{name} on {array.library or 'a CUDA array'} device "
+                          f"{array.device}" for name, array in arrays.items())
+        raise refuse(f"{_FUNCTION}: the arrays are on different devices ({where})")
+
+
+def stream_of(stream, array):
+    """The CUstream to run on, as an int: `stream` (an int, a torch.cuda.Stream
+    or a cupy Stream), else the current stream of the array's library, else
+    the interface's stream, else the default stream (0)."""
+    if stream is not None:
+        for attribute in ("cuda_stream", "ptr"):
+            if hasattr(stream, attribute):
+                return int(getattr(stream, attribute))
+        return _problem.int64(_FUNCTION, "stream", stream)
+    if array.library == "torch":
+        import torch
+        return torch.cuda.current_stream(array.device).cuda_stream
+    if array.library == "cupy":
+        import cupy
+        with cupy.cuda.Device(array.device):
+            return cupy.cuda.get_current_stream().ptr
+    return array.stream or 0
+
+
+def _on_device(array):
+    """The array's device made current, so that ptxgen prepares in its
+    context (the device's primary context, which torch and CuPy use)."""
+    if array.library == "torch":
+        import torch
+        return torch.cuda.device(array.device)
+    if array.library == "cupy":
+        import cupy
+        return cupy.cuda.Device(array.device)
+    return contextlib.nullcontext()
+
+
+class _Prepared:
+    """A ptxgenGemm_t, destroyed with this object."""
+
+    def __init__(self, problem):
+        library, handle = _library.loaded()
+        pointer = ctypes.c_void_p()
+        _library.check(library.ptxgenGemmPrepare(handle, ctypes.byref(problem),
+                                                 ctypes.byref(pointer)))
+        self._library = library
+        self.pointer = pointer
+
+    def kernel(self):
+        return _kernel.read(self._library.ptxgenGemmGetKernelInfo, self.pointer, False)
+
+    def __del__(self):
+        pointer = getattr(self, "pointer", None)
+        if pointer:
+            self._library.ptxgenGemmDestroy(pointer)
+
+
+# Prepared GEMMs by (problem, device, stream): a GEMM is loaded into one
+# context, and a split-K or stream-K workspace must not be shared by
+# streams running at once. The oldest go beyond _CACHE_SIZE (freeing a
+# workspace synchronizes with the device, so none is freed while in use).
+_CACHE_SIZE = 64
+_cache = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def prepared(problem, device, stream):
+    key = (_problem.key(problem), device, stream)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    gemm = _Prepared(problem)
+    with _cache_lock:
+        gemm = _cache.setdefault(key, gemm)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return gemm
+
+
+def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
+         alpha=1.0, beta=0.0, out_dtype=None, stream=None):
+    """out = activation(alpha * a @ b + beta * c + bias), returned.
+
+    a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
+    each row- or column-major with any leading dimension; out and c [m,n]
+    row-major, of out_dtype ("f16", "bf16", "f32"; default a's type),
+    allocated when out is None (torch tensors, CuPy arrays); bias of m
+    (bias_along="m") or n ("n", as linear's) values; activation None,
+    "relu", "gelu", "gelu_tanh" or "silu". Runs asynchronously on `stream`,
+    else the current torch (CuPy) stream. Raises ptxgen.Error, naming the
+    broken rule."""
+    problem, arrays, out = plan_call(a, b, out=out, c=c, bias=bias, bias_along=bias_along,
+                                     activation=activation, alpha=alpha, beta=beta,
+                                     out_dtype=out_dtype)
+    A = arrays["a"]
+    cuda_stream = stream_of(stream, A)
+    with _on_device(A):
+        kernel = prepared(problem, (A.library, A.device), cuda_stream)
+        library, handle = _library.loaded()
+        pointer = {name: arrays[name].pointer if name in arrays else None
+                   for name in ("a", "b", "c", "d", "bias")}
+        _library.check(library.ptxgenGemmRun(
+            handle, kernel.pointer, pointer["a"], pointer["b"], pointer["c"],
+            pointer["d"], pointer["bias"], cuda_stream))
+    return out

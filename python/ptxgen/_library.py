@@ -1,0 +1,161 @@
+"""libptxgen.so through ctypes: its structs, its functions, its errors.
+
+The library is found at $PTXGEN_LIBRARY, else beside this package (where
+tools/python_install.sh puts it), and loaded at the first call that needs
+it, so that `import ptxgen` works everywhere and a missing library is a
+ptxgen.Error saying where it was looked for.
+"""
+import ctypes
+import os
+import threading
+
+LIBRARY_ENV = "PTXGEN_LIBRARY"
+
+# ptxgenStatus_t, in the header's order.
+STATUS_NAMES = (
+    "PTXGEN_STATUS_SUCCESS",
+    "PTXGEN_STATUS_INVALID_VALUE",
+    "PTXGEN_STATUS_NOT_SUPPORTED",
+    "PTXGEN_STATUS_NO_DEVICE",
+    "PTXGEN_STATUS_ARCH_MISMATCH",
+    "PTXGEN_STATUS_ALLOC_FAILED",
+    "PTXGEN_STATUS_EXECUTION_FAILED",
+    "PTXGEN_STATUS_INTERNAL_ERROR",
+)
+INVALID_VALUE = "PTXGEN_STATUS_INVALID_VALUE"
+
+
+class Error(Exception):
+    """A refusal or failure of ptxgen: `status` is the ptxgenStatus_t's name
+    ("PTXGEN_STATUS_INVALID_VALUE", ...), `message` the library's message,
+    which names the rule that was broken."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# The header's enumerations: Python's names for their values.
+DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2}
+MAJORS = {"k": 0, "mn": 1}
+BIASES = {None: 0, "m": 1, "n": 2}
+ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+
+
+class GemmProblem(ctypes.Structure):
+    _fields_ = [
+        ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+        ("input_type", ctypes.c_int), ("output_type", ctypes.c_int),
+        ("a_major", ctypes.c_int), ("b_major", ctypes.c_int),
+        ("lda", ctypes.c_int64), ("ldb", ctypes.c_int64),
+        ("ldc", ctypes.c_int64), ("ldd", ctypes.c_int64),
+        ("batch", ctypes.c_int64),
+        ("stride_a", ctypes.c_int64), ("stride_b", ctypes.c_int64),
+        ("stride_c", ctypes.c_int64), ("stride_d", ctypes.c_int64),
+        ("stride_bias", ctypes.c_int64),
+        ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+        ("bias", ctypes.c_int), ("bias_type", ctypes.c_int),
+        ("activation", ctypes.c_int),
+    ]
+
+
+class Target(ctypes.Structure):
+    _fields_ = [("sm_count", ctypes.c_int),
+                ("max_shared_bytes_per_block_optin", ctypes.c_int)]
+
+
+class KernelInfo(ctypes.Structure):
+    _fields_ = [
+        ("kernel_name", ctypes.c_char_p), ("config_name", ctypes.c_char_p),
+        ("form_name", ctypes.c_char_p), ("source", ctypes.c_char_p),
+        ("ptx", ctypes.c_char_p), ("cubin", ctypes.c_void_p),
+        ("cubin_size", ctypes.c_size_t),
+        ("registers", ctypes.c_int), ("spill_store_bytes", ctypes.c_int),
+        ("spill_load_bytes", ctypes.c_int), ("stack_frame_bytes", ctypes.c_int),
+        ("shared_bytes", ctypes.c_int), ("threads_per_block", ctypes.c_int),
+        ("grid_x", ctypes.c_int64), ("grid_y", ctypes.c_int64),
+        ("grid_z", ctypes.c_int64), ("cluster_x", ctypes.c_int),
+    ]
+
+
+_Status = ctypes.c_int
+_Pointer = ctypes.c_void_p
+# name: (restype, argtypes), as include/ptxgen/ptxgen.h declares them.
+_FUNCTIONS = {
+    "ptxgenGetStatusName": (ctypes.c_char_p, [_Status]),
+    "ptxgenGetVersionString": (ctypes.c_char_p, []),
+    "ptxgenCreate": (_Status, [ctypes.POINTER(_Pointer)]),
+    "ptxgenDestroy": (_Status, [_Pointer]),
+    "ptxgenGetLastErrorMessage": (ctypes.c_char_p, [_Pointer]),
+    "ptxgenPlanGemm": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
+                                 ctypes.POINTER(Target), ctypes.POINTER(_Pointer)]),
+    "ptxgenPlanGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),
+    "ptxgenPlanDestroy": (_Status, [_Pointer]),
+    "ptxgenGemmPrepare": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
+                                    ctypes.POINTER(_Pointer)]),
+    "ptxgenGemmGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),
+    "ptxgenGemmRun": (_Status, [_Pointer, _Pointer, _Pointer, _Pointer, _Pointer,
+                                _Pointer, _Pointer, _Pointer]),
+    "ptxgenGemmDestroy": (_Status, [_Pointer]),
+}
+
+_lock = threading.Lock()
+_loaded = None  # (ctypes.CDLL, handle) once loaded
+
+
+def library_path():
+    """Where the library is looked for: $PTXGEN_LIBRARY, else beside the
+    package."""
+    return os.environ.get(LIBRARY_ENV) or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "libptxgen.so")
+
+
+def _load():
+    path = library_path()
+    try:
+        library = ctypes.CDLL(path)
+    except OSError as error:
+        raise Error("PTXGEN_STATUS_NO_LIBRARY", (
+            f"ptxgen: cannot load libptxgen.so from {path} ({error}); install "
+            f"the package with `bash tools/python_install.sh`, or build "
+            f"//lib/capi:libptxgen.so and name it in ${LIBRARY_ENV}")) from None
+    for name, (restype, argtypes) in _FUNCTIONS.items():
+        function = getattr(library, name)
+        function.restype = restype
+        function.argtypes = argtypes
+    # One handle for the process: the library keeps each thread's message.
+    handle = _Pointer()
+    status = library.ptxgenCreate(ctypes.byref(handle))
+    if status != 0:
+        raise Error(status_name(status, library), "ptxgen: ptxgenCreate failed")
+    return library, handle
+
+
+def loaded():
+    """(library, handle), loading the library at the first call."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = _load()
+        return _loaded
+
+
+def status_name(status, library=None):
+    if 0 <= status < len(STATUS_NAMES):
+        return STATUS_NAMES[status]
+    return (library or loaded()[0]).ptxgenGetStatusName(status).decode()
+
+
+def check(status):
+    """Raises the Error of a failed call made with the process's handle."""
+    if status == 0:
+        return
+    library, handle = loaded()
+    message = library.ptxgenGetLastErrorMessage(handle).decode(errors="replace")
+    raise Error(status_name(status, library), message)
+
+
+def refuse(message):
+    """An argument ptxgen refuses before calling the library."""
+    return Error(INVALID_VALUE, message)

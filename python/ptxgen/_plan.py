@@ -1,0 +1,51 @@
+"""ptxgen.plan: a GEMM planned for a named device, no GPU needed."""
+import ctypes
+
+from ptxgen import _kernel, _library, _problem
+from ptxgen._library import refuse
+
+# GemmTarget::H200()'s shared memory per block (227 KiB).
+H200_SHARED_BYTES = 227 * 1024
+
+
+class Plan(_kernel.Kernel):
+    """What ptxgen.gemm would run on the target: see Kernel for the fields;
+    `grid` is the launch grid on the target."""
+
+
+def plan(*, m, n, k, dtype="f16", out_dtype=None, a_major="k", b_major="k",
+         lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0, stride_b=0,
+         stride_c=0, stride_d=0, stride_bias=0, bias=None, bias_dtype="f32",
+         activation=None, alpha=1.0, beta=0.0, sms=132,
+         shared_bytes=H200_SHARED_BYTES):
+    """Plans D = act(alpha * op(A) op(B) + beta * C + bias) for an sm_90a
+    device of `sms` SMs and `shared_bytes` of shared memory per block (an
+    H200 by default): A [m,k] (a_major="k") or [k,m] ("mn"), B [n,k]
+    ("k", as torch.nn.functional.linear's weight) or [k,n] ("mn", as
+    torch.matmul's right operand); dtype "f16" or "bf16", out_dtype "f16",
+    "bf16" or "f32" (None: dtype); bias None, "m" (one per row) or "n"
+    (one per column) of bias_dtype; activation None, "relu", "gelu",
+    "gelu_tanh" or "silu"; leading dimensions and batch strides in
+    elements, 0 for packed. Raises ptxgen.Error naming the broken rule."""
+    problem = _problem.problem(
+        "ptxgen.plan", m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype,
+        a_major=a_major, b_major=b_major, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
+        batch=batch, stride_a=stride_a, stride_b=stride_b, stride_c=stride_c,
+        stride_d=stride_d, stride_bias=stride_bias, bias=bias,
+        bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta)
+    target = _library.Target(_int32("sms", sms), _int32("shared_bytes", shared_bytes))
+    library, handle = _library.loaded()
+    pointer = ctypes.c_void_p()
+    _library.check(library.ptxgenPlanGemm(handle, ctypes.byref(problem),
+                                          ctypes.byref(target), ctypes.byref(pointer)))
+    try:
+        return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
+    finally:
+        library.ptxgenPlanDestroy(pointer)
+
+
+def _int32(keyword, value):
+    number = _problem.int64("ptxgen.plan", keyword, value)
+    if not -2**31 <= number < 2**31:
+        raise refuse(f"ptxgen.plan: {keyword}={number} does not fit in 32 bits")
+    return number

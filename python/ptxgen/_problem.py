@@ -1,0 +1,92 @@
+"""A GEMM problem from Python keywords: the one place that names the
+keywords' legal values, for ptxgen.plan and ptxgen.gemm alike."""
+import math
+import operator
+
+from ptxgen import _library
+from ptxgen._library import refuse
+
+# Spellings taken for each value; the first of each is what ptxgen prints.
+_DTYPE_SPELLINGS = {"f16": ("f16", "float16", "half"),
+                    "bf16": ("bf16", "bfloat16"),
+                    "f32": ("f32", "float32", "float")}
+_INT64_MAX = 2**63 - 1
+
+
+def dtype_name(function, keyword, value):
+    """"f16", "bf16" or "f32" for a spelling of one, or a dtype object whose
+    str() ends in one (torch.float16, numpy.dtype('float16'))."""
+    text = str(value).rsplit(".", 1)[-1] if value is not None else None
+    for name, spellings in _DTYPE_SPELLINGS.items():
+        if text in spellings:
+            return name
+    raise refuse(f"{function}: {keyword}={value!r} is not one of 'f16', 'bf16', 'f32'")
+
+
+def _choice(function, keyword, value, legal):
+    key = value.lower() if isinstance(value, str) else value
+    if key in legal:
+        return legal[key]
+    names = ", ".join(repr(name) for name in legal)
+    raise refuse(f"{function}: {keyword}={value!r} is not one of {names}")
+
+
+def _major(function, keyword, value, own_letter):
+    # "m" for A and "n" for B say MN-major as the command line does.
+    legal = dict(_library.MAJORS)
+    legal[own_letter] = _library.MAJORS["mn"]
+    return _choice(function, keyword, value, legal)
+
+
+def int64(function, keyword, value):
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise refuse(f"{function}: {keyword}={value!r} is not an integer") from None
+    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
+        raise refuse(f"{function}: {keyword}={number} does not fit in 64 bits")
+    return number
+
+
+def float_value(function, keyword, value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise refuse(f"{function}: {keyword}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise refuse(f"{function}: {keyword}={value!r} must be finite")
+    return number
+
+
+def problem(function, *, m, n, k, dtype="f16", out_dtype=None, a_major="k",
+            b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0,
+            stride_b=0, stride_c=0, stride_d=0, stride_bias=0, bias=None,
+            bias_dtype="f32", activation=None, alpha=1.0, beta=0.0):
+    """The ptxgenGemmProblem_t of the keywords; `function` names the caller
+    in refusals. The library checks the problem's rules; this checks only
+    that each keyword is one ptxgen has a value for."""
+    p = _library.GemmProblem()
+    for keyword, value in (("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb),
+                           ("ldc", ldc), ("ldd", ldd), ("batch", batch),
+                           ("stride_a", stride_a), ("stride_b", stride_b),
+                           ("stride_c", stride_c), ("stride_d", stride_d),
+                           ("stride_bias", stride_bias)):
+        setattr(p, keyword, int64(function, keyword, value))
+    element = dtype_name(function, "dtype", dtype)
+    output = element if out_dtype is None else dtype_name(function, "out_dtype", out_dtype)
+    p.input_type = _library.DATA_TYPES[element]
+    p.output_type = _library.DATA_TYPES[output]
+    p.a_major = _major(function, "a_major", a_major, "m")
+    p.b_major = _major(function, "b_major", b_major, "n")
+    p.bias = _choice(function, "bias", bias, dict(_library.BIASES, none=0))
+    p.bias_type = _library.DATA_TYPES[dtype_name(function, "bias_dtype", bias_dtype)]
+    p.activation = _choice(function, "activation", activation,
+                           dict(_library.ACTIVATIONS, none=0))
+    p.alpha = float_value(function, "alpha", alpha)
+    p.beta = float_value(function, "beta", beta)
+    return p
+
+
+def key(p):
+    """The problem as a tuple: equal problems, equal keys."""
+    return tuple(getattr(p, name) for name, _ in p._fields_)

@@ -1,0 +1,358 @@
+/*
+ * The C API as a C program sees it, through libptxgen.so: the README's
+ * problems planned without a GPU, their source and PTX read back, every
+ * refusal as its status with the rule in the handle's message, NULL
+ * arguments refused, and preparing without a device refused as
+ * PTXGEN_STATUS_NO_DEVICE. The driver is hidden from this process, so it
+ * proves the same on a GPU machine.
+ *
+ * Written in C (compiled as C11): a test case is a function, its checks
+ * print what failed, and the results go to Bazel's XML_OUTPUT_FILE, one
+ * <testcase> each, as tools/test_summary.py counts them.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptxgen/ptxgen.h"
+
+_Static_assert(sizeof(ptxgenActivation_t) == sizeof(int),
+               "C enumerations have the size of int, as in C++ (enum : int)");
+
+/* ---- A small test runner ---- */
+
+static int current_failures = 0;
+
+static void Check(int ok, const char* what, const char* file, int line) {
+  if (ok) return;
+  ++current_failures;
+  printf("%s:%d: failed: %s\n", file, line, what);
+}
+
+#define EXPECT(condition) Check((condition) != 0, #condition, __FILE__, __LINE__)
+
+static void CheckStatus(ptxgenStatus_t expected, ptxgenStatus_t actual,
+                        const char* call, const char* file, int line) {
+  if (expected == actual) return;
+  ++current_failures;
+  printf("%s:%d: %s returned %s, expected %s\n", file, line, call,
+         ptxgenGetStatusName(actual), ptxgenGetStatusName(expected));
+}
+
+#define EXPECT_STATUS(expected, call) \
+  CheckStatus((expected), (call), #call, __FILE__, __LINE__)
+
+static void CheckContains(const char* text, const char* part, const char* file,
+                          int line) {
+  if (text != NULL && strstr(text, part) != NULL) return;
+  ++current_failures;
+  printf("%s:%d: expected \"%s\" in \"%s\"\n", file, line, part,
+         text != NULL ? text : "(NULL)");
+}
+
+#define EXPECT_CONTAINS(text, part) CheckContains((text), (part), __FILE__, __LINE__)
+
+/* ---- What the tests share ---- */
+
+static ptxgenHandle_t handle = NULL;
+
+/* The README's problems at the size of its command-line examples. */
+static ptxgenGemmProblem_t Plain(void) {
+  ptxgenGemmProblem_t problem;
+  ptxgenGemmProblemInit(&problem, 4096, 4096, 4096, PTXGEN_TYPE_F16);
+  return problem;
+}
+
+/* D = gelu(A·B + bias): B stored [k,n], D in f32, the bias along n. */
+static ptxgenGemmProblem_t Fused(void) {
+  ptxgenGemmProblem_t problem;
+  ptxgenGemmProblemInit(&problem, 4096, 4096, 4096, PTXGEN_TYPE_BF16);
+  problem.b_major = PTXGEN_MAJOR_MN;
+  problem.output_type = PTXGEN_TYPE_F32;
+  problem.bias = PTXGEN_BIAS_N;
+  problem.activation = PTXGEN_ACTIVATION_GELU;
+  return problem;
+}
+
+/* Plans `problem` on `target` expecting a refusal with `status`, naming
+   `rule` in the message; the plan stays NULL. */
+static void ExpectPlanRefused(ptxgenGemmProblem_t problem, const ptxgenTarget_t* target,
+                              ptxgenStatus_t status, const char* rule) {
+  ptxgenPlan_t plan = (ptxgenPlan_t)&handle; /* anything but NULL */
+  EXPECT_STATUS(status, ptxgenPlanGemm(handle, &problem, target, &plan));
+  EXPECT(plan == NULL);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenPlanGemm: ");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), rule);
+}
+
+/* ---- The tests ---- */
+
+static void EveryStatusHasANameAndASentence(void) {
+  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_SUCCESS), "PTXGEN_STATUS_SUCCESS") == 0);
+  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_NO_DEVICE), "PTXGEN_STATUS_NO_DEVICE") == 0);
+  for (int status = PTXGEN_STATUS_SUCCESS; status <= PTXGEN_STATUS_INTERNAL_ERROR; ++status) {
+    EXPECT(strstr(ptxgenGetStatusName((ptxgenStatus_t)status), "PTXGEN_STATUS_") != NULL);
+    EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)status), "PTXGEN_STATUS_UNKNOWN") != 0);
+    EXPECT(strlen(ptxgenGetStatusString((ptxgenStatus_t)status)) > 0);
+  }
+  EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)99), "PTXGEN_STATUS_UNKNOWN") == 0);
+  EXPECT_CONTAINS(ptxgenGetStatusString((ptxgenStatus_t)-1), "not a ptxgenStatus_t");
+  EXPECT(strcmp(ptxgenGetVersionString(), "0.1.0") == 0);
+}
+
+static void AnInitializedProblemIsThePlainPackedOne(void) {
+  ptxgenGemmProblem_t problem;
+  memset(&problem, 0x5a, sizeof problem);
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenGemmProblemInit(&problem, 128, 256, 64, PTXGEN_TYPE_BF16));
+  EXPECT(problem.m == 128 && problem.n == 256 && problem.k == 64);
+  EXPECT(problem.input_type == PTXGEN_TYPE_BF16 && problem.output_type == PTXGEN_TYPE_BF16);
+  EXPECT(problem.a_major == PTXGEN_MAJOR_K && problem.b_major == PTXGEN_MAJOR_K);
+  EXPECT(problem.lda == 0 && problem.ldb == 0 && problem.ldc == 0 && problem.ldd == 0);
+  EXPECT(problem.batch == 1 && problem.stride_a == 0 && problem.stride_bias == 0);
+  EXPECT(problem.alpha == 1.0f && problem.beta == 0.0f);
+  EXPECT(problem.bias == PTXGEN_BIAS_NONE && problem.bias_type == PTXGEN_TYPE_F32);
+  EXPECT(problem.activation == PTXGEN_ACTIVATION_NONE);
+  ptxgenTarget_t h200;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenTargetH200(&h200));
+  EXPECT(h200.sm_count == 132);
+  EXPECT(h200.max_shared_bytes_per_block_optin == 227 * 1024);
+}
+
+/* Both README problems, on an H200 (NULL and by name) and on 66 SMs. */
+static void PlansTheReadmesProblemsAndShowsWhatItGenerated(void) {
+  const ptxgenGemmProblem_t problems[] = {Plain(), Fused()};
+  ptxgenTarget_t targets[3];
+  ptxgenTargetH200(&targets[1]);
+  targets[2] = targets[1];
+  targets[2].sm_count = 66;
+  for (int p = 0; p < 2; ++p) {
+    for (int t = 0; t < 3; ++t) {
+      ptxgenPlan_t plan = NULL;
+      EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                    ptxgenPlanGemm(handle, &problems[p], t == 0 ? NULL : &targets[t], &plan));
+      EXPECT(strcmp(ptxgenGetLastErrorMessage(handle), "") == 0);
+      ptxgenKernelInfo_t info;
+      EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanGetKernelInfo(plan, &info));
+      if (plan == NULL) continue;
+      char entry[512];
+      snprintf(entry, sizeof entry, ".entry %s", info.kernel_name);
+      EXPECT_CONTAINS(info.source, info.kernel_name);
+      EXPECT_CONTAINS(info.source, "extern \"C\" __global__");
+      EXPECT_CONTAINS(info.ptx, ".target sm_90a");
+      EXPECT_CONTAINS(info.ptx, entry);
+      EXPECT(strlen(info.config_name) > 0);
+      EXPECT_CONTAINS(info.form_name, p == 0 ? "f16.kk->f16" : "bf16.km->f32+bias_n.f32+gelu");
+      EXPECT_CONTAINS(info.kernel_name, "gemm");
+      EXPECT(info.cubin != NULL && info.cubin_size > 0);
+      EXPECT(info.registers > 0 && info.registers <= 255);
+      EXPECT(info.spill_store_bytes == 0 && info.spill_load_bytes == 0);
+      EXPECT(info.shared_bytes > 0 && info.shared_bytes <= 227 * 1024);
+      EXPECT(info.threads_per_block >= 128);
+      const int sms = t == 2 ? 66 : 132;
+      EXPECT(info.grid_x >= 1 && info.grid_x <= sms && info.grid_y == 1);
+      EXPECT(info.cluster_x == 1 || info.cluster_x == 2);
+      EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(plan));
+    }
+  }
+}
+
+/* Each of the GEMM layer's rules, as PTXGEN_STATUS_INVALID_VALUE. */
+static void RefusesProblemsThatBreakARule(void) {
+  ptxgenGemmProblem_t empty = Plain();
+  empty.k = 0;
+  ExpectPlanRefused(empty, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "GEMM: k=0 is outside 1..2147483647");
+  ptxgenGemmProblem_t odd = Plain();
+  odd.k = 4100;
+  ExpectPlanRefused(odd, NULL, PTXGEN_STATUS_INVALID_VALUE, "k must be a multiple of 8");
+  ptxgenGemmProblem_t f32_inputs = Plain();
+  f32_inputs.input_type = PTXGEN_TYPE_F32;
+  ExpectPlanRefused(f32_inputs, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "element type must be f16 or bf16, not f32");
+  ptxgenGemmProblem_t no_batch = Plain();
+  no_batch.batch = 0;
+  ExpectPlanRefused(no_batch, NULL, PTXGEN_STATUS_INVALID_VALUE, "batch=0 is outside 1..65535");
+  ptxgenGemmProblem_t narrow = Plain();
+  narrow.lda = 100;
+  ExpectPlanRefused(narrow, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "lda=100 must be at least the stored row (4096 elements)");
+  ptxgenGemmProblem_t zeroed;
+  memset(&zeroed, 0, sizeof zeroed);
+  ExpectPlanRefused(zeroed, NULL, PTXGEN_STATUS_INVALID_VALUE, "m=0 is outside");
+}
+
+/* A C caller may store any int in an enumeration field: each is checked. */
+static void RefusesValuesOutsideAnEnumeration(void) {
+  ptxgenGemmProblem_t activation = Plain();
+  activation.activation = (ptxgenActivation_t)42;
+  ExpectPlanRefused(activation, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t "
+                    "(PTXGEN_ACTIVATION_NONE=0, PTXGEN_ACTIVATION_RELU=1, "
+                    "PTXGEN_ACTIVATION_GELU=2, PTXGEN_ACTIVATION_GELU_TANH=3, "
+                    "PTXGEN_ACTIVATION_SILU=4)");
+  ptxgenGemmProblem_t major = Plain();
+  major.a_major = (ptxgenMajor_t)-1;
+  ExpectPlanRefused(major, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.a_major: -1 is not a ptxgenMajor_t "
+                    "(PTXGEN_MAJOR_K=0, PTXGEN_MAJOR_MN=1)");
+  ptxgenGemmProblem_t type = Plain();
+  type.output_type = (ptxgenDataType_t)3;
+  ExpectPlanRefused(type, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.output_type: 3 is not a ptxgenDataType_t");
+  ptxgenGemmProblem_t bias = Plain();
+  bias.bias = (ptxgenBias_t)7;
+  ExpectPlanRefused(bias, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.bias: 7 is not a ptxgenBias_t");
+}
+
+/* A target outside the rules is invalid; one whose shared memory is too
+   small for the kernel is valid but not supported. */
+static void RefusesTargetsByTheirRules(void) {
+  ptxgenTarget_t target;
+  ptxgenTargetH200(&target);
+  target.sm_count = 0;
+  ExpectPlanRefused(Plain(), &target, PTXGEN_STATUS_INVALID_VALUE,
+                    "GEMM target: sm_count=0 is outside 1..1024");
+  ptxgenTargetH200(&target);
+  target.max_shared_bytes_per_block_optin = 16 * 1024;
+  ExpectPlanRefused(Plain(), &target, PTXGEN_STATUS_INVALID_VALUE,
+                    "is below the 49152 bytes every CUDA GPU gives a block");
+  target.max_shared_bytes_per_block_optin = 100 * 1024;
+  ExpectPlanRefused(Plain(), &target, PTXGEN_STATUS_NOT_SUPPORTED,
+                    "the target gives at most 102400");
+}
+
+static void RefusesNullArguments(void) {
+  const ptxgenGemmProblem_t problem = Plain();
+  ptxgenPlan_t plan = NULL;
+  ptxgenGemm_t gemm = NULL;
+  ptxgenKernelInfo_t info;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenCreate(NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmProblemInit(NULL, 1, 1, 8, PTXGEN_TYPE_F16));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenTargetH200(NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(NULL, &problem, NULL, &plan));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, NULL, NULL, &plan));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenPlanGemm: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, &problem, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenPlanGemm: plan is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGetKernelInfo(NULL, &info));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(NULL, &problem, &gemm));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, NULL, &gemm));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, &problem, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: gemm is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmGetKernelInfo(NULL, &info));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRun(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRun(handle, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmRun: gemm is NULL");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(NULL), "the handle is NULL");
+  /* Destroying nothing is nothing. */
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenDestroy(NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenGemmDestroy(NULL));
+}
+
+/* The problem's rules come first, then whether there is a device. */
+static void PreparingWithoutADeviceIsNoDevice(void) {
+  const ptxgenGemmProblem_t problem = Plain();
+  ptxgenGemm_t gemm = (ptxgenGemm_t)&handle;
+  EXPECT_STATUS(PTXGEN_STATUS_NO_DEVICE, ptxgenGemmPrepare(handle, &problem, &gemm));
+  EXPECT(gemm == NULL);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: no CUDA driver found");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "/nonexistent/libcuda.so.1");
+  ptxgenGemmProblem_t odd = Plain();
+  odd.k = 4100;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, &odd, &gemm));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "k must be a multiple of 8");
+}
+
+static void* FailInAnotherThread(void* unused) {
+  (void)unused;
+  ptxgenGemmProblem_t empty = Plain();
+  empty.k = 0;
+  ptxgenPlan_t plan = NULL;
+  ptxgenPlanGemm(handle, &empty, NULL, &plan);
+  return strstr(ptxgenGetLastErrorMessage(handle), "k=0") != NULL ? handle : NULL;
+}
+
+/* Like errno: a thread's failure does not overwrite another's message. */
+static void EachThreadReadsItsOwnLastMessage(void) {
+  ptxgenGemmProblem_t odd = Plain();
+  odd.k = 4100;
+  ptxgenPlan_t plan = NULL;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, &odd, NULL, &plan));
+  pthread_t thread;
+  void* saw_its_own = NULL;
+  EXPECT(pthread_create(&thread, NULL, FailInAnotherThread, NULL) == 0);
+  EXPECT(pthread_join(thread, &saw_its_own) == 0);
+  EXPECT(saw_its_own == handle);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "k must be a multiple of 8");
+}
+
+/* ---- main ---- */
+
+struct TestCase {
+  const char* name;
+  void (*run)(void);
+  int failures;
+};
+
+#define TEST_CASE(name) {#name, name, 0}
+
+static struct TestCase tests[] = {
+    TEST_CASE(EveryStatusHasANameAndASentence),
+    TEST_CASE(AnInitializedProblemIsThePlainPackedOne),
+    TEST_CASE(PlansTheReadmesProblemsAndShowsWhatItGenerated),
+    TEST_CASE(RefusesProblemsThatBreakARule),
+    TEST_CASE(RefusesValuesOutsideAnEnumeration),
+    TEST_CASE(RefusesTargetsByTheirRules),
+    TEST_CASE(RefusesNullArguments),
+    TEST_CASE(PreparingWithoutADeviceIsNoDevice),
+    TEST_CASE(EachThreadReadsItsOwnLastMessage),
+};
+
+static void WriteXml(const char* path, int count, int failed) {
+  FILE* xml = fopen(path, "w");
+  if (xml == NULL) return;
+  fprintf(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(xml, "<testsuites tests=\"%d\" failures=\"%d\">\n", count, failed);
+  fprintf(xml, "  <testsuite name=\"CApi\" tests=\"%d\" failures=\"%d\">\n", count, failed);
+  for (int i = 0; i < count; ++i) {
+    fprintf(xml, "    <testcase name=\"%s\" classname=\"CApi\" status=\"run\">", tests[i].name);
+    if (tests[i].failures > 0) {
+      fprintf(xml, "<failure message=\"%d failed checks (see the test log)\"/>",
+              tests[i].failures);
+    }
+    fprintf(xml, "</testcase>\n");
+  }
+  fprintf(xml, "  </testsuite>\n</testsuites>\n");
+  fclose(xml);
+}
+
+int main(void) {
+  /* Read at the driver's first load and the kernel cache's first use. */
+  setenv("PTXGEN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  setenv("PTXGEN_CACHE_DISABLE", "1", 1);
+  if (ptxgenCreate(&handle) != PTXGEN_STATUS_SUCCESS) return 1;
+  const int count = (int)(sizeof tests / sizeof tests[0]);
+  int failed = 0;
+  for (int i = 0; i < count; ++i) {
+    printf("[ RUN      ] CApi.%s\n", tests[i].name);
+    current_failures = 0;
+    tests[i].run();
+    tests[i].failures = current_failures;
+    failed += current_failures > 0;
+    printf("[ %s ] CApi.%s\n", current_failures > 0 ? " FAILED " : "      OK", tests[i].name);
+  }
+  ptxgenDestroy(handle);
+  const char* xml = getenv("XML_OUTPUT_FILE");
+  if (xml != NULL) WriteXml(xml, count, failed);
+  printf("%d passed, %d failed\n", count - failed, failed);
+  return failed == 0 ? 0 : 1;
+}

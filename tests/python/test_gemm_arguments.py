@@ -1,0 +1,161 @@
+"""How ptxgen.gemm reads its arguments, without a GPU: arrays given through
+__cuda_array_interface__ (as CuPy, Numba and PyTorch give them), their
+layouts found from their strides, what cannot be computed refused before
+the library is asked, and, with no device, the library's refusal."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ptxgen
+from ptxgen import _gemm
+
+BASE = 0x7F0000000000  # fake device addresses, 16-byte aligned
+
+
+class FakeCudaArray:
+    """The interface of a device array, with no memory behind it."""
+
+    def __init__(self, shape, typestr="<f2", strides=None, offset=0, readonly=False):
+        item = int(typestr[2:])
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "version": 3,
+            "data": (BASE + offset, readonly),
+            "strides": None if strides is None else tuple(s * item for s in strides),
+            "stream": None,
+        }
+
+
+def transposed(rows, columns, **keywords):
+    """The .T of a contiguous [columns, rows] array: [rows, columns] with
+    stride 1 along the rows."""
+    return FakeCudaArray((rows, columns), strides=(1, rows), **keywords)
+
+
+def problem_of(a, b, out, **keywords):
+    problem, _, _ = _gemm.plan_call(a, b, out=out, **keywords)
+    return {name: getattr(problem, name) for name, _ in problem._fields_}
+
+
+K, MN = 0, 1  # ptxgenMajor_t
+
+
+def test_contiguous_a_is_k_major_and_contiguous_b_is_mn_major_as_in_matmul():
+    p = problem_of(FakeCudaArray((256, 512)), FakeCudaArray((512, 128)), FakeCudaArray((256, 128)))
+    assert (p["m"], p["n"], p["k"]) == (256, 128, 512)
+    assert (p["a_major"], p["lda"]) == (K, 512)
+    assert (p["b_major"], p["ldb"]) == (MN, 128)
+    assert (p["ldd"], p["batch"]) == (128, 1)
+
+
+def test_a_transposed_weight_is_k_major_b_as_in_linear():
+    weight_t = transposed(512, 128)  # w.t() of a [128, 512] weight
+    p = problem_of(FakeCudaArray((256, 512)), weight_t, FakeCudaArray((256, 128)))
+    assert (p["b_major"], p["ldb"]) == (K, 512)
+
+
+def test_a_transposed_a_is_mn_major():
+    p = problem_of(transposed(256, 512), FakeCudaArray((512, 128)), FakeCudaArray((256, 128)))
+    assert (p["a_major"], p["lda"]) == (MN, 256)
+
+
+def test_leading_dimensions_are_the_row_strides_of_padded_arrays():
+    a = FakeCudaArray((256, 512), strides=(520, 1))
+    b = FakeCudaArray((512, 128), strides=(136, 1))
+    out = FakeCudaArray((256, 128), typestr="<f4", strides=(144, 1))
+    p = problem_of(a, b, out)
+    assert (p["lda"], p["ldb"], p["ldd"]) == (520, 136, 144)
+    assert p["output_type"] == 2  # f32
+
+
+def test_three_dimensional_arrays_are_a_strided_batch():
+    a = FakeCudaArray((4, 256, 512))
+    b = FakeCudaArray((4, 512, 128))
+    out = FakeCudaArray((4, 256, 128))
+    p = problem_of(a, b, out)
+    assert p["batch"] == 4
+    assert (p["stride_a"], p["stride_b"], p["stride_d"]) == (256 * 512, 512 * 128, 256 * 128)
+
+
+def test_the_epilogue_comes_from_the_keywords_and_the_bias_from_its_array():
+    out = FakeCudaArray((256, 128))
+    p = problem_of(FakeCudaArray((256, 512)), FakeCudaArray((512, 128)), out,
+                   c=out, beta=0.5, alpha=2.0, bias=FakeCudaArray((128,), typestr="<f4"),
+                   activation="gelu_tanh")
+    assert (p["alpha"], p["beta"], p["ldc"]) == (2.0, 0.5, 128)
+    assert (p["bias"], p["bias_type"], p["activation"]) == (2, 2, 3)  # along n, f32, gelu_tanh
+    rows = problem_of(FakeCudaArray((256, 512)), FakeCudaArray((512, 128)), out,
+                      bias=FakeCudaArray((256,)), bias_along="m")
+    assert (rows["bias"], rows["bias_type"]) == (1, 0)  # along m, f16
+    batched = problem_of(FakeCudaArray((2, 256, 512)), FakeCudaArray((2, 512, 128)),
+                         FakeCudaArray((2, 256, 128)), bias=FakeCudaArray((2, 128)))
+    assert batched["stride_bias"] == 128
+
+
+def expect_refused(rule, a, b, out, **keywords):
+    with pytest.raises(ptxgen.Error) as refused:
+        _gemm.plan_call(a, b, out=out, **keywords)
+    assert refused.value.status == "PTXGEN_STATUS_INVALID_VALUE"
+    assert rule in str(refused.value), str(refused.value)
+
+
+def test_refuses_what_no_kernel_reads_before_asking_the_library():
+    a, b, out = FakeCudaArray((256, 512)), FakeCudaArray((512, 128)), FakeCudaArray((256, 128))
+    expect_refused("a (256, 512) and b (384, 128) do not multiply", a,
+                   FakeCudaArray((384, 128)), out)
+    expect_refused("out has shape (128, 256), not (256, 128)", a, b, FakeCudaArray((128, 256)))
+    expect_refused("out must be row-major", a, b, transposed(256, 128))
+    expect_refused("ptxgen reads matrices with one of them 1", FakeCudaArray((256, 512), strides=(1024, 2)), b, out)
+    expect_refused("a is f16 and b f32; they must match", a, FakeCudaArray((512, 128), typestr="<f4"), out)
+    expect_refused("has elements of type '<i4'", FakeCudaArray((256, 512), typestr="<i4"), b, out)
+    expect_refused("beta=1.0 reads C: give c=", a, b, out, beta=1.0)
+    expect_refused("c is f32; it must have out's type, f16", a, b, out, beta=1.0,
+                   c=FakeCudaArray((256, 128), typestr="<f4"))
+    expect_refused("bias along n has shape (256,)", a, b, out, bias=FakeCudaArray((256,)))
+    expect_refused("bias_along='k' is not one of 'm', 'n'", a, b, out,
+                   bias=FakeCudaArray((128,)), bias_along="k")
+    expect_refused("activation='tanh' is not one of", a, b, out, activation="tanh")
+    expect_refused("out is read-only", a, b, FakeCudaArray((256, 128), readonly=True))
+    expect_refused("a has shape (4, 2, 256, 512)", FakeCudaArray((4, 2, 256, 512)), b, out)
+    expect_refused("b has shape (512, 128); with a of 3 dimensions it needs 3",
+                   FakeCudaArray((2, 256, 512)), b, out)
+    expect_refused("b has shape (512, 128) and strides (0, 1); ptxgen reads arrays stored "
+                   "with positive strides, not broadcasts", a,
+                   FakeCudaArray((512, 128), strides=(0, 1)), out)  # a row expanded
+    expect_refused("not broadcasts", FakeCudaArray((2, 256, 512), strides=(0, 512, 1)),
+                   FakeCudaArray((2, 512, 128)), FakeCudaArray((2, 256, 128)))
+    expect_refused("give out= for a f16 result of arrays other than torch tensors", a, b, None)
+    expect_refused("a (a list) is neither a torch tensor nor an object with "
+                   "__cuda_array_interface__", [[1.0]], b, out)
+
+
+def test_the_stream_is_the_callers():
+    array = _gemm.describe("a", FakeCudaArray((8, 8)))
+    assert _gemm.stream_of(None, array) == 0  # the default stream
+    assert _gemm.stream_of(0x1234, array) == 0x1234
+
+    class TorchLikeStream:
+        cuda_stream = 0x5678
+
+    assert _gemm.stream_of(TorchLikeStream(), array) == 0x5678
+    array.stream = 2  # the interface's per-thread default stream
+    assert _gemm.stream_of(None, array) == 2
+
+
+def test_without_a_device_the_library_refuses_with_no_device():
+    script = """
+import ptxgen, test_gemm_arguments as t
+a, b, out = t.FakeCudaArray((256, 512)), t.FakeCudaArray((512, 128)), t.FakeCudaArray((256, 128))
+try:
+    ptxgen.gemm(a, b, out=out)
+except ptxgen.Error as e:
+    print(e.status, e)
+"""
+    # The driver is hidden in a process of its own: it is looked for once.
+    environment = dict(os.environ, PTXGEN_LIBCUDA="/nonexistent/libcuda.so.1")
+    environment["PYTHONPATH"] += os.pathsep + os.path.dirname(__file__)
+    run = subprocess.run([sys.executable, "-c", script], env=environment,
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.startswith("PTXGEN_STATUS_NO_DEVICE ptxgenGemmPrepare: no CUDA driver "
+                                 "found: cannot load /nonexistent/libcuda.so.1"), run.stdout

@@ -1,0 +1,195 @@
+"""ptxgen.gemm on a Hopper GPU against PyTorch: every layout (from the
+tensors' strides), output type, bias and activation, alpha and beta with C
+(C as the output too), batches, padded leading dimensions, the caller's
+stream, and the refusals only the device path reaches. Skipped without
+PyTorch or without an sm_90 GPU.
+
+Written with unittest, which pytest runs as well, so that a GPU machine
+whose image has PyTorch but no pytest runs it: `bash tools/python_install.sh
+dist/python` here (the package, libptxgen.so and the Abseil libraries it
+links), then there
+    PYTHONPATH=dist/python python3 -m unittest discover -s tests/python -p 'test_gemm_gpu.py' -v
+
+Inputs are multiples of 1/4 in [-1, 1] and the reference is computed in
+float64: the f32 accumulation of such products is exact, so what is left
+to tolerate is the epilogue's f32 arithmetic and D's rounding.
+"""
+import unittest
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the CPU machines' image has no torch
+    torch = None
+
+import ptxgen
+
+
+def _hopper():
+    return (torch is not None and torch.cuda.is_available()
+            and torch.cuda.get_device_capability() == (9, 0))
+
+
+ACTIVATIONS = {
+    None: lambda v: v,
+    "relu": F.relu if torch else None,
+    "gelu": (lambda v: F.gelu(v)) if torch else None,
+    "gelu_tanh": (lambda v: F.gelu(v, approximate="tanh")) if torch else None,
+    "silu": F.silu if torch else None,
+}
+
+
+def quarters(*shape, dtype=None):
+    """Random multiples of 1/4 in [-1, 1], exact in f16 and bf16."""
+    values = torch.randint(-4, 5, shape, device="cuda", dtype=torch.float32) / 4
+    return values.to(dtype or torch.float16)
+
+
+def reference(a, b, *, alpha=1.0, beta=0.0, c=None, bias=None, bias_along="n",
+              activation=None):
+    value = alpha * torch.matmul(a.double(), b.double())
+    if c is not None:
+        value = value + beta * c.double()
+    if bias is not None:
+        vector = bias.double()
+        if bias_along == "n":
+            value = value + (vector.unsqueeze(-2) if vector.dim() == 2 else vector)
+        else:
+            value = value + vector.unsqueeze(-1)
+    return ACTIVATIONS[activation](value)
+
+
+# D's rounding (half an ulp) and the epilogue's f32 functions.
+TOLERANCES = {torch.float32: dict(rtol=1e-5, atol=1e-4),
+              torch.float16: dict(rtol=2**-10, atol=1e-3),
+              torch.bfloat16: dict(rtol=2**-7, atol=1e-2)} if torch else {}
+
+
+@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+class GemmAgainstTorch(unittest.TestCase):
+    # Multiples of 8 (TMA rows of 16 bytes for either major), not of the
+    # tiles: edges are exercised.
+    M, N, K = 264, 136, 520
+
+    def setUp(self):
+        torch.manual_seed(19)
+
+    def assertMatches(self, out, expected):
+        self.assertFalse(torch.isnan(out).any().item(), "NaN in the result")
+        torch.testing.assert_close(out.double(), expected, **TOLERANCES[out.dtype])
+
+    def operands(self, dtype, a_major, b_major, m=None, n=None, k=None):
+        """a [m,k] and b [k,n], each stored K-major or MN-major."""
+        m, n, k = m or self.M, n or self.N, k or self.K
+        a = quarters(m, k, dtype=dtype) if a_major == "k" else quarters(k, m, dtype=dtype).t()
+        b = quarters(n, k, dtype=dtype).t() if b_major == "k" else quarters(k, n, dtype=dtype)
+        return a, b
+
+    def test_every_layout_matches_matmul(self):
+        for dtype in (torch.float16, torch.bfloat16):
+            for a_major in ("k", "mn"):
+                for b_major in ("k", "mn"):
+                    with self.subTest(dtype=dtype, a_major=a_major, b_major=b_major):
+                        a, b = self.operands(dtype, a_major, b_major)
+                        out = ptxgen.gemm(a, b)
+                        self.assertEqual(out.shape, (self.M, self.N))
+                        self.assertEqual(out.dtype, dtype)
+                        self.assertMatches(out, reference(a, b))
+
+    def test_large_square_problems_match_matmul(self):
+        # The heuristic's persistent, stream-K and 2-CTA configurations.
+        for size in (4096, 8192):
+            with self.subTest(size=size):
+                a, b = self.operands(torch.float16, "k", "k", size, size, size)
+                self.assertMatches(ptxgen.gemm(a, b), reference(a, b))
+
+    def test_linear_with_every_bias_type_activation_and_output_type(self):
+        x = quarters(self.M, self.K)
+        w = quarters(self.N, self.K)
+        for out_dtype in (torch.float16, torch.bfloat16, torch.float32):
+            for bias_dtype in (torch.float16, torch.bfloat16, torch.float32):
+                for activation in ACTIVATIONS:
+                    with self.subTest(out=out_dtype, bias=bias_dtype, activation=activation):
+                        bias = quarters(self.N, dtype=bias_dtype)
+                        out = ptxgen.gemm(x, w.t(), bias=bias, activation=activation,
+                                          out_dtype=str(out_dtype))
+                        self.assertEqual(out.dtype, out_dtype)
+                        expected = ACTIVATIONS[activation](
+                            F.linear(x.double(), w.double(), bias.double()))
+                        self.assertMatches(out, expected)
+
+    def test_a_bias_along_m_is_one_value_per_row(self):
+        a, b = self.operands(torch.bfloat16, "k", "mn")
+        bias = quarters(self.M, dtype=torch.float32)
+        out = ptxgen.gemm(a, b, bias=bias, bias_along="m", activation="relu")
+        self.assertMatches(out, reference(a, b, bias=bias, bias_along="m", activation="relu"))
+
+    def test_alpha_and_beta_with_c_and_c_as_out(self):
+        a, b = self.operands(torch.float16, "mn", "k")
+        c = quarters(self.M, self.N, dtype=torch.float32)
+        expected = reference(a, b, alpha=0.5, beta=0.25, c=c)
+        self.assertMatches(ptxgen.gemm(a, b, c=c, alpha=0.5, beta=0.25, out_dtype="f32"),
+                           expected)
+        in_place = c.clone()
+        ptxgen.gemm(a, b, c=in_place, out=in_place, alpha=0.5, beta=0.25)
+        self.assertMatches(in_place, expected)
+
+    def test_three_dimensional_tensors_are_a_batch_like_bmm(self):
+        batch = 3
+        a = quarters(batch, self.M, self.K)
+        b = quarters(batch, self.K, self.N)
+        self.assertMatches(ptxgen.gemm(a, b), reference(a, b))
+        shared = quarters(self.N, dtype=torch.float32)
+        self.assertMatches(ptxgen.gemm(a, b, bias=shared), reference(a, b, bias=shared))
+        each = quarters(batch, self.N, dtype=torch.float32)
+        self.assertMatches(ptxgen.gemm(a, b, bias=each), reference(a, b, bias=each))
+        weights_t = quarters(batch, self.N, self.K).transpose(1, 2)  # K-major B per batch
+        self.assertMatches(ptxgen.gemm(a, weights_t), reference(a, weights_t))
+
+    def test_slices_of_wider_tensors_keep_their_leading_dimensions(self):
+        a = quarters(self.M, self.K + 64)[:, :self.K]
+        b = quarters(self.K, self.N + 24)[:, :self.N]
+        wide_out = torch.full((self.M, self.N + 8), float("nan"), device="cuda",
+                              dtype=torch.float16)
+        out = wide_out[:, :self.N]
+        ptxgen.gemm(a, b, out=out)
+        self.assertMatches(out, reference(a, b))
+        self.assertTrue(torch.isnan(wide_out[:, self.N:]).all().item(),
+                        "wrote past the slice")
+
+    def test_runs_on_the_current_torch_stream(self):
+        a, b = self.operands(torch.float16, "k", "k", 4096, 4096, 4096)
+        expected = reference(a, b)
+        streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+        outs = []
+        for stream in streams:  # the same problem at once on two streams
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                outs.append([ptxgen.gemm(a, b) for _ in range(4)])
+        for stream, results in zip(streams, outs):
+            torch.cuda.current_stream().wait_stream(stream)
+            for out in results:
+                out.record_stream(torch.cuda.current_stream())
+                self.assertMatches(out, expected)
+        explicit = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)
+        ptxgen.gemm(a, b, out=explicit, stream=streams[0])
+        streams[0].synchronize()
+        self.assertMatches(explicit, expected)
+
+    def test_refuses_what_the_device_path_checks(self):
+        a, b = self.operands(torch.float16, "k", "mn")
+        wide = quarters(self.M, self.K + 8)
+        with self.assertRaises(ptxgen.Error) as misaligned:  # starts 2 bytes in
+            ptxgen.gemm(wide[:, 1:self.K + 1], b)
+        self.assertEqual(misaligned.exception.status, "PTXGEN_STATUS_INVALID_VALUE")
+        self.assertIn("16-byte", str(misaligned.exception))
+        with self.assertRaises(ptxgen.Error) as odd:
+            ptxgen.gemm(quarters(self.M, 100), quarters(100, self.N))
+        self.assertIn("multiple of 8", str(odd.exception))
+        with self.assertRaises(ptxgen.Error) as on_cpu:
+            ptxgen.gemm(a.cpu(), b)
+        self.assertIn("not on a CUDA device", str(on_cpu.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

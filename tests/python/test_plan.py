@@ -1,0 +1,129 @@
+"""ptxgen.plan: the GEMM ptxgen.gemm would run, planned for a named device
+with no GPU, and what it generated; refusals as ptxgen.Error with the
+library's message."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ptxgen
+
+# The README's problems at the size of its command-line examples.
+PLAIN = dict(m=4096, n=4096, k=4096)
+FUSED = dict(m=4096, n=4096, k=4096, dtype="bf16", b_major="mn", out_dtype="f32",
+             bias="n", activation="gelu")
+
+
+@pytest.fixture(scope="module", params=[(PLAIN, 132), (PLAIN, 66), (FUSED, 132), (FUSED, 66)],
+                ids=["plain-132", "plain-66", "fused-132", "fused-66"])
+def readme_plan(request):
+    problem, sms = request.param
+    return ptxgen.plan(**problem, sms=sms), problem, sms
+
+
+def test_plans_the_readmes_problems_without_a_gpu(readme_plan):
+    plan, _, sms = readme_plan
+    assert isinstance(plan, ptxgen.Plan)
+    assert plan.kernel_name in plan.source
+    assert 'extern "C" __global__' in plan.source
+    assert ".target sm_90a" in plan.ptx
+    assert f".entry {plan.kernel_name}" in plan.ptx
+    assert plan.cubin.startswith(b"\x7fELF")
+    x, y, z, cluster = plan.grid
+    assert 1 <= x <= sms and (y, z) == (1, 1) and cluster in (1, 2)
+
+
+def test_shows_what_ptxas_reports_and_the_launch_needs(readme_plan):
+    plan, _, _ = readme_plan
+    resources = plan.resources
+    assert 0 < resources["registers"] <= 255
+    assert resources["spill_store_bytes"] == resources["spill_load_bytes"] == 0
+    assert 0 < resources["shared_bytes"] <= 227 * 1024
+    assert resources["threads_per_block"] >= 128
+    assert plan.config in repr(plan)
+
+
+def test_names_the_configuration_and_what_it_computes(readme_plan):
+    plan, problem, _ = readme_plan
+    assert plan.config.startswith(("ws ", "v1 "))
+    expected = "f16.kk->f16" if problem is PLAIN else "bf16.km->f32+bias_n.f32+gelu"
+    assert plan.form == expected
+
+
+def test_the_same_problem_plans_the_same_text():
+    first, second = ptxgen.plan(**PLAIN), ptxgen.plan(**PLAIN)
+    assert first.source == second.source and first.ptx == second.ptx
+    assert first.config == second.config
+
+
+def test_keywords_take_the_spellings_of_torch_and_the_command_line():
+    spelled = ptxgen.plan(m=4096, n=4096, k=4096, dtype="bfloat16", b_major="n",
+                          out_dtype="float32", bias="n", bias_dtype="float32",
+                          activation="gelu")
+    assert spelled.source == ptxgen.plan(**FUSED).source
+    assert ptxgen.plan(**PLAIN, activation="none").form == "f16.kk->f16"
+
+
+def expect_refused(status, rule, **keywords):
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.plan(**keywords)
+    assert refused.value.status == status
+    assert rule in str(refused.value)
+    assert refused.value.message == str(refused.value)
+
+
+def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
+    invalid = "PTXGEN_STATUS_INVALID_VALUE"
+    expect_refused(invalid, "ptxgenPlanGemm: GEMM: k=0 is outside 1..2147483647",
+                   m=4096, n=4096, k=0)
+    expect_refused(invalid, "k must be a multiple of 8", m=4096, n=4096, k=4100)
+    expect_refused(invalid, "element type must be f16 or bf16, not f32",
+                   m=4096, n=4096, k=4096, dtype="f32")
+    expect_refused(invalid, "batch=0 is outside 1..65535", m=4096, n=4096, k=4096, batch=0)
+    expect_refused(invalid, "lda=100 must be at least the stored row",
+                   m=4096, n=4096, k=4096, lda=100)
+
+
+def test_refuses_targets_by_their_rules():
+    expect_refused("PTXGEN_STATUS_INVALID_VALUE", "GEMM target: sm_count=0 is outside 1..1024",
+                   **PLAIN, sms=0)
+    expect_refused("PTXGEN_STATUS_INVALID_VALUE", "below the 49152 bytes",
+                   **PLAIN, shared_bytes=16 * 1024)
+    # A valid target the chosen kernel does not fit.
+    expect_refused("PTXGEN_STATUS_NOT_SUPPORTED", "the target gives at most 102400",
+                   **PLAIN, shared_bytes=100 * 1024)
+
+
+def test_refuses_keywords_outside_their_values_before_the_library():
+    invalid = "PTXGEN_STATUS_INVALID_VALUE"
+    expect_refused(invalid, "ptxgen.plan: activation='swish' is not one of None, 'relu', "
+                   "'gelu', 'gelu_tanh', 'silu'", **PLAIN, activation="swish")
+    expect_refused(invalid, "a_major='x' is not one of 'k', 'mn', 'm'", **PLAIN, a_major="x")
+    expect_refused(invalid, "dtype='f8' is not one of 'f16', 'bf16', 'f32'", **PLAIN, dtype="f8")
+    expect_refused(invalid, "bias='k' is not one of None, 'm', 'n'", **PLAIN, bias="k")
+    expect_refused(invalid, "m=4096.5 is not an integer", m=4096.5, n=4096, k=4096)
+    expect_refused(invalid, f"n={2**70} does not fit in 64 bits", m=4096, n=2**70, k=4096)
+    expect_refused(invalid, "alpha=inf must be finite", **PLAIN, alpha=float("inf"))
+    expect_refused(invalid, f"sms={2**40} does not fit in 32 bits", **PLAIN, sms=2**40)
+
+
+def test_a_missing_library_is_an_error_naming_where_it_looked():
+    script = ("import ptxgen\n"
+              "try:\n    ptxgen.plan(m=64, n=64, k=64)\n"
+              "except ptxgen.Error as e:\n    print(e.status, e)\n")
+    environment = dict(os.environ, PTXGEN_LIBRARY="/nonexistent/libptxgen.so")
+    run = subprocess.run([sys.executable, "-c", script], env=environment,
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.startswith("PTXGEN_STATUS_NO_LIBRARY ptxgen: cannot load libptxgen.so "
+                                 "from /nonexistent/libptxgen.so")
+    assert "tools/python_install.sh" in run.stdout
+
+
+def test_importing_needs_no_library():
+    environment = dict(os.environ, PTXGEN_LIBRARY="/nonexistent/libptxgen.so")
+    subprocess.run([sys.executable, "-c", "import ptxgen"], env=environment, check=True)
+
+
+def test_the_library_has_the_packages_version():
+    assert ptxgen.version() == "0.1.0"
