@@ -44,7 +44,7 @@ step "cmake build" cmake --build "$work/build" -j "$jobs"
 warnings=$(grep -c "warning:" "$work/step.log")
 echo "cmake_check: library and CLI built in $((SECONDS - start)) s ($warnings compiler warnings)"
 step "cmake install" cmake --install "$work/build"
-for file in include/ptxgen/version.h include/ptxgen/gemm/plan.h lib/libptxgen.a bin/ptxgen \
+for file in include/ptxgen/version.h include/ptxgen/gemm/plan.h lib/libptxgen_cxx.a bin/ptxgen \
             lib/cmake/ptxgen/ptxgenConfig.cmake lib/cmake/ptxgen/ptxgenConfigVersion.cmake \
             lib/cmake/ptxgen/ptxgenTargets.cmake lib/pkgconfig/ptxgen.pc; do
   [ -e "$prefix/$file" ] || fail "not installed: $file"
