@@ -24,7 +24,6 @@
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
-#include "ptxgen/runtime/driver.h"
 #include "ptxgen/version.h"
 
 static_assert(std::is_same_v<ptxgenStream_t, CUstream>,
@@ -124,16 +123,10 @@ absl::StatusOr<gemm::GemmProblem> ValidProblem(const ptxgenGemmProblem_t& proble
 // The device Gemm::Prepare plans for: the current context's, else device 0
 // (whose primary context Prepare then makes current).
 absl::StatusOr<runtime::DeviceProperties> DeviceToPrepareOn() {
-  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-  if (!driver.ok()) return driver.status();
-  CUcontext current = nullptr;
-  if (absl::Status got = (*driver)->Check((*driver)->cuCtxGetCurrent(&current),
-                                          "cuCtxGetCurrent");
-      !got.ok()) {
-    return got;
-  }
-  return current != nullptr ? runtime::CurrentDeviceProperties()
-                            : runtime::GetDeviceProperties(0);
+  absl::StatusOr<CUcontext> current = runtime::CurrentContext();
+  if (!current.ok()) return current.status();
+  return *current != nullptr ? runtime::CurrentDeviceProperties()
+                             : runtime::GetDeviceProperties(0);
 }
 
 // Whether there is a device, and one that runs sm_90a: each its own status,

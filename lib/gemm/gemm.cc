@@ -16,7 +16,6 @@
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
-#include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 #include "ptxgen/runtime/module.h"
 #include "ptxgen/runtime/tensor_map.h"
@@ -59,15 +58,8 @@ namespace {
 // retained primary context lives as long as the process: modules loaded
 // into it must stay valid.
 absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
-  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-  if (!driver.ok()) return driver.status();
-  CUcontext current = nullptr;
-  if (absl::Status got = (*driver)->Check((*driver)->cuCtxGetCurrent(&current),
-                                          "cuCtxGetCurrent");
-      !got.ok()) {
-    return got;
-  }
-  if (current != nullptr) return current;
+  absl::StatusOr<CUcontext> current = runtime::CurrentContext();
+  if (!current.ok() || *current != nullptr) return current;
   static absl::once_flag once;
   static absl::StatusOr<runtime::PrimaryContext>* primary = nullptr;
   absl::call_once(once, [] {

@@ -56,7 +56,7 @@ absl::Status PrimaryContext::SetCurrent() const {
                         absl::StrCat("cuCtxSetCurrent(device ", ordinal_, ")"));
 }
 
-absl::StatusOr<CUdevice> CurrentDevice() {
+absl::StatusOr<CUcontext> CurrentContext() {
   absl::StatusOr<const Driver*> driver = Driver::Get();
   if (!driver.ok()) return driver.status();
   CUcontext context = nullptr;
@@ -65,7 +65,15 @@ absl::StatusOr<CUdevice> CurrentDevice() {
       !status.ok()) {
     return status;
   }
-  if (context == nullptr) {
+  return context;
+}
+
+absl::StatusOr<CUdevice> CurrentDevice() {
+  absl::StatusOr<const Driver*> driver = Driver::Get();
+  if (!driver.ok()) return driver.status();
+  absl::StatusOr<CUcontext> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  if (*context == nullptr) {
     return absl::FailedPreconditionError(
         "no CUDA context is current on this thread: retain a PrimaryContext "
         "and call its SetCurrent() first");

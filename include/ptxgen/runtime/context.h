@@ -49,6 +49,9 @@ class PrimaryContext {
   CUcontext context_ = nullptr;
 };
 
+// The calling thread's current context, or nullptr when none is current.
+absl::StatusOr<CUcontext> CurrentContext();
+
 // The device of the calling thread's current context; FailedPrecondition
 // when no context is current.
 absl::StatusOr<CUdevice> CurrentDevice();
