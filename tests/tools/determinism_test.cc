@@ -6,9 +6,7 @@
 // reviews of generated text depend on the process (addresses, hash seeds,
 // unordered iteration, uninitialized memory).
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,83 +25,20 @@
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "tests/gen/golden_cases.h"
+#include "tests/support/ptxgen_process.h"
 #include "tests/support/text.h"
-
-extern char** environ;
 
 namespace {
 
-using ptxgen::testing_support::ReadFile;
 
-// Under `bazel test` the working directory is the runfiles root.
-constexpr char kPtxgen[] = "tools/ptxgen";
-
-std::string NewTestDirectory(absl::string_view label) {
-  const ::testing::TestInfo* test =
-      ::testing::UnitTest::GetInstance()->current_test_info();
-  const char* root = std::getenv("TEST_TMPDIR");
-  const std::string path =
-      absl::StrCat(root != nullptr ? root : "/tmp", "/", test->test_suite_name(),
-                   ".", test->name(), ".", label);
-  mkdir(path.c_str(), 0700);
-  return path;
-}
-
-struct Result {
-  int status = -1;  // the exit status; -1 when it did not exit normally
-  std::string out;
-  std::string err;
-};
-
-// This process's environment without any PTXGEN_ variable (a developer's
-// settings must not leak in), plus PTXGEN_CACHE_DIR=`cache_dir`.
-std::vector<std::string> Environment(const std::string& cache_dir) {
-  std::vector<std::string> entries;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!absl::StartsWith(*entry, "PTXGEN_")) entries.emplace_back(*entry);
-  }
-  entries.push_back(absl::StrCat("PTXGEN_CACHE_DIR=", cache_dir));
-  return entries;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
+using ptxgen::testing_support::NewTestDirectory;
+using Result = ptxgen::testing_support::ProcessResult;
 
 // Runs ptxgen with `args` in a new process, with a cache folder of its own.
 Result Ptxgen(const std::vector<std::string>& args) {
   static int runs = 0;
-  const int run = runs++;
-  const std::string prefix = absl::StrCat(NewTestDirectory("runs"), "/", run);
-  std::vector<std::string> argv = {kPtxgen};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env =
-      Environment(NewTestDirectory(absl::StrCat("cache", run)));
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (prefix + ".out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (prefix + ".err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, kPtxgen, &actions, nullptr,
-                                  Pointers(argv).data(), Pointers(env).data());
-  posix_spawn_file_actions_destroy(&actions);
-  Result result;
-  if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << kPtxgen << ": " << std::strerror(spawned);
-    return result;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
-  result.out = ReadFile(prefix + ".out");
-  result.err = ReadFile(prefix + ".err");
-  return result;
+  return ptxgen::testing_support::RunPtxgen(
+      args, {{"PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++))}});
 }
 
 // The configuration the tool reported on stderr: the one "ptxgen: " line

@@ -3,9 +3,7 @@
 // PTXGEN_CACHE_DIR under $TEST_TMPDIR, so nothing touches ~/.cache.
 #include <dirent.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,98 +21,25 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "tests/support/ptxgen_process.h"
 #include "tests/support/text.h"
-
-extern char** environ;
 
 namespace {
 
 using ptxgen::testing_support::Contains;
-using ptxgen::testing_support::ReadFile;
 
-// Under `bazel test` the working directory is the runfiles root.
-constexpr char kPtxgen[] = "tools/ptxgen";
-
-// A new directory unique to the running test.
-std::string NewTestDirectory(absl::string_view label) {
-  const ::testing::TestInfo* test =
-      ::testing::UnitTest::GetInstance()->current_test_info();
-  const char* root = std::getenv("TEST_TMPDIR");
-  const std::string path =
-      absl::StrCat(root != nullptr ? root : "/tmp", "/",
-                   test->test_suite_name(), ".", test->name(), ".", label);
-  mkdir(path.c_str(), 0700);
-  return path;
-}
-
-struct Result {
-  int status = -1;  // the exit status; -1 when it did not exit normally
-  std::string out;
-  std::string err;
-};
-
-// The environment of a run: this process's, without any PTXGEN_ variable
-// (a developer's settings must not leak in), plus `overrides`.
-std::vector<std::string> Environment(
-    const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> entries;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const absl::string_view text(*entry);
-    const std::string name(text.substr(0, text.find('=')));
-    if (absl::StartsWith(name, "PTXGEN_") || overrides.count(name) > 0) {
-      continue;
-    }
-    entries.emplace_back(text);
-  }
-  for (const auto& [name, value] : overrides) {
-    entries.push_back(absl::StrCat(name, "=", value));
-  }
-  return entries;
-}
-
-std::vector<char*> Pointers(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
+using ptxgen::testing_support::NewTestDirectory;
+using ptxgen::testing_support::RunPtxgen;
+using ptxgen::testing_support::StdoutTarget;
+using Result = ptxgen::testing_support::ProcessResult;
 
 // Runs ptxgen with `args`. PTXGEN_CACHE_DIR is a new directory for this run
 // alone unless `overrides` names one.
-Result Ptxgen(std::vector<std::string> args,
+Result Ptxgen(const std::vector<std::string>& args,
               std::map<std::string, std::string> overrides = {}) {
   static int runs = 0;
-  const int run = runs++;
-  const std::string prefix = absl::StrCat(NewTestDirectory("runs"), "/", run);
-  overrides.emplace("PTXGEN_CACHE_DIR",
-                    NewTestDirectory(absl::StrCat("cache", run)));
-  std::vector<std::string> argv = {kPtxgen};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = Environment(overrides);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
-                                   (prefix + ".out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
-                                   (prefix + ".err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, kPtxgen, &actions, nullptr,
-                                  Pointers(argv).data(), Pointers(env).data());
-  posix_spawn_file_actions_destroy(&actions);
-  Result result;
-  if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << kPtxgen << ": " << std::strerror(spawned);
-    return result;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
-  result.out = ReadFile(prefix + ".out");
-  result.err = ReadFile(prefix + ".err");
-  return result;
+  overrides.emplace("PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++)));
+  return RunPtxgen(args, overrides);
 }
 
 std::vector<std::string> Args(absl::string_view line) {
@@ -585,37 +510,11 @@ TEST(PtxgenTest, SameRequestSameBytes) {
 
 // Runs ptxgen with its stdout on `device`, or closed when `device` is empty
 // (the shell's >&-); stderr is captured.
-Result PtxgenWritingTo(const std::string& device,
-                       std::vector<std::string> args) {
-  const std::string err = NewTestDirectory("stdout") + "/err";
-  std::vector<std::string> argv = {kPtxgen};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env =
-      Environment({{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}});
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (device.empty()) {
-    posix_spawn_file_actions_addclose(&actions, STDOUT_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, device.c_str(),
-                                     O_WRONLY, 0);
-  }
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, kPtxgen, &actions, nullptr,
-                                  Pointers(argv).data(), Pointers(env).data());
-  posix_spawn_file_actions_destroy(&actions);
-  Result result;
-  if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << kPtxgen << ": " << std::strerror(spawned);
-    return result;
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
-  result.err = ReadFile(err);
-  return result;
+Result PtxgenWritingTo(const std::string& device, const std::vector<std::string>& args) {
+  StdoutTarget target;
+  target.kind = device.empty() ? StdoutTarget::Kind::kClosed : StdoutTarget::Kind::kDevice;
+  target.device = device;
+  return RunPtxgen(args, {{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}}, target);
 }
 
 // Long output fails while it is written, short output only when flushed.
