@@ -129,14 +129,6 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   return problem;
 }
 
-// The elements of a packed row of each operand as stored.
-int64_t PackedLda(const gemm::GemmProblem& p) {
-  return p.a_major == ptx::MajorOrder::kK ? p.k : p.m;
-}
-int64_t PackedLdb(const gemm::GemmProblem& p) {
-  return p.b_major == ptx::MajorOrder::kK ? p.k : p.n;
-}
-
 // The flags (as given, in --help order) that make `problem` other than the
 // plain C = A * B^T, packed, of one batch; empty for the plain problem. A
 // leading dimension equal to the packed row, alpha 1 and the like are plain.
@@ -145,13 +137,17 @@ std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
   const auto given = [&](const char* name) {
     return absl::StrCat("--", name, "=", flags.Text(name));
   };
+  // The library's packed leading dimensions for these majors.
+  gemm::GemmProblem unpadded = p;
+  unpadded.lda = unpadded.ldb = unpadded.ldc = unpadded.ldd = 0;
+  const gemm::GemmProblem packed = gemm::Resolved(unpadded);
   std::vector<std::string> found;
   if (p.a_major != ptx::MajorOrder::kK) found.push_back(given("a-major"));
   if (p.b_major != ptx::MajorOrder::kK) found.push_back(given("b-major"));
-  if (p.lda != 0 && p.lda != PackedLda(p)) found.push_back(given("lda"));
-  if (p.ldb != 0 && p.ldb != PackedLdb(p)) found.push_back(given("ldb"));
-  if (p.ldc != 0 && p.ldc != p.n) found.push_back(given("ldc"));
-  if (p.ldd != 0 && p.ldd != p.n) found.push_back(given("ldd"));
+  if (p.lda != 0 && p.lda != packed.lda) found.push_back(given("lda"));
+  if (p.ldb != 0 && p.ldb != packed.ldb) found.push_back(given("ldb"));
+  if (p.ldc != 0 && p.ldc != packed.ldc) found.push_back(given("ldc"));
+  if (p.ldd != 0 && p.ldd != packed.ldd) found.push_back(given("ldd"));
   if (p.batch != 1) found.push_back(given("batch"));
   if (p.alpha != 1.0f) found.push_back(given("alpha"));
   if (p.beta != 0.0f) found.push_back(given("beta"));

@@ -445,14 +445,6 @@ std::string SyncConsumer(Generation& g) {
                     {{"id", "1u + consumer"}, {"threads", "plan::kThreadsPerWarpgroup"}});
 }
 
-// The consumers' accumulators stored with `stmatrix` (layer 1's layout).
-absl::StatusOr<ptx::AccumulatorStMatrix> AccumulatorStore(const Generation& g,
-                                                          const ptx::StMatrix& stmatrix) {
-  absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(ConsumerMma(g));
-  if (!fragment.ok()) return fragment.status();
-  return ptx::AccumulatorStMatrix::Of(*fragment, stmatrix);
-}
-
 // What the TMA store stages of accumulator `reg` of slice s: alpha times
 // it, or with epilogue ops their transform at its place in the tile.
 std::string TmaStoreValue(const Generation& g, const std::string& reg) {
@@ -466,15 +458,10 @@ std::string TmaStoreValue(const Generation& g, const std::string& reg) {
 // bias read at the nearest place inside m x n. The store clips what lies
 // outside, and without a branch per value their latencies overlap (checked
 // and branching, a fused GELU made the GEMM 15-25% slower).
-std::string TmaStoreTransform(Generation& g) {
+std::string TmaStoreTransform(Generation& g, const ptx::AccumulatorFragment& fragment) {
   if (!HasEpilogueOps(g.form)) return "";
-  absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(ConsumerMma(g));
-  if (!fragment.ok()) {
-    g.Check(fragment.status());
-    return "";
-  }
   return absl::StrCat(
-      fragment->DeviceFunctions(), "\n", EpilogueValueFunction(g.form, g.ops), "\n",
+      fragment.DeviceFunctions(), "\n", EpilogueValueFunction(g.form, g.ops), "\n",
       "__device__ __forceinline__ float tma_value(const EpilogueArgs& e, float value,\n"
       "    int batch, int row, int column) {\n"
       "  return epilogue_value(e, value, batch, min(row, e.m - 1), min(column, e.n - 1));\n"
@@ -486,7 +473,10 @@ std::string TmaStoreTransform(Generation& g) {
 // each value packs).
 std::string TmaEpilogue(Generation& g) {
   const ptx::StMatrix stmatrix;  // .x4, not transposed
-  absl::StatusOr<ptx::AccumulatorStMatrix> layout = AccumulatorStore(g, stmatrix);
+  absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(ConsumerMma(g));
+  absl::StatusOr<ptx::AccumulatorStMatrix> layout =
+      fragment.ok() ? ptx::AccumulatorStMatrix::Of(*fragment, stmatrix)
+                    : absl::StatusOr<ptx::AccumulatorStMatrix>(fragment.status());
   if (!layout.ok()) {
     g.Check(layout.status());
     return "";
@@ -494,7 +484,7 @@ std::string TmaEpilogue(Generation& g) {
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   store.rank = 3;
-  return absl::StrCat(layout->DeviceFunctions(), "\n", TmaStoreTransform(g), Fill(
+  return absl::StrCat(layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment), Fill(
       g, "gemm_epilogue_tma.cu",
       {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
        {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
