@@ -106,9 +106,9 @@ Registry& LoadedKernels() {
   return *registry;
 }
 
-// A 3-D map (contiguous, other, batch) over a batch of row-major matrices
-// stored `rows` x `columns` with leading dimension `ld` and batch stride
-// `stride` (elements), read in boxes of `box`.
+// A map (contiguous, other[, batch]) of box.rank over a batch of row-major
+// matrices stored `rows` x `columns` with leading dimension `ld` and batch
+// stride `stride` (elements), read in boxes of `box`.
 absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
                                        ptx::ScalarType element,
                                        CUdeviceptr address, int64_t rows,
@@ -118,13 +118,18 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
   runtime::TensorMapSpec spec;
   spec.element = element;
   spec.global_address = address;
-  spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows),
-               static_cast<uint64_t>(batch)};
-  // A batch of one never steps the third dimension; any legal stride does.
-  spec.strides_bytes = {static_cast<uint64_t>(ld) * element_bytes,
-                        static_cast<uint64_t>(batch > 1 ? stride : ld * rows) *
-                            element_bytes};
-  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer), 1};
+  spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows)};
+  spec.strides_bytes = {static_cast<uint64_t>(ld) * element_bytes};
+  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer)};
+  if (box.rank == 3) {
+    spec.dims.push_back(static_cast<uint64_t>(batch));
+    // A batch of one never steps the third dimension; any legal stride does.
+    spec.strides_bytes.push_back(
+        static_cast<uint64_t>(batch > 1 ? stride : ld * rows) * element_bytes);
+    spec.box.push_back(1);
+  } else if (batch != 1) {
+    return absl::InternalError("a kernel without a batch dimension was given a batch");
+  }
   spec.swizzle = box.swizzle;
   spec.l2_promotion = runtime::L2Promotion::k256B;
   return runtime::EncodeTensorMap(spec);

@@ -125,6 +125,8 @@ GemmForm PlainForm(ptx::ScalarType element) {
   return form;
 }
 
+int GemmMapRank(const GemmForm& form) { return form.batched ? 3 : 2; }
+
 bool HasEpilogueOps(const GemmForm& form) {
   return form.reads_c || form.bias != BiasAlong::kNone ||
          form.activation != Activation::kNone;

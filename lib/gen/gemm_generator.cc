@@ -173,23 +173,28 @@ std::string WaitGroup(Generation& g, int pending) {
                     ptx::WgmmaWaitGroup(pending), {});
 }
 
-// One TMA box of an operand's 3-D map (contiguous, other, batch) into
-// `dst`, optionally multicast into both CTAs of the cluster.
+// The coordinates of a TMA box in a map of the form's rank.
+std::string TmaCoordinates(const Generation& g, const std::string& contiguous,
+                           const std::string& other) {
+  return absl::StrCat("{(unsigned)(", contiguous, "), (unsigned)(", other, ")",
+                      GemmMapRank(g.form) == 3 ? ", (unsigned)batch" : "", "}");
+}
+
+// One TMA box of an operand's map into `dst`, optionally multicast into
+// both CTAs of the cluster.
 std::string TmaLoad(Generation& g, const std::string& dst,
                     const std::string& map, const std::string& contiguous,
                     const std::string& other, const std::string& barrier,
                     bool multicast = false) {
   ptx::TensorLoad load;
-  load.rank = 3;
+  load.rank = GemmMapRank(g.form);
   load.multicast = multicast;
-  DeviceOps::Arguments arguments = {
-      {"dst", dst},
-      {"tensor_map", map},
-      {"coords", absl::StrCat("{(unsigned)(", contiguous, "), (unsigned)(", other,
-                              "), (unsigned)batch}")},
-      {"mbarrier", barrier}};
+  DeviceOps::Arguments arguments = {{"dst", dst},
+                                    {"tensor_map", map},
+                                    {"coords", TmaCoordinates(g, contiguous, other)},
+                                    {"mbarrier", barrier}};
   if (multicast) arguments["cta_mask"] = "(unsigned short)0x3";
-  return g.ops.Call(multicast ? "tma_load_3d_multicast" : "tma_load_3d",
+  return g.ops.Call(absl::StrCat("tma_load_", load.rank, "d", multicast ? "_multicast" : ""),
                     ptx::CpAsyncBulkTensorLoad(load), arguments);
 }
 
@@ -483,7 +488,7 @@ std::string TmaEpilogue(Generation& g) {
   }
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
-  store.rank = 3;
+  store.rank = GemmMapRank(g.form);
   return absl::StrCat(layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment), Fill(
       g, "gemm_epilogue_tma.cu",
       {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
@@ -500,11 +505,12 @@ std::string TmaEpilogue(Generation& g) {
        {"FENCE_PROXY", g.ops.Call("fence_proxy_async_shared",
                                   ptx::FenceProxyAsyncSharedCta(), {})},
        {"STORE_CHUNK",
-        g.ops.Call("tma_store_3d", ptx::CpAsyncBulkTensorStore(store),
+        g.ops.Call(absl::StrCat("tma_store_", store.rank, "d"),
+                   ptx::CpAsyncBulkTensorStore(store),
                    {{"tensor_map", "e.d_map_address"},
-                    {"coords", "{(unsigned)(n0 + plan::kStoreChunkColumns * "
-                               "(pass * plan::kStorePassChunks + chunk)), (unsigned)m0, "
-                               "(unsigned)batch}"},
+                    {"coords", TmaCoordinates(g, "n0 + plan::kStoreChunkColumns * "
+                                                 "(pass * plan::kStorePassChunks + chunk)",
+                                              "m0")},
                     {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
        {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})},
        {"DRAIN", g.ops.Call("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false), {})}}));
@@ -780,7 +786,8 @@ GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
   g.Check(layout.status());
   const int outer = tile.major == ptx::MajorOrder::kK ? rows : tile.k_extent;
-  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer, tile.swizzle};
+  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer, tile.swizzle,
+                       GemmMapRank(g.form)};
 }
 
 }  // namespace
@@ -788,11 +795,11 @@ GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
 const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
   static const auto* const parameters = new std::vector<GemmKernelParameterSpec>{
       {GemmKernelParameter::kAMap, "const __grid_constant__ TensorMap a_map",
-       "TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major"},
+       "TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major"},
       {GemmKernelParameter::kBMap, "const __grid_constant__ TensorMap b_map",
-       "TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major"},
+       "TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major"},
       {GemmKernelParameter::kDMap, "const __grid_constant__ TensorMap d_map",
-       "TMA map of D (n, m, batch), for the TMA-store epilogue"},
+       "TMA map of D (n, m[, batch]), for the TMA-store epilogue"},
       {GemmKernelParameter::kD, "void* __restrict__ d",
        "D [m, n] per batch, for the direct epilogue"},
       {GemmKernelParameter::kC, "const void* c", "C [m, n] per batch (may be D)"},
@@ -863,7 +870,7 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     gemm.d_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
-                               ptx::Swizzle::k128B};
+                               ptx::Swizzle::k128B, GemmMapRank(form)};
   }
   return gemm;
 }

@@ -238,7 +238,13 @@ struct GemmTensorBox {
   int inner = 0;
   int outer = 0;
   ptx::Swizzle swizzle = ptx::Swizzle::kNone;
+  // The map's dimensions: (contiguous, other), and batch for a batched form.
+  int rank = 2;
 };
+
+// The rank of a form's TMA maps: a batch dimension only when the kernel
+// steps through batches (a 3-D box costs a coordinate per copy for nothing).
+int GemmMapRank(const GemmForm& form);
 
 // One number the host planned, as the generated kernel declares it:
 // `constexpr <type> plan::<name> = <value>;`.
@@ -257,8 +263,8 @@ struct GeneratedGemm {
   GemmForm form;
   int threads_per_block = 0;
   int shared_bytes = 0;  // dynamic shared memory, alignment slack included
-  // Boxes of the operands' TMA maps: {inner, outer} of a 3-D map whose
-  // dimensions are (contiguous, other, batch), one batch per box.
+  // Boxes of the operands' TMA maps: {inner, outer} of a map whose
+  // dimensions are (contiguous, other[, batch]), one batch per box.
   GemmTensorBox a_box;
   GemmTensorBox b_box;
   GemmTensorBox d_box;  // kTmaStore only

@@ -14,9 +14,9 @@
 // kBarrierOffset, after every TMA destination.
 //
 // Parameters (gen::GemmKernelParameters, in order):
-//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major
-//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major
-//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m, batch), for the TMA-store epilogue
+//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m[, batch]), for the TMA-store epilogue
 //   void* __restrict__ d: D [m, n] per batch, for the direct epilogue
 //   const void* c: C [m, n] per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch

@@ -14,9 +14,9 @@
 // kBarrierOffset, after every TMA destination.
 //
 // Parameters (gen::GemmKernelParameters, in order):
-//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major
-//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major
-//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m, batch), for the TMA-store epilogue
+//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m[, batch]), for the TMA-store epilogue
 //   void* __restrict__ d: D [m, n] per batch, for the direct epilogue
 //   const void* c: C [m, n] per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
@@ -109,14 +109,13 @@ __device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase)
       : "memory");
 }
 
-// cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
-__device__ __forceinline__ void tma_load_3d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[3], unsigned mbarrier) {
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+__device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-      "[%1, {%2, %3, %4}], [%5];\n"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+      "[%1, {%2, %3}], [%4];\n"
       :
-      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
-        "r"(mbarrier)
+      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier)
       : "memory");
 }
 
@@ -425,8 +424,8 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
   for (int k0 = 0; k0 < k; k0 += plan::kBlockK) {
     if (threadIdx.x == 0) {
       mbarrier_arrive_expect_tx(full, plan::kStageTxBytes);
-      tma_load_3d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0), (unsigned)batch}, full);
-      tma_load_3d(b_tile, b_map_address, {(unsigned)(k0), (unsigned)(n0), (unsigned)batch}, full);
+      tma_load_2d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0)}, full);
+      tma_load_2d(b_tile, b_map_address, {(unsigned)(k0), (unsigned)(n0)}, full);
       mbarrier_wait(full, phase);
     }
     __syncthreads();

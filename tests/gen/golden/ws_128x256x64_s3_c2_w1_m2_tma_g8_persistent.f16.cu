@@ -18,9 +18,9 @@
 // cluster's work schedule at kScheduleOffset.
 //
 // Parameters (gen::GemmKernelParameters, in order):
-//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major
-//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major
-//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m, batch), for the TMA-store epilogue
+//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m[, batch]), for the TMA-store epilogue
 //   void* __restrict__ d: D [m, n] per batch, for the direct epilogue
 //   const void* c: C [m, n] per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
@@ -227,35 +227,34 @@ __device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&v
       : "memory");
 }
 
-// cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
-__device__ __forceinline__ void tma_load_3d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[3], unsigned mbarrier) {
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+__device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-      "[%1, {%2, %3, %4}], [%5];\n"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+      "[%1, {%2, %3}], [%4];\n"
       :
-      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
-        "r"(mbarrier)
+      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier)
       : "memory");
 }
 
-// cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[3], unsigned mbarrier, unsigned short cta_mask) {
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier, unsigned short cta_mask) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
-      "[%1, {%2, %3, %4}], [%5], %6;\n"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%2, %3}], [%4], %5;\n"
       :
-      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
-        "r"(mbarrier), "h"(cta_mask)
+      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier),
+        "h"(cta_mask)
       : "memory");
 }
 
-// cp.async.bulk.tensor.3d.global.shared::cta.bulk_group
-__device__ __forceinline__ void tma_store_3d(unsigned long long tensor_map, const unsigned (&coords)[3], unsigned src) {
+// cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+__device__ __forceinline__ void tma_store_2d(unsigned long long tensor_map, const unsigned (&coords)[2], unsigned src) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], "
-      "[%4];\n"
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], "
+      "[%3];\n"
       :
-      : "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]), "r"(src)
+      : "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(src)
       : "memory");
 }
 
@@ -592,8 +591,8 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;
       const unsigned b_tile = a_tile + plan::kATileBytes;
       const int k0 = kt * plan::kBlockK;
-      tma_load_3d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0), (unsigned)batch}, full);
-      tma_load_3d_multicast(b_tile + rank * plan::kBBytesPerCta, b_map_address, {(unsigned)(k0), (unsigned)(n0 + (int)rank * plan::kBRowsPerCta), (unsigned)batch}, full, (unsigned short)0x3);
+      tma_load_2d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0)}, full);
+      tma_load_2d_multicast(b_tile + rank * plan::kBBytesPerCta, b_map_address, {(unsigned)(k0), (unsigned)(n0 + (int)rank * plan::kBRowsPerCta)}, full, (unsigned short)0x3);
       pipeline_advance(ring);
     }
   }
@@ -686,7 +685,7 @@ __device__ __forceinline__ void store_tile(
     if (thread == 0) {
 #pragma unroll
       for (int chunk = 0; chunk < plan::kStorePassChunks; ++chunk) {
-        tma_store_3d(e.d_map_address, {(unsigned)(n0 + plan::kStoreChunkColumns * (pass * plan::kStorePassChunks + chunk)), (unsigned)m0, (unsigned)batch}, c_tile + chunk * plan::kStoreChunkBytes);
+        tma_store_2d(e.d_map_address, {(unsigned)(n0 + plan::kStoreChunkColumns * (pass * plan::kStorePassChunks + chunk)), (unsigned)(m0)}, c_tile + chunk * plan::kStoreChunkBytes);
       }
       bulk_commit_group();
     }

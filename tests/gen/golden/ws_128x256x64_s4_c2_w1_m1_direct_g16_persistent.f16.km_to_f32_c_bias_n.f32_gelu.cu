@@ -18,9 +18,9 @@
 // cluster's work schedule at kScheduleOffset.
 //
 // Parameters (gen::GemmKernelParameters, in order):
-//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m, batch) K-major, (m, k, batch) MN-major
-//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n, batch) K-major, (n, k, batch) MN-major
-//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m, batch), for the TMA-store epilogue
+//   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major
+//   const __grid_constant__ TensorMap d_map: TMA map of D (n, m[, batch]), for the TMA-store epilogue
 //   void* __restrict__ d: D [m, n] per batch, for the direct epilogue
 //   const void* c: C [m, n] per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
@@ -136,14 +136,13 @@ __device__ __forceinline__ void setmaxnreg_inc_232() {
       : "n"(232));
 }
 
-// cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
-__device__ __forceinline__ void tma_load_3d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[3], unsigned mbarrier) {
+// cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+__device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
-      "[%1, {%2, %3, %4}], [%5];\n"
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+      "[%1, {%2, %3}], [%4];\n"
       :
-      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(coords[2]),
-        "r"(mbarrier)
+      : "r"(dst), "l"(tensor_map), "r"(coords[0]), "r"(coords[1]), "r"(mbarrier)
       : "memory");
 }
 
@@ -476,11 +475,11 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;
       const unsigned b_tile = a_tile + plan::kATileBytes;
       const int k0 = kt * plan::kBlockK;
-      tma_load_3d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0), (unsigned)batch}, full);
-      tma_load_3d(b_tile + 0u, b_map_address, {(unsigned)(n0 + 0), (unsigned)(k0), (unsigned)batch}, full);
-      tma_load_3d(b_tile + 8192u, b_map_address, {(unsigned)(n0 + 64), (unsigned)(k0), (unsigned)batch}, full);
-      tma_load_3d(b_tile + 16384u, b_map_address, {(unsigned)(n0 + 128), (unsigned)(k0), (unsigned)batch}, full);
-      tma_load_3d(b_tile + 24576u, b_map_address, {(unsigned)(n0 + 192), (unsigned)(k0), (unsigned)batch}, full);
+      tma_load_2d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0)}, full);
+      tma_load_2d(b_tile + 0u, b_map_address, {(unsigned)(n0 + 0), (unsigned)(k0)}, full);
+      tma_load_2d(b_tile + 8192u, b_map_address, {(unsigned)(n0 + 64), (unsigned)(k0)}, full);
+      tma_load_2d(b_tile + 16384u, b_map_address, {(unsigned)(n0 + 128), (unsigned)(k0)}, full);
+      tma_load_2d(b_tile + 24576u, b_map_address, {(unsigned)(n0 + 192), (unsigned)(k0)}, full);
       pipeline_advance(ring);
     }
   }
