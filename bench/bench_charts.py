@@ -25,7 +25,9 @@ def parse_table(text):
     """The rows of gemm_bench's table as dicts of its column names.
 
     Duplicate column names (TFLOP/s appears twice) get the peer's second
-    one as "peer TFLOP/s". Lines that are not table rows are skipped.
+    one as "peer TFLOP/s". Lines that are not table rows are skipped. Only
+    COLUMNS are required: the later ones (bound, floor ms and of floor since
+    the memory floor) are kept when present, so older saved tables parse.
     """
     lines = [line for line in text.splitlines() if line.strip()]
     if any(line.startswith("|") for line in lines):

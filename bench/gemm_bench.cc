@@ -6,6 +6,10 @@
 // epilogue) and cuBLASLt, with the same layout and fused epilogue, for the
 // others.
 //
+// --shapes=suite (the default) is the GEMM issues' mostly large problems;
+// --shapes=small the ones where tiles go idle or memory, not the tensor
+// cores, sets the pace (SmallShapes()).
+//
 // heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
 // one; compare: both, and whether the heuristic is within 5% of the tuned
 // best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
@@ -15,6 +19,12 @@
 // launch: the host time one call takes to validate and enqueue, ptxgen's
 // heuristic pick beside cuBLAS; a batch of short kernels waits for its
 // first enqueue. Prints Markdown tables, or CSV with --format=csv.
+//
+// Each row of the timed modes also gets its memory floor: the time to move
+// the bytes it must (A, B and D; C and the bias when read) once, at the
+// device-to-device copy bandwidth measured at start; `bound` says whether
+// that or the tensor cores' peak limits it (Roofline).
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,9 +45,10 @@
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 
 namespace ptxgen::gemm {
@@ -71,7 +82,7 @@ std::vector<std::string> EpilogueNames() {
 std::string Usage() {
   return absl::StrCat(
       "gemm_bench [--mode=", absl::StrJoin(kModes, "|"), "]\n"
-      "           [--dtype=f16,bf16] [--shapes=suite|MxNxK,...] [--repeats=N]\n"
+      "           [--dtype=f16,bf16] [--shapes=suite|small|MxNxK,...] [--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
       "           [--a-major=k,m] [--b-major=k,n] [--epilogue=", absl::StrJoin(EpilogueNames(), ","), "]\n"
       "           [--format=markdown|csv]\n"
@@ -84,7 +95,13 @@ std::string Usage() {
       "same layout and its fused BIAS, RELU_BIAS or GELU_BIAS epilogue (its\n"
       "GELU is the tanh form: gelu_tanh is the like-for-like row). --format=csv\n"
       "prints the table as CSV (the same columns) and the notes on stderr, for\n"
-      "bench/bench_charts.py.\n");
+      "bench/bench_charts.py. --shapes=suite (the default): the issues' ten,\n"
+      "mostly large; small: 26 LLM shapes with small m, small n, short k, or\n"
+      "a small output over a long k. Rows end with bound (memory when the\n"
+      "row's FLOP per floor byte is under the ridge in the notes), floor ms\n"
+      "(A, B, D, and C and the bias when read, each moved once at the\n"
+      "measured device-to-device copy bandwidth) and of floor (floor ms /\n"
+      "ptxgen ms).\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -177,6 +194,46 @@ std::vector<GemmProblem> SuiteShapes() {
           {7777, 3333, 4104}};
 }
 
+// The shapes SuiteShapes() hardly has, where a large tile idles or few
+// tiles fill the GPU and memory rather than the tensor cores sets the
+// floor: projections of Llama-3 8B and 70B and of 13B-class models
+// (hidden 4096, 5120, 8192; MLP 14336, 28672), with m x n x k = tokens x
+// out x in features.
+std::vector<GemmProblem> SmallShapes() {
+  return {
+      // Decode: m of 1..128 tokens against a whole weight matrix.
+      {1, 4096, 4096}, {2, 5120, 5120}, {4, 28672, 4096}, {8, 4096, 14336},
+      {16, 8192, 8192}, {32, 10240, 8192}, {64, 8192, 28672}, {128, 28672, 8192},
+      // The same transposed (weights as A, tokens in n), as column-major
+      // callers pose it: small n, which only swapping A and B fills.
+      {4096, 1, 4096}, {6144, 4, 4096}, {14336, 8, 4096}, {4096, 32, 14336},
+      {28672, 64, 8192}, {8192, 128, 28672},
+      // Short k (attention scores over a 128 head, LoRA rank 64, a 512
+      // latent): few k-steps per tile, writing D dominates.
+      {1024, 4096, 512}, {4096, 4096, 256}, {8192, 8192, 1024}, {4096, 4096, 128},
+      {8192, 14336, 64}, {16384, 5120, 512},
+      // A small output over a long k (weight gradients, k = tokens): fewer
+      // tiles than SMs unless k is split.
+      {1024, 1024, 8192}, {512, 1024, 16384}, {1024, 512, 14336}, {256, 256, 28672},
+      {1024, 1024, 32768}, {1024, 256, 65536},
+  };
+}
+
+// --shapes: "suite", "small", or a list of MxNxK.
+absl::StatusOr<std::vector<GemmProblem>> ParseShapes(absl::string_view value) {
+  if (value == "suite") return SuiteShapes();
+  if (value == "small") return SmallShapes();
+  std::vector<GemmProblem> shapes;
+  for (absl::string_view text : absl::StrSplit(value, ',')) {
+    absl::StatusOr<std::array<int64_t, 3>> sizes = gen::ParseDimensions(text);
+    if (!sizes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--shapes: '", text, "' is not MxNxK"));
+    }
+    shapes.push_back(GemmProblem{(*sizes)[0], (*sizes)[1], (*sizes)[2]});
+  }
+  return shapes;
+}
+
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   Flags flags;
   flags.shapes = SuiteShapes();
@@ -202,16 +259,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       }
     } else if (name == "--shapes") {
       flags.shapes_given = true;
-      if (value == "suite") continue;
-      flags.shapes.clear();
-      for (absl::string_view text : absl::StrSplit(value, ',')) {
-        absl::StatusOr<std::array<int64_t, 3>> sizes = gen::ParseDimensions(text);
-        if (!sizes.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("--shapes: '", text, "' is not MxNxK"));
-        }
-        flags.shapes.push_back(GemmProblem{(*sizes)[0], (*sizes)[1], (*sizes)[2]});
-      }
+      absl::StatusOr<std::vector<GemmProblem>> shapes = ParseShapes(value);
+      if (!shapes.ok()) return shapes.status();
+      flags.shapes = *std::move(shapes);
     } else if (name == "--configs") {
       for (absl::string_view text : absl::StrSplit(value, ';')) {
         absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(std::string(text));
@@ -324,11 +374,12 @@ class Peer {
   std::shared_ptr<const runtime::DeviceBuffer> workspace_;
 };
 
-// Rotating copies of A and B (RandomRotatingGemmOperands), a bias vector
-// along n, and the peer's D for the first copy.
+// Rotating copies of A and B, the bias when the variant has one
+// (RandomRotatingGemmOperands), and the peer's D for the first copy.
 struct Operands : RotatingGemmOperands {
-  runtime::DeviceBuffer bias;
   std::vector<uint16_t> reference;
+
+  CUdeviceptr BiasAddress() const { return bias ? bias->address() : 0; }
 };
 
 absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
@@ -336,16 +387,8 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
   absl::StatusOr<RotatingGemmOperands> inputs =
       RandomRotatingGemmOperands(problem, l2_bytes, /*seed=*/7, nullptr);
   if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<runtime::DeviceBuffer> bias =
-      runtime::DeviceBuffer::Allocate(problem.n * ptx::SizeInBytes(problem.element));
-  if (!bias.ok()) return bias.status();
-  if (absl::Status s = FillRandom(bias->address(), problem.n, problem.element,
-                                  /*seed=*/5, nullptr);
-      !s.ok()) {
-    return s;
-  }
-  Operands operands{*std::move(inputs), *std::move(bias), {}};
-  if (absl::Status s = peer.Call(operands.bias.address())(
+  Operands operands{*std::move(inputs), {}};
+  if (absl::Status s = peer.Call(operands.BiasAddress())(
           operands.a[0].address(), operands.b[0].address(), operands.c.address());
       !s.ok()) {
     return s;
@@ -435,6 +478,92 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
   return per_call[kBursts / 2];
 }
 
+// The bytes a GEMM must move at least: A and B read, D written, C read
+// when beta is not 0, and the bias (one vector, or one per matrix of the
+// batch).
+double FloorBytes(const GemmProblem& p) {
+  const int64_t in = ptx::SizeInBytes(p.element);
+  const int64_t out = ptx::SizeInBytes(p.output.value_or(p.element));
+  double bytes = static_cast<double>(p.batch) * (p.m * p.k * in + p.n * p.k * in + p.m * p.n * out);
+  if (p.beta != 0.0f) bytes += static_cast<double>(p.batch) * p.m * p.n * out;
+  if (p.bias != BiasAlong::kNone) {
+    bytes += static_cast<double>(p.stride_bias == 0 ? 1 : p.batch) *
+             (p.bias == BiasAlong::kM ? p.m : p.n) * ptx::SizeInBytes(p.bias_type);
+  }
+  return bytes;
+}
+
+double Flops(const GemmProblem& p) { return 2.0 * p.m * p.n * p.k * p.batch; }
+
+// The two ceilings of a GEMM's speed on this device: memory, as fast as a
+// device-to-device copy moves bytes, and the tensor cores' dense peak.
+struct Roofline {
+  double bytes_per_second = 0;  // copy bandwidth, reads and writes counted
+  double peak_flops = 0;
+  double clock_ghz = 0;  // what peak_flops was figured from, for the notes
+  int sm_count = 0;
+
+  // FLOP per byte above which the tensor cores, not memory, bound the time.
+  double Ridge() const { return peak_flops / bytes_per_second; }
+  bool MemoryBound(const GemmProblem& p) const { return Flops(p) / FloorBytes(p) < Ridge(); }
+  double FloorMilliseconds(const GemmProblem& p) const {
+    return 1e3 * FloorBytes(p) / bytes_per_second;
+  }
+};
+
+// A memory-bound row this close to its floor counts as reaching it.
+constexpr double kNearFloor = 0.9;
+
+// Bytes per second read plus written by a 1 GiB device-to-device copy (far
+// past L2): the median of timed copies after kWarmupMilliseconds of them,
+// like the GEMMs it is the floor of.
+absl::StatusOr<double> CopyBytesPerSecond() {
+  constexpr size_t kBytes = size_t{1} << 30;
+  absl::StatusOr<runtime::DeviceBuffer> source = runtime::DeviceBuffer::Allocate(kBytes);
+  if (!source.ok()) return source.status();
+  absl::StatusOr<runtime::DeviceBuffer> destination = runtime::DeviceBuffer::Allocate(kBytes);
+  if (!destination.ok()) return destination.status();
+  const auto run = [&] { return destination->CopyFromDeviceAsync(*source, nullptr); };
+  absl::StatusOr<double> first = MedianMilliseconds(run, nullptr, /*warmups=*/1,
+                                                    /*repeats=*/1, /*calls_per_batch=*/1);
+  if (!first.ok()) return first.status();
+  const int warmups = static_cast<int>(std::ceil(kWarmupMilliseconds / std::max(*first, 1e-3)));
+  absl::StatusOr<double> ms = MedianMilliseconds(run, nullptr, warmups, /*repeats=*/21,
+                                                 /*calls_per_batch=*/1);
+  if (!ms.ok()) return ms.status();
+  return 2.0 * kBytes / (*ms * 1e-3);
+}
+
+absl::StatusOr<Roofline> MeasureRoofline(const runtime::DeviceProperties& device) {
+  absl::StatusOr<CUdevice> handle = runtime::GetDevice(device.ordinal);
+  if (!handle.ok()) return handle.status();
+  absl::StatusOr<int> clock_khz =
+      runtime::GetDeviceAttribute(*handle, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  if (!clock_khz.ok()) return clock_khz.status();
+  absl::StatusOr<double> bytes_per_second = CopyBytesPerSecond();
+  if (!bytes_per_second.ok()) return bytes_per_second.status();
+  Roofline roofline;
+  roofline.bytes_per_second = *bytes_per_second;
+  roofline.clock_ghz = *clock_khz * 1e-6;
+  roofline.sm_count = device.sm_count;
+  // Hopper's dense f16/bf16 wgmma rate: 4096 FLOP per clock per SM (the
+  // H100 SXM's 989 TFLOP/s is 132 SMs x 1.83 GHz x 4096). The bench runs
+  // only 16-bit inputs.
+  roofline.peak_flops = 4096.0 * device.sm_count * roofline.clock_ghz * 1e9;
+  return roofline;
+}
+
+void PrintRooflineNotes(const Roofline& roofline, FILE* out) {
+  std::fprintf(out,
+               "device-to-device copy: %.0f GB/s (each byte of a 1 GiB copy read and written)\n",
+               roofline.bytes_per_second * 1e-9);
+  std::fprintf(out,
+               "ridge: %.0f FLOP/byte = dense 16-bit peak %.0f TFLOP/s (%d SMs x %.3f GHz x "
+               "4096 FLOP/clock) / copy bandwidth; rows under it are memory-bound\n",
+               roofline.Ridge(), roofline.peak_flops * 1e-12, roofline.sm_count,
+               roofline.clock_ghz);
+}
+
 // The tables gemm_bench prints: Markdown to read, or CSV for scripts
 // (bench/bench_charts.py), with the same columns. Beside CSV everything
 // that is not a table row (notes, summaries, failures) goes to stderr.
@@ -484,10 +613,10 @@ absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& c
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
   absl::StatusOr<double> ours =
-      HostMicrosecondsPerCall(OursCall(*gemm, operands.bias.address()), operands);
+      HostMicrosecondsPerCall(OursCall(*gemm, operands.BiasAddress()), operands);
   if (!ours.ok()) return ours.status();
   absl::StatusOr<double> theirs =
-      HostMicrosecondsPerCall(peer.Call(operands.bias.address()), operands);
+      HostMicrosecondsPerCall(peer.Call(operands.BiasAddress()), operands);
   if (!theirs.ok()) return theirs.status();
   table.Print({absl::StrCat(problem.m, "x", problem.n, "x", problem.k),
                std::string(ptx::PtxName(problem.element)), gen::ConfigName(config),
@@ -520,7 +649,7 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
   Row row{label, problem, variant, gen::ConfigName(config), peer.name()};
-  const GemmCall ours = OursCall(*gemm, operands.bias.address());
+  const GemmCall ours = OursCall(*gemm, operands.BiasAddress());
   if (absl::Status s = Poison(operands.c.address(), problem.m * problem.n, nullptr);
       !s.ok()) {
     return s;
@@ -539,14 +668,15 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
         ErrorBound(problem.element)));
   }
   absl::StatusOr<std::pair<double, double>> times =
-      TimeInterleaved(ours, peer.Call(operands.bias.address()), operands, repeats);
+      TimeInterleaved(ours, peer.Call(operands.BiasAddress()), operands, repeats);
   if (!times.ok()) return times.status();
   row.ms = times->first;
   row.peer_ms = times->second;
   return row;
 }
 
-void PrintRow(const Row& row, const Table& table) {
+void PrintRow(const Row& row, const Roofline& roofline, const Table& table) {
+  const double floor_ms = roofline.FloorMilliseconds(row.problem);
   table.Print({row.label, std::string(ptx::PtxName(row.problem.element)),
                LayoutName(row.variant), row.variant.epilogue->name, row.config,
                absl::StrFormat("%.4f", row.ms),
@@ -554,7 +684,21 @@ void PrintRow(const Row& row, const Table& table) {
                absl::StrFormat("%.4f", row.peer_ms),
                absl::StrFormat("%.0f", Tflops(row.problem, row.peer_ms)),
                absl::StrFormat("%.3f", row.peer_ms / row.ms),
-               absl::StrFormat("%.1e", row.error)});
+               absl::StrFormat("%.1e", row.error),
+               roofline.MemoryBound(row.problem) ? "memory" : "compute",
+               absl::StrFormat("%.4f", floor_ms), absl::StrFormat("%.2f", floor_ms / row.ms)});
+}
+
+// How many memory-bound rows come within kNearFloor of their floor.
+void PrintFloorSummary(const std::vector<Row>& rows, const Roofline& roofline, FILE* out) {
+  int memory_bound = 0, near_floor = 0;
+  for (const Row& row : rows) {
+    if (!roofline.MemoryBound(row.problem)) continue;
+    ++memory_bound;
+    if (roofline.FloorMilliseconds(row.problem) >= kNearFloor * row.ms) ++near_floor;
+  }
+  std::fprintf(out, "memory-bound rows at %.0f%% of their floor or better: %d of %d\n",
+               100 * kNearFloor, near_floor, memory_bound);
 }
 
 // ptxgen's time in each variant of a shape over its time in the shape's
@@ -653,15 +797,24 @@ absl::Status Run(const Flags& flags) {
   absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
   const Table table(flags.csv);
-  std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n\n",
+  std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",
                device->name.c_str(), device->sm_count, device->l2_bytes >> 20,
                flags.mode.c_str());
+  Roofline roofline;
+  if (flags.mode != "launch") {
+    absl::StatusOr<Roofline> measured = MeasureRoofline(*device);
+    if (!measured.ok()) return measured.status();
+    roofline = *measured;
+    PrintRooflineNotes(roofline, table.notes());
+  }
+  std::fprintf(table.notes(), "\n");
   if (flags.mode == "launch") {
     table.Header({"shape", "dtype", "config", "peer", ">ptxgen host us/call",
                   ">peer host us/call"});
   } else {
     table.Header({"step / shape", "dtype", "layout", "epilogue", "config", ">ptxgen ms",
-                  ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s", ">ratio", ">rel. error"});
+                  ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s", ">ratio", ">rel. error", "bound",
+                  ">floor ms", ">of floor"});
   }
   std::vector<double> ratios;
   std::vector<Row> rows;
@@ -704,7 +857,7 @@ absl::Status Run(const Flags& flags) {
                          std::string(row.status().message()).c_str());
             continue;
           }
-          PrintRow(*row, table);
+          PrintRow(*row, roofline, table);
           rows.push_back(*row);
           relative_times.push_back(row->ms / row->peer_ms);
           if (flags.mode != "ladder" && flags.mode != "configs") {
@@ -737,6 +890,11 @@ absl::Status Run(const Flags& flags) {
   if (compared > 0) {
     std::fprintf(table.notes(), "heuristic within 5%% of the autotuned best: %d of %d shapes\n",
                  within_five_percent, compared);
+  }
+  if (!rows.empty()) {
+    // A blank line ends the Markdown table where no summary above did.
+    if (ratios.empty()) std::fprintf(table.notes(), "\n");
+    PrintFloorSummary(rows, roofline, table.notes());
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,8 @@
 #!/bin/bash
 # gemm_bench refuses bad flags by name, with exit status 2, and prints its
 # usage for --help, before it looks for a GPU: so this runs on any machine.
+# Flags it accepts get as far as loading the driver, pointed at a missing
+# file so that no GPU is used even where there is one.
 set -u
 
 binary="$1"
@@ -20,12 +22,27 @@ expect_refusal() {
   fi
 }
 
+# expect_accepted flags...: every shape valid, so the run reaches the driver.
+expect_accepted() {
+  local missing="$TEST_TMPDIR/no_libcuda.so"
+  PTXGEN_LIBCUDA="$missing" "$binary" "$@" >"$output" 2>&1
+  local status=$?
+  if [[ $status -ne 1 ]] || ! grep -qF "no CUDA driver found: cannot load $missing" "$output"; then
+    echo "FAIL: gemm_bench $* exited $status; expected 1 and no driver found:" >&2
+    cat "$output" >&2
+    failures=$((failures + 1))
+  fi
+}
+
 expect_refusal "--mode must be one of" --mode=fastest
 expect_refusal "--mode=configs needs --configs" --mode=configs
 expect_refusal "--configs applies only to --mode=configs (not --mode=heuristic)" \
   --configs="v1 128x128x64"
 expect_refusal "--shapes does not apply to --mode=ladder" --mode=ladder --shapes=1024x1024x1024
 expect_refusal "--shapes: '12x34' is not MxNxK" --shapes=12x34
+expect_refusal "--shapes: 'tiny' is not MxNxK" --shapes=tiny
+# The small suite's m = 1 and n = 1 rows cannot be MN-major (16-byte rows).
+expect_refusal "--shapes/--dtype: 1x4096x4096 f16: " --shapes=small --a-major=m
 expect_refusal "element type must be f16 or bf16, not f32" --dtype=f32 --shapes=64x64x64
 expect_refusal "k must be a multiple of 8" --shapes=64x64x12
 expect_refusal "--repeats must be a positive integer" --repeats=0
@@ -40,8 +57,16 @@ expect_refusal "--format must be markdown or csv, not 'json'" --format=json
 # A layout's own rule, named: MN-major A needs rows of m on 16-byte boundaries.
 expect_refusal "--shapes/--dtype: 100x64x64 f16: " --shapes=100x64x64 --a-major=m
 
+expect_accepted
+expect_accepted --shapes=suite
+expect_accepted --shapes=small
+expect_accepted --shapes=small --dtype=bf16 --mode=compare --epilogue=none,bias_gelu
+expect_accepted --shapes=small --mode=launch
+expect_accepted --shapes=1x4096x4096,4096x1x4096 --format=csv
+
 "$binary" --help >"$output" 2>&1
-if [[ $? -ne 0 ]] || ! grep -q "^gemm_bench \[--mode=" "$output"; then
+if [[ $? -ne 0 ]] || ! grep -q "^gemm_bench \[--mode=" "$output" ||
+  ! grep -qF -- "--shapes=suite|small|MxNxK" "$output"; then
   echo "FAIL: gemm_bench --help did not print the usage:" >&2
   cat "$output" >&2
   failures=$((failures + 1))

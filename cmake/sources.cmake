@@ -5,16 +5,18 @@
 # lists with `bazel query` of //:ptxgen and //tools:ptxgen.
 get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 
-# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/gemm's cuBLASLt
-# wrappers (//lib/gemm:cublaslt_*) are test and benchmark support, not part
-# of //lib/gemm:gemm.
+# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/gemm's cuBLAS and
+# cuBLASLt wrappers and its verification (//lib/gemm:cublas*,
+# :verification) are test and benchmark support, not part of
+# //lib/gemm:gemm; the CLI's `gemm --run` links the first and the last.
 set(PTXGEN_LAYERS base ptx gen compile runtime gemm)
 set(PTXGEN_LIBRARY_SOURCES "")
 foreach(_layer IN LISTS PTXGEN_LAYERS)
   file(GLOB _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")
   list(APPEND PTXGEN_LIBRARY_SOURCES ${_files})
 endforeach()
-list(FILTER PTXGEN_LIBRARY_SOURCES EXCLUDE REGEX "/lib/gemm/cublaslt_(library|reference)\\.cc$")
+list(FILTER PTXGEN_LIBRARY_SOURCES EXCLUDE REGEX
+     "/lib/gemm/(cublaslt_library|cublaslt_reference|cublas_library|verification)\\.cc$")
 
 # include/BUILD.bazel: hdrs = glob(["ptxgen/<layer>/*.h"]), ptxgen/version.h.
 set(PTXGEN_HEADERS "${_root}/include/ptxgen/version.h")
@@ -27,8 +29,10 @@ endforeach()
 file(GLOB PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
 
 # tools/BUILD.bazel: :cli (cli.cc, cli_emit.cc) and :ptxgen
-# (glob(["ptxgen_*.cc"])).
+# (glob(["ptxgen_*.cc"]), with //lib/gemm:verification).
 file(GLOB PTXGEN_CLI_SOURCES CONFIGURE_DEPENDS "${_root}/tools/cli*.cc" "${_root}/tools/ptxgen_*.cc")
+list(APPEND PTXGEN_CLI_SOURCES "${_root}/lib/gemm/verification.cc"
+     "${_root}/lib/gemm/cublas_library.cc")
 
 unset(_root)
 unset(_files)

@@ -11,14 +11,15 @@ __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, 
   return out;
 }
 
-// Stores two adjacent results, each through epilogue_value and rounded to
-// {{OUTPUT}}, where they fall inside the m x n output; pair_stores allows
-// one store for both (the pair aligned: ldd and the batch stride even).
+// Stores two results of adjacent columns, each through epilogue_value and
+// rounded to {{OUTPUT}}, where they fall inside the m x n output;
+// pair_stores allows one store for both (the pair adjacent in memory and
+// aligned: D [m, n] with ldd and the batch stride even).
 __device__ __forceinline__ void store_pair(const Output& destination,
     const EpilogueArgs& e, int batch, int row, int column, float low,
     float high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
-  {{OUTPUT_CTYPE}}* out = destination.d + row * destination.ldd + column;
+  {{OUTPUT_CTYPE}}* out = destination.d + {{D_OFFSET}};
   low = epilogue_value(e, low, batch, row, column);
   const bool has_high = column + 1 < e.n;
   if (has_high) high = epilogue_value(e, high, batch, row, column + 1);

@@ -23,7 +23,7 @@
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"

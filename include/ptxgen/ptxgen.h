@@ -61,6 +61,7 @@ extern "C" {
 #define PTXGEN_ENUM(name) enum name
 #endif
 
+/* What every call returns. */
 typedef PTXGEN_ENUM(ptxgenStatus_t){
     PTXGEN_STATUS_SUCCESS = 0,
     /* A null pointer, an unknown enumeration value, or a problem or target
@@ -82,12 +83,14 @@ typedef PTXGEN_ENUM(ptxgenStatus_t){
     PTXGEN_STATUS_INTERNAL_ERROR = 7,
 } ptxgenStatus_t;
 
+/* Element types of A, B, C, D and the bias. */
 typedef PTXGEN_ENUM(ptxgenDataType_t){
     PTXGEN_TYPE_F16 = 0,  /* IEEE half */
     PTXGEN_TYPE_BF16 = 1, /* bfloat16 */
     PTXGEN_TYPE_F32 = 2,  /* D and the bias only */
 } ptxgenDataType_t;
 
+/* Which dimension of a stored operand is contiguous. */
 typedef PTXGEN_ENUM(ptxgenMajor_t){
     /* A stored [m,k], B stored [n,k]: K is contiguous (torch.nn.functional
        .linear's weight). */
@@ -97,12 +100,14 @@ typedef PTXGEN_ENUM(ptxgenMajor_t){
     PTXGEN_MAJOR_MN = 1,
 } ptxgenMajor_t;
 
+/* Where a bias vector runs. */
 typedef PTXGEN_ENUM(ptxgenBias_t){
     PTXGEN_BIAS_NONE = 0,
     PTXGEN_BIAS_M = 1, /* one value per row of D: m values */
     PTXGEN_BIAS_N = 2, /* one value per column of D: n values (linear's) */
 } ptxgenBias_t;
 
+/* The activation applied in f32 before D is rounded. */
 typedef PTXGEN_ENUM(ptxgenActivation_t){
     PTXGEN_ACTIVATION_NONE = 0,
     PTXGEN_ACTIVATION_RELU = 1,
@@ -174,6 +179,7 @@ typedef struct ptxgenKernelInfo_t {
   int cluster_x;
 } ptxgenKernelInfo_t;
 
+/* Opaque handles: the library's state, a plan, a prepared GEMM. */
 typedef struct ptxgenHandleImpl* ptxgenHandle_t;
 typedef struct ptxgenPlanImpl* ptxgenPlan_t;
 typedef struct ptxgenGemmImpl* ptxgenGemm_t;
@@ -192,6 +198,7 @@ const char* ptxgenGetVersionString(void);
 
 /* ---- Handle ---- */
 
+/* A new handle, owning nothing on the device yet. */
 ptxgenStatus_t ptxgenCreate(ptxgenHandle_t* handle);
 /* NULL is destroyed as nothing. Plans and GEMMs outlive their handle. */
 ptxgenStatus_t ptxgenDestroy(ptxgenHandle_t handle);

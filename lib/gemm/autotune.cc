@@ -15,7 +15,7 @@
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/timing.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/memory.h"
@@ -127,7 +127,7 @@ void CompileConcurrently(const GemmProblem& problem,
     threads.emplace_back([&, w] {
       for (size_t i = w; i < candidates.size(); i += workers) {
         absl::StatusOr<gen::GeneratedGemm> generated =
-            gen::GenerateGemm(candidates[i], problem.element);
+            gen::GenerateGemm(candidates[i], FormOf(problem));
         // Failures surface again, with their reason, when loading.
         if (generated.ok()) {
           cache.GetOrCompile(generated->kernel_name, generated->source, {})
@@ -165,12 +165,7 @@ std::vector<TuningMeasurement> MeasureAll(
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (!measurements[i].status.ok()) continue;
       absl::StatusOr<double> milliseconds = MedianMilliseconds(
-          [&] {
-            return operands.RunOnCopy(
-                next_copy++, [&](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-                  return gemms[i]->Run(a, b, c, stream.get());
-                });
-          },
+          [&] { return gemms[i]->Run(operands.OperandsOfCopy(next_copy++), stream.get()); },
           stream.get(), /*warmups=*/round == 0 ? 2 : 0, /*repeats=*/1,
           /*calls_per_batch=*/3);
       measurements[i].status = milliseconds.status();

@@ -142,6 +142,11 @@ struct StoredShape {
 StoredShape Stored(MajorOrder major, int64_t mn, int64_t k) {
   return major == MajorOrder::kK ? StoredShape{mn, k} : StoredShape{k, mn};
 }
+// C's and D's: [m, n], or [n, m] transposed.
+StoredShape StoredD(const GemmProblem& problem) {
+  return problem.d_transposed ? StoredShape{problem.n, problem.m}
+                              : StoredShape{problem.m, problem.n};
+}
 
 // The values of one launch's parameters, passed in the order of the one
 // parameter table (gen::GemmKernelParameters).
@@ -209,13 +214,52 @@ GemmProblem Resolved(const GemmProblem& problem) {
   };
   fill(resolved.lda, a.columns);
   fill(resolved.ldb, b.columns);
-  fill(resolved.ldc, problem.n);
-  fill(resolved.ldd, problem.n);
+  const StoredShape d = StoredD(problem);
+  fill(resolved.ldc, d.columns);
+  fill(resolved.ldd, d.columns);
   fill(resolved.stride_a, a.rows * resolved.lda);
   fill(resolved.stride_b, b.rows * resolved.ldb);
-  fill(resolved.stride_c, problem.m * resolved.ldc);
-  fill(resolved.stride_d, problem.m * resolved.ldd);
+  fill(resolved.stride_c, d.rows * resolved.ldc);
+  fill(resolved.stride_d, d.rows * resolved.ldd);
   return resolved;
+}
+
+GemmSpans StoredSpans(const GemmProblem& problem) {
+  const GemmProblem r = Resolved(problem);
+  auto span = [&](StoredShape shape, int64_t ld, int64_t stride) {
+    return (r.batch - 1) * stride + (shape.rows - 1) * ld + shape.columns;
+  };
+  GemmSpans spans;
+  spans.a = span(Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
+  spans.b = span(Stored(r.b_major, r.n, r.k), r.ldb, r.stride_b);
+  spans.c = span(StoredD(r), r.ldc, r.stride_c);
+  spans.d = span(StoredD(r), r.ldd, r.stride_d);
+  if (r.bias != BiasAlong::kNone) {
+    spans.bias = (r.batch - 1) * r.stride_bias + (r.bias == BiasAlong::kM ? r.m : r.n);
+  }
+  return spans;
+}
+
+GemmProblem SwappedProblem(const GemmProblem& problem) {
+  // What the kernel computes swaps as gen::SwappedForm says; the sizes and
+  // strides of A and B go with their operands.
+  const gen::GemmForm form = gen::SwappedForm(FormOf(problem));
+  GemmProblem swapped = problem;
+  swapped.a_major = form.a_major;
+  swapped.b_major = form.b_major;
+  swapped.bias = form.bias;
+  swapped.d_transposed = form.d_transposed;
+  swapped.m = problem.n;
+  swapped.n = problem.m;
+  swapped.lda = problem.ldb;
+  swapped.ldb = problem.lda;
+  swapped.stride_a = problem.stride_b;
+  swapped.stride_b = problem.stride_a;
+  return swapped;
+}
+
+GemmProblem KernelProblem(const gen::GemmConfig& config, const GemmProblem& problem) {
+  return config.swap_ab ? SwappedProblem(problem) : problem;
 }
 
 gen::GemmForm FormOf(const GemmProblem& problem) {
@@ -229,6 +273,7 @@ gen::GemmForm FormOf(const GemmProblem& problem) {
   form.bias_type = problem.bias_type;
   form.activation = problem.activation;
   form.batched = problem.batch > 1;
+  form.d_transposed = problem.d_transposed;
   return form;
 }
 
@@ -306,6 +351,7 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   const ptx::ScalarType out = *r.output;
   const StoredShape a = Stored(r.a_major, r.m, r.k);
   const StoredShape b = Stored(r.b_major, r.n, r.k);
+  const StoredShape d = StoredD(r);
   const bool reads_c = r.beta != 0.0f;
   for (const absl::Status& rule : {
            CheckLeadingDimension("lda", r.lda, a.columns, r.element, true,
@@ -314,9 +360,9 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
            CheckLeadingDimension("ldb", r.ldb, b.columns, r.element, true,
                                  problem.ldb != 0 ? ""
                                  : r.b_major == MajorOrder::kK ? "k" : "n"),
-           reads_c ? CheckLeadingDimension("ldc", r.ldc, r.n, out, false)
+           reads_c ? CheckLeadingDimension("ldc", r.ldc, d.columns, out, false)
                    : absl::OkStatus(),
-           CheckLeadingDimension("ldd", r.ldd, r.n, out, false),
+           CheckLeadingDimension("ldd", r.ldd, d.columns, out, false),
        }) {
     if (!rule.ok()) return rule;
   }
@@ -327,9 +373,10 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
              CheckBatchStride("stride_b", r.stride_b, (b.rows - 1) * r.ldb + b.columns,
                               r.element, true),
              reads_c ? CheckBatchStride("stride_c", r.stride_c,
-                                        (r.m - 1) * r.ldc + r.n, out, false)
+                                        (d.rows - 1) * r.ldc + d.columns, out, false)
                      : absl::OkStatus(),
-             CheckBatchStride("stride_d", r.stride_d, (r.m - 1) * r.ldd + r.n, out, false),
+             CheckBatchStride("stride_d", r.stride_d, (d.rows - 1) * r.ldd + d.columns, out,
+                              false),
          }) {
       if (!rule.ok()) return rule;
     }
@@ -388,7 +435,7 @@ namespace {
 // The workspace of a launch PlanGemmLaunch accepted, on its `grid`.
 absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
     const GemmPlan& plan, const gen::GemmGrid& grid) {
-  const GemmProblem& problem = plan.problem;
+  const GemmProblem problem = KernelProblem(plan.config, plan.problem);
   const gen::GemmConfig& config = plan.config;
   const int64_t bytes = gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
   if (bytes == 0) return nullptr;
@@ -471,8 +518,10 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   return Run(operands, stream);
 }
 
-absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
-  const GemmProblem& p = problem_;  // resolved by Prepare
+absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
+  // Resolved by Prepare; the kernel of a swapped config takes B as its A.
+  const GemmProblem p = KernelProblem(kernel_->generated.config, problem_);
+  GemmOperands operands = given;
   const bool reads_c = p.beta != 0.0f;
   const bool has_bias = p.bias != BiasAlong::kNone;
   for (const auto& [name, address, used] :
@@ -487,6 +536,7 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
     }
   }
   const gen::GeneratedGemm& generated = kernel_->generated;
+  if (generated.config.swap_ab) std::swap(operands.a, operands.b);
   const StoredShape a = Stored(p.a_major, p.m, p.k);
   const StoredShape b = Stored(p.b_major, p.n, p.k);
   absl::StatusOr<CUtensorMap> a_map = OperandMap(
@@ -522,7 +572,9 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   arguments.beta = p.beta;
   // D is 16-byte aligned: a pair of columns is aligned when every row and
   // every batch starts on an even element.
-  arguments.pair_stores = p.ldd % 2 == 0 && (p.batch == 1 || p.stride_d % 2 == 0);
+  // (Of D [m, n] only: transposed, a pair's columns are a row of it apart.)
+  arguments.pair_stores = !p.d_transposed && p.ldd % 2 == 0 &&
+                          (p.batch == 1 || p.stride_d % 2 == 0);
   std::vector<void*> args = arguments.InTableOrder();
   if (absl::Status launched =
           kernel_->function.Launch(LaunchShape(generated, grid_, stream), args.data());

@@ -134,6 +134,51 @@ bool TmaStoreFits(const GemmProblem& problem) {
   return gen::TmaStoreComputes(FormOf(problem)) && DRowsAligned(Resolved(problem));
 }
 
+// The largest m (or n) that takes a skinny tile: 64 rows of wgmma's M
+// along the long side, the short one rounded up to wgmma's N granule.
+constexpr int64_t kMaxSkinnySide = 64;
+constexpr int kWgmmaNGranule = 8;
+
+// A problem with one side of at most kMaxSkinnySide (m or n).
+bool IsSkinny(const GemmProblem& problem) {
+  return std::min(problem.m, problem.n) <= kMaxSkinnySide;
+}
+
+// The skinny tile of `width` columns (the short side rounded up to the
+// granule), 64 or 128 rows with one warpgroup per 64, over the problem's
+// long side: swapped (A and B exchanged) when that side is n. Decode GEMMs
+// (m of 1-16, n and k in the thousands) stream B once at memory speed
+// only this way: a 64x128 tile there pays for 64 rows of m and leaves
+// most SMs idle (0.46-0.72x cuBLAS on the H200, 2026-12-01); 64x16 tiles
+// of the swapped problem ran at 0.93-1.06x.
+gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m, int width) {
+  gen::GemmConfig config = WarpSpecialized(block_m, width, block_m / 64, 1,
+                                           gen::GemmEpilogue::kDirect);
+  config.swap_ab = problem.m < problem.n;
+  return config;
+}
+
+int SkinnyWidth(const GemmProblem& problem) {
+  const int64_t narrow = std::min(problem.m, problem.n);
+  return static_cast<int>(CeilDiv(narrow, kWgmmaNGranule) * kWgmmaNGranule);
+}
+
+// Few 64x128 tiles over a long k (weight gradients: 256x256x28672 had 8
+// tiles for 132 SMs, 0.18x cuBLAS): K cut into the most slices that still
+// fit one wave, each at least kMinSliceKTiles long so that its ring runs
+// full, added up by split-K's reduce kernel.
+constexpr int64_t kMinSliceKTiles = 16;
+int FewTilesSplitK(const GemmProblem& problem, const gen::GemmConfig& config,
+                   int64_t sm_count) {
+  const int64_t tiles = Tiles(problem, config.block_m, config.block_n);
+  const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
+  int split_k = 1;
+  for (int slices : {2, 4, 8, 16}) {
+    if (tiles * slices <= sm_count && k_tiles >= kMinSliceKTiles * slices) split_k = slices;
+  }
+  return split_k;
+}
+
 }  // namespace
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
@@ -146,7 +191,7 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM config '", gen::ConfigName(config), "' ", rule));
   };
-  const GemmProblem r = Resolved(problem);
+  const GemmProblem r = KernelProblem(config, Resolved(problem));
   if (config.epilogue == gen::GemmEpilogue::kTmaStore && !DRowsAligned(r)) {
     return refuse(absl::StrCat(
         "stores D with TMA, which needs rows (and batches) of D on 16-byte "
@@ -167,18 +212,21 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
   if (absl::Status fits = CheckConfigFitsProblem(config, problem); !fits.ok()) {
     return fits;
   }
-  const gen::GemmGrid grid = gen::GemmLaunchGrid(config, problem.m, problem.n,
-                                                 resident_clusters, problem.batch);
-  if (absl::Status launch = gen::CheckGemmLaunch(config, problem.m, problem.n,
-                                                 problem.k, grid, problem.batch);
+  const GemmProblem kernel = KernelProblem(config, problem);
+  const gen::GemmGrid grid = gen::GemmLaunchGrid(config, kernel.m, kernel.n,
+                                                 resident_clusters, kernel.batch);
+  if (absl::Status launch = gen::CheckGemmLaunch(config, kernel.m, kernel.n,
+                                                 kernel.k, grid, kernel.batch);
       !launch.ok()) {
     return launch;
   }
   return grid;
 }
 
-// Rules read off measurements on the H200 over the benchmark suite
+// Rules read off measurements on the H200 over the benchmark suites
 // (bench/JOURNAL.md):
+// - a problem with a side of at most 64 (m or n): SkinnyConfig's tile,
+//   stream-K where 64-row tiles fill less than one wave, else 128 rows;
 // - with at least two waves of 128x256 tiles, ManyTilesConfig; a 2-CTA
 //   cluster sharing B pays off when rows of A and B do not start on
 //   128-byte boundaries;
@@ -188,9 +236,28 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 //   tiles there, 1-2% faster than the same tiles with 3 stages;
 // - with fewer, 128x128 tiles keep more SMs busy; with fewer than half the
 //   SMs' worth of those, 64x128 tiles (split-K and stream-K measured slower
-//   there);
+//   there at 1024x1024x8192), split-K where they fill at most half a wave
+//   over a long k (FewTilesSplitK);
 // - the TMA-store epilogue wherever rows of C allow it.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
+  if (IsSkinny(problem)) {
+    gen::GemmConfig config =
+        WithDeepestRing(SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
+    const GemmProblem kernel = KernelProblem(config, Resolved(problem));
+    const int64_t units = gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
+    // Stream-K where 64-row tiles leave SMs idle (4096x16x4096: 6% faster,
+    // 4096x16x14336: 13%); with a wave of them or more, 128-row tiles of two
+    // consumers, which keep twice the bytes in flight per SM
+    // (4x28672x4096 and 14336x8x4096: 6% faster than 64 rows).
+    gen::GemmConfig tuned = config;
+    if (units < sm_count) {
+      tuned.stream_k = true;
+    } else {
+      tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)), problem.element);
+    }
+    if (CheckConfigFitsProblem(tuned, problem).ok()) return tuned;
+    if (CheckConfigFitsProblem(config, problem).ok()) return config;
+  }
   const GemmProblem resolved = Resolved(problem);
   const bool tma_store = TmaStoreFits(problem);
   const gen::GemmEpilogue epilogue =
@@ -212,6 +279,10 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
     config = WarpSpecialized(128, 128, 2, 1, epilogue);
   } else {
     config = WarpSpecialized(64, 128, 1, 1, epilogue);
+    gen::GemmConfig split = WithDeepestRing(
+        WarpSpecialized(64, 128, 1, 1, gen::GemmEpilogue::kDirect), problem.element);
+    split.split_k = FewTilesSplitK(problem, split, sms);
+    if (split.split_k > 1 && CheckConfigFitsProblem(split, problem).ok()) config = split;
   }
   // A pick the form cannot take (an MN-major B split between a cluster's
   // CTAs) runs without the cluster; asked of the whole config, ring
@@ -268,6 +339,18 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
       add(config);
       config.stream_k = true;
       add(config);
+    }
+  }
+  // Skinny tiles, for problems with a short side, in a few widths.
+  if (IsSkinny(problem)) {
+    const int width = SkinnyWidth(problem);
+    for (int block_n : {width, std::max(width, 16), std::max(width, 32)}) {
+      for (int block_m : {64, 128}) {
+        gen::GemmConfig config = SkinnyConfig(problem, block_m, block_n);
+        add(config);
+        config.stream_k = true;
+        add(config);
+      }
     }
   }
   // Split-K only where 128x128 tiles leave SMs idle: elsewhere its f32

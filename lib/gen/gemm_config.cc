@@ -70,9 +70,9 @@ absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
 absl::Status ValidateV1(const GemmConfig& config) {
   if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
       config.mma_groups_in_flight != 0 || config.split_k != 1 ||
-      config.stream_k || config.epilogue != GemmEpilogue::kDirect) {
+      config.stream_k || config.epilogue != GemmEpilogue::kDirect || config.swap_ab) {
     return Rule("schedule v1 is the seed: one stage, one warpgroup, no cluster, "
-                "wait_group 0, direct epilogue, no split-K or stream-K");
+                "wait_group 0, direct epilogue, no split-K, stream-K or swap");
   }
   return absl::OkStatus();
 }
@@ -210,7 +210,7 @@ std::string ConfigName(const GemmConfig& config) {
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
       config.stream_k ? " sk" : "",
       config.persistent ? " persistent" : " tiles",
-      config.set_max_registers ? "" : " noregs");
+      config.set_max_registers ? "" : " noregs", config.swap_ab ? " swap" : "");
 }
 
 absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text) {
@@ -245,7 +245,8 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
 // The option naming the tile order, written g# (raster) or hilbert.
 constexpr char kTileOrderOption[] = "g#|hilbert";
 constexpr char kWarpSpecializedSyntax[] =
-    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k#|sk] persistent|tiles [noregs]";
+    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k#|sk] persistent|tiles [noregs] "
+    "[swap]";
 
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   const std::vector<std::string> words = absl::StrSplit(name, ' ');
@@ -299,6 +300,9 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (word == "noregs") {
       option = word;
       config.set_max_registers = false;
+    } else if (word == "swap") {
+      option = word;
+      config.swap_ab = true;
     } else if (field == nullptr) {
       return bad(absl::StrCat("unknown option '", word, "'"));
     } else if (!absl::SimpleAtoi(word.substr(1), field)) {
@@ -352,17 +356,20 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   if (absl::Status valid = ValidateGemmConfig(config, form.element); !valid.ok()) {
     return valid;
   }
-  if (config.split_k > 1 && (HasEpilogueOps(form) || form.output != form.element)) {
+  const GemmForm kernel = KernelForm(config, form);
+  if (config.split_k > 1 &&
+      (HasEpilogueOps(kernel) || kernel.output != kernel.element || kernel.d_transposed)) {
     return Unsupported(config, absl::StrCat(
         "split-K rounds its sums in a reduce kernel that computes the plain "
-        "form only (D = alpha * A.B in the input type), not ", FormName(form)));
+        "form only (D = alpha * A.B in the input type, stored [m, n]), not ",
+        FormName(kernel)));
   }
-  if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(form)) {
+  if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(kernel)) {
     return Unsupported(config, absl::StrCat(
-        "the TMA-store epilogue stores 16-bit D (stmatrix); use 'direct' for ",
-        FormName(form)));
+        "the TMA-store epilogue stores 16-bit D [m, n] (stmatrix); use 'direct' for ",
+        FormName(kernel)));
   }
-  const GemmLayout layout = PlanGemmLayout(config, form);
+  const GemmLayout layout = PlanGemmLayout(config, kernel);
   for (const ptx::SharedTile* tile : {&layout.a_tile, &layout.b_tile}) {
     absl::StatusOr<ptx::TileLayout> described = ptx::DescribeTile(*tile);
     if (!described.ok()) {

@@ -81,7 +81,10 @@ std::string EpilogueValueFunction(const GemmForm& form, DeviceOps& ops) {
   if (form.reads_c) {
     absl::StrAppend(&body,
                     ReadAsFloat(ops, form.output, "e.c",
-                                "batch * e.stride_c + row * e.ldc + column", "c"),
+                                form.d_transposed
+                                    ? "batch * e.stride_c + column * e.ldc + row"
+                                    : "batch * e.stride_c + row * e.ldc + column",
+                                "c"),
                     "  v += e.beta * c;\n");
   }
   if (form.bias != BiasAlong::kNone) {

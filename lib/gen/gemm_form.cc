@@ -47,12 +47,14 @@ absl::Status ParseInputs(absl::string_view text, GemmForm& form) {
   return absl::OkStatus();
 }
 
-// One "+op" of FormName: "c", "bias_m.f32", "gelu", "batched".
+// One "+op" of FormName: "c", "bias_m.f32", "gelu", "batched", "d_transposed".
 absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
   if (op == "c") {
     form.reads_c = true;
   } else if (op == "batched") {
     form.batched = true;
+  } else if (op == "d_transposed") {
+    form.d_transposed = true;
   } else if (absl::StartsWith(op, "bias_m.") || absl::StartsWith(op, "bias_n.")) {
     absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(op.substr(7));
     if (!type.ok()) return type.status();
@@ -62,7 +64,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     absl::StatusOr<Activation> activation = ParseActivation(op);
     if (!activation.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "'", op, "' is not c, bias_m.<type>, bias_n.<type>, batched or an activation"));
+          "'", op, "' is not c, bias_m.<type>, bias_n.<type>, batched, d_transposed or an "
+          "activation"));
     }
     form.activation = *activation;
   }
@@ -115,7 +118,23 @@ std::string FormName(const GemmForm& form) {
     absl::StrAppend(&name, "+", ActivationName(form.activation));
   }
   if (form.batched) absl::StrAppend(&name, "+batched");
+  if (form.d_transposed) absl::StrAppend(&name, "+d_transposed");
   return name;
+}
+
+GemmForm SwappedForm(const GemmForm& form) {
+  GemmForm swapped = form;
+  swapped.a_major = form.b_major;
+  swapped.b_major = form.a_major;
+  if (form.bias != BiasAlong::kNone) {
+    swapped.bias = form.bias == BiasAlong::kM ? BiasAlong::kN : BiasAlong::kM;
+  }
+  swapped.d_transposed = !form.d_transposed;
+  return swapped;
+}
+
+GemmForm KernelForm(const GemmTileShape& tile, const GemmForm& form) {
+  return tile.swap_ab ? SwappedForm(form) : form;
 }
 
 GemmForm PlainForm(ptx::ScalarType element) {
@@ -133,7 +152,7 @@ bool HasEpilogueOps(const GemmForm& form) {
 }
 
 bool TmaStoreComputes(const GemmForm& form) {
-  return form.output != ptx::ScalarType::kF32;
+  return form.output != ptx::ScalarType::kF32 && !form.d_transposed;
 }
 
 absl::Status ValidateGemmForm(const GemmForm& form) {

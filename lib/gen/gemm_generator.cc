@@ -398,18 +398,23 @@ std::string StoreFunction(Generation& g) {
       {"OUTPUT", std::string(ptx::PtxName(g.form.output))},
       {"OUTPUT_CTYPE", f32 ? "float" : "unsigned short"},
   };
+  // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
+  const bool transposed = g.form.d_transposed;
+  values["D_OFFSET"] = transposed ? "column * destination.ldd + row"
+                                  : "row * destination.ldd + column";
+  const std::string high = transposed ? "out[destination.ldd]" : "out[1]";
   if (f32) {
     values["STORE_BOTH"] = "    *(float2*)out = make_float2(low, high);";
     values["STORE_LOW"] = "  out[0] = low;";
-    values["STORE_HIGH"] = "    out[1] = high;";
+    values["STORE_HIGH"] = absl::StrCat("    ", high, " = high;");
   } else {
     const TemplateValues rounding = RoundingValues(g);
     values["STORE_BOTH"] = absl::StrCat("    unsigned packed;\n    ", rounding.at("PACK"),
                                         "\n    *(unsigned*)out = packed;");
     values["STORE_LOW"] = absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
                                        "\n  out[0] = value;");
-    values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"),
-                                        "\n    out[1] = value;");
+    values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"), "\n    ", high,
+                                        " = value;");
   }
   return absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n",
                       Fill(g, "gemm_store_pair.cu", values));
@@ -801,8 +806,9 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
       {GemmKernelParameter::kDMap, "const __grid_constant__ TensorMap d_map",
        "TMA map of D (n, m[, batch]), for the TMA-store epilogue"},
       {GemmKernelParameter::kD, "void* __restrict__ d",
-       "D [m, n] per batch, for the direct epilogue"},
-      {GemmKernelParameter::kC, "const void* c", "C [m, n] per batch (may be D)"},
+       "D [m, n] (or stored [n, m]) per batch, for the direct epilogue"},
+      {GemmKernelParameter::kC, "const void* c",
+       "C [m, n] ([n, m] when D is) per batch (may be D)"},
       {GemmKernelParameter::kBias, "const void* __restrict__ bias",
        "the bias: m or n values per batch"},
       {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
@@ -811,8 +817,8 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
       {GemmKernelParameter::kN, "int n", "columns of op(B) and D"},
       {GemmKernelParameter::kK, "int k", "the shared dimension"},
       {GemmKernelParameter::kBatch, "int batches", "GEMMs in the strided batch"},
-      {GemmKernelParameter::kLdc, "long long ldc", "elements between rows of C"},
-      {GemmKernelParameter::kLdd, "long long ldd", "elements between rows of D"},
+      {GemmKernelParameter::kLdc, "long long ldc", "elements between stored rows of C"},
+      {GemmKernelParameter::kLdd, "long long ldd", "elements between stored rows of D"},
       {GemmKernelParameter::kStrideC, "long long stride_c",
        "elements between batches of C"},
       {GemmKernelParameter::kStrideD, "long long stride_d",
@@ -822,7 +828,7 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
       {GemmKernelParameter::kAlpha, "float alpha", "scales A.B"},
       {GemmKernelParameter::kBeta, "float beta", "scales C, when the form reads it"},
       {GemmKernelParameter::kPairStores, "int pair_stores",
-       "!= 0: one store per pair of adjacent columns of D (ldd and stride_d even)"},
+       "!= 0: one store per pair of adjacent columns of D [m, n] (ldd and stride_d even)"},
   };
   return *parameters;
 }
@@ -850,7 +856,8 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   if (absl::Status valid = ValidateGemmConfigForForm(config, form); !valid.ok()) {
     return valid;
   }
-  Generation g{config, form, form.element, PlanGemmLayout(config, form)};
+  const GemmForm kernel = KernelForm(config, form);
+  Generation g{config, kernel, kernel.element, PlanGemmLayout(config, kernel)};
   PlannedSource planned = config.schedule == GemmSchedule::kV1
                              ? V1PlannedSource(g)
                              : WarpSpecializedPlannedSource(g);
@@ -858,7 +865,7 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   if (!g.status.ok()) return g.status;
 
   GeneratedGemm gemm;
-  gemm.kernel_name = KernelName(config, form);
+  gemm.kernel_name = KernelName(config, kernel);
   gemm.source = std::move(planned.source);
   gemm.plan = std::move(planned.plan);
   gemm.config = config;

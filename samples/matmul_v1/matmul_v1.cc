@@ -30,7 +30,7 @@
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/gemm/cublaslt_reference.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 

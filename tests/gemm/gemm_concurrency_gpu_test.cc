@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 

@@ -6,9 +6,11 @@
 // from each input type; every epilogue op (alpha, beta with C, C aliasing
 // D, bias along m and n in each type, each activation) from each input
 // type in two layouts; batches and padded leading dimensions and strides in
-// a few combinations; and stream-K and 2-CTA-cluster configurations with
-// the epilogue ops and MN-major operands. Shapes are tile multiples and
-// ragged ones.
+// a few combinations; stream-K and 2-CTA-cluster configurations with the
+// epilogue ops and MN-major operands; D (and C) stored transposed; and the
+// swapped kernels (D^T = B.A^T) of skinny problems, picked by the
+// heuristic or forced on others. Shapes are tile multiples and ragged ones,
+// down to m = 1.
 //
 // Every buffer holds NaN wherever no matrix element is: the padding between
 // a leading dimension and its row, the gaps between the matrices of a
@@ -30,7 +32,7 @@
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
@@ -77,9 +79,10 @@ enum class Layout { kKK, kKMN, kMNK, kMNMN };
 // kOdd gives C, D and the bias odd ones (A and B must stay on 16 bytes).
 enum class Padding { kNone, kAligned, kOdd };
 
-// Which configuration runs: the heuristic's, or the first of
-// CandidateConfigs that is of the kind and computes the form.
-enum class Pick { kHeuristic, kStreamK, kCluster2, kCluster2StreamK };
+// Which configuration runs: the heuristic's, the first of CandidateConfigs
+// that is of the kind and computes the form, or (kSwapped) the heuristic's
+// pick for the swapped problem, run swapped.
+enum class Pick { kHeuristic, kStreamK, kCluster2, kCluster2StreamK, kSwapped };
 
 struct Case {
   GemmProblem problem;
@@ -110,6 +113,8 @@ struct Case {
   Case Padded() const { return With([&](Case& c) { c.padding = Padding::kAligned; }); }
   Case PaddedOdd() const { return With([&](Case& c) { c.padding = Padding::kOdd; }); }
   Case Config(Pick pick) const { return With([&](Case& c) { c.pick = pick; }); }
+  // C and D stored [n, m].
+  Case DTransposed() const { return With([&](Case& c) { c.problem.d_transposed = true; }); }
 
  private:
   Case With(const std::function<void(Case&)>& change) const {
@@ -231,6 +236,27 @@ std::vector<Case> Cases() {
           .Config(Pick::kCluster2),
       BF16(kMNK, {640, 768, 1032}).To(kF16).Beta(0.25f).Bias(kAlongN, kF16).Act(kGelu)
           .Config(Pick::kCluster2StreamK),
+
+      // D (and C) stored [n, m].
+      F16(kKK, kRagged).DTransposed(),
+      BF16(kMNK, kLarge).To(kF32).DTransposed().Beta(0.5f).Bias(kAlongM, kF32),
+      F16(kKMN, kTiles).To(kBF16).DTransposed().CIsD().Act(kGelu),
+      BF16(kMNMN, kShortK).DTransposed().Batch(3).PaddedOdd().Bias(kAlongN, kBF16),
+
+      // Skinny problems: the heuristic swaps a short m into the tile's
+      // columns (m = 1, 13, 16, 40) and keeps a short n there (n = 5, 24).
+      F16(kKK, {1, 777, 136}),
+      F16(kKK, {13, 1000, 72}).Beta(0.5f).Bias(kAlongM, kF32),
+      BF16(kMNMN, {16, 520, 200}).To(kF32).Bias(kAlongN, kBF16).Act(kGelu),
+      F16(kMNK, {40, 1032, 1000}).To(kBF16).CIsD().Act(kSilu),
+      BF16(kKMN, {1000, 5, 64}).Batch(3).PaddedOdd().Alpha(0.5f),
+      F16(kKK, {700, 24, 520}).DTransposed().Bias(kAlongN, kF16).Act(kRelu),
+      F16(kMNK, {24, 700, 96}).DTransposed().Beta(-1).Batch(3).Padded(),
+      // Swapped kernels forced on problems the heuristic runs unswapped.
+      F16(kKMN, kRagged).Beta(0.5f).Bias(kAlongN, kF16).Config(Pick::kSwapped),
+      BF16(kMNMN, kLarge).To(kF32).Batch(3).PaddedOdd().Bias(kAlongM, kBF16).Act(kGeluTanh)
+          .Config(Pick::kSwapped),
+      F16(kKK, kTiles2).DTransposed().CIsD().Config(Pick::kSwapped),
   };
 }
 
@@ -260,6 +286,7 @@ std::string Name(const Case& c) {
   if (p.activation != Activation::kNone) {
     absl::StrAppend(&name, "_", gen::ActivationName(p.activation));
   }
+  if (p.d_transposed) absl::StrAppend(&name, "_D_transposed");
   if (p.batch != 1) absl::StrAppend(&name, "_batch", p.batch);
   if (c.padding == Padding::kAligned) absl::StrAppend(&name, "_padded");
   if (c.padding == Padding::kOdd) absl::StrAppend(&name, "_padded_odd");
@@ -268,6 +295,7 @@ std::string Name(const Case& c) {
     case Pick::kStreamK: absl::StrAppend(&name, "_stream_k"); break;
     case Pick::kCluster2: absl::StrAppend(&name, "_cluster2"); break;
     case Pick::kCluster2StreamK: absl::StrAppend(&name, "_cluster2_stream_k"); break;
+    case Pick::kSwapped: absl::StrAppend(&name, "_swapped"); break;
   }
   return name;
 }
@@ -288,6 +316,8 @@ Rows RowsOfA(const GemmProblem& p) {
 Rows RowsOfB(const GemmProblem& p) {
   return p.b_major == MajorOrder::kK ? Rows{p.n, p.k} : Rows{p.k, p.n};
 }
+// C and D: [m, n], or [n, m] transposed.
+Rows RowsOfD(const GemmProblem& p) { return p.d_transposed ? Rows{p.n, p.m} : Rows{p.m, p.n}; }
 int64_t BiasLength(const GemmProblem& p) { return p.bias == kAlongM ? p.m : p.n; }
 
 // The problem Prepare gets for a case. A and B take packed rows where those
@@ -297,7 +327,7 @@ int64_t BiasLength(const GemmProblem& p) { return p.bias == kAlongM ? p.m : p.n;
 GemmProblem ProblemOf(const Case& c) {
   GemmProblem p = c.problem;
   const int64_t per_16_bytes = 16 / ptx::SizeInBytes(p.element);
-  const Rows a = RowsOfA(p), b = RowsOfB(p);
+  const Rows a = RowsOfA(p), b = RowsOfB(p), d = RowsOfD(p);
   const int64_t a_row = RoundUp(a.row, per_16_bytes), b_row = RoundUp(b.row, per_16_bytes);
   if (a_row != a.row) p.lda = a_row;
   if (b_row != b.row) p.ldb = b_row;
@@ -309,26 +339,26 @@ GemmProblem ProblemOf(const Case& c) {
     case Padding::kAligned:
       p.lda = a_row + 8;
       p.ldb = b_row + 24;
-      p.ldc = RoundUp(p.n, 8) + 16;
-      p.ldd = RoundUp(p.n, 8) + 8;
+      p.ldc = RoundUp(d.row, 8) + 16;
+      p.ldd = RoundUp(d.row, 8) + 8;
       if (batched) {
         p.stride_a = a.rows * p.lda + 64;
         p.stride_b = b.rows * p.ldb + 128;
-        p.stride_c = p.m * p.ldc + 32;
-        p.stride_d = p.m * p.ldd + 256;
+        p.stride_c = d.rows * p.ldc + 32;
+        p.stride_d = d.rows * p.ldd + 256;
       }
       if (per_matrix_bias) p.stride_bias = RoundUp(BiasLength(p), 8) + 8;
       break;
     case Padding::kOdd:
       p.lda = a_row + 16;
       p.ldb = b_row + 8;
-      p.ldc = p.n + 3;
-      p.ldd = p.n + 5;
+      p.ldc = d.row + 3;
+      p.ldd = d.row + 5;
       if (batched) {
         p.stride_a = a.rows * p.lda + 8;
         p.stride_b = b.rows * p.ldb + 8;
-        p.stride_c = p.m * p.ldc + 7;
-        p.stride_d = p.m * p.ldd + 1;
+        p.stride_c = d.rows * p.ldc + 7;
+        p.stride_d = d.rows * p.ldd + 1;
       }
       if (per_matrix_bias) p.stride_bias = BiasLength(p) + 3;
       break;
@@ -348,6 +378,10 @@ struct Stored {
 
   int64_t At(int64_t b, int64_t r, int64_t column) const {
     return b * stride + r * ld + column;
+  }
+  // Element (i, j) of C or D: at row i, or at row j when stored transposed.
+  int64_t AtOutput(int64_t b, int64_t i, int64_t j, bool transposed) const {
+    return transposed ? At(b, j, i) : At(b, i, j);
   }
   int64_t Span() const { return At(batch - 1, rows - 1, row); }
   // Whether each of `size` elements is one of a matrix.
@@ -379,8 +413,8 @@ Layouts LayoutsOf(const GemmProblem& p) {
   Layouts layouts;
   layouts.a = stored(RowsOfA(p), p.lda, p.stride_a);
   layouts.b = stored(RowsOfB(p), p.ldb, p.stride_b);
-  layouts.c = stored({p.m, p.n}, p.ldc, p.stride_c);
-  layouts.d = stored({p.m, p.n}, p.ldd, p.stride_d);
+  layouts.c = stored(RowsOfD(p), p.ldc, p.stride_c);
+  layouts.d = stored(RowsOfD(p), p.ldd, p.stride_d);
   const int64_t length = BiasLength(p);
   layouts.bias = Stored{p.batch, 1, length, length, p.stride_bias};
   return layouts;
@@ -467,7 +501,8 @@ double Activate(Activation activation, double x) {
 //   D(i, j) = act(alpha * sum_kk A(i, kk) B(j, kk) + beta C(i, j) + bias)
 // with A(i, kk) = a[i lda + kk] K-major, a[kk lda + i] MN-major, and
 // B(j, kk) = b[j ldb + kk] K-major, b[kk ldb + j] MN-major, each matrix
-// `stride` on from the one before; the bias b's element i (along m) or j
+// `stride` on from the one before; C(i, j) = c[i ldc + j], or c[j ldc + i]
+// when C and D are stored transposed; the bias's element i (along m) or j
 // (along n).
 std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
                               const std::vector<double>& a, const std::vector<double>& b,
@@ -495,7 +530,9 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
         double sum = 0;
         for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
         double value = static_cast<double>(p.alpha) * sum;
-        if (p.beta != 0) value += static_cast<double>(p.beta) * (*c)[l.c.At(batch, i, j)];
+        if (p.beta != 0) {
+          value += static_cast<double>(p.beta) * (*c)[l.c.AtOutput(batch, i, j, p.d_transposed)];
+        }
         if (p.bias != BiasAlong::kNone) {
           value += (*bias)[l.bias.At(batch, 0, p.bias == kAlongM ? i : j)];
         }
@@ -532,11 +569,20 @@ bool IsKind(const gen::GemmConfig& config, Pick pick) {
     case Pick::kStreamK: return config.stream_k && config.cluster_m == 1;
     case Pick::kCluster2: return config.cluster_m == 2 && !config.stream_k;
     case Pick::kCluster2StreamK: return config.cluster_m == 2 && config.stream_k;
+    case Pick::kSwapped: return false;
   }
   return false;
 }
 
 absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem, Pick pick) {
+  if (pick == Pick::kSwapped) {
+    // What the heuristic would run on the swapped problem, run swapped:
+    // the kernel sees the same problem either way.
+    gen::GemmConfig config =
+        HeuristicConfig(SwappedProblem(problem), GemmTarget::H200().sm_count);
+    config.swap_ab = !config.swap_ab;
+    return config;
+  }
   const gen::GemmForm form = FormOf(problem);
   for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
     if (IsKind(config, pick) && gen::ValidateGemmConfigForForm(config, form).ok() &&
@@ -635,7 +681,7 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     for (int64_t batch = 0; batch < problem.batch; ++batch) {
       for (int64_t i = 0; i < problem.m; ++i) {
         for (int64_t j = 0; j < problem.n; ++j) {
-          computed.push_back((*result)[layouts.d.At(batch, i, j)]);
+          computed.push_back((*result)[layouts.d.AtOutput(batch, i, j, problem.d_transposed)]);
         }
       }
     }
@@ -747,6 +793,29 @@ std::vector<Refusal> Refusals() {
       },
       {"ldc=63", "at least the stored row"});
   add("ldd < n", [](GemmProblem& p) { p.ldd = 60; }, {"ldd=60", "at least the stored row"});
+  add("ldd < m, D transposed",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 100;
+        p.ldd = 64;
+      },
+      {"ldd=64", "at least the stored row (100 elements)"});
+  add("ldc < m with C read, transposed",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 72;
+        p.beta = 1;
+        p.ldc = 70;
+      },
+      {"ldc=70", "at least the stored row (72 elements)"});
+  add("overlapping matrices of a transposed D",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 80;
+        p.batch = 2;
+        p.stride_d = 64 * 80 - 1;
+      },
+      {"stride_d=5119", "at least one matrix (5120 elements)"});
   add("lda of 136 bytes", [](GemmProblem& p) { p.lda = 68; }, {"lda=68", "16-byte boundary"});
   add("ldb of 200 bytes, MN-major",
       [](GemmProblem& p) {

@@ -16,7 +16,7 @@
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 
@@ -42,6 +42,8 @@ const Shape kShapes[] = {
     {257, 129, 72},     {1000, 999, 136},  {130, 300, 520},   // ragged
     {1, 8, 16},         {3, 5, 8},                            // tiny
     {1, 4096, 4096},    {17, 2048, 1024},  {64, 8192, 512},   // skinny
+    {1000, 24, 520},                                          // skinny n
+    {256, 200, 5000},                                         // few tiles, long k
     {128, 128, 8},      {200, 300, 24},                       // k < block_k
 };
 
@@ -274,6 +276,36 @@ TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->from_record);
   EXPECT_EQ(again->best, tuned->best);
+}
+
+// The autotuner times a general problem on operands laid out as it stores
+// them: leading dimensions, a batch, C read, a bias, an f32 D, and the
+// swapped candidates of a skinny problem.
+TEST_F(GemmRulesGpuTest, AutotunerTimesGeneralProblemsOnTheirOwnLayout) {
+  GemmProblem general{200, 300, 136, ScalarType::kBF16};
+  general.output = ScalarType::kF32;
+  general.lda = 144;
+  general.ldd = 320;
+  general.batch = 2;
+  general.beta = 0.5f;
+  general.bias = BiasAlong::kM;
+  general.bias_type = ScalarType::kF16;
+  general.activation = Activation::kGelu;
+  GemmProblem skinny{5, 1000, 256, ScalarType::kF16};
+  skinny.b_major = MajorOrder::kMN;
+  skinny.bias = BiasAlong::kN;
+  for (const GemmProblem& problem : {general, skinny}) {
+    std::vector<gen::GemmConfig> candidates = CandidateConfigs(problem);
+    ASSERT_FALSE(candidates.empty());
+    absl::StatusOr<TuningReport> tuned =
+        Autotune(problem, candidates, compile::KernelCache::Default(),
+                 AutotuneOptions{/*use_records=*/false});
+    ASSERT_TRUE(tuned.ok()) << tuned.status();
+    for (const TuningMeasurement& measurement : tuned->measurements) {
+      EXPECT_TRUE(measurement.status.ok())
+          << gen::ConfigName(measurement.config) << ": " << measurement.status;
+    }
+  }
 }
 
 // A record write also deletes what record writers that died left behind:

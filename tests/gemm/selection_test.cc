@@ -2,6 +2,7 @@
 // (problem, config) pair, without a GPU.
 #include "ptxgen/gemm/selection.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -170,6 +171,102 @@ TEST(SelectionTest, TheTmaStoreNeedsAlignedRowsOfC) {
   for (const gen::GemmConfig& config : CandidateConfigs(odd)) {
     EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kDirect) << gen::ConfigName(config);
   }
+}
+
+// Decode GEMMs: a short m goes along the tile's columns of the swapped
+// kernel (D^T = B.A^T), rounded up to wgmma's N granule of 8; a short n
+// stays there unswapped. Stream-K where 64-row tiles fill less than a
+// wave, 128-row tiles where they fill more.
+TEST(SelectionTest, SkinnyProblemsPutTheShortSideAlongANarrowTile) {
+  const gen::GemmConfig decode = HeuristicConfig({16, 4096, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(decode), "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
+  EXPECT_EQ(HeuristicConfig({1, 4096, 4096, ScalarType::kF16}, 132).block_n, 8);
+  EXPECT_EQ(HeuristicConfig({13, 4096, 4096, ScalarType::kBF16}, 132).block_n, 16);
+  const gen::GemmConfig narrow = HeuristicConfig({4096, 24, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(narrow), "ws 64x24x64 s8 c1 w1 m1 direct g8 sk persistent");
+  // 224 tiles of 64 rows, more than a wave: 128-row tiles, no stream-K.
+  const gen::GemmConfig long_n = HeuristicConfig({16, 14336, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(long_n), "ws 128x16x64 s8 c2 w1 m1 direct g8 persistent swap");
+  // Above 64 rows, the tiles of every other shape.
+  EXPECT_FALSE(HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).swap_ab);
+  EXPECT_EQ(HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).block_n, 128);
+}
+
+TEST(SelectionTest, SkinnyCandidatesAreSwappedLikeTheHeuristicsPick) {
+  const GemmProblem decode{8, 8192, 8192, ScalarType::kF16};
+  int skinny = 0;
+  for (const gen::GemmConfig& config : CandidateConfigs(decode)) {
+    EXPECT_TRUE(CheckConfigFitsProblem(config, decode).ok()) << gen::ConfigName(config);
+    if (config.swap_ab) {
+      ++skinny;
+      EXPECT_LE(config.block_n, 32) << gen::ConfigName(config);
+    }
+  }
+  // Widths 8, 16 and 32; 64 and 128 rows; with and without stream-K.
+  EXPECT_EQ(skinny, 3 * 2 * 2);
+  EXPECT_NE(std::find(CandidateConfigs(decode).begin(), CandidateConfigs(decode).end(),
+                      HeuristicConfig(decode, 132)),
+            CandidateConfigs(decode).end());
+}
+
+// A swapped config is checked and launched on the swapped problem: its
+// grid covers n / block_m tile rows, and a TMA store (which writes D [m,
+// n] only) is refused for it.
+TEST(SelectionTest, SwappedConfigsPlanTheSwappedProblem) {
+  const GemmProblem decode{16, 4096, 4096, ScalarType::kF16};
+  gen::GemmConfig config = HeuristicConfig(decode, 132);
+  config.stream_k = false;
+  config.persistent = false;
+  absl::StatusOr<gen::GemmGrid> grid = PlanGemmLaunch(decode, config, 132);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->x * grid->y * grid->z, 4096 / 64);
+  config.epilogue = gen::GemmEpilogue::kTmaStore;
+  config.block_n = gen::kStoreChunkColumns;
+  const absl::Status refused = CheckConfigFitsProblem(config, decode);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.message(), "16-bit D [m, n]")) << refused;
+}
+
+// 8 tiles of 64x128 over 448 k-tiles: 16 slices of 28; 64 tiles take 2.
+TEST(SelectionTest, FewTilesOverALongKAreSplit) {
+  EXPECT_EQ(HeuristicConfig({256, 256, 28672, ScalarType::kF16}, 132).split_k, 16);
+  EXPECT_EQ(HeuristicConfig({512, 1024, 16384, ScalarType::kF16}, 132).split_k, 2);
+  // 128 tiles: a wave already.
+  EXPECT_EQ(HeuristicConfig({1024, 1024, 8192, ScalarType::kF16}, 132).split_k, 1);
+  // Slices of fewer than 16 k-tiles are not worth their reduction.
+  EXPECT_EQ(HeuristicConfig({256, 256, 1024, ScalarType::kF16}, 132).split_k, 1);
+  // Split-K's reduce kernel computes the plain form only.
+  GemmProblem biased{256, 256, 28672, ScalarType::kF16};
+  biased.bias = BiasAlong::kN;
+  EXPECT_EQ(HeuristicConfig(biased, 132).split_k, 1);
+}
+
+TEST(SelectionTest, SwappingTwiceGivesTheProblemBack) {
+  GemmProblem p{13, 1000, 72, ScalarType::kBF16};
+  p.a_major = ptx::MajorOrder::kMN;
+  p.lda = 24;
+  p.ldb = 80;
+  p.stride_a = 4000;
+  p.stride_b = 90000;
+  p.batch = 2;
+  p.bias = BiasAlong::kM;
+  const GemmProblem swapped = SwappedProblem(p);
+  EXPECT_EQ(swapped.m, 1000);
+  EXPECT_EQ(swapped.n, 13);
+  EXPECT_EQ(swapped.a_major, ptx::MajorOrder::kK);
+  EXPECT_EQ(swapped.b_major, ptx::MajorOrder::kMN);
+  EXPECT_EQ(swapped.lda, 80);
+  EXPECT_EQ(swapped.stride_b, 4000);
+  EXPECT_EQ(swapped.bias, BiasAlong::kN);
+  EXPECT_TRUE(swapped.d_transposed);
+  // D keeps its leading dimension: a row of the original D is a row of the
+  // swapped problem's transposed D.
+  EXPECT_EQ(Resolved(swapped).ldd, Resolved(p).ldd);
+  EXPECT_EQ(Resolved(swapped).stride_d, Resolved(p).stride_d);
+  const GemmProblem back = SwappedProblem(swapped);
+  EXPECT_EQ(gen::FormName(FormOf(back)), gen::FormName(FormOf(p)));
+  EXPECT_EQ(std::tie(back.m, back.n, back.lda, back.ldb, back.stride_a, back.stride_b),
+            std::tie(p.m, p.n, p.lda, p.ldb, p.stride_a, p.stride_b));
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ TEST(GemmConfigTest, NamesRoundTrip) {
         "ws 64x256x64 s6 c1 w0 m1 direct g1 tiles noregs",
         "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent",
         "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent",
-        "ws 64x128x64 s8 c1 w1 m2 tma hilbert persistent"}) {
+        "ws 64x128x64 s8 c1 w1 m2 tma hilbert persistent",
+        "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
@@ -53,7 +54,8 @@ TEST(GemmFormTest, NamesRoundTrip) {
                                           Activation::kSilu}) {
               for (bool reads_c : {false, true}) {
                 GemmForm form{element, output, a, b, reads_c, bias, ScalarType::kBF16,
-                              activation, /*batched=*/reads_c && a == b};
+                              activation, /*batched=*/reads_c && a == b,
+                              /*d_transposed=*/!reads_c && a != b};
                 absl::StatusOr<GemmForm> parsed = ParseFormName(FormName(form));
                 ASSERT_TRUE(parsed.ok()) << FormName(form) << ": " << parsed.status();
                 EXPECT_EQ(FormName(*parsed), FormName(form));
@@ -83,6 +85,51 @@ TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
     ASSERT_FALSE(form.ok()) << name;
     EXPECT_TRUE(absl::StrContains(form.status().message(), message)) << form.status();
   }
+}
+
+// The swapped kernel computes D^T = op(B).op(A)^T: the operands' majors
+// and the bias trade places, D is stored the other way round; a config
+// that swaps generates the swapped form's kernel for the form it is given.
+TEST(GemmFormTest, SwappingExchangesTheOperandsAndTransposesD) {
+  GemmForm form = PlainForm(ScalarType::kF16);
+  form.a_major = ptx::MajorOrder::kMN;
+  form.bias = BiasAlong::kM;
+  form.reads_c = true;
+  EXPECT_EQ(FormName(SwappedForm(form)), "f16.km->f16+c+bias_n.f32+d_transposed");
+  EXPECT_EQ(FormName(SwappedForm(SwappedForm(form))), FormName(form));
+  const GemmConfig swap = Parse("ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
+  EXPECT_EQ(FormName(KernelForm(swap, form)), FormName(SwappedForm(form)));
+  absl::StatusOr<GeneratedGemm> generated = GenerateGemm(swap, form);
+  ASSERT_TRUE(generated.ok()) << generated.status();
+  EXPECT_EQ(FormName(generated->form), FormName(form));
+  // The module is looked up by the kernel's name: the swapped form's.
+  EXPECT_TRUE(absl::StrContains(generated->source, absl::StrCat(generated->kernel_name, "(")))
+      << generated->kernel_name;
+  EXPECT_TRUE(absl::StrContains(generated->source, "f16.km->f16+c+bias_n.f32+d_transposed"));
+  EXPECT_TRUE(absl::StrContains(generated->source, "column * destination.ldd + row"));
+}
+
+TEST(GemmFormTest, WhatATransposedDCannotTakeIsRefusedByName) {
+  GemmForm transposed = PlainForm(ScalarType::kF16);
+  transposed.d_transposed = true;
+  const std::pair<const char*, const char*> cases[] = {
+      {"ws 128x128x64 s4 c2 w1 m1 tma g8 persistent", "16-bit D [m, n]"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 persistent", "stored [m, n]"},
+  };
+  for (const auto& [name, message] : cases) {
+    const absl::Status status = ValidateGemmConfigForForm(Parse(name), transposed);
+    EXPECT_TRUE(absl::StrContains(status.message(), message)) << name << ": " << status;
+  }
+  // A swapped config transposes D itself.
+  const absl::Status swapped = ValidateGemmConfigForForm(
+      Parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent swap"), PlainForm(ScalarType::kF16));
+  EXPECT_TRUE(absl::StrContains(swapped.message(), "16-bit D [m, n]")) << swapped;
+  const absl::Status v1 = ValidateGemmConfig([] {
+    GemmConfig config;
+    config.swap_ab = true;
+    return config;
+  }(), ScalarType::kF16);
+  EXPECT_TRUE(absl::StrContains(v1.message(), "no split-K, stream-K or swap")) << v1;
 }
 
 // A name says every option once: no defaults the writer did not choose.
@@ -432,7 +479,9 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
          {gemm::GemmProblem{8192, 8192, 8192, element},
           gemm::GemmProblem{2048, 2048, 2048, element},
           gemm::GemmProblem{64, 8192, 4096, element},
-          gemm::GemmProblem{1000, 1000, 1000, element}}) {
+          gemm::GemmProblem{1000, 1000, 1000, element},
+          gemm::GemmProblem{8, 8192, 4096, element},      // skinny tiles, swapped
+          gemm::GemmProblem{4096, 24, 4096, element}}) {  // and not
       for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
         configs.push_back(config);
       }
@@ -457,7 +506,8 @@ TEST(GemmGeneratorTest, HeuristicPicksForEveryLayoutAndEpilogueCompileCleanly) {
   std::vector<gemm::GemmProblem> forms;
   for (const gemm::GemmProblem& shape :
        {problem(8192, 8192, 8192, ScalarType::kF16), problem(2048, 2048, 2048, ScalarType::kBF16),
-        problem(64, 8192, 4096, ScalarType::kF16), problem(1000, 1000, 1000, ScalarType::kBF16)}) {
+        problem(64, 8192, 4096, ScalarType::kF16), problem(1000, 1000, 1000, ScalarType::kBF16),
+        problem(13, 4096, 4096, ScalarType::kBF16), problem(4096, 5, 1024, ScalarType::kF16)}) {
     gemm::GemmProblem a_mn = shape, b_mn = shape, both = shape, fused = shape, full = shape;
     a_mn.a_major = ptx::MajorOrder::kMN;
     b_mn.b_major = ptx::MajorOrder::kMN;
@@ -497,9 +547,13 @@ TEST(GemmGeneratorTest, AutotuneCandidatesForHeavyEpiloguesCompileCleanly) {
   gelu_f32.output = ScalarType::kF32;
   gelu_f32.bias = gen::BiasAlong::kN;
   gelu_f32.activation = gen::Activation::kGelu;
+  gemm::GemmProblem decode = full;  // skinny candidates, swapped
+  decode.m = 16;
+  decode.n = 4096;
+  decode.k = 4096;
   std::vector<CompileJob> jobs;
   std::set<std::string> seen;
-  for (const gemm::GemmProblem& problem : {full, gelu_f32}) {
+  for (const gemm::GemmProblem& problem : {full, gelu_f32, decode}) {
     for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
       AddJob(config, gemm::FormOf(problem), seen, jobs);
     }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ptxgen/compile/compiler.h"
-#include "ptxgen/gemm/verification.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"

@@ -301,6 +301,16 @@ TEST_F(GpuTest, DeviceBufferCopiesFillsAndChecksSizes) {
   ASSERT_TRUE(buffer->CopyToHost(back.data(), 64).ok());
   EXPECT_EQ(back, bytes);
 
+  // Device to device: the whole source into the start of the buffer.
+  absl::StatusOr<DeviceBuffer> copy = DeviceBuffer::Allocate(64);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  ASSERT_TRUE(copy->CopyFromDeviceAsync(*buffer, nullptr).ok());
+  ASSERT_TRUE(copy->CopyToHost(back.data(), 64).ok());
+  EXPECT_EQ(back, bytes);
+  absl::StatusOr<DeviceBuffer> larger = DeviceBuffer::Allocate(65);
+  ASSERT_TRUE(larger.ok()) << larger.status();
+  EXPECT_TRUE(absl::IsOutOfRange(copy->CopyFromDeviceAsync(*larger, nullptr)));
+
   std::vector<uint8_t> big(65);
   const absl::Status overflow = buffer->CopyFromHost(big.data(), 65);
   EXPECT_TRUE(absl::IsOutOfRange(overflow)) << overflow;

@@ -34,6 +34,8 @@ absl::string_view LogLevelName(LogLevel level);
 // names otherwise.
 absl::StatusOr<LogLevel> ParseLogLevel(absl::string_view name);
 
+// The library's logging: the level that passes and what the environment
+// asked for that was refused.
 struct LogConfig {
   LogLevel level = LogLevel::kWarning;
   // What the environment named and was refused, to be said once.

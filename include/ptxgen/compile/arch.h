@@ -12,6 +12,8 @@
 
 namespace ptxgen::compile {
 
+// An NVRTC architecture name taken apart: compute_XY (PTX) or sm_XY
+// (CUBIN), with an optional feature suffix.
 struct ArchName {
   bool is_ptx = false;  // compute_XY; sm_XY is a CUBIN
   int major = 0;

@@ -11,6 +11,7 @@
 
 namespace ptxgen::compile {
 
+// How NVRTC compiles one translation unit.
 struct CompileOptions {
   std::string arch = "sm_90a";  // NVRTC --gpu-architecture
   // Further NVRTC options, passed in this order ("-lineinfo", "-DX=1", ...).
@@ -41,6 +42,8 @@ struct CompilerDiagnostic {
   std::string message;  // the log line
 };
 
+// Where a compiled module came from: NVRTC in this call, the process's
+// memory cache or the disk cache.
 enum class CacheSource { kCompiled, kMemoryCache, kDiskCache };
 
 // Everything produced for one translation unit; kept together so a cached

@@ -51,6 +51,7 @@
 
 namespace ptxgen::compile {
 
+// Where and whether the kernel cache keeps modules on disk.
 struct CacheConfig {
   bool disk_enabled = true;
   // An absolute path, created (mode 0700) on the first write when missing.
@@ -117,6 +118,8 @@ struct CacheFolderContents {
   std::vector<CacheEntryFile> entries;  // least recently used first
 };
 
+// Compiled modules by the hash of their source and options: in memory for
+// the process, on disk across processes (entries checked before use).
 class KernelCache {
  public:
   // The process-wide cache, configured from the environment on first use.

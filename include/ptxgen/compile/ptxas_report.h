@@ -12,6 +12,7 @@
 
 namespace ptxgen::compile {
 
+// What ptxas said about a module: resources per kernel and its warnings.
 struct PtxasReport {
   // One per entry function, in log order. Device functions that ptxas kept
   // separate are not kernels and are not listed.

@@ -13,8 +13,8 @@
 
 namespace ptxgen::compile {
 
+// SHA-256 (FIPS 180-4) of `data`: the kernel cache's keys and entry checks.
 using Sha256Digest = std::array<uint8_t, 32>;
-
 Sha256Digest Sha256(absl::string_view data);
 
 // The digest as 64 lower-case hex characters.

@@ -16,12 +16,14 @@
 
 namespace ptxgen::gemm {
 
+// One candidate's timing, or why it could not run.
 struct TuningMeasurement {
   gen::GemmConfig config;
   absl::Status status;     // why the candidate could not run, if it could not
   double milliseconds = 0;  // median per call
 };
 
+// The autotuner's choice and the measurements it was made from.
 struct TuningReport {
   gen::GemmConfig best;
   std::vector<TuningMeasurement> measurements;  // empty when from a record
@@ -29,6 +31,7 @@ struct TuningReport {
   std::string record_path;  // empty when records are kept in memory only
 };
 
+// Whether to reuse a recorded choice, and how long to time.
 struct AutotuneOptions {
   bool use_records = true;  // reuse a remembered choice; false: time again
   int repeats = 7;  // rounds over all candidates, one timed batch each (median)

@@ -33,10 +33,12 @@
 
 namespace ptxgen::gemm {
 
+// The generator's names for a problem's parts, used as they are.
 using gen::Activation;
 using gen::BiasAlong;
 using ptx::MajorOrder;
 
+// One GEMM, or a strided batch of them, as the caller stores it.
 struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -61,6 +63,9 @@ struct GemmProblem {
   BiasAlong bias = BiasAlong::kNone;  // one value per row (m) or column (n)
   ptx::ScalarType bias_type = ptx::ScalarType::kF32;
   Activation activation = Activation::kNone;
+  // C and D stored [n, m] (D column-major, as cuBLAS stores it): their
+  // leading dimensions count rows of n.
+  bool d_transposed = false;
 };
 
 // The problem with every 0 (packed) leading dimension and stride and the
@@ -70,12 +75,31 @@ GemmProblem Resolved(const GemmProblem& problem);
 // What the kernel computes for `problem`: types, majors, epilogue ops.
 gen::GemmForm FormOf(const GemmProblem& problem);
 
+// The same product with A and B exchanged (gen::SwappedForm): m and n,
+// the operands' majors, leading dimensions and batch strides trade places,
+// the bias runs along the other dimension and D (with C) is stored the
+// other way round, at the same addresses. Swapping twice is the identity.
+GemmProblem SwappedProblem(const GemmProblem& problem);
+
+// How many elements each operand spans as Resolved(problem) stores it,
+// from its first element to past its last, padding and batch gaps
+// included: what a buffer for it must hold.
+struct GemmSpans {
+  int64_t a = 0, b = 0, c = 0, d = 0, bias = 0;
+};
+GemmSpans StoredSpans(const GemmProblem& problem);
+
+// The problem the kernel of `config` is launched on: the swapped one when
+// the config swaps A and B (config.swap_ab), else `problem`.
+GemmProblem KernelProblem(const gen::GemmConfig& config, const GemmProblem& problem);
+
 // Refuses, naming the rule: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
 // the form (gen::ValidateGemmForm); leading dimensions at least the stored
 // row; every row of A and B starting on a 16-byte boundary (TMA: lda and
 // ldb times the element size, and the batch strides, multiples of 16
-// bytes; so with packed K-major operands k a multiple of 8); batch
-// 1..65535 with strides that keep the matrices of a batch apart.
+// bytes; so with packed K-major operands k a multiple of 8); ldc and ldd
+// at least n (at least m when D is transposed); batch 1..65535 with
+// strides that keep the matrices of a batch apart.
 absl::Status ValidateProblem(const GemmProblem& problem);
 
 // The device pointers of one Run. c may equal d (then C is read before D is
@@ -89,21 +113,26 @@ struct GemmOperands {
   CUdeviceptr bias = 0;
 };
 
+// How Prepare chooses a configuration when none is given.
 enum class Selection {
   kHeuristic,  // pick from the shape and the device, no timing
   kAutotune,   // time the candidates on the device once, remember the best
 };
 
+// What Prepare may be told beyond the problem.
 struct GemmOptions {
   std::optional<gen::GemmConfig> config;  // use exactly this configuration
   Selection selection = Selection::kHeuristic;
   compile::KernelCache* cache = nullptr;  // nullptr: KernelCache::Default()
 };
 
+// Defined in gemm.cc and plan.h: what a Gemm holds.
 class LoadedGemmKernel;
 struct GemmPlan;
 struct GemmWorkspace;
 
+// A prepared GEMM: its kernel loaded, its grid and workspace planned; Run
+// launches it on device pointers. Copyable; copies share the kernel.
 class Gemm {
  public:
   static absl::StatusOr<Gemm> Prepare(const GemmProblem& problem,

@@ -62,6 +62,7 @@ absl::StatusOr<GemmTarget> GemmTargetOf(const runtime::DeviceProperties& device)
 absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
                                            const GemmTarget& target);
 
+// Everything planned for one problem on one target.
 struct GemmPlan {
   GemmProblem problem;  // Resolved(): packed dimensions and output filled in
   GemmTarget target;

@@ -18,6 +18,7 @@
 
 namespace ptxgen::gen {
 
+// How a GEMM kernel's threads share the work.
 enum class GemmSchedule {
   // The seed ("V1"): one warpgroup, one stage, load then compute.
   kV1,
@@ -41,6 +42,7 @@ enum class TileOrder {
   kHilbert,
 };
 
+// How the accumulators reach D.
 enum class GemmEpilogue {
   kDirect,    // registers -> global memory, bounds-checked per element pair
   kTmaStore,  // registers -> swizzled shared tile (stmatrix) -> TMA store
@@ -76,6 +78,7 @@ inline constexpr int kMaxRasterGroup = 32;
 enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
 enum class BiasAlong { kNone, kM, kN };
 
+// The operation itself: types, majors, epilogue ops, batching, D's layout.
 struct GemmForm {
   ptx::ScalarType element = ptx::ScalarType::kF16;  // A and B
   ptx::ScalarType output = ptx::ScalarType::kF16;   // C and D
@@ -91,9 +94,19 @@ struct GemmForm {
   // More than one GEMM per launch: the kernel finds each tile's batch (a
   // division the single-GEMM kernel does without).
   bool batched = false;
+  // C and D stored [n, m] (D^T row-major, i.e. D column-major): what the
+  // swapped kernel of a small-m GEMM writes (SwappedForm).
+  bool d_transposed = false;
 
   bool operator==(const GemmForm& other) const;
 };
+
+// The same GEMM with the operands' roles exchanged: D^T = op(B).op(A)^T,
+// so m and n trade places. A and B (and their majors) swap, the bias runs
+// along the other dimension and D (with C) is stored the other way round.
+// A small-m GEMM runs swapped so that its large n fills wgmma's fixed
+// 64-row M and its small m a narrow N.
+GemmForm SwappedForm(const GemmForm& form);
 
 // "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"):
 // part of kernel names and descriptions.
@@ -117,8 +130,8 @@ GemmForm PlainForm(ptx::ScalarType element);
 // bias, applies an activation.
 bool HasEpilogueOps(const GemmForm& form);
 // Whether the TMA-store strategy computes the form: 16-bit D (stmatrix
-// stages 16-bit values), with or without epilogue ops (the one rule;
-// ValidateGemmConfigForForm and the selector read it).
+// stages 16-bit values) stored [m, n], with or without epilogue ops (the
+// one rule; ValidateGemmConfigForForm and the selector read it).
 bool TmaStoreComputes(const GemmForm& form);
 
 // A GemmConfig is made of parts, each read by what it shapes (a function
@@ -129,7 +142,14 @@ struct GemmTileShape {
   int block_m = 128;
   int block_n = 128;
   int block_k = 64;
+  // The kernel computes the swapped GEMM (SwappedForm): block_m runs along
+  // the problem's n and block_n along its m.
+  bool swap_ab = false;
 };
+
+// What the kernel of `config` computes for `form`: SwappedForm(form) when
+// the config swaps A and B, else `form`.
+GemmForm KernelForm(const GemmTileShape& tile, const GemmForm& form);
 
 // The warpgroups and the ring of stages between them (warp-specialized
 // schedule only). The cluster belongs here, not to the scheduler: its CTAs
@@ -198,6 +218,7 @@ inline int StoreChunksPerPass(const GemmConfig& config) {
 }
 
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+// "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap" (A and B swapped),
 // "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent" (C stored in 2 passes),
 // "ws 128x256x64 s3 c2 w1 m1 tma hilbert persistent" (Hilbert tile order),
 // "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4),
@@ -254,6 +275,8 @@ struct PlannedConstant {
   std::string value;
 };
 
+// A generated kernel: its source, the plan it was made from and what the
+// host needs to launch it.
 struct GeneratedGemm {
   std::string kernel_name;
   std::string source;
@@ -293,6 +316,7 @@ enum class GemmKernelParameter {
   kPairStores,  // != 0: one store per pair of adjacent columns of D
 };
 
+// One row of the kernel parameter table.
 struct GemmKernelParameterSpec {
   GemmKernelParameter parameter;
   const char* declaration;  // CUDA C++, as in the signature
@@ -310,6 +334,8 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters();
 absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
                                        const GemmForm& form);
 
+// The kernel of `config` computing `form` (KernelForm(config, form) when
+// the config swaps A and B); refuses what ValidateGemmConfigForForm refuses.
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            const GemmForm& form);
 // The plain form of `element`.

@@ -21,6 +21,7 @@
 
 namespace ptxgen::ptx {
 
+// Threads per warp: lanes of the fragment layouts.
 inline constexpr int kWarpSize = 32;
 
 // Values of the variables an IndexExpression reads.

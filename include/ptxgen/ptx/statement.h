@@ -25,6 +25,7 @@ namespace ptxgen::ptx {
 // values and converts inside the statement's scope.
 enum class RegType { kB16, kB32, kB64, kF32, kPred };
 
+// How a statement uses a slot of registers.
 enum class Access { kRead, kWrite, kReadWrite };
 
 // A named group of `count` registers that the statement reads and/or writes.
@@ -50,6 +51,7 @@ struct Operand {
   std::string text;   // kText: a local register, a label, "_" or a literal
 };
 
+// Register `element` of a slot.
 Operand Reg(SlotId slot, int element = 0);
 // Registers 0..count-1 of a slot; none for count <= 0 (which rendering
 // refuses as an argument without operands).
@@ -70,12 +72,15 @@ struct Argument {
   std::vector<Operand> operands;
 };
 
+// Arguments in each form: one operand, a {vector}, an [address], a
+// [tensor map, {coordinates}], and a pair ("p|q").
 Argument Plain(Operand operand);
 Argument Vector(std::vector<Operand> operands);
 Argument Address(Operand base);
 Argument TensorAddress(Operand base, std::vector<Operand> coordinates);
 Argument Pair(Operand first, Operand second);
 
+// One PTX instruction: opcode and arguments, optionally under a guard.
 struct Instruction {
   std::string opcode;
   std::vector<Argument> arguments;
@@ -83,15 +88,19 @@ struct Instruction {
   Operand guard;
 };
 
+// A branch target inside a statement.
 struct Label {
   std::string name;
 };
 
+// A register declared inside a statement's asm block.
 struct LocalRegister {
   std::string name;
   RegType type;
 };
 
+// A sequence of instructions over named register slots, rendered as one
+// inline-asm block or as a device function.
 class Statement {
  public:
   // `description` names the statement in generated comments and errors.

@@ -27,6 +27,7 @@ inline constexpr int kMaxBulkPendingGroups = 63;
 // The message names the rank rule; ok for 1..5.
 absl::Status ValidateTensorRank(int rank);
 
+// cp.async.bulk.tensor global -> shared, completing on an mbarrier.
 struct TensorLoad {
   int rank = 2;
   // Also writes the box, at the same shared offset, into every CTA of the
@@ -42,6 +43,7 @@ struct TensorLoad {
 // (b16, multicast only), "cache_policy" (b64, hint only).
 absl::StatusOr<Statement> CpAsyncBulkTensorLoad(const TensorLoad& load);
 
+// cp.async.bulk.tensor shared -> global, in a bulk group.
 struct TensorStore {
   int rank = 2;
   bool l2_cache_hint = false;
@@ -62,6 +64,7 @@ Statement CpAsyncBulkCommitGroup();
 absl::StatusOr<Statement> CpAsyncBulkWaitGroup(int pending_groups,
                                                bool read_only);
 
+// cp.async.bulk.prefetch.tensor into L2.
 struct TensorPrefetch {
   int rank = 2;
   bool l2_cache_hint = false;

@@ -26,6 +26,7 @@ inline constexpr int kMinMaxNReg = 24;
 inline constexpr int kMaxMaxNReg = 256;
 absl::Status ValidateMaxNReg(int count);
 
+// setmaxnreg.inc or .dec to `count` registers per thread.
 absl::StatusOr<Statement> SetMaxNReg(RegisterAdjustment adjustment, int count);
 
 // The memory ordering of barrier.cluster.arrive. Release (the default
@@ -39,6 +40,7 @@ enum class ClusterArriveOrdering { kRelease, kRelaxed };
 Statement BarrierClusterArrive(ClusterArriveOrdering ordering);
 Statement BarrierClusterWait();
 
+// stmatrix: 8x8 b16 matrices from registers to shared memory.
 struct StMatrix {
   int matrices = 4;  // 8x8 b16 matrices per instruction: 1, 2 or 4
   bool transpose = false;

@@ -44,6 +44,8 @@ bool WgmmaSupportsTranspose(ScalarType input_type);
 // registers per thread).
 enum class WgmmaASource { kSharedMemory, kRegisters };
 
+// One wgmma.mma_async form: N, the input and accumulator types, the
+// operands' sources and the transpose and scale immediates.
 struct WgmmaMma {
   int n = 0;
   ScalarType a_type = ScalarType::kF16;

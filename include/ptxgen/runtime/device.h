@@ -14,6 +14,7 @@
 
 namespace ptxgen::runtime {
 
+// What the driver says of one device.
 struct DeviceProperties {
   int ordinal = 0;
   std::string name;
@@ -32,6 +33,7 @@ struct DeviceProperties {
   uint64_t global_memory_bytes = 0;
 };
 
+// How many devices the driver sees.
 absl::StatusOr<int> DeviceCount();
 // The device of `ordinal` (0 .. DeviceCount() - 1).
 absl::StatusOr<CUdevice> GetDevice(int ordinal);

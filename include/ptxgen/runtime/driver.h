@@ -55,6 +55,7 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuMemFree, 3020)                       \
   X(cuMemcpyHtoD, 3020)                    \
   X(cuMemcpyDtoH, 3020)                    \
+  X(cuMemcpyDtoDAsync, 3020)               \
   X(cuMemsetD8, 3020)                      \
   X(cuMemsetD32, 3020)                     \
   X(cuMemsetD16Async, 3020)                \

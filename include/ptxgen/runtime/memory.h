@@ -33,6 +33,9 @@ class DeviceBuffer {
   // `bytes` exceeds size().
   absl::Status CopyFromHost(const void* source, size_t bytes);
   absl::Status CopyToHost(void* destination, size_t bytes) const;
+  // The whole of `source` into the start of this buffer, enqueued on
+  // `stream`; OutOfRange when `source` is larger.
+  absl::Status CopyFromDeviceAsync(const DeviceBuffer& source, CUstream stream);
 
   // Sets every byte to `value`.
   absl::Status Memset8(uint8_t value);

@@ -16,6 +16,7 @@
 
 namespace ptxgen::runtime {
 
+// A grid, block or cluster shape.
 struct Dim3 {
   uint32_t x = 1;
   uint32_t y = 1;
@@ -30,6 +31,7 @@ inline constexpr int kMaxPortableClusterSize = 8;
 // this.
 inline constexpr int kDefaultSharedBytesLimit = 48 * 1024;
 
+// How one kernel launch runs.
 struct LaunchConfig {
   Dim3 grid;   // in blocks
   Dim3 block;  // in threads

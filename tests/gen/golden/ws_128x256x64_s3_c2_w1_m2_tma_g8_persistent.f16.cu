@@ -21,22 +21,22 @@
 //   const __grid_constant__ TensorMap a_map: TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major
 //   const __grid_constant__ TensorMap b_map: TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major
 //   const __grid_constant__ TensorMap d_map: TMA map of D (n, m[, batch]), for the TMA-store epilogue
-//   void* __restrict__ d: D [m, n] per batch, for the direct epilogue
-//   const void* c: C [m, n] per batch (may be D)
+//   void* __restrict__ d: D [m, n] (or stored [n, m]) per batch, for the direct epilogue
+//   const void* c: C [m, n] ([n, m] when D is) per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
 //   int m: rows of op(A) and D
 //   int n: columns of op(B) and D
 //   int k: the shared dimension
 //   int batches: GEMMs in the strided batch
-//   long long ldc: elements between rows of C
-//   long long ldd: elements between rows of D
+//   long long ldc: elements between stored rows of C
+//   long long ldd: elements between stored rows of D
 //   long long stride_c: elements between batches of C
 //   long long stride_d: elements between batches of D
 //   long long stride_bias: elements between batches of the bias (0: shared)
 //   float alpha: scales A.B
 //   float beta: scales C, when the form reads it
-//   int pair_stores: != 0: one store per pair of adjacent columns of D (ldd and stride_d even)
+//   int pair_stores: != 0: one store per pair of adjacent columns of D [m, n] (ldd and stride_d even)
 
 // The numbers the host planned (gen::PlanGemmLayout), each written once.
 namespace plan {

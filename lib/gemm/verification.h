@@ -1,47 +1,23 @@
-#ifndef PTXGEN_GEMM_VERIFICATION_H_
-#define PTXGEN_GEMM_VERIFICATION_H_
+#ifndef PTXGEN_LIB_GEMM_VERIFICATION_H_
+#define PTXGEN_LIB_GEMM_VERIFICATION_H_
 
-// Checking and timing GEMMs: random device data, poisoned outputs, a
-// cuBLAS reference loaded at run time, norms and host references. Used by
-// the tests, the benchmarks, the autotuner and `ptxgen gemm --run`.
+// Checking GEMMs: poisoned outputs, a cuBLAS reference loaded at run time,
+// norms and host references, beside timing.h's random inputs and medians.
+// Test and benchmark support (and `ptxgen gemm --run`), not part of the
+// library: //lib/gemm:verification.
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cuda.h"
+#include "lib/gemm/timing.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/memory.h"
 
 namespace ptxgen::gemm {
-
-// Fills `count` f16/bf16 values at `address` uniform in [-1, 1), from
-// `seed`, with a kernel ptxgen generates (compiled once per process).
-absl::Status FillRandom(CUdeviceptr address, int64_t count,
-                        ptx::ScalarType element, uint32_t seed,
-                        CUstream stream);
-
-// A GEMM on device addresses of A, B and C: a prepared Gemm's Run or
-// CublasGemm, bound to a problem and a stream.
-using GemmCall = std::function<absl::Status(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)>;
-
-// Copies of A and B for timing, enough that one pass over them exceeds an
-// L2 of `l2_bytes` four times (at most 16 copies), so that no timed call
-// finds its inputs left in L2 by the call before; l2_bytes = 0 gives one.
-// Copy i is filled by FillRandom with seeds seed + 2i and seed + 2i + 1; C
-// is one buffer, not written.
-struct RotatingGemmOperands {
-  std::vector<runtime::DeviceBuffer> a, b;
-  runtime::DeviceBuffer c;
-
-  // `call` on copy `i` modulo the number of copies, into C.
-  absl::Status RunOnCopy(size_t i, const GemmCall& call) const;
-};
-absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
-    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream);
 
 // The 16-bit values of a device buffer, on the host.
 absl::StatusOr<std::vector<uint16_t>> DownloadHalves(
@@ -83,12 +59,6 @@ double RelativeErrorByNorm(const std::vector<uint16_t>& result,
 // (f16) or 2^-8 (bf16) relative, with margin for summation order.
 double ErrorBound(ptx::ScalarType element);
 
-// Median milliseconds per call of `run` over `repeats` timed batches of
-// `calls_per_batch`, after `warmups` untimed calls, with CUDA events.
-absl::StatusOr<double> MedianMilliseconds(
-    const std::function<absl::Status()>& run, CUstream stream, int warmups,
-    int repeats, int calls_per_batch);
-
 // 2mnk floating-point operations in `milliseconds`, in TFLOP/s.
 double Tflops(const GemmProblem& problem, double milliseconds);
 
@@ -106,4 +76,4 @@ absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm);
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_GEMM_VERIFICATION_H_
+#endif  // PTXGEN_LIB_GEMM_VERIFICATION_H_

@@ -1,0 +1,135 @@
+#include "lib/gemm/timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "lib/gemm/helper_kernels.h"
+#include "ptxgen/gen/fill_kernel.h"
+#include "ptxgen/runtime/driver.h"
+#include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/module.h"
+
+namespace ptxgen::gemm {
+
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed,
+                        CUstream stream) {
+  absl::StatusOr<runtime::Function> fill = HelperKernel(
+      gen::RandomFillKernelName(element),
+      [element] { return gen::RandomFillSource(element); });
+  if (!fill.ok()) return fill.status();
+  unsigned long long elements = static_cast<unsigned long long>(count);
+  float scale = 1.0f;
+  void* args[] = {&address, &elements, &seed, &scale};
+  runtime::LaunchConfig launch;
+  launch.grid = {1024, 1, 1};
+  launch.block = {256, 1, 1};
+  launch.stream = stream;
+  return fill->Launch(launch, args);
+}
+
+absl::Status RotatingGemmOperands::RunOnCopy(size_t i, const GemmCall& call) const {
+  const size_t copy = i % a.size();
+  return call(a[copy].address(), b[copy].address(), c.address());
+}
+
+GemmOperands RotatingGemmOperands::OperandsOfCopy(size_t i) const {
+  const size_t copy = i % a.size();
+  GemmOperands operands;
+  operands.a = a[copy].address();
+  operands.b = b[copy].address();
+  operands.c = c_input ? c_input->address() : 0;
+  operands.d = c.address();
+  operands.bias = bias ? bias->address() : 0;
+  return operands;
+}
+
+namespace {
+
+// A buffer of `count` elements of `type`, random where 16-bit (FillRandom
+// writes 16-bit values only), zero where f32: what timing reads.
+absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count, ptx::ScalarType type,
+                                                  uint32_t seed, CUstream stream) {
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(count * ptx::SizeInBytes(type));
+  if (!buffer.ok()) return buffer.status();
+  const absl::Status filled = type == ptx::ScalarType::kF32
+                                  ? buffer->Memset8(0)
+                                  : FillRandom(buffer->address(), count, type, seed, stream);
+  if (!filled.ok()) return filled;
+  return buffer;
+}
+
+}  // namespace
+
+absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream) {
+  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  const GemmProblem r = Resolved(problem);
+  const GemmSpans spans = StoredSpans(r);
+  const int64_t bytes = ptx::SizeInBytes(problem.element);
+  const int64_t counts[] = {spans.a, spans.b};
+  const int64_t pass_bytes = (counts[0] + counts[1]) * bytes;
+  const int64_t copies = std::clamp<int64_t>(4 * l2_bytes / pass_bytes + 1, 1, 16);
+  absl::StatusOr<runtime::DeviceBuffer> c =
+      runtime::DeviceBuffer::Allocate(spans.d * ptx::SizeInBytes(*r.output));
+  if (!c.ok()) return c.status();
+  RotatingGemmOperands operands{{}, {}, *std::move(c), std::nullopt, std::nullopt};
+  if (r.beta != 0.0f) {
+    absl::StatusOr<runtime::DeviceBuffer> input = TimingInput(spans.c, *r.output, seed - 1, stream);
+    if (!input.ok()) return input.status();
+    operands.c_input = *std::move(input);
+  }
+  if (r.bias != BiasAlong::kNone) {
+    absl::StatusOr<runtime::DeviceBuffer> bias = TimingInput(spans.bias, r.bias_type, seed - 2, stream);
+    if (!bias.ok()) return bias.status();
+    operands.bias = *std::move(bias);
+  }
+  for (int64_t copy = 0; copy < copies; ++copy) {
+    for (int which = 0; which < 2; ++which) {
+      absl::StatusOr<runtime::DeviceBuffer> buffer =
+          runtime::DeviceBuffer::Allocate(counts[which] * bytes);
+      if (!buffer.ok()) return buffer.status();
+      if (absl::Status filled =
+              FillRandom(buffer->address(), counts[which], problem.element,
+                         seed + 2 * static_cast<uint32_t>(copy) + which, stream);
+          !filled.ok()) {
+        return filled;
+      }
+      (which == 0 ? operands.a : operands.b).push_back(*std::move(buffer));
+    }
+  }
+  return operands;
+}
+
+absl::StatusOr<double> MedianMilliseconds(
+    const std::function<absl::Status()>& run, CUstream stream, int warmups,
+    int repeats, int calls_per_batch) {
+  for (int i = 0; i < warmups; ++i) {
+    if (absl::Status status = run(); !status.ok()) return status;
+  }
+  absl::StatusOr<runtime::Event> start = runtime::Event::Create();
+  absl::StatusOr<runtime::Event> end = runtime::Event::Create();
+  if (!start.ok()) return start.status();
+  if (!end.ok()) return end.status();
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    if (absl::Status status = start->Record(stream); !status.ok()) return status;
+    for (int i = 0; i < calls_per_batch; ++i) {
+      if (absl::Status status = run(); !status.ok()) return status;
+    }
+    if (absl::Status status = end->Record(stream); !status.ok()) return status;
+    absl::StatusOr<float> elapsed = runtime::ElapsedMilliseconds(*start, *end);
+    if (!elapsed.ok()) return elapsed.status();
+    times.push_back(*elapsed / calls_per_batch);
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace ptxgen::gemm
+
+namespace ptxgen::gemm {
+
+}  // namespace ptxgen::gemm

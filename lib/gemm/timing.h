@@ -1,0 +1,61 @@
+#ifndef PTXGEN_LIB_GEMM_TIMING_H_
+#define PTXGEN_LIB_GEMM_TIMING_H_
+
+// Timing GEMMs on the device: random inputs, operands rotated past L2, and
+// CUDA-event medians. The autotuner's (so part of the library); the
+// benchmarks and tests use it too.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cuda.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/runtime/memory.h"
+
+namespace ptxgen::gemm {
+
+// Fills `count` f16/bf16 values at `address` uniform in [-1, 1), from
+// `seed`, with a kernel ptxgen generates (compiled once per process).
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed,
+                        CUstream stream);
+
+// A GEMM on device addresses of A, B and C: a prepared Gemm's Run or
+// CublasGemm, bound to a problem and a stream.
+using GemmCall = std::function<absl::Status(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)>;
+
+// Copies of A and B for timing, enough that one pass over them exceeds an
+// L2 of `l2_bytes` four times (at most 16 copies), so that no timed call
+// finds its inputs left in L2 by the call before; l2_bytes = 0 gives one.
+// Each buffer holds its operand as the problem stores it (StoredSpans).
+// Copy i is filled by FillRandom with seeds seed + 2i and seed + 2i + 1;
+// `c` is one buffer, the output (D). The problem's C input (when it reads
+// C) and bias are one buffer each, beside it.
+struct RotatingGemmOperands {
+  std::vector<runtime::DeviceBuffer> a, b;
+  runtime::DeviceBuffer c;
+  std::optional<runtime::DeviceBuffer> c_input, bias;
+
+  // `call` on copy `i` modulo the number of copies, into `c`.
+  absl::Status RunOnCopy(size_t i, const GemmCall& call) const;
+  // Copy `i` as a Gemm runs on it: D at `c`, C and the bias where the
+  // problem has them.
+  GemmOperands OperandsOfCopy(size_t i) const;
+};
+absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream);
+
+// Median milliseconds per call of `run` over `repeats` timed batches of
+// `calls_per_batch`, after `warmups` untimed calls, with CUDA events.
+absl::StatusOr<double> MedianMilliseconds(
+    const std::function<absl::Status()>& run, CUstream stream, int warmups,
+    int repeats, int calls_per_batch);
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_LIB_GEMM_TIMING_H_
