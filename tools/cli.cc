@@ -485,11 +485,15 @@ std::string OverviewHelp(absl::Span<const Subcommand> subcommands) {
            2, 25),
       Item("PTXGEN_DUMP_DIR",
            "every kernel compiled or loaded leaves its .cu, .ptx, .log and "
-           ".json there",
+           ".json there (and .sass with nvdisasm or cuobjdump on PATH)",
            2, 25),
       Item("PTXGEN_LOG_LEVEL",
            "error, warning (the default), info or debug: what the library "
            "says on stderr",
+           2, 25),
+      Item("PTXGEN_PRINT_AUTOTUNING",
+           "1: every autotuning's timing table and choice, whatever the log "
+           "level",
            2, 25),
       Item("PATH", "searched for nvdisasm, then cuobjdump (--emit=sass)", 2,
            25),

@@ -7,23 +7,25 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/compile/inspect.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
-#include "lib/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"
@@ -376,156 +378,9 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
                            GemmJsonFields(*plan));
 }
 
-// ---- precompile ----
-
-// The problems --shapes names: plain ones of the --dtype.
-absl::StatusOr<std::vector<gemm::GemmProblem>> PrecompileProblems(
-    const cli::ParsedFlags& flags) {
-  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
-  if (!element.ok()) return element.status();
-  std::vector<gemm::GemmProblem> problems;
-  for (absl::string_view shape : absl::StrSplit(flags.Text("shapes"), ',')) {
-    absl::StatusOr<std::array<int64_t, 3>> dimensions = gen::ParseDimensions(shape);
-    if (!dimensions.ok()) {
-      return cli::UsageError(absl::StrCat("--shapes: '", shape, "': ",
-                                          dimensions.status().message(),
-                                          " (write MxNxK,MxNxK,...)"));
-    }
-    gemm::GemmProblem problem;
-    problem.m = (*dimensions)[0];
-    problem.n = (*dimensions)[1];
-    problem.k = (*dimensions)[2];
-    problem.element = *element;
-    problems.push_back(problem);
-  }
-  return problems;
-}
-
-// --out as an absolute path (the cache takes no other), or "" without it.
-absl::StatusOr<std::string> BundleFolder(const cli::ParsedFlags& flags) {
-  const std::string out = flags.Text("out");
-  if (out.empty() || absl::StartsWith(out, "/")) return out;
-  std::vector<char> cwd(4096);
-  if (getcwd(cwd.data(), cwd.size()) == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "--out=", out, " is relative, and the current folder cannot be read"));
-  }
-  return absl::StrCat(cwd.data(), "/", out);
-}
-
-// One line per kernel: what it is for, its name, and whether it was
-// compiled or found.
-std::string KernelLine(absl::string_view what, const compile::CompiledModule& module) {
-  return absl::StrFormat("%s  %s  %s (%.0f ms)\n", what, module.name,
-                         module.source == compile::CacheSource::kCompiled
-                             ? "compiled"
-                             : "already there",
-                         module.compile_ms);
-}
-
-// A bundle must hold every kernel: a warning of the cache (an entry not
-// written) fails the command.
-absl::Status CheckStored(const compile::CompiledModule& module, bool bundle) {
-  if (!bundle || module.cache_warnings.empty()) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("precompile: ", module.name,
-                                             ": ", module.cache_warnings.front()));
-}
-
-// The kernels one problem needs: its GEMM kernel, and split-K's reduce
-// kernel when the plan splits k (compiled as Gemm::Prepare compiles it).
-absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
-                                              const gemm::GemmTarget& target,
-                                              compile::KernelCache& cache,
-                                              bool bundle) {
-  const std::string shape = absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
-  gemm::GemmOptions options;
-  options.cache = &cache;
-  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(problem, target, options);
-  if (!plan.ok()) {
-    return absl::Status(plan.status().code(), absl::StrCat("precompile ", shape, ": ",
-                                                           plan.status().message()));
-  }
-  if (absl::Status stored = CheckStored(*plan->compiled, bundle); !stored.ok()) {
-    return stored;
-  }
-  std::string text = KernelLine(shape, *plan->compiled);
-  if (plan->config.split_k == 1) return text;
-  absl::StatusOr<std::string> reduce = gen::SplitKReduceSource(problem.element);
-  if (!reduce.ok()) return reduce.status();
-  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
-      cache.GetOrCompile(gen::SplitKReduceKernelName(problem.element), *reduce, {});
-  if (!compiled.ok()) return compiled.status();
-  if (absl::Status stored = CheckStored(**compiled, bundle); !stored.ok()) return stored;
-  return absl::StrCat(text, KernelLine(absl::StrCat(shape, " split-K"), **compiled));
-}
-
-absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
-  absl::StatusOr<std::vector<gemm::GemmProblem>> problems = PrecompileProblems(flags);
-  if (!problems.ok()) return problems.status();
-  absl::StatusOr<int> given_sms = GivenSmCount(flags);
-  if (!given_sms.ok()) return given_sms.status();
-  gemm::GemmTarget target = gemm::GemmTarget::H200();
-  if (*given_sms > 0) target.sm_count = *given_sms;
-  absl::StatusOr<std::string> out = BundleFolder(flags);
-  if (!out.ok()) return out.status();
-  // A bundle is a cache folder of its own, nothing but its kernels: no
-  // other folder is asked.
-  std::unique_ptr<compile::KernelCache> bundle;
-  if (!out->empty()) {
-    bundle = std::make_unique<compile::KernelCache>(compile::CacheConfig{true, *out});
-  }
-  compile::KernelCache& cache = bundle ? *bundle : compile::KernelCache::Default();
-  std::string text;
-  for (const gemm::GemmProblem& problem : *problems) {
-    absl::StatusOr<std::string> lines =
-        PrecompileProblem(problem, target, cache, bundle != nullptr);
-    if (!lines.ok()) return lines.status();
-    absl::StrAppend(&text, *lines);
-  }
-  return absl::StrCat(text, "in ", cache.config().directory, "\n");
-}
-
-}  // namespace
-
-cli::Subcommand PrecompileSubcommand() {
-  cli::Subcommand command;
-  command.name = "precompile";
-  command.summary =
-      "compile, without a GPU, every kernel a list of GEMM problems needs into "
-      "a cache folder an application can ship (PTXGEN_CACHE_PATH)";
-  command.description =
-      "Plans each plain problem (C = A * B^T, packed) of --shapes for a device\n"
-      "of --sms SMs as 'ptxgen gemm' and Gemm::Prepare would, and compiles the\n"
-      "kernels the plan needs (split-K's reduce kernel too) into --out, else\n"
-      "into the kernel cache. Prints one line per kernel: compiled, or already\n"
-      "there. A folder made with --out serves as a read-only cache folder:\n"
-      "  ptxgen precompile --shapes=8192x8192x8192 --out=/opt/app/kernels\n"
-      "  PTXGEN_CACHE_PATH=/opt/app/kernels ./app\n"
-      "It must then pass the cache's trust rule where it is read: owned by the\n"
-      "user who runs the application (or root), writable by nobody else; so\n"
-      "are its entries. A kernel the plan for another SM count or another\n"
-      "ptxgen or NVRTC version needs is not in it: the key names them all.";
-  command.flags = {
-      cli::Required(cli::TextFlag("shapes", "MxNxK,...",
-                                  "The problems, e.g. 8192x8192x8192,4096x1024x512.")),
-      cli::ScalarTypeFlag("dtype", "The type of A, B and D.", "f16", gen::IsGemmElement),
-      cli::IntegerFlag("sms", "N",
-                       absl::StrCat("The SMs of the device to plan for (1..",
-                                    gemm::kMaxGemmTargetSms, ")."),
-                       absl::StrCat(gemm::GemmTarget::H200().sm_count)),
-      cli::TextFlag("out", "DIR",
-                    "The folder to compile into (created with mode 0700). "
-                    "Default: the kernel cache folder."),
-  };
-  command.examples = {
-      "ptxgen precompile --shapes=4096x4096x4096,256x256x64",
-      "ptxgen precompile --shapes=1024x1024x8192 --dtype=bf16 --sms=114",
-  };
-  command.run = RunPrecompile;
-  return command;
-}
-
-cli::Subcommand GemmSubcommand() {
+// The flags that describe a problem: `ptxgen gemm`'s, and a line of
+// `ptxgen precompile --problems`.
+std::vector<cli::Flag> ProblemFlags() {
   // Output and bias types: those a GEMM form takes (gen::ValidateGemmForm).
   const std::vector<cli::Choice> output_types = {{"f16", ""}, {"bf16", ""}, {"f32", ""}};
   cli::Flag alpha = cli::TextFlag(
@@ -539,48 +394,7 @@ cli::Subcommand GemmSubcommand() {
       "reads C.");
   beta.default_value = "0";
 
-  cli::Subcommand command;
-  command.name = "gemm";
-  command.summary =
-      "D = act(alpha * A * B + beta * C + bias) for an m x n x k problem: the "
-      "generated kernel in any compiled view, or run on the GPU beside cuBLAS";
-  command.description =
-      "Picks a configuration for the problem (the heuristic, --autotune, or\n"
-      "the one named by --config / --schedule and --block), generates the\n"
-      "kernel and prints the requested view of it; the chosen configuration\n"
-      "goes to stderr (then \"form ...\" for a problem other than the plain\n"
-      "one). For each of --batch problems, all matrices row-major:\n"
-      "  D = act(alpha * op(A) * op(B) + beta * C + bias)     C, D: [m,n]\n"
-      "with A stored [m,k] (--a-major=k) or [k,m] (m), B stored [n,k]\n"
-      "(--b-major=k) or [k,n] (n); f16 or bf16 in, f32 accumulation. The\n"
-      "plain problem, no flags beyond --m --n --k --dtype, is C = A * B^T\n"
-      "with A [m,k], B [n,k], C [m,n], packed.\n"
-      "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"
-      "the result against cuBLAS and prints both times: the plain problem\n"
-      "only (a general one is a usage error naming the flags that make it\n"
-      "general).\n"
-      "\n"
-      "The same in cuBLAS, which is column-major: a row-major [r,c] matrix is\n"
-      "a column-major c x r one with the same leading dimension, so cuBLAS\n"
-      "computes D^T (n x m) = op(B) * op(A), with m and n and A and B swapped:\n"
-      "  cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,\n"
-      "               &beta, C, ldc)   (types left out; CUBLAS_COMPUTE_32F)\n"
-      "  A stored            B stored            transa        transb\n"
-      "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n"
-      "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_N\n"
-      "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_T\n"
-      "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_T\n"
-      "(transa applies to cuBLAS's first operand, ptxgen's B; transb to A.)\n"
-      "--out-dtype is cublasGemmEx's Ctype, and --batch is\n"
-      "cublasGemmStridedBatchedEx, the strides swapped like the operands.\n"
-      "cublasGemmEx writes D over C; a D apart from C, a bias and an\n"
-      "activation take cuBLASLt: cublasLtMatmul with the same operations,\n"
-      "where CUBLASLT_EPILOGUE_BIAS adds n values, one per row of D^T, i.e.\n"
-      "--bias=n; CUBLASLT_EPILOGUE_GELU_BIAS is --bias=n\n"
-      "--activation=gelu_tanh (cuBLASLt's GELU is the tanh form), and\n"
-      "CUBLASLT_EPILOGUE_RELU_BIAS is --bias=n --activation=relu; --bias=m\n"
-      "has no cuBLASLt epilogue.";
-  command.flags = {
+  return {
       cli::Required(cli::IntegerFlag("m", "N", "Rows of A and D.", "")),
       cli::Required(cli::IntegerFlag("n", "N", "Columns of B and D.", "")),
       cli::Required(cli::IntegerFlag(
@@ -639,6 +453,253 @@ cli::Subcommand GemmSubcommand() {
                       "Applied to x = alpha * A * B + beta * C + bias.", "none"),
       cli::ChoiceFlag("out-dtype", "TYPE", output_types,
                       "The type of D (and C). Default: the --dtype.", ""),
+  };
+}
+
+// ---- precompile ----
+
+// The problems of a --problems file: a line each, written as `ptxgen
+// gemm`'s problem flags ("--m=16 --n=4096 --k=4096 --bias=n"); blank lines
+// and lines starting with # are skipped. An error names the file and line.
+absl::StatusOr<std::vector<gemm::GemmProblem>> ProblemsOfFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    return cli::UsageError(absl::StrCat("--problems=", path, ": cannot be read"));
+  }
+  const std::vector<cli::Flag> table = ProblemFlags();
+  std::vector<gemm::GemmProblem> problems;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    const absl::string_view text = absl::StripAsciiWhitespace(line);
+    if (text.empty() || text[0] == '#') continue;
+    const std::vector<std::string> args = absl::StrSplit(text, ' ', absl::SkipEmpty());
+    absl::StatusOr<cli::ParsedFlags> flags = cli::ParsedFlags::Parse(table, args);
+    absl::StatusOr<gemm::GemmProblem> problem =
+        flags.ok() ? ParseProblem(*flags) : absl::StatusOr<gemm::GemmProblem>(flags.status());
+    if (!problem.ok()) {
+      return cli::UsageError(absl::StrCat(path, ":", number, ": ", problem.status().message()));
+    }
+    problems.push_back(*problem);
+  }
+  if (problems.empty()) {
+    return cli::UsageError(absl::StrCat("--problems=", path, " names no problem"));
+  }
+  return problems;
+}
+
+// The problems --shapes names (plain ones of the --dtype), or those of the
+// --problems file: one of the two.
+absl::StatusOr<std::vector<gemm::GemmProblem>> PrecompileProblems(
+    const cli::ParsedFlags& flags) {
+  if (flags.Has("shapes") == flags.Has("problems")) {
+    return cli::UsageError("give --shapes or --problems (one of them)");
+  }
+  if (flags.Has("problems")) {
+    if (flags.Has("dtype")) {
+      return cli::UsageError(
+          "--dtype applies to --shapes; a --problems line gives its own --dtype");
+    }
+    return ProblemsOfFile(flags.Text("problems"));
+  }
+  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
+  if (!element.ok()) return element.status();
+  std::vector<gemm::GemmProblem> problems;
+  for (absl::string_view shape : absl::StrSplit(flags.Text("shapes"), ',')) {
+    absl::StatusOr<std::array<int64_t, 3>> dimensions = gen::ParseDimensions(shape);
+    if (!dimensions.ok()) {
+      return cli::UsageError(absl::StrCat("--shapes: '", shape, "': ",
+                                          dimensions.status().message(),
+                                          " (write MxNxK,MxNxK,...)"));
+    }
+    gemm::GemmProblem problem;
+    problem.m = (*dimensions)[0];
+    problem.n = (*dimensions)[1];
+    problem.k = (*dimensions)[2];
+    problem.element = *element;
+    problems.push_back(problem);
+  }
+  return problems;
+}
+
+// --out as an absolute path (the cache takes no other), or "" without it.
+absl::StatusOr<std::string> BundleFolder(const cli::ParsedFlags& flags) {
+  const std::string out = flags.Text("out");
+  if (out.empty() || absl::StartsWith(out, "/")) return out;
+  std::vector<char> cwd(4096);
+  if (getcwd(cwd.data(), cwd.size()) == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "--out=", out, " is relative, and the current folder cannot be read"));
+  }
+  return absl::StrCat(cwd.data(), "/", out);
+}
+
+// One line per kernel: what it is for, its name, and whether it was
+// compiled or found.
+std::string KernelLine(absl::string_view what, const compile::CompiledModule& module) {
+  return absl::StrFormat("%s  %s  %s (%.0f ms)\n", what, module.name,
+                         module.source == compile::CacheSource::kCompiled
+                             ? "compiled"
+                             : "already there",
+                         module.compile_ms);
+}
+
+// A bundle must hold every kernel: a warning of the cache (an entry not
+// written) fails the command.
+absl::Status CheckStored(const compile::CompiledModule& module, bool bundle) {
+  if (!bundle || module.cache_warnings.empty()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("precompile: ", module.name,
+                                             ": ", module.cache_warnings.front()));
+}
+
+// The kernels one problem needs: its GEMM kernel, and split-K's reduce
+// kernel when the plan splits k (compiled as Gemm::Prepare compiles it).
+absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
+                                              const gemm::GemmTarget& target,
+                                              compile::KernelCache& cache,
+                                              bool bundle) {
+  const gen::GemmForm form = gemm::FormOf(problem);
+  std::string shape = absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
+  if (!(form == gen::PlainForm(problem.element))) {
+    absl::StrAppend(&shape, " ", gen::FormName(form));
+  }
+  gemm::GemmOptions options;
+  options.cache = &cache;
+  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(problem, target, options);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(), absl::StrCat("precompile ", shape, ": ",
+                                                           plan.status().message()));
+  }
+  if (absl::Status stored = CheckStored(*plan->compiled, bundle); !stored.ok()) {
+    return stored;
+  }
+  std::string text = KernelLine(shape, *plan->compiled);
+  if (plan->config.split_k == 1) return text;
+  absl::StatusOr<std::string> reduce = gen::SplitKReduceSource(problem.element);
+  if (!reduce.ok()) return reduce.status();
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      cache.GetOrCompile(gen::SplitKReduceKernelName(problem.element), *reduce, {});
+  if (!compiled.ok()) return compiled.status();
+  if (absl::Status stored = CheckStored(**compiled, bundle); !stored.ok()) return stored;
+  return absl::StrCat(text, KernelLine(absl::StrCat(shape, " split-K"), **compiled));
+}
+
+absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
+  absl::StatusOr<std::vector<gemm::GemmProblem>> problems = PrecompileProblems(flags);
+  if (!problems.ok()) return problems.status();
+  absl::StatusOr<int> given_sms = GivenSmCount(flags);
+  if (!given_sms.ok()) return given_sms.status();
+  gemm::GemmTarget target = gemm::GemmTarget::H200();
+  if (*given_sms > 0) target.sm_count = *given_sms;
+  absl::StatusOr<std::string> out = BundleFolder(flags);
+  if (!out.ok()) return out.status();
+  // A bundle is a cache folder of its own, nothing but its kernels: no
+  // other folder is asked.
+  std::unique_ptr<compile::KernelCache> bundle;
+  if (!out->empty()) {
+    bundle = std::make_unique<compile::KernelCache>(compile::CacheConfig{true, *out});
+  }
+  compile::KernelCache& cache = bundle ? *bundle : compile::KernelCache::Default();
+  std::string text;
+  for (const gemm::GemmProblem& problem : *problems) {
+    absl::StatusOr<std::string> lines =
+        PrecompileProblem(problem, target, cache, bundle != nullptr);
+    if (!lines.ok()) return lines.status();
+    absl::StrAppend(&text, *lines);
+  }
+  return absl::StrCat(text, "in ", cache.config().directory, "\n");
+}
+
+}  // namespace
+
+cli::Subcommand PrecompileSubcommand() {
+  cli::Subcommand command;
+  command.name = "precompile";
+  command.summary =
+      "compile, without a GPU, every kernel a list of GEMM problems needs into "
+      "a cache folder an application can ship (PTXGEN_CACHE_PATH)";
+  command.description =
+      "Plans each plain problem (C = A * B^T, packed) of --shapes, or each\n"
+      "problem of the --problems file (a line of 'ptxgen gemm' problem flags\n"
+      "each: --m --n --k and --dtype, --a-major, --bias, --activation, ...;\n"
+      "# starts a comment), for a device of --sms SMs as 'ptxgen gemm' and\n"
+      "Gemm::Prepare would, and compiles the\n"
+      "kernels the plan needs (split-K's reduce kernel too) into --out, else\n"
+      "into the kernel cache. Prints one line per kernel: compiled, or already\n"
+      "there. A folder made with --out serves as a read-only cache folder:\n"
+      "  ptxgen precompile --shapes=8192x8192x8192 --out=/opt/app/kernels\n"
+      "  PTXGEN_CACHE_PATH=/opt/app/kernels ./app\n"
+      "It must then pass the cache's trust rule where it is read: owned by the\n"
+      "user who runs the application (or root), writable by nobody else; so\n"
+      "are its entries. A kernel the plan for another SM count or another\n"
+      "ptxgen or NVRTC version needs is not in it: the key names them all.";
+  command.flags = {
+      cli::TextFlag("shapes", "MxNxK,...",
+                    "Plain problems, e.g. 8192x8192x8192,4096x1024x512."),
+      cli::TextFlag("problems", "FILE",
+                    "Problems a line each, as 'ptxgen gemm' flags, e.g. "
+                    "\"--m=16 --n=4096 --k=4096 --bias=n --activation=gelu\"."),
+      cli::ScalarTypeFlag("dtype", "The type of A, B and D (--shapes only).", "f16",
+                          gen::IsGemmElement),
+      cli::IntegerFlag("sms", "N",
+                       absl::StrCat("The SMs of the device to plan for (1..",
+                                    gemm::kMaxGemmTargetSms, ")."),
+                       absl::StrCat(gemm::GemmTarget::H200().sm_count)),
+      cli::TextFlag("out", "DIR",
+                    "The folder to compile into (created with mode 0700). "
+                    "Default: the kernel cache folder."),
+  };
+  command.examples = {
+      "ptxgen precompile --shapes=4096x4096x4096,256x256x64",
+      "ptxgen precompile --shapes=1024x1024x8192 --dtype=bf16 --sms=114",
+  };
+  command.run = RunPrecompile;
+  return command;
+}
+
+cli::Subcommand GemmSubcommand() {
+  cli::Subcommand command;
+  command.name = "gemm";
+  command.summary =
+      "D = act(alpha * A * B + beta * C + bias) for an m x n x k problem: the "
+      "generated kernel in any compiled view, or run on the GPU beside cuBLAS";
+  command.description =
+      "Picks a configuration for the problem (the heuristic, --autotune, or\n"
+      "the one named by --config / --schedule and --block), generates the\n"
+      "kernel and prints the requested view of it; the chosen configuration\n"
+      "goes to stderr (then \"form ...\" for a problem other than the plain\n"
+      "one). For each of --batch problems, all matrices row-major:\n"
+      "  D = act(alpha * op(A) * op(B) + beta * C + bias)     C, D: [m,n]\n"
+      "with A stored [m,k] (--a-major=k) or [k,m] (m), B stored [n,k]\n"
+      "(--b-major=k) or [k,n] (n); f16 or bf16 in, f32 accumulation. The\n"
+      "plain problem, no flags beyond --m --n --k --dtype, is C = A * B^T\n"
+      "with A [m,k], B [n,k], C [m,n], packed.\n"
+      "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"
+      "the result against cuBLAS and prints both times: the plain problem\n"
+      "only (a general one is a usage error naming the flags that make it\n"
+      "general).\n"
+      "\n"
+      "The same in cuBLAS, which is column-major: a row-major [r,c] matrix is\n"
+      "a column-major c x r one with the same leading dimension, so cuBLAS\n"
+      "computes D^T (n x m) = op(B) * op(A), with m and n and A and B swapped:\n"
+      "  cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,\n"
+      "               &beta, C, ldc)   (types left out; CUBLAS_COMPUTE_32F)\n"
+      "  A stored            B stored            transa        transb\n"
+      "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n"
+      "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_N\n"
+      "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_T\n"
+      "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_T\n"
+      "(transa applies to cuBLAS's first operand, ptxgen's B; transb to A.)\n"
+      "--out-dtype is cublasGemmEx's Ctype, and --batch is\n"
+      "cublasGemmStridedBatchedEx, the strides swapped like the operands.\n"
+      "cublasGemmEx writes D over C; a D apart from C, a bias and an\n"
+      "activation take cuBLASLt: cublasLtMatmul with the same operations,\n"
+      "where CUBLASLT_EPILOGUE_BIAS adds n values, one per row of D^T, i.e.\n"
+      "--bias=n; CUBLASLT_EPILOGUE_GELU_BIAS is --bias=n\n"
+      "--activation=gelu_tanh (cuBLASLt's GELU is the tanh form), and\n"
+      "CUBLASLT_EPILOGUE_RELU_BIAS is --bias=n --activation=relu; --bias=m\n"
+      "has no cuBLASLt epilogue.";
+  command.flags = ProblemFlags();
+  for (cli::Flag flag : std::vector<cli::Flag>{
       cli::IntegerFlag("sms", "N",
                        absl::StrCat("Plan for a device with N SMs (1..",
                                     gemm::kMaxGemmTargetSms,
@@ -664,7 +725,9 @@ cli::Subcommand GemmSubcommand() {
       cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both; "
                              "the plain problem only; not with --emit."),
       cli::EmitFlag(cli::CompiledViews(), "cuda"),
-  };
+       }) {
+    command.flags.push_back(std::move(flag));
+  }
   command.examples = {
       "ptxgen gemm --m=8192 --n=8192 --k=8192 --emit=resources",
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --schedule=v1 --block=128x128x64",

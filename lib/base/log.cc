@@ -52,8 +52,7 @@ bool Passes(const Logger& logger, LogLevel level) {
   return static_cast<int>(level) <= logger.level.load(std::memory_order_relaxed);
 }
 
-void Deliver(Logger& logger, LogLevel level, absl::string_view message) {
-  if (!Passes(logger, level)) return;
+void DeliverToSink(Logger& logger, LogLevel level, absl::string_view message) {
   LogSink sink;
   {
     absl::MutexLock lock(&logger.mutex);
@@ -64,6 +63,10 @@ void Deliver(Logger& logger, LogLevel level, absl::string_view message) {
   } else {
     WriteToStderr(level, message);
   }
+}
+
+void Deliver(Logger& logger, LogLevel level, absl::string_view message) {
+  if (Passes(logger, level)) DeliverToSink(logger, level, message);
 }
 
 }  // namespace
@@ -134,6 +137,10 @@ void Log(LogLevel level, absl::string_view message) {
     }
   });
   Deliver(logger, level, message);
+}
+
+void LogRequested(LogLevel level, absl::string_view message) {
+  DeliverToSink(TheLogger(), level, message);
 }
 
 }  // namespace ptxgen::base

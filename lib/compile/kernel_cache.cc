@@ -178,6 +178,7 @@ CacheConfig CacheConfigFromEnvironment() {
   if (std::optional<std::string> dump = AbsoluteDirectory(
           "PTXGEN_DUMP_DIR", "", "the kernel dump folder", config.warnings)) {
     config.dump_directory = *std::move(dump);
+    config.disassembler_path = std::string(base::EnvironmentVariable("PATH"));
   }
   return config;
 }
@@ -384,7 +385,8 @@ void KernelCache::WriteToDisk(absl::string_view key,
 void KernelCache::Dump(const CompiledModule& module,
                        std::vector<std::string>& warnings) {
   if (!dump_folder_) return;
-  if (absl::Status dumped = DumpModule(*dump_folder_, module); !dumped.ok()) {
+  if (absl::Status dumped = DumpModule(*dump_folder_, module, config_.disassembler_path);
+      !dumped.ok()) {
     warnings.push_back(absl::StrCat("kernel ", module.name,
                                     " not dumped (the kernel works): ",
                                     dumped.message()));

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -30,18 +31,24 @@ std::string FileNameOf(absl::string_view name, absl::string_view key) {
 
 }  // namespace
 
-absl::Status DumpModule(const TrustedFolder& folder, const CompiledModule& module) {
+absl::Status DumpModule(const TrustedFolder& folder, const CompiledModule& module,
+                        absl::string_view disassembler_path) {
   const std::string base = FileNameOf(module.name, module.cache_key);
   const std::string source_file = absl::StrCat(base, ".cu");
   absl::StatusOr<std::string> dumped =
       folder.ReadFile(source_file, "", static_cast<int64_t>(module.cuda_source.size()));
   if (dumped.ok() && *dumped == module.cuda_source) return absl::OkStatus();
-  const std::pair<std::string, std::string> files[] = {
+  std::vector<std::pair<std::string, std::string>> files = {
       {absl::StrCat(base, ".ptx"), module.ptx},
       {absl::StrCat(base, ".log"), module.log},
       {absl::StrCat(base, ".json"), absl::StrCat(ResourcesJson(module), "\n")},
-      {source_file, module.cuda_source},
   };
+  // SASS where a disassembler is at hand: a dump without it is complete.
+  if (!disassembler_path.empty()) {
+    absl::StatusOr<std::string> sass = DisassembleSass(module, disassembler_path);
+    if (sass.ok()) files.push_back({absl::StrCat(base, ".sass"), *std::move(sass)});
+  }
+  files.push_back({source_file, module.cuda_source});
   for (const auto& [name, bytes] : files) {
     if (absl::Status written = folder.WriteFileOnce(name, bytes); !written.ok()) {
       return written;

@@ -1,21 +1,25 @@
 #include "ptxgen/gemm/autotune.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/gemm/autotune_record.h"
+#include "lib/gemm/timing.h"
+#include "ptxgen/base/environment.h"
 #include "ptxgen/base/log.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/gemm/selection.h"
-#include "lib/gemm/timing.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/memory.h"
@@ -24,9 +28,17 @@
 namespace ptxgen::gemm {
 namespace {
 
-constexpr char kRecordMagic[] = "ptxgen-autotune 1";
-// Real records take about 120 bytes.
+// Real records take about 300 bytes.
 constexpr int64_t kMaxRecordBytes = 4096;
+// "1": the table of every autotuning is logged whatever the log level.
+constexpr char kPrintVariable[] = "PTXGEN_PRINT_AUTOTUNING";
+
+// "f16.kk->f16 16x4096x4096", " batch 3" when batched: for messages.
+std::string ProblemName(const GemmProblem& problem) {
+  return absl::StrCat(gen::FormName(FormOf(problem)), " ", problem.m, "x", problem.n, "x",
+                      problem.k, problem.batch > 1 ? absl::StrCat(" batch ", problem.batch) : "");
+}
+
 // Part of the record key: records timed another way are not reused.
 constexpr char kTimingMethod[] = "interleaved rounds, operand copies beyond L2";
 
@@ -82,8 +94,8 @@ std::optional<compile::TrustedFolder> RecordFolder(
 absl::StatusOr<gen::GemmConfig> ReadRecord(
     const compile::TrustedFolder& folder, const std::string& key,
     const std::vector<gen::GemmConfig>& candidates) {
-  absl::StatusOr<std::string> text = folder.ReadFile(
-      key, absl::StrCat(kRecordMagic, "\n"), kMaxRecordBytes);
+  absl::StatusOr<std::string> text =
+      folder.ReadFile(key, kAutotuneRecordStart, kMaxRecordBytes);
   const std::string path = absl::StrCat(folder.path(), "/", key);
   auto corrupt = [&](absl::string_view why) {
     WarnAboutRecords(absl::StrCat("record ", path),
@@ -94,24 +106,27 @@ absl::StatusOr<gen::GemmConfig> ReadRecord(
     if (absl::IsNotFound(text.status())) return text.status();
     return corrupt(text.status().message());
   }
-  const std::vector<std::string> lines = absl::StrSplit(*text, '\n');
-  if (lines.size() < 3 || lines[1] != absl::StrCat("key ", key)) {
-    return corrupt("is not a record for this problem and device");
-  }
-  absl::StatusOr<gen::GemmConfig> config =
-      gen::ParseConfigName(std::string(absl::StripPrefix(lines[2], "config ")));
-  if (!config.ok() ||
-      std::find(candidates.begin(), candidates.end(), *config) == candidates.end()) {
-    return corrupt("names no candidate configuration");
-  }
+  absl::StatusOr<gen::GemmConfig> config = ParseAutotuneRecord(*text, key, candidates);
+  if (!config.ok()) return corrupt(config.status().message());
   return *config;
 }
 
-absl::Status WriteRecord(const compile::TrustedFolder& folder,
-                         const std::string& key, const gen::GemmConfig& best) {
-  return folder.WriteFileAtomically(
-      key, absl::StrCat(kRecordMagic, "\nkey ", key, "\nconfig ",
-                        gen::ConfigName(best), "\n"));
+// The autotune/ folders of the cache's read-only folders (bundles an
+// application ships), in their order, where they exist and pass the trust
+// rule; a refusal other than absence is logged.
+std::vector<compile::TrustedFolder> ShippedRecordFolders(const compile::KernelCache& cache) {
+  std::vector<compile::TrustedFolder> folders;
+  for (const std::string& directory : cache.config().read_only_directories) {
+    absl::StatusOr<compile::TrustedFolder> folder =
+        compile::TrustedFolder::Open(directory, /*create=*/false);
+    if (folder.ok()) folder = folder->Subfolder("autotune", /*create=*/false);
+    if (folder.ok()) {
+      folders.push_back(*std::move(folder));
+    } else if (!absl::IsNotFound(folder.status())) {
+      WarnAboutRecords("shipped records not used", folder.status().message());
+    }
+  }
+  return folders;
 }
 
 // Compiles every candidate's source in parallel so that loading them one
@@ -123,6 +138,7 @@ void CompileConcurrently(const GemmProblem& problem,
       std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
                                       static_cast<unsigned>(candidates.size())));
   std::vector<std::thread> threads;
+  std::atomic<size_t> compiled{0};
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       for (size_t i = w; i < candidates.size(); i += workers) {
@@ -133,6 +149,9 @@ void CompileConcurrently(const GemmProblem& problem,
           cache.GetOrCompile(generated->kernel_name, generated->source, {})
               .IgnoreError();
         }
+        base::Log(base::LogLevel::kInfo,
+                  absl::StrCat("autotune ", ProblemName(problem), ": compiled ", ++compiled,
+                               " of ", candidates.size(), " candidates"));
       }
     });
   }
@@ -171,6 +190,9 @@ std::vector<TuningMeasurement> MeasureAll(
       measurements[i].status = milliseconds.status();
       if (milliseconds.ok()) times[i].push_back(*milliseconds);
     }
+    base::Log(base::LogLevel::kInfo,
+              absl::StrCat("autotune ", ProblemName(problem), ": timed round ", round + 1,
+                           " of ", rounds));
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (!measurements[i].status.ok() || times[i].empty()) continue;
@@ -180,12 +202,12 @@ std::vector<TuningMeasurement> MeasureAll(
   return measurements;
 }
 
-}  // namespace
 
-absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
-                                      const std::vector<gen::GemmConfig>& candidates,
-                                      compile::KernelCache& cache,
-                                      const AutotuneOptions& options) {
+// Autotune without its table: the recorded choice, or the measured one.
+absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
+                                          const std::vector<gen::GemmConfig>& candidates,
+                                          compile::KernelCache& cache,
+                                          const AutotuneOptions& options) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   if (candidates.empty()) {
     return absl::InvalidArgumentError("autotune: no candidate configurations");
@@ -203,17 +225,25 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
       return report;
     }
   }
-  if (std::optional<compile::TrustedFolder> folder =
-          options.use_records ? RecordFolder(cache, /*create=*/false) : std::nullopt) {
-    absl::StatusOr<gen::GemmConfig> recorded = ReadRecord(*folder, key, candidates);
-    if (recorded.ok()) {
-      report.record_path = absl::StrCat(folder->path(), "/", key);
-      report.best = *recorded;
-      report.from_record = true;
-      absl::MutexLock lock(&records.mutex);
-      records.best[key] = *recorded;
-      return report;
+  // The writable folder's record, else the first bundle's.
+  std::vector<compile::TrustedFolder> folders;
+  if (options.use_records) {
+    if (std::optional<compile::TrustedFolder> own = RecordFolder(cache, /*create=*/false)) {
+      folders.push_back(*std::move(own));
     }
+    for (compile::TrustedFolder& shipped : ShippedRecordFolders(cache)) {
+      folders.push_back(std::move(shipped));
+    }
+  }
+  for (const compile::TrustedFolder& folder : folders) {
+    absl::StatusOr<gen::GemmConfig> recorded = ReadRecord(folder, key, candidates);
+    if (!recorded.ok()) continue;
+    report.record_path = absl::StrCat(folder.path(), "/", key);
+    report.best = *recorded;
+    report.from_record = true;
+    absl::MutexLock lock(&records.mutex);
+    records.best[key] = *recorded;
+    return report;
   }
   CompileConcurrently(problem, candidates, cache);
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
@@ -244,10 +274,61 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
           RecordFolder(cache, /*create=*/true)) {
     folder->RemoveStaleTemporaries(compile::kStaleTemporarySeconds);
     report.record_path = absl::StrCat(folder->path(), "/", key);
-    if (absl::Status written = WriteRecord(*folder, key, report.best);
+    const AutotuneRecord record{
+        key, report.best, ProblemName(problem),
+        absl::StrCat(device->name, " (", device->sm_count, " SMs, sm_", device->cc_major,
+                     device->cc_minor, ")"),
+        kVersion, best->milliseconds};
+    if (absl::Status written = folder->WriteFileAtomically(key, AutotuneRecordText(record));
         !written.ok()) {
       WarnAboutRecords("record not kept", written.message());
     }
+  }
+  return report;
+}
+
+}  // namespace
+
+std::string TuningTable(const GemmProblem& problem, const TuningReport& report) {
+  std::string text = absl::StrCat("autotune ", ProblemName(problem), ": ");
+  if (report.from_record) {
+    return absl::StrCat(text, gen::ConfigName(report.best), ", as recorded",
+                        report.record_path.empty() ? " in memory"
+                                                   : absl::StrCat(" in ", report.record_path));
+  }
+  std::vector<const TuningMeasurement*> rows;
+  for (const TuningMeasurement& measured : report.measurements) rows.push_back(&measured);
+  // Fastest first; those that did not run last, in candidate order.
+  std::stable_sort(rows.begin(), rows.end(), [](const TuningMeasurement* a,
+                                                const TuningMeasurement* b) {
+    if (a->status.ok() != b->status.ok()) return a->status.ok();
+    return a->status.ok() && a->milliseconds < b->milliseconds;
+  });
+  absl::StrAppend(&text, rows.size(), " candidates, ", gen::ConfigName(report.best),
+                  " chosen");
+  for (const TuningMeasurement* row : rows) {
+    const std::string name = gen::ConfigName(row->config);
+    if (!row->status.ok()) {
+      absl::StrAppend(&text, "\n  did not run  ", name, ": ", row->status.message());
+      continue;
+    }
+    absl::StrAppendFormat(&text, "\n  %9.4f ms  %s%s", row->milliseconds, name,
+                          row->config == report.best ? "  <- chosen" : "");
+  }
+  return text;
+}
+
+absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
+                                      const std::vector<gen::GemmConfig>& candidates,
+                                      compile::KernelCache& cache,
+                                      const AutotuneOptions& options) {
+  absl::StatusOr<TuningReport> report = RecallOrTune(problem, candidates, cache, options);
+  if (!report.ok()) return report;
+  const std::string table = TuningTable(problem, *report);
+  if (base::EnvironmentVariable(kPrintVariable) == "1") {
+    base::LogRequested(base::LogLevel::kInfo, table);
+  } else {
+    base::Log(base::LogLevel::kInfo, table);
   }
   return report;
 }

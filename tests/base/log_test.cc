@@ -70,6 +70,15 @@ TEST_F(LogTest, TheThresholdPassesItsLevelAndTheMoreSevereOnes) {
   EXPECT_FALSE(LogEnabled(LogLevel::kInfo));
 }
 
+TEST_F(LogTest, RequestedOutputPassesWhateverTheThreshold) {
+  SetLogLevel(LogLevel::kError);
+  Log(LogLevel::kInfo, "chatter");
+  LogRequested(LogLevel::kInfo, "asked for");
+  const std::vector<std::pair<LogLevel, std::string>> expected = {
+      {LogLevel::kInfo, "asked for"}};
+  EXPECT_EQ(Received(), expected);
+}
+
 TEST_F(LogTest, ErrorAloneSilencesWarnings) {
   SetLogLevel(LogLevel::kError);
   Log(LogLevel::kWarning, "w");

@@ -177,6 +177,8 @@ TEST(CacheConfigFromEnvironment, DumpDirIsTakenWhenAbsolute) {
   EXPECT_EQ(CacheConfigFromEnvironment().dump_directory, "");
   setenv("PTXGEN_DUMP_DIR", "/c/dumps", 1);
   EXPECT_EQ(CacheConfigFromEnvironment().dump_directory, "/c/dumps");
+  // Its SASS comes from a disassembler on $PATH.
+  EXPECT_EQ(CacheConfigFromEnvironment().disassembler_path, std::string(getenv("PATH")));
   setenv("PTXGEN_DUMP_DIR", "dumps", 1);
   const CacheConfig config = CacheConfigFromEnvironment();
   EXPECT_EQ(config.dump_directory, "");

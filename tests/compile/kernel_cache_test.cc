@@ -381,6 +381,25 @@ TEST_F(DumpTest, ACompiledKernelLeavesItsSourcePtxLogAndResources) {
   EXPECT_EQ(info.st_mode & 0777, 0700u);
 }
 
+// With a disassembler where the config says (here one that prints what
+// it was given), the dump holds its SASS too, written before the .cu that
+// completes a dump.
+TEST_F(DumpTest, ADisassemblerAtHandAddsTheSass) {
+  const std::string tools = FreshTestDirectory("tools");
+  ASSERT_EQ(mkdir(tools.c_str(), 0700), 0) << tools;
+  WriteFile(tools + "/nvdisasm", "#!/bin/sh\necho \"SASS of a cubin of $(wc -c < \"$1\") bytes\"\n");
+  ASSERT_EQ(chmod((tools + "/nvdisasm").c_str(), 0755), 0);
+  CacheConfig config{true, directory_};
+  config.dump_directory = dumps_;
+  config.disassembler_path = tools;
+  auto module = Get(NewCache(std::move(config)));
+  ASSERT_TRUE(module);
+  EXPECT_EQ(ListDirectory(dumps_).size(), 5u);
+  EXPECT_EQ(ReadFile(Dumped(*module, "sass")),
+            absl::StrCat("SASS of a cubin of ", module->cubin.size(), " bytes\n"));
+  EXPECT_TRUE(Warnings().empty());
+}
+
 TEST_F(DumpTest, AKernelLoadedFromDiskIsDumpedToo) {
   Get(NewCache());
   auto loaded = Get(DumpingCache());

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
 #include "gtest/gtest.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 

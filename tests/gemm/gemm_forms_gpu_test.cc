@@ -29,10 +29,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
-#include "lib/gemm/verification.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"

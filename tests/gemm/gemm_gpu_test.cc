@@ -12,11 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/gemm/verification.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
-#include "lib/gemm/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "ptxgen/compile/compiler.h"
 #include "lib/gemm/verification.h"
+#include "ptxgen/compile/compiler.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"

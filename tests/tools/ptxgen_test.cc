@@ -234,7 +234,8 @@ TEST(PtxgenTest, HelpNamesEveryEnvironmentVariable) {
   const std::string help = Ptxgen({"--help"}).out;
   for (const char* variable :
        {"PTXGEN_CACHE_DIR", "PTXGEN_CACHE_DISABLE", "PTXGEN_CACHE_PATH",
-        "PTXGEN_CACHE_MAX_BYTES", "PTXGEN_DUMP_DIR", "PTXGEN_LOG_LEVEL"}) {
+        "PTXGEN_CACHE_MAX_BYTES", "PTXGEN_DUMP_DIR", "PTXGEN_LOG_LEVEL",
+        "PTXGEN_PRINT_AUTOTUNING"}) {
     EXPECT_TRUE(Contains(help, absl::StrCat("\n  ", variable, " "))) << variable;
   }
 }
@@ -715,6 +716,37 @@ TEST(PtxgenTest, PrecompiledBundleIsHitByALaterPlan) {
   EXPECT_EQ(Ptxgen(Args("cache list"), {{"PTXGEN_CACHE_DIR", writable}}).out,
             absl::StrCat(writable, " (writable): 0 entries, 0 bytes\ntotal: 0 "
                                    "entries, 0 bytes\n"));
+}
+
+// A --problems file names general problems as `ptxgen gemm` does, a line
+// each; the bundle then holds the kernels their plans need.
+TEST(PtxgenTest, PrecompilesTheProblemsOfAFile) {
+  const std::string folder = NewTestDirectory("problems");
+  const std::string list = folder + "/problems.txt";
+  std::ofstream(list) << "# decode and a fused layer\n"
+                      << "--m=16 --n=4096 --k=4096 --dtype=bf16\n"
+                      << "\n"
+                      << "  --m=256 --n=512 --k=64 --b-major=n --bias=n --activation=gelu\n";
+  const Result made = Ptxgen(Args(absl::StrCat("precompile --problems=", list,
+                                               " --sms=66 --out=", folder, "/kernels")));
+  ASSERT_EQ(made.status, 0) << made.err;
+  EXPECT_EQ(std::count(made.out.begin(), made.out.end(), '\n'), 3) << made.out;
+  EXPECT_TRUE(Contains(made.out, "16x4096x4096  ptxgen_gemm_bf16_kk_to_bf16_d_transposed_ws_64x16x64"))
+      << made.out;
+  EXPECT_TRUE(Contains(made.out, "256x512x64 f16.km->f16+bias_n.f32+gelu  ptxgen_gemm_"))
+      << made.out;
+
+  std::ofstream(list) << "--m=16 --n=4096 --k=4096\n--m=16 --n=4096\n";
+  const Result bad = Ptxgen(Args(absl::StrCat("precompile --problems=", list)));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(Contains(bad.err, absl::StrCat(list, ":2: "))) << bad.err;
+  EXPECT_TRUE(Contains(bad.err, "--k")) << bad.err;
+  const Result both = Ptxgen(Args(absl::StrCat("precompile --shapes=256x256x64 --problems=", list)));
+  EXPECT_EQ(both.status, 2);
+  EXPECT_TRUE(Contains(both.err, "give --shapes or --problems (one of them)")) << both.err;
+  const Result dtype = Ptxgen(Args(absl::StrCat("precompile --problems=", list, " --dtype=bf16")));
+  EXPECT_EQ(dtype.status, 2);
+  EXPECT_TRUE(Contains(dtype.err, "--dtype applies to --shapes")) << dtype.err;
 }
 
 TEST(PtxgenTest, PrecompileRefusesABadShapeNamingIt) {

@@ -67,6 +67,10 @@ bool LogEnabled(LogLevel level);
 // Passes `message` to the sink when `level` passes the threshold.
 void Log(LogLevel level, absl::string_view message);
 
+// Passes `message` to the sink at `level` whatever the threshold: output
+// the user asked for by name (PTXGEN_PRINT_AUTOTUNING), not chatter.
+void LogRequested(LogLevel level, absl::string_view message);
+
 }  // namespace ptxgen::base
 
 #endif  // PTXGEN_BASE_LOG_H_

@@ -73,6 +73,10 @@ struct CacheConfig {
   // a file that differs. A dump that fails is a warning, never a failed
   // lookup. Empty: no dumps.
   std::string dump_directory;
+  // Where a dump looks for nvdisasm or cuobjdump (colon-separated, like
+  // $PATH, which CacheConfigFromEnvironment takes): with one found, the
+  // dump also writes <name>.<key>.sass. Empty: no SASS.
+  std::string disassembler_path;
 };
 
 // $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen, else $HOME/.cache/ptxgen;

@@ -47,6 +47,13 @@ absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
                                       compile::KernelCache& cache,
                                       const AutotuneOptions& options = {});
 
+// The report as a table: a line per candidate, fastest first (those that
+// did not run last, with why), the choice marked; or the record it came
+// from. Autotune logs it at info level, or with PTXGEN_PRINT_AUTOTUNING=1
+// whatever the log level (base::LogRequested); it logs its progress,
+// candidates compiled and rounds timed, N of M, at info level.
+std::string TuningTable(const GemmProblem& problem, const TuningReport& report);
+
 // Autotune(...).best.
 absl::StatusOr<gen::GemmConfig> AutotunedConfig(
     const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
