@@ -1,6 +1,7 @@
 #include "ptxgen/gemm/selection.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -223,6 +224,32 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
   return grid;
 }
 
+namespace {
+
+// The heuristic's pick for a skinny problem (IsSkinny), when the problem
+// takes it: stream-K where 64-row tiles leave SMs idle (4096x16x4096: 6%
+// faster, 4096x16x14336: 13%); with a wave of them or more, 128-row tiles
+// of two consumers, which keep twice the bytes in flight per SM
+// (4x28672x4096 and 14336x8x4096: 6% faster than 64 rows).
+std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem, int sm_count) {
+  if (!IsSkinny(problem)) return std::nullopt;
+  const gen::GemmConfig config =
+      WithDeepestRing(SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
+  const GemmProblem kernel = KernelProblem(config, Resolved(problem));
+  const int64_t units = gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
+  gen::GemmConfig tuned = config;
+  if (units < sm_count) {
+    tuned.stream_k = true;
+  } else {
+    tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)), problem.element);
+  }
+  if (CheckConfigFitsProblem(tuned, problem).ok()) return tuned;
+  if (CheckConfigFitsProblem(config, problem).ok()) return config;
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Rules read off measurements on the H200 over the benchmark suites
 // (bench/JOURNAL.md):
 // - a problem with a side of at most 64 (m or n): SkinnyConfig's tile,
@@ -240,23 +267,8 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 //   over a long k (FewTilesSplitK);
 // - the TMA-store epilogue wherever rows of C allow it.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
-  if (IsSkinny(problem)) {
-    gen::GemmConfig config =
-        WithDeepestRing(SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
-    const GemmProblem kernel = KernelProblem(config, Resolved(problem));
-    const int64_t units = gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
-    // Stream-K where 64-row tiles leave SMs idle (4096x16x4096: 6% faster,
-    // 4096x16x14336: 13%); with a wave of them or more, 128-row tiles of two
-    // consumers, which keep twice the bytes in flight per SM
-    // (4x28672x4096 and 14336x8x4096: 6% faster than 64 rows).
-    gen::GemmConfig tuned = config;
-    if (units < sm_count) {
-      tuned.stream_k = true;
-    } else {
-      tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)), problem.element);
-    }
-    if (CheckConfigFitsProblem(tuned, problem).ok()) return tuned;
-    if (CheckConfigFitsProblem(config, problem).ok()) return config;
+  if (std::optional<gen::GemmConfig> skinny = SkinnyHeuristic(problem, sm_count)) {
+    return *skinny;
   }
   const GemmProblem resolved = Resolved(problem);
   const bool tma_store = TmaStoreFits(problem);
