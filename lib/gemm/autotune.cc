@@ -73,20 +73,24 @@ void WarnAboutRecords(absl::string_view what, absl::string_view why) {
   base::Log(base::LogLevel::kWarning, absl::StrCat("autotuning ", what, ": ", why));
 }
 
-// The cache folder's autotune/ folder when the disk cache is on and both
-// pass the trust rule of compile/files.h; refusals are logged as warnings.
+// The autotune/ folder of a cache folder when both pass the trust rule of
+// compile/files.h; a refusal other than absence is logged as `what`.
+std::optional<compile::TrustedFolder> AutotuneFolder(const std::string& directory,
+                                                     bool create, absl::string_view what) {
+  absl::StatusOr<compile::TrustedFolder> folder =
+      compile::TrustedFolder::Open(directory, create);
+  if (folder.ok()) folder = folder->Subfolder("autotune", create);
+  if (folder.ok()) return *std::move(folder);
+  if (!absl::IsNotFound(folder.status())) WarnAboutRecords(what, folder.status().message());
+  return std::nullopt;
+}
+
+// The writable cache folder's autotune/ folder, when the disk cache is on.
 std::optional<compile::TrustedFolder> RecordFolder(
     const compile::KernelCache& cache, bool create) {
   const compile::CacheConfig& config = cache.config();
   if (!config.disk_enabled || config.directory.empty()) return std::nullopt;
-  absl::StatusOr<compile::TrustedFolder> folder =
-      compile::TrustedFolder::Open(config.directory, create);
-  if (folder.ok()) folder = folder->Subfolder("autotune", create);
-  if (folder.ok()) return *std::move(folder);
-  if (!absl::IsNotFound(folder.status())) {
-    WarnAboutRecords("records not used", folder.status().message());
-  }
-  return std::nullopt;
+  return AutotuneFolder(config.directory, create, "records not used");
 }
 
 // A record names its key and a configuration among the candidates; any
@@ -112,18 +116,13 @@ absl::StatusOr<gen::GemmConfig> ReadRecord(
 }
 
 // The autotune/ folders of the cache's read-only folders (bundles an
-// application ships), in their order, where they exist and pass the trust
-// rule; a refusal other than absence is logged.
+// application ships), in their order, where they exist and are trusted.
 std::vector<compile::TrustedFolder> ShippedRecordFolders(const compile::KernelCache& cache) {
   std::vector<compile::TrustedFolder> folders;
   for (const std::string& directory : cache.config().read_only_directories) {
-    absl::StatusOr<compile::TrustedFolder> folder =
-        compile::TrustedFolder::Open(directory, /*create=*/false);
-    if (folder.ok()) folder = folder->Subfolder("autotune", /*create=*/false);
-    if (folder.ok()) {
+    if (std::optional<compile::TrustedFolder> folder =
+            AutotuneFolder(directory, /*create=*/false, "shipped records not used")) {
       folders.push_back(*std::move(folder));
-    } else if (!absl::IsNotFound(folder.status())) {
-      WarnAboutRecords("shipped records not used", folder.status().message());
     }
   }
   return folders;

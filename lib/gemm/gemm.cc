@@ -147,6 +147,10 @@ StoredShape StoredD(const GemmProblem& problem) {
   return problem.d_transposed ? StoredShape{problem.n, problem.m}
                               : StoredShape{problem.m, problem.n};
 }
+// The elements from a stored matrix's first to past its last.
+int64_t MatrixSpan(StoredShape shape, int64_t ld) {
+  return (shape.rows - 1) * ld + shape.columns;
+}
 
 // The values of one launch's parameters, passed in the order of the one
 // parameter table (gen::GemmKernelParameters).
@@ -227,7 +231,7 @@ GemmProblem Resolved(const GemmProblem& problem) {
 GemmSpans StoredSpans(const GemmProblem& problem) {
   const GemmProblem r = Resolved(problem);
   auto span = [&](StoredShape shape, int64_t ld, int64_t stride) {
-    return (r.batch - 1) * stride + (shape.rows - 1) * ld + shape.columns;
+    return (r.batch - 1) * stride + MatrixSpan(shape, ld);
   };
   GemmSpans spans;
   spans.a = span(Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
@@ -368,15 +372,12 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   }
   if (r.batch > 1) {
     for (const absl::Status& rule : {
-             CheckBatchStride("stride_a", r.stride_a, (a.rows - 1) * r.lda + a.columns,
-                              r.element, true),
-             CheckBatchStride("stride_b", r.stride_b, (b.rows - 1) * r.ldb + b.columns,
-                              r.element, true),
+             CheckBatchStride("stride_a", r.stride_a, MatrixSpan(a, r.lda), r.element, true),
+             CheckBatchStride("stride_b", r.stride_b, MatrixSpan(b, r.ldb), r.element, true),
              reads_c ? CheckBatchStride("stride_c", r.stride_c,
-                                        (d.rows - 1) * r.ldc + d.columns, out, false)
+                                        MatrixSpan(d, r.ldc), out, false)
                      : absl::OkStatus(),
-             CheckBatchStride("stride_d", r.stride_d, (d.rows - 1) * r.ldd + d.columns, out,
-                              false),
+             CheckBatchStride("stride_d", r.stride_d, MatrixSpan(d, r.ldd), out, false),
          }) {
       if (!rule.ok()) return rule;
     }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ptxgen/ptx/wgmma.h"
 
 namespace ptxgen::gemm {
 namespace {
@@ -135,10 +136,9 @@ bool TmaStoreFits(const GemmProblem& problem) {
   return gen::TmaStoreComputes(FormOf(problem)) && DRowsAligned(Resolved(problem));
 }
 
-// The largest m (or n) that takes a skinny tile: 64 rows of wgmma's M
-// along the long side, the short one rounded up to wgmma's N granule.
-constexpr int64_t kMaxSkinnySide = 64;
-constexpr int kWgmmaNGranule = 8;
+// The largest m (or n) that takes a skinny tile: a short side no taller
+// than one wgmma M goes along the tile's N, rounded up to wgmma's N step.
+constexpr int64_t kMaxSkinnySide = ptx::kWgmmaM;
 
 // A problem with one side of at most kMaxSkinnySide (m or n).
 bool IsSkinny(const GemmProblem& problem) {
@@ -153,7 +153,7 @@ bool IsSkinny(const GemmProblem& problem) {
 // most SMs idle (0.46-0.72x cuBLAS on the H200, 2026-12-01); 64x16 tiles
 // of the swapped problem ran at 0.93-1.06x.
 gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m, int width) {
-  gen::GemmConfig config = WarpSpecialized(block_m, width, block_m / 64, 1,
+  gen::GemmConfig config = WarpSpecialized(block_m, width, block_m / ptx::kWgmmaM, 1,
                                            gen::GemmEpilogue::kDirect);
   config.swap_ab = problem.m < problem.n;
   return config;
@@ -161,7 +161,7 @@ gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m, int width)
 
 int SkinnyWidth(const GemmProblem& problem) {
   const int64_t narrow = std::min(problem.m, problem.n);
-  return static_cast<int>(CeilDiv(narrow, kWgmmaNGranule) * kWgmmaNGranule);
+  return static_cast<int>(CeilDiv(narrow, ptx::kWgmmaNStep) * ptx::kWgmmaNStep);
 }
 
 // Few 64x128 tiles over a long k (weight gradients: 256x256x28672 had 8
