@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -101,8 +102,10 @@ std::string Usage() {
       "a small output over a long k. Rows end with bound (memory when the\n"
       "row's FLOP per floor byte is under the ridge in the notes), floor ms\n"
       "(A, B, D, and C and the bias when read, each moved once at the\n"
-      "measured device-to-device copy bandwidth) and of floor (floor ms /\n"
-      "ptxgen ms).\n");
+      "measured device-to-device copy bandwidth), of floor (floor ms /\n"
+      "ptxgen ms), copy ms (a device-to-device copy moving those bytes, its\n"
+      "launch and ramp included: what memory allows at that size) and of\n"
+      "copy (copy ms / ptxgen ms).\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -482,33 +485,77 @@ struct Roofline {
 // A memory-bound row this close to its floor counts as reaching it.
 constexpr double kNearFloor = 0.9;
 
-// Bytes per second read plus written by a 1 GiB device-to-device copy (far
-// past L2): the median of timed copies after kWarmupMilliseconds of them,
-// like the GEMMs it is the floor of.
-absl::StatusOr<double> CopyBytesPerSecond() {
-  constexpr size_t kBytes = size_t{1} << 30;
-  absl::StatusOr<runtime::DeviceBuffer> source = runtime::DeviceBuffer::Allocate(kBytes);
-  if (!source.ok()) return source.status();
-  absl::StatusOr<runtime::DeviceBuffer> destination = runtime::DeviceBuffer::Allocate(kBytes);
-  if (!destination.ok()) return destination.status();
-  const auto run = [&] { return destination->CopyFromDeviceAsync(*source, nullptr); };
-  absl::StatusOr<double> first = MedianMilliseconds(run, nullptr, /*warmups=*/1,
-                                                    /*repeats=*/1, /*calls_per_batch=*/1);
-  if (!first.ok()) return first.status();
-  const int warmups = static_cast<int>(std::ceil(kWarmupMilliseconds / std::max(*first, 1e-3)));
-  absl::StatusOr<double> ms = MedianMilliseconds(run, nullptr, warmups, /*repeats=*/21,
-                                                 /*calls_per_batch=*/1);
-  if (!ms.ok()) return ms.status();
-  return 2.0 * kBytes / (*ms * 1e-3);
-}
+// Device-to-device copies out of a 1 GiB buffer (far past L2), timed like
+// the GEMMs: the median of timed copies after kWarmupMilliseconds of them.
+// A whole-buffer copy gives the bandwidth of the floor; a copy of one
+// row's bytes, launch and ramp included, what memory alone allows at that
+// size.
+class CopyProbe {
+ public:
+  static constexpr size_t kBytes = size_t{1} << 30;
 
-absl::StatusOr<Roofline> MeasureRoofline(const runtime::DeviceProperties& device) {
+  static absl::StatusOr<CopyProbe> Create() {
+    absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+    if (!driver.ok()) return driver.status();
+    absl::StatusOr<runtime::DeviceBuffer> source = runtime::DeviceBuffer::Allocate(kBytes);
+    if (!source.ok()) return source.status();
+    absl::StatusOr<runtime::DeviceBuffer> destination = runtime::DeviceBuffer::Allocate(kBytes);
+    if (!destination.ok()) return destination.status();
+    return CopyProbe(*driver, *std::move(source), *std::move(destination));
+  }
+
+  // Bytes per second read plus written by whole-buffer copies.
+  absl::StatusOr<double> BytesPerSecond() const {
+    absl::StatusOr<double> ms = Milliseconds(kBytes);
+    if (!ms.ok()) return ms.status();
+    return 2.0 * kBytes / (*ms * 1e-3);
+  }
+
+  // Milliseconds per copy of `bytes`, each copy from the next `bytes` of
+  // the buffer, so that none starts in L2; more than kBytes is timed as
+  // whole-buffer copies scaled up.
+  absl::StatusOr<double> Milliseconds(size_t bytes) const {
+    if (bytes > kBytes) {
+      absl::StatusOr<double> whole = Milliseconds(kBytes);
+      if (!whole.ok()) return whole.status();
+      return *whole * static_cast<double>(bytes) / kBytes;
+    }
+    bytes = std::max<size_t>(bytes, 1);
+    const size_t slots = kBytes / bytes;
+    size_t next = 0;
+    const auto run = [&] {
+      const size_t offset = (next++ % slots) * bytes;
+      return driver_->Check(
+          driver_->cuMemcpyDtoDAsync(destination_.address() + offset,
+                                     source_.address() + offset, bytes, nullptr),
+          "cuMemcpyDtoDAsync");
+    };
+    absl::StatusOr<double> first = MedianMilliseconds(run, nullptr, /*warmups=*/1,
+                                                      /*repeats=*/1, /*calls_per_batch=*/1);
+    if (!first.ok()) return first.status();
+    const int warmups =
+        static_cast<int>(std::ceil(kWarmupMilliseconds / std::max(*first, 1e-3)));
+    return MedianMilliseconds(run, nullptr, warmups, /*repeats=*/21, /*calls_per_batch=*/1);
+  }
+
+ private:
+  CopyProbe(const runtime::Driver* driver, runtime::DeviceBuffer source,
+            runtime::DeviceBuffer destination)
+      : driver_(driver), source_(std::move(source)), destination_(std::move(destination)) {}
+
+  const runtime::Driver* driver_;
+  runtime::DeviceBuffer source_;
+  runtime::DeviceBuffer destination_;
+};
+
+absl::StatusOr<Roofline> MeasureRoofline(const runtime::DeviceProperties& device,
+                                         const CopyProbe& copies) {
   absl::StatusOr<CUdevice> handle = runtime::GetDevice(device.ordinal);
   if (!handle.ok()) return handle.status();
   absl::StatusOr<int> clock_khz =
       runtime::GetDeviceAttribute(*handle, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
   if (!clock_khz.ok()) return clock_khz.status();
-  absl::StatusOr<double> bytes_per_second = CopyBytesPerSecond();
+  absl::StatusOr<double> bytes_per_second = copies.BytesPerSecond();
   if (!bytes_per_second.ok()) return bytes_per_second.status();
   Roofline roofline;
   roofline.bytes_per_second = *bytes_per_second;
@@ -605,6 +652,8 @@ struct Row {
   std::string config;
   std::string peer;
   double ms = 0, peer_ms = 0, error = 0;
+  // A device-to-device copy moving the row's floor bytes (CopyProbe).
+  double copy_ms = 0;
 };
 
 // Checks one configuration's result against the peer's (refusing a wrong
@@ -654,19 +703,26 @@ void PrintRow(const Row& row, const Roofline& roofline, const Table& table) {
                absl::StrFormat("%.3f", row.peer_ms / row.ms),
                absl::StrFormat("%.1e", row.error),
                roofline.MemoryBound(row.problem) ? "memory" : "compute",
-               absl::StrFormat("%.4f", floor_ms), absl::StrFormat("%.2f", floor_ms / row.ms)});
+               absl::StrFormat("%.4f", floor_ms), absl::StrFormat("%.2f", floor_ms / row.ms),
+               absl::StrFormat("%.4f", row.copy_ms),
+               absl::StrFormat("%.2f", row.copy_ms / row.ms)});
 }
 
-// How many memory-bound rows come within kNearFloor of their floor.
+// How many memory-bound rows come within kNearFloor of their floor, and of
+// a same-size copy.
 void PrintFloorSummary(const std::vector<Row>& rows, const Roofline& roofline, FILE* out) {
-  int memory_bound = 0, near_floor = 0;
+  int memory_bound = 0, near_floor = 0, near_copy = 0;
   for (const Row& row : rows) {
     if (!roofline.MemoryBound(row.problem)) continue;
     ++memory_bound;
     if (roofline.FloorMilliseconds(row.problem) >= kNearFloor * row.ms) ++near_floor;
+    if (row.copy_ms >= kNearFloor * row.ms) ++near_copy;
   }
-  std::fprintf(out, "memory-bound rows at %.0f%% of their floor or better: %d of %d\n",
-               100 * kNearFloor, near_floor, memory_bound);
+  std::fprintf(out,
+               "memory-bound rows at %.0f%% of their floor or better: %d of %d; at %.0f%% "
+               "of a copy of their bytes: %d of %d\n",
+               100 * kNearFloor, near_floor, memory_bound, 100 * kNearFloor, near_copy,
+               memory_bound);
 }
 
 // ptxgen's time in each variant of a shape over its time in the shape's
@@ -769,8 +825,12 @@ absl::Status Run(const Flags& flags) {
                device->name.c_str(), device->sm_count, device->l2_bytes >> 20,
                flags.mode.c_str());
   Roofline roofline;
+  std::optional<CopyProbe> copies;
   if (flags.mode != "launch") {
-    absl::StatusOr<Roofline> measured = MeasureRoofline(*device);
+    absl::StatusOr<CopyProbe> probe = CopyProbe::Create();
+    if (!probe.ok()) return probe.status();
+    copies.emplace(*std::move(probe));
+    absl::StatusOr<Roofline> measured = MeasureRoofline(*device, *copies);
     if (!measured.ok()) return measured.status();
     roofline = *measured;
     PrintRooflineNotes(roofline, table.notes());
@@ -782,7 +842,7 @@ absl::Status Run(const Flags& flags) {
   } else {
     table.Header({"step / shape", "dtype", "layout", "epilogue", "config", ">ptxgen ms",
                   ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s", ">ratio", ">rel. error", "bound",
-                  ">floor ms", ">of floor"});
+                  ">floor ms", ">of floor", ">copy ms", ">of copy"});
   }
   std::vector<double> ratios;
   std::vector<Row> rows;
@@ -814,6 +874,9 @@ absl::Status Run(const Flags& flags) {
         // apart see different clocks on a power-limited GPU, the ratio much
         // less so.
         std::vector<double> relative_times;
+        absl::StatusOr<double> copy_ms =
+            copies->Milliseconds(static_cast<size_t>(FloorBytes(problem) / 2));
+        if (!copy_ms.ok()) return copy_ms.status();
         for (const auto& [label, config] : *runs) {
           absl::StatusOr<Row> row =
               Measure(label, problem, variant, config, *peer, *operands, flags.repeats);
@@ -825,6 +888,7 @@ absl::Status Run(const Flags& flags) {
                          std::string(row.status().message()).c_str());
             continue;
           }
+          row->copy_ms = *copy_ms;
           PrintRow(*row, roofline, table);
           rows.push_back(*row);
           relative_times.push_back(row->ms / row->peer_ms);

@@ -16,6 +16,8 @@ binaries=(
   bench/compile_bench
   tools/ptxgen
   samples/matmul_v1/matmul_v1
+  samples/fused_epilogue/fused_epilogue
+  samples/tma_copy/tma_copy
 )
 labels=()
 for binary in "${binaries[@]}"; do

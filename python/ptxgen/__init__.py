@@ -7,6 +7,9 @@
 
     y = ptxgen.gemm(x, w.t(), bias=b, activation="gelu")  # = gelu(F.linear(x, w, b))
 
+ptxgen.gemm takes torch tensors, and other CUDA arrays through
+__cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__).
+
 A pure-Python package over libptxgen.so's C API (ctypes): the library is
 taken from $PTXGEN_LIBRARY, else from beside this package
 (tools/python_install.sh puts it there). Every refusal is a ptxgen.Error

@@ -1,5 +1,6 @@
 """ptxgen.gemm: one GEMM on CUDA arrays (PyTorch tensors, CuPy arrays, any
-object with __cuda_array_interface__), run on the caller's stream.
+object with __cuda_array_interface__ or DLPack's __dlpack__), run on the
+caller's stream.
 
 The layouts come from the arrays' strides, so no transpose flags are
 needed: a [m,k] with stride 1 along k is K-major A, a.t() of a [k,m]
@@ -12,11 +13,13 @@ import contextlib
 import ctypes
 import threading
 
-from ptxgen import _kernel, _library, _problem
+from ptxgen import _dlpack, _kernel, _library, _problem
 from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.gemm"
 _TYPESTRS = {"<f2": "f16", "<f4": "f32"}  # the interface has no bfloat16
+# DLPack's (type code, bits): kDLFloat is 2, kDLBfloat 4.
+_DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32"}
 _TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 
 
@@ -32,7 +35,7 @@ class _Array:
         self.dtype = dtype
         self.library = library  # "torch", "cupy" or None
         self.device = device    # the device's index, None when unknown
-        self.stream = stream    # the interface's "stream", if any
+        self.stream = stream    # __cuda_array_interface__'s "stream", if any
         self.readonly = readonly
 
 
@@ -49,11 +52,17 @@ def _describe_torch(name, x):
                   x.device.index)
 
 
+def _compact_strides(shape):
+    """The strides, in elements, of a C-contiguous (row-major) array."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= size
+    return tuple(strides)
+
+
 def _describe_interface(name, x):
-    interface = getattr(x, "__cuda_array_interface__", None)
-    if interface is None:
-        raise refuse(f"{_FUNCTION}: {name} (a {type(x).__name__}) is neither a torch "
-                     "tensor nor an object with __cuda_array_interface__")
+    interface = x.__cuda_array_interface__
     typestr = interface["typestr"]
     if typestr not in _TYPESTRS:
         raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
@@ -64,30 +73,74 @@ def _describe_interface(name, x):
     shape = tuple(interface["shape"])
     item = int(typestr[2:])
     strides = interface.get("strides")
-    if strides is None:  # C-contiguous
-        strides, step = [], 1
-        for size in reversed(shape):
-            strides.insert(0, step)
-            step *= size
+    if strides is None:
+        strides = _compact_strides(shape)
     else:
         if any(stride % item for stride in strides):
             raise refuse(f"{_FUNCTION}: {name}'s strides {tuple(strides)} (bytes) are "
                          f"not whole elements of {item} bytes")
-        strides = [stride // item for stride in strides]
+        strides = tuple(stride // item for stride in strides)
     library = _library_of(x)
     device = x.device.id if library == "cupy" else None
     pointer, readonly = interface["data"]
-    return _Array(name, pointer, shape, tuple(strides), _TYPESTRS[typestr], library,
+    return _Array(name, pointer, shape, strides, _TYPESTRS[typestr], library,
                   device, interface.get("stream"), readonly)
 
 
-def describe(name, x):
+def _check_dlpack_device(name, device_type):
+    if device_type not in _dlpack.CUDA_DEVICE_TYPES:
+        found = _dlpack.DEVICE_TYPES.get(device_type, "an unknown DLDeviceType")
+        raise refuse(f"{_FUNCTION}: {name} is on {found} (device type {device_type}), "
+                     "not on a CUDA device (kDLCUDA or kDLCUDAManaged)")
+
+
+def _dlpack_dtype(name, dtype):
+    if dtype.lanes != 1:
+        raise refuse(f"{_FUNCTION}: {name} has vector elements of {dtype.lanes} lanes; "
+                     "ptxgen takes DLPack elements of 1 lane")
+    element = _DLPACK_DTYPES.get((dtype.code, dtype.bits))
+    if element is None:
+        raise refuse(f"{_FUNCTION}: {name} has elements of DLPack type code {dtype.code}, "
+                     f"{dtype.bits} bits; ptxgen takes float16 (2, 16), bfloat16 (4, 16) "
+                     "and float32 (2, 32)")
+    return element
+
+
+def describe_dlpack(name, x, holds, stream):
+    """The _Array of `x` through DLPack, exported for the CUstream `stream`
+    (the producer orders its work on the array before it) and held by
+    `holds` (a contextlib.ExitStack) until it closes. DLPack names a
+    device but no library: ptxgen allocates no out= like it."""
+    device_type, _ = x.__dlpack_device__()
+    _check_dlpack_device(name, int(device_type))  # refused before there is a capsule
+    tensor = _dlpack.consume(x.__dlpack__(stream=_dlpack.stream_argument(stream)), holds)
+    if tensor is None:
+        raise refuse(f"{_FUNCTION}: {name}.__dlpack__() gave no capsule named 'dltensor'")
+    _check_dlpack_device(name, tensor.device.device_type)
+    dtype = _dlpack_dtype(name, tensor.dtype)
+    shape = tuple(tensor.shape[:tensor.ndim])
+    strides = tuple(tensor.strides[:tensor.ndim]) if tensor.strides else _compact_strides(shape)
+    pointer = (tensor.data or 0) + tensor.byte_offset  # data is NULL for some empty arrays
+    return _Array(name, pointer, shape, strides, dtype, None, tensor.device.device_id)
+
+
+def describe(name, x, holds, stream):
     """The _Array of argument `name`; a torch tensor is read directly (its
-    interface refuses bfloat16), torch itself being imported by then."""
+    interface refuses bfloat16), torch itself being imported by then. A
+    DLPack array is exported for the CUstream `stream` and held by `holds`."""
     if _library_of(x) == "torch" and hasattr(x, "data_ptr"):
         array = _describe_torch(name, x)
-    else:
+    elif hasattr(x, "__cuda_array_interface__"):
+        # Before DLPack where both are (CuPy, Numba): the interface is read
+        # with nothing to hand back, and names the library whose device and
+        # current stream ptxgen then uses.
         array = _describe_interface(name, x)
+    elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        array = describe_dlpack(name, x, holds, stream)
+    else:
+        raise refuse(f"{_FUNCTION}: {name} (a {type(x).__name__}) is neither a torch "
+                     "tensor nor an object with __cuda_array_interface__ or DLPack's "
+                     "__dlpack__ and __dlpack_device__")
     _check_stored(array)
     return array
 
@@ -165,10 +218,19 @@ def _allocate(like, shape, dtype):
 
 
 def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None,
-              alpha=1.0, beta=0.0, out_dtype=None):
-    """(problem, arrays by name, out) of a call: every argument read and its
-    layout found; `out` allocated when not given."""
-    A, B = describe("a", a), describe("b", b)
+              alpha=1.0, beta=0.0, out_dtype=None, stream=None, *, holds):
+    """(problem, arrays by name, out, CUstream) of a call: every argument read
+    and its layout found; `out` allocated when not given; DLPack arrays
+    exported for the CUstream and held by `holds` (a contextlib.ExitStack)."""
+    # a's library picks the stream; a DLPack a has none, so it is exported
+    # for the stream of no library, the one it then runs on.
+    A = describe("a", a, holds, stream_of(stream, None))
+    cuda_stream = stream_of(stream, A)
+
+    def read(name, x):
+        return describe(name, x, holds, cuda_stream)
+
+    B = read("b", b)
     if A.dtype != B.dtype:
         raise refuse(f"{_FUNCTION}: a is {A.dtype} and b {B.dtype}; they must match")
     ndim = len(A.shape)
@@ -185,7 +247,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
     b_major, ldb = operand_layout("b", n, b_column_stride, k, b_row_stride)
     arrays = {"a": A, "b": B}
     if out is not None:
-        arrays["d"] = describe("out", out)
+        arrays["d"] = read("out", out)
         if arrays["d"].readonly:
             raise refuse(f"{_FUNCTION}: out is read-only")
         if out_dtype is not None and _problem.dtype_name(
@@ -196,13 +258,13 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         dtype = A.dtype if out_dtype is None else _problem.dtype_name(
             _FUNCTION, "out_dtype", out_dtype)
         out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), dtype)
-        arrays["d"] = describe("out", out)
+        arrays["d"] = read("out", out)
     ldd, stride_d = _row_major(arrays["d"], batch, m, n, ndim)
     ldc, stride_c = 0, 0
     if _problem.float_value(_FUNCTION, "beta", beta) != 0.0:
         if c is None:
             raise refuse(f"{_FUNCTION}: beta={beta} reads C: give c=")
-        arrays["c"] = describe("c", c)
+        arrays["c"] = read("c", c)
         if arrays["c"].dtype != arrays["d"].dtype:
             raise refuse(f"{_FUNCTION}: c is {arrays['c'].dtype}; it must have out's "
                          f"type, {arrays['d'].dtype}")
@@ -212,7 +274,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         along = {"m": "m", "n": "n"}.get(bias_along)
         if along is None:
             raise refuse(f"{_FUNCTION}: bias_along={bias_along!r} is not one of 'm', 'n'")
-        arrays["bias"] = describe("bias", bias)
+        arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
         stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
     problem = _problem.problem(
@@ -223,11 +285,13 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         bias=None if bias is None else bias_along, bias_dtype=bias_dtype,
         activation=activation, alpha=alpha, beta=beta)
     _check_one_device(arrays)
-    return problem, arrays, out
+    return problem, arrays, out, cuda_stream
 
 
 def _check_one_device(arrays):
-    devices = {(array.library, array.device) for array in arrays.values()}
+    # By ordinal, so that torch tensors and DLPack arrays on one GPU mix; an
+    # array of an unknown device (None) mixes only with others of None.
+    devices = {array.device for array in arrays.values()}
     if len(devices) > 1:
         where = ", ".join(f"{name} on {array.library or 'a CUDA array'} device "
                           f"{array.device}" for name, array in arrays.items())
@@ -237,12 +301,15 @@ def _check_one_device(arrays):
 def stream_of(stream, array):
     """The CUstream to run on, as an int: `stream` (an int, a torch.cuda.Stream
     or a cupy Stream), else the current stream of the array's library, else
-    the interface's stream, else the default stream (0)."""
+    the interface's stream, else the default stream (0); `array` None for
+    one of no library and no interface stream (a DLPack array)."""
     if stream is not None:
         for attribute in ("cuda_stream", "ptr"):
             if hasattr(stream, attribute):
                 return int(getattr(stream, attribute))
         return _problem.int64(_FUNCTION, "stream", stream)
+    if array is None:
+        return 0
     if array.library == "torch":
         import torch
         return torch.cuda.current_stream(array.device).cuda_stream
@@ -315,22 +382,24 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
     each row- or column-major with any leading dimension; out and c [m,n]
     row-major, of out_dtype ("f16", "bf16", "f32"; default a's type),
-    allocated when out is None (torch tensors, CuPy arrays); bias of m
-    (bias_along="m") or n ("n", as linear's) values; activation None,
-    "relu", "gelu", "gelu_tanh" or "silu". Runs asynchronously on `stream`,
-    else the current torch (CuPy) stream. Raises ptxgen.Error, naming the
-    broken rule."""
-    problem, arrays, out = plan_call(a, b, out=out, c=c, bias=bias, bias_along=bias_along,
-                                     activation=activation, alpha=alpha, beta=beta,
-                                     out_dtype=out_dtype)
-    A = arrays["a"]
-    cuda_stream = stream_of(stream, A)
-    with _on_device(A):
-        kernel = prepared(problem, (A.library, A.device), cuda_stream)
-        library, handle = _library.loaded()
-        pointer = {name: arrays[name].pointer if name in arrays else None
-                   for name in ("a", "b", "c", "d", "bias")}
-        _library.check(library.ptxgenGemmRun(
-            handle, kernel.pointer, pointer["a"], pointer["b"], pointer["c"],
-            pointer["d"], pointer["bias"], cuda_stream))
+    allocated when out is None (torch tensors, CuPy arrays; give out= with
+    DLPack arrays); bias of m (bias_along="m") or n ("n", as linear's)
+    values; activation None, "relu", "gelu", "gelu_tanh" or "silu". Runs
+    asynchronously on `stream`, else the current torch (CuPy) stream, else
+    the default stream. Raises ptxgen.Error, naming the broken rule."""
+    # DLPack arrays are given back once the GEMM is enqueued: like the other
+    # arrays, the caller's objects keep their memory until the stream is done.
+    with contextlib.ExitStack() as holds:
+        problem, arrays, out, cuda_stream = plan_call(
+            a, b, out=out, c=c, bias=bias, bias_along=bias_along, activation=activation,
+            alpha=alpha, beta=beta, out_dtype=out_dtype, stream=stream, holds=holds)
+        A = arrays["a"]
+        with _on_device(A):
+            kernel = prepared(problem, (A.library, A.device), cuda_stream)
+            library, handle = _library.loaded()
+            pointer = {name: arrays[name].pointer if name in arrays else None
+                       for name in ("a", "b", "c", "d", "bias")}
+            _library.check(library.ptxgenGemmRun(
+                handle, kernel.pointer, pointer["a"], pointer["b"], pointer["c"],
+                pointer["d"], pointer["bias"], cuda_stream))
     return out

@@ -17,6 +17,7 @@
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 
@@ -195,6 +196,65 @@ TEST_F(GemmRulesGpuTest, StreamKMatchesCublasRunAfterRun) {
           EXPECT_LT(RelativeErrorByNorm(Download(c), expected, element), ErrorBound(element));
         }
       }
+    }
+  }
+}
+
+// A CUDA graph captures Run whatever the schedule: Run enqueues kernels
+// on the given stream only (no allocation, no host synchronization), so a
+// replayed graph computes what a direct call does, replay after replay
+// (stream-K's flags and split-K's workspace are reset in it each time).
+TEST_F(GemmRulesGpuTest, EveryScheduleRunsCapturedInACudaGraph) {
+  const absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  const Shape shapes[] = {
+      {1, 4096, 4096},     // swapped, narrow tile
+      {4096, 8, 1024},     // narrow tile unswapped
+      {256, 200, 5000},    // few tiles over a long k: split-K
+      {2304, 4096, 1024},  // a partial last wave: stream-K candidates
+      {128, 128, 8},       // k shorter than one stage
+  };
+  absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  for (const Shape& shape : shapes) {
+    const GemmProblem problem{shape.m, shape.n, shape.k, ScalarType::kF16};
+    std::vector<gen::GemmConfig> configs = {HeuristicConfig(problem, 132)};
+    for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+      if (config.stream_k || config.split_k > 1) configs.push_back(config);
+    }
+    runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
+    runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
+    runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
+    runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
+    ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element, 7, nullptr).ok());
+    ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element, 8, nullptr).ok());
+    ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(), nullptr).ok());
+    const std::vector<uint16_t> expected = Download(reference);
+    for (const gen::GemmConfig& config : configs) {
+      SCOPED_TRACE(absl::StrCat(gen::ConfigName(config), " on ", Name(shape)));
+      GemmOptions options;
+      options.config = config;
+      absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+      ASSERT_TRUE(gemm.ok()) << gemm.status();
+      ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
+                                                CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                CUDA_SUCCESS);
+      const absl::Status run = gemm->Run(a.address(), b.address(), c.address(), stream->get());
+      CUgraph graph = nullptr;
+      ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph), CUDA_SUCCESS);
+      ASSERT_TRUE(run.ok()) << run;
+      CUgraphExec replay = nullptr;
+      ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0), CUDA_SUCCESS);
+      for (int replays = 0; replays < 3; ++replays) {
+        ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
+        ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()), CUDA_SUCCESS);
+        ASSERT_TRUE(stream->Synchronize().ok());
+        EXPECT_LT(RelativeErrorByNorm(Download(c), expected, problem.element),
+                  ErrorBound(problem.element))
+            << "replay " << replays;
+      }
+      EXPECT_EQ((*driver)->cuGraphExecDestroy(replay), CUDA_SUCCESS);
+      EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
     }
   }
 }

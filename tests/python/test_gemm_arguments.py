@@ -2,6 +2,7 @@
 __cuda_array_interface__ (as CuPy, Numba and PyTorch give them), their
 layouts found from their strides, what cannot be computed refused before
 the library is asked, and, with no device, the library's refusal."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -33,8 +34,14 @@ def transposed(rows, columns, **keywords):
     return FakeCudaArray((rows, columns), strides=(1, rows), **keywords)
 
 
+def plan_call(a, b, **keywords):
+    """_gemm.plan_call, with what it holds given back as gemm gives it back."""
+    with contextlib.ExitStack() as holds:
+        return _gemm.plan_call(a, b, holds=holds, **keywords)
+
+
 def problem_of(a, b, out, **keywords):
-    problem, _, _ = _gemm.plan_call(a, b, out=out, **keywords)
+    problem, _, _, _ = plan_call(a, b, out=out, **keywords)
     return {name: getattr(problem, name) for name, _ in problem._fields_}
 
 
@@ -95,7 +102,7 @@ def test_the_epilogue_comes_from_the_keywords_and_the_bias_from_its_array():
 
 def expect_refused(rule, a, b, out, **keywords):
     with pytest.raises(ptxgen.Error) as refused:
-        _gemm.plan_call(a, b, out=out, **keywords)
+        plan_call(a, b, out=out, **keywords)
     assert refused.value.status == "PTXGEN_STATUS_INVALID_VALUE"
     assert rule in str(refused.value), str(refused.value)
 
@@ -127,11 +134,12 @@ def test_refuses_what_no_kernel_reads_before_asking_the_library():
                    FakeCudaArray((2, 512, 128)), FakeCudaArray((2, 256, 128)))
     expect_refused("give out= for a f16 result of arrays other than torch tensors", a, b, None)
     expect_refused("a (a list) is neither a torch tensor nor an object with "
-                   "__cuda_array_interface__", [[1.0]], b, out)
+                   "__cuda_array_interface__ or DLPack's __dlpack__ and __dlpack_device__",
+                   [[1.0]], b, out)
 
 
 def test_the_stream_is_the_callers():
-    array = _gemm.describe("a", FakeCudaArray((8, 8)))
+    array = _gemm.describe("a", FakeCudaArray((8, 8)), contextlib.ExitStack(), None)
     assert _gemm.stream_of(None, array) == 0  # the default stream
     assert _gemm.stream_of(0x1234, array) == 0x1234
 

@@ -1,8 +1,8 @@
 """ptxgen.gemm on a Hopper GPU against PyTorch: every layout (from the
 tensors' strides), output type, bias and activation, alpha and beta with C
 (C as the output too), batches, padded leading dimensions, the caller's
-stream, and the refusals only the device path reaches. Skipped without
-PyTorch or without an sm_90 GPU.
+stream, the same tensors seen only through DLPack, and the refusals only
+the device path reaches. Skipped without PyTorch or without an sm_90 GPU.
 
 Written with unittest, which pytest runs as well, so that a GPU machine
 whose image has PyTorch but no pytest runs it: `bash tools/python_install.sh
@@ -63,6 +63,22 @@ def reference(a, b, *, alpha=1.0, beta=0.0, c=None, bias=None, bias_along="n",
 TOLERANCES = {torch.float32: dict(rtol=1e-5, atol=1e-4),
               torch.float16: dict(rtol=2**-10, atol=1e-3),
               torch.bfloat16: dict(rtol=2**-7, atol=1e-2)} if torch else {}
+
+
+class DLPackOnly:
+    """A torch tensor as ptxgen sees an array of a library it does not know:
+    __dlpack__ and __dlpack_device__ only; the streams asked for are kept."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.tensor.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
 
 
 @unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
@@ -176,6 +192,36 @@ class GemmAgainstTorch(unittest.TestCase):
         streams[0].synchronize()
         self.assertMatches(explicit, expected)
 
+    def test_dlpack_arrays_match_matmul_in_every_layout(self):
+        for dtype in (torch.float16, torch.bfloat16):
+            for a_major in ("k", "mn"):
+                for b_major in ("k", "mn"):  # "mn" A and "k" B are transposed views
+                    with self.subTest(dtype=dtype, a_major=a_major, b_major=b_major):
+                        a, b = self.operands(dtype, a_major, b_major)
+                        out = DLPackOnly(torch.empty(self.M, self.N, device="cuda",
+                                                     dtype=dtype))
+                        self.assertIs(ptxgen.gemm(DLPackOnly(a), DLPackOnly(b), out=out), out)
+                        self.assertEqual(out.streams, [1])  # the legacy default stream
+                        self.assertMatches(out.tensor, reference(a, b))
+
+    def test_dlpack_arrays_mix_with_torch_tensors(self):
+        x = quarters(self.M, self.K, dtype=torch.bfloat16)
+        w = quarters(self.N, self.K, dtype=torch.bfloat16)
+        bias = quarters(self.N, dtype=torch.float32)
+        out = ptxgen.gemm(x, DLPackOnly(w.t()), bias=DLPackOnly(bias), activation="gelu",
+                          out_dtype="f32")
+        self.assertEqual(out.dtype, torch.float32)
+        self.assertMatches(out, F.gelu(F.linear(x.double(), w.double(), bias.double())))
+
+    def test_dlpack_arrays_are_exported_for_the_callers_stream(self):
+        a, b = self.operands(torch.float16, "mn", "k", 4096, 4096, 4096)
+        out = DLPackOnly(torch.empty(4096, 4096, device="cuda", dtype=torch.float16))
+        stream = torch.cuda.Stream()  # waits for a and b, made on the current one
+        ptxgen.gemm(DLPackOnly(a), DLPackOnly(b), out=out, stream=stream)
+        self.assertEqual(out.streams, [stream.cuda_stream])
+        stream.synchronize()
+        self.assertMatches(out.tensor, reference(a, b))
+
     def test_refuses_what_the_device_path_checks(self):
         a, b = self.operands(torch.float16, "k", "mn")
         wide = quarters(self.M, self.K + 8)
@@ -189,6 +235,11 @@ class GemmAgainstTorch(unittest.TestCase):
         with self.assertRaises(ptxgen.Error) as on_cpu:
             ptxgen.gemm(a.cpu(), b)
         self.assertIn("not on a CUDA device", str(on_cpu.exception))
+        with self.assertRaises(ptxgen.Error) as on_cpu:
+            ptxgen.gemm(DLPackOnly(a.cpu()), DLPackOnly(b),
+                        out=DLPackOnly(torch.empty(self.M, self.N, device="cuda")))
+        self.assertIn("a is on kDLCPU (device type 1), not on a CUDA device",
+                      str(on_cpu.exception))
 
 
 if __name__ == "__main__":

@@ -62,6 +62,12 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuStreamCreate, 2000)                  \
   X(cuStreamDestroy, 4000)                 \
   X(cuStreamSynchronize, 2000)             \
+  X(cuStreamBeginCapture, 10010)           \
+  X(cuStreamEndCapture, 10000)             \
+  X(cuGraphInstantiateWithFlags, 11040)    \
+  X(cuGraphLaunch, 10000)                  \
+  X(cuGraphExecDestroy, 10000)             \
+  X(cuGraphDestroy, 10000)                 \
   X(cuEventCreate, 2000)                   \
   X(cuEventDestroy, 4000)                  \
   X(cuEventRecord, 2000)                   \
