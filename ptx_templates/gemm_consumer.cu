@@ -54,7 +54,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   float acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
+{{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
     mma_piece(acc, w, ring, released, base, barriers, consumer, lane);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;

@@ -51,7 +51,7 @@ struct __align__(64) TensorMap {
                                    cluster, gridDim.x / plan::kClusterM,
                                    plan::kStreamK, plan::kStreamKMaxPieces);
     pipeline_init(barriers);
-  }
+{{INIT_MEETING}}  }
 {{BLOCK_SYNC}}
 
   if (warpgroup == 0) {

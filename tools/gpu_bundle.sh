@@ -11,6 +11,7 @@ binaries=(
   tests/gemm/gemm_gpu_test
   tests/gemm/gemm_forms_gpu_test
   tests/gemm/gemm_concurrency_gpu_test
+  tests/gemm/gemm_devices_gpu_test
   tests/gemm/cublaslt_gpu_test
   bench/gemm_bench
   bench/compile_bench

@@ -21,6 +21,12 @@ ptx::Statement ArriveClusterRelaxed() {
   return ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed);
 }
 
+ptx::Statement WaitCta() { return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCta); }
+
+ptx::Statement WaitCluster() {
+  return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster);
+}
+
 std::vector<cli::Operation> MbarrierOperations() {
   return {
       {"init",
@@ -49,7 +55,12 @@ std::vector<cli::Operation> MbarrierOperations() {
       {"wait",
        "a loop on mbarrier.try_wait.parity until the phase completes",
        {},
-       cli::Fixed(ptx::MbarrierTryWaitParity)},
+       cli::Fixed(WaitCta)},
+      {"wait-cluster",
+       "the same loop acquiring at cluster scope: sees what peer CTAs "
+       "released by arriving",
+       {},
+       cli::Fixed(WaitCluster)},
       {"inval",
        "mbarrier.inval: before the memory is reused",
        {},

@@ -69,6 +69,11 @@ std::vector<cli::Operation> WarpOperations() {
        "mapa.shared::cluster: a shared address in the CTA of rank cta_rank",
        {},
        cli::Fixed(ptx::MapaSharedCluster)},
+      {"ld-cluster",
+       "ld.shared::cluster.v4.f32: four floats at a shared::cluster address "
+       "(from mapa), in a peer CTA or this one",
+       {},
+       cli::Fixed(ptx::LoadSharedClusterF32x4)},
       {"bar-sync",
        "bar.sync on a named barrier (id 0..15, threads a multiple of 32)",
        {},

@@ -250,7 +250,12 @@ ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm, ptxgenKernelInfo_t* in
  * 16-byte aligned: c is read only when beta != 0 (NULL otherwise; it may
  * equal d), bias only with a bias. A split-K or stream-K configuration
  * keeps partial sums in a workspace of this GEMM: runs on different
- * streams must not overlap (prepare one GEMM per stream instead).
+ * streams must not overlap (prepare one GEMM per stream instead). It runs
+ * in the context it was prepared in (made current on a thread with none):
+ * another context current, or a stream of another context, gives
+ * PTXGEN_STATUS_EXECUTION_FAILED; a pointer the kernel cannot reach from
+ * there (another device's memory without peer access, another context's)
+ * PTXGEN_STATUS_INVALID_VALUE.
  */
 ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                              const void* a, const void* b, const void* c,

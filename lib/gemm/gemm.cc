@@ -1,13 +1,16 @@
 #include "ptxgen/gemm/gemm.h"
 
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <future>
 #include <map>
-#include <tuple>
 #include <optional>
-#include <vector>
+#include <string>
+#include <system_error>
 #include <utility>
+#include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "lib/gemm/helper_kernels.h"
@@ -44,29 +47,39 @@ class LoadedGemmKernel {
   const int resident_clusters;
 };
 
-// The workspace of split-K or stream-K; split-K's kernel that reduces it
-// into C.
+// The workspace of split-K or stream-K, in the context of the Gemm that
+// owns it; split-K's kernel that reduces it into C.
 struct GemmWorkspace {
-  runtime::DeviceBuffer buffer;
+  ~GemmWorkspace();
+
+  CUcontext context = nullptr;
+  std::optional<runtime::DeviceBuffer> buffer;
   std::optional<runtime::Function> reduce;
   int sm_count = 0;
 };
 
+GemmWorkspace::~GemmWorkspace() {
+  // The last copy of a Gemm may go on a thread where another context, or
+  // none, is current; the buffer is freed in its own (with no context
+  // current cuMemFree fails and the buffer would leak). Should the push
+  // fail (the context destroyed, and the buffer with it) the free fails
+  // harmlessly too.
+  absl::StatusOr<runtime::ScopedCurrentContext> own =
+      runtime::ScopedCurrentContext::Push(context);
+  buffer.reset();
+}
+
 namespace {
 
-// The current context, or device 0's primary context made current. The
-// retained primary context lives as long as the process: modules loaded
-// into it must stay valid.
+// The current context, or device 0's primary context made current (and
+// left so, for the caller's later calls). Retained primary contexts live as
+// long as the process: modules loaded into them must stay valid.
 absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
   absl::StatusOr<CUcontext> current = runtime::CurrentContext();
   if (!current.ok() || *current != nullptr) return current;
-  static absl::once_flag once;
-  static absl::StatusOr<runtime::PrimaryContext>* primary = nullptr;
-  absl::call_once(once, [] {
-    primary = new absl::StatusOr<runtime::PrimaryContext>(
-        runtime::PrimaryContext::Retain(0));
-  });
-  if (!primary->ok()) return primary->status();
+  absl::StatusOr<const runtime::PrimaryContext*> primary =
+      runtime::RetainedPrimaryContext(0);
+  if (!primary.ok()) return primary.status();
   if (absl::Status set = (*primary)->SetCurrent(); !set.ok()) return set;
   return (*primary)->get();
 }
@@ -87,16 +100,26 @@ runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
 // hold.
 absl::StatusOr<int> ResidentClusters(const GemmPlan& plan,
                                      const runtime::Function& function) {
-  if (plan.config.cluster_m == 1) return plan.resident_clusters;
+  const int cluster_ctas = gen::ClusterCtas(plan.config);
+  if (cluster_ctas == 1) return plan.resident_clusters;
   gen::GemmGrid one_cluster;
-  one_cluster.x = one_cluster.cluster_x = plan.config.cluster_m;
+  one_cluster.x = one_cluster.cluster_x = cluster_ctas;
   return function.MaxActiveClusters(
       LaunchShape(plan.generated, one_cluster, nullptr));
 }
 
+// Loaded kernels by context ID (runtime::ContextId) and kernel. Keyed by
+// ID, not by CUcontext: a context created after another was destroyed may
+// get its handle, and must not find the dead context's modules. The dead
+// context's entries stay, never looked up again: each holds its kernel's
+// source and compiled module (some hundreds of KB) beside a module handle
+// the driver freed with the context, which must not be unloaded a second
+// time, and the driver says nothing when a context goes. A process that
+// creates and destroys many contexts keeps that much per kernel per
+// context; primary contexts, the usual case, live as long as the process.
 struct Registry {
   absl::Mutex mutex;
-  std::map<std::pair<CUcontext, std::string>,
+  std::map<std::pair<uint64_t, std::string>,
            std::shared_ptr<const LoadedGemmKernel>>
       kernels ABSL_GUARDED_BY(mutex);
 };
@@ -194,6 +217,14 @@ struct KernelArguments {
     }
     return addresses;
   }
+};
+
+// One operand of a Run: its name in messages, its address, whether the
+// problem reads or writes it.
+struct NamedOperand {
+  const char* name;
+  CUdeviceptr address;
+  bool used;
 };
 
 absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
@@ -395,13 +426,15 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     const GemmPlan& plan) {
   absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
+  absl::StatusOr<uint64_t> context_id = runtime::ContextId(*context);
+  if (!context_id.ok()) return context_id.status();
   // The whole configuration, launch policy included: the loaded kernel
   // carries it to every Gemm that uses it.
   const gen::GeneratedGemm& generated = plan.generated;
   Registry& registry = LoadedKernels();
-  const std::pair<CUcontext, std::string> key{
-      *context, absl::StrCat(gen::FormName(generated.form), " ",
-                             gen::ConfigName(generated.config))};
+  const std::pair<uint64_t, std::string> key{
+      *context_id, absl::StrCat(gen::FormName(generated.form), " ",
+                                gen::ConfigName(generated.config))};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
@@ -435,7 +468,7 @@ namespace {
 
 // The workspace of a launch PlanGemmLaunch accepted, on its `grid`.
 absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
-    const GemmPlan& plan, const gen::GemmGrid& grid) {
+    const GemmPlan& plan, const gen::GemmGrid& grid, CUcontext context) {
   const GemmProblem problem = KernelProblem(plan.config, plan.problem);
   const gen::GemmConfig& config = plan.config;
   const int64_t bytes = gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
@@ -451,7 +484,9 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
       return zeroed;
     }
   }
-  auto workspace = std::make_shared<GemmWorkspace>(GemmWorkspace{*std::move(buffer)});
+  auto workspace = std::make_shared<GemmWorkspace>();
+  workspace->context = context;
+  workspace->buffer = *std::move(buffer);
   if (config.split_k == 1) return workspace;
   absl::StatusOr<runtime::Function> reduce = HelperKernel(
       gen::SplitKReduceKernelName(problem.element),
@@ -462,11 +497,155 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   return workspace;
 }
 
-// The current device as a plan's target.
-absl::StatusOr<GemmTarget> CurrentTarget() {
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
-  if (!device.ok()) return device.status();
-  return GemmTargetOf(*device);
+// The primary context of options.device; an ordinal that names no device
+// is refused by the option's name.
+absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(int ordinal) {
+  if (ordinal < 0) {
+    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
+                               " is not a device ordinal (0 or more)"));
+  }
+  absl::StatusOr<int> count = runtime::DeviceCount();
+  if (!count.ok()) return count.status();
+  if (ordinal >= *count) {
+    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
+                               " is not below the driver's device count, ", *count));
+  }
+  return runtime::RetainedPrimaryContext(ordinal);
+}
+
+// Prepare as the thread that asked for it would have: in its context,
+// pushed here. Without one to take over (none current, or no driver),
+// Prepare decides as for a direct call: options.device's primary context,
+// else device 0's, or the driver's failure after the problem's rules.
+absl::StatusOr<Gemm> PrepareInCallersContext(const absl::StatusOr<CUcontext>& caller,
+                                             const GemmProblem& problem,
+                                             const GemmOptions& options) {
+  if (!caller.ok() || *caller == nullptr) return Gemm::Prepare(problem, options);
+  absl::StatusOr<runtime::ScopedCurrentContext> scope =
+      runtime::ScopedCurrentContext::Push(*caller);
+  if (!scope.ok()) return scope.status();
+  return Gemm::Prepare(problem, options);
+}
+
+// "context 0x... (device 1)": the current context, for messages.
+std::string CurrentContextName(CUcontext context) {
+  absl::StatusOr<int> device = runtime::CurrentDeviceOrdinal();
+  return absl::StrCat("context 0x", absl::Hex(reinterpret_cast<uintptr_t>(context)),
+                      device.ok() ? absl::StrCat(" (device ", *device, ")") : "");
+}
+
+// Makes the Gemm's context the one its launch goes to. A thread with no
+// context current has nothing of its own to disturb and the Gemm's is the
+// only context its kernel runs in: it is made current and left so (as the
+// CUDA runtime does on a thread's first call), so that the caller's next
+// calls (synchronizing, copying D back) act on it too and later Runs pay
+// nothing; pushing and popping it would cost two driver calls every Run.
+// Another context current is the caller's choice, not ours to override:
+// its streams and memory would not be the kernel's.
+absl::Status EnterGemmContext(const runtime::Driver& driver, CUcontext gemm_context,
+                              int gemm_device) {
+  CUcontext current = nullptr;
+  if (absl::Status got = driver.Check(driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+      !got.ok()) {
+    return got;
+  }
+  if (current == gemm_context) return absl::OkStatus();
+  if (current == nullptr) {
+    return driver.Check(driver.cuCtxSetCurrent(gemm_context),
+                        "cuCtxSetCurrent (the Gemm's context)");
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "GEMM: a Gemm runs only in the context it was prepared in, context 0x",
+      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ", gemm_device,
+      "), but this thread's current context is ", CurrentContextName(current),
+      ": make the Gemm's context current, or prepare a Gemm in this one "
+      "(GemmOptions::device for a device's primary context)"));
+}
+
+// The stream's context must be the Gemm's: a launch cannot cross contexts.
+// Null is the current context's legacy stream, the Gemm's once
+// EnterGemmContext passed, so it needs no query.
+absl::Status CheckStreamContext(const runtime::Driver& driver, CUstream stream,
+                                CUcontext gemm_context, int gemm_device) {
+  if (stream == nullptr) return absl::OkStatus();
+  CUcontext owner = nullptr;
+  if (absl::Status got = driver.Check(driver.cuStreamGetCtx(stream, &owner), "cuStreamGetCtx");
+      !got.ok()) {
+    return got;
+  }
+  if (owner == gemm_context) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "GEMM: the stream belongs to context 0x",
+      absl::Hex(reinterpret_cast<uintptr_t>(owner)), ", not to this Gemm's context 0x",
+      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ", gemm_device,
+      "): launch on a stream created in the Gemm's context"));
+}
+
+// Why the kernel cannot reach an operand, from the driver's record of
+// where it lives (asked only on this path, so Run's own query stays one).
+absl::Status RefuseUnreachable(const runtime::Driver& driver, const char* name,
+                               CUdeviceptr address, CUcontext gemm_context,
+                               int gemm_device) {
+  int owner_device = -1;
+  CUcontext owner_context = nullptr;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      CU_POINTER_ATTRIBUTE_CONTEXT};
+  void* values[] = {&owner_device, &owner_context};
+  // A failed query leaves the owner unknown; the refusal stands.
+  driver.cuPointerGetAttributes(2, attributes, values, address);
+  const std::string operand =
+      absl::StrCat("GEMM: ", name, " (0x", absl::Hex(address), ")");
+  if (owner_device >= 0 && owner_device != gemm_device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        operand, " is memory of device ", owner_device,
+        ", which this Gemm's kernel on device ", gemm_device,
+        " cannot reach (no peer access): pass memory of device ", gemm_device,
+        ", enable peer access to device ", owner_device,
+        ", or run a Gemm prepared for device ", owner_device, " (GemmOptions::device)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      operand, " is memory of context 0x",
+      absl::Hex(reinterpret_cast<uintptr_t>(owner_context)),
+      ", which this Gemm's context 0x", absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)),
+      " (device ", gemm_device,
+      ") cannot reach: allocate it in the Gemm's context, or prepare a Gemm in its "
+      "context"));
+}
+
+// Refuses an operand the kernel could not reach from the current context
+// (the Gemm's): memory CUDA knows of with no device address there, such as
+// another device's without peer access or another context's, on which the
+// kernel would fault and take its context down; or the host address of
+// registered host memory whose device address differs. Memory CUDA does
+// not know (system memory a device may reach through HMM or ATS) passes:
+// there is nothing to check it against. One cuPointerGetAttributes query
+// per operand, tens of nanoseconds each beside Run's microseconds (host
+// time per call: gemm_bench --mode=launch), and nothing remembered that
+// could go stale when memory is freed and its address reused.
+absl::Status CheckOperandReachable(const runtime::Driver& driver, const char* name,
+                                   CUdeviceptr address, CUcontext gemm_context,
+                                   int gemm_device) {
+  unsigned int memory_type = 0;
+  CUdeviceptr device_address = 0;
+  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                      CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+  void* values[] = {&memory_type, &device_address};
+  if (absl::Status queried = driver.Check(
+          driver.cuPointerGetAttributes(2, attributes, values, address),
+          "cuPointerGetAttributes");
+      !queried.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: cannot tell whether this Gemm's kernel reaches ", name, " (0x",
+        absl::Hex(address), "): ", queried.message()));
+  }
+  if (memory_type == 0 || device_address == address) return absl::OkStatus();
+  if (device_address != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: ", name, " (0x", absl::Hex(address),
+        ") is the host address of registered host memory, which kernels reach at 0x",
+        absl::Hex(device_address), ": pass that"));
+  }
+  return RefuseUnreachable(driver, name, address, gemm_context, gemm_device);
 }
 
 }  // namespace
@@ -474,12 +653,44 @@ absl::StatusOr<GemmTarget> CurrentTarget() {
 absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
                                    const GemmOptions& options) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  if (!options.device.has_value()) {
+    absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
+    if (!context.ok()) return context.status();
+    return PrepareInCurrentContext(problem, options, *context);
+  }
+  absl::StatusOr<const runtime::PrimaryContext*> primary =
+      PrimaryContextOfDevice(*options.device);
+  if (!primary.ok()) return primary.status();
+  // Current for this call only: the caller's context stays the caller's.
+  absl::StatusOr<runtime::ScopedCurrentContext> scope =
+      runtime::ScopedCurrentContext::Push((*primary)->get());
+  if (!scope.ok()) return scope.status();
+  return PrepareInCurrentContext(problem, options, (*primary)->get());
+}
+
+std::future<absl::StatusOr<Gemm>> Gemm::PrepareAsync(const GemmProblem& problem,
+                                                     const GemmOptions& options) {
+  const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
+  try {
+    return std::async(std::launch::async, [problem, options, caller] {
+      return PrepareInCallersContext(caller, problem, options);
+    });
+  } catch (const std::system_error& error) {
+    std::promise<absl::StatusOr<Gemm>> refused;
+    refused.set_value(absl::ResourceExhaustedError(absl::StrCat(
+        "Gemm::PrepareAsync: cannot start a thread (", error.what(), ")")));
+    return refused.get_future();
+  }
+}
+
+absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
+                                                   const GemmOptions& options,
+                                                   CUcontext context) {
   compile::KernelCache& cache =
       options.cache != nullptr ? *options.cache : compile::KernelCache::Default();
-  if (absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext(); !context.ok()) {
-    return context.status();
-  }
-  absl::StatusOr<GemmTarget> target = CurrentTarget();
+  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
+  if (!device.ok()) return device.status();
+  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
   if (!target.ok()) return target.status();
   GemmOptions planned = options;
   planned.cache = &cache;
@@ -501,9 +712,10 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   }
   if (!grid.ok()) return grid.status();
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
-      PrepareWorkspace(*plan, *grid);
+      PrepareWorkspace(*plan, *grid, context);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(plan->problem, *grid, *std::move(kernel), *std::move(workspace));
+  return Gemm(plan->problem, *grid, context, device->ordinal, *std::move(kernel),
+              *std::move(workspace));
 }
 
 const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
@@ -519,23 +731,50 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   return Run(operands, stream);
 }
 
+absl::Status Gemm::CheckRunsHere(const GemmOperands& operands, CUstream stream) const {
+  // Resolved by Prepare; checked as the caller named them (before a
+  // swapped kernel exchanges A and B).
+  const std::array<NamedOperand, 5> named = {{
+      {"A", operands.a, true},
+      {"B", operands.b, true},
+      {"C", operands.c, problem_.beta != 0.0f},
+      {"D", operands.d, true},
+      {"the bias", operands.bias, problem_.bias != BiasAlong::kNone},
+  }};
+  for (const NamedOperand& operand : named) {
+    if (!operand.used) continue;
+    if (absl::Status usable = CheckOperandAddress(operand.name, operand.address);
+        !usable.ok()) {
+      return usable;
+    }
+  }
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  if (absl::Status entered = EnterGemmContext(**driver, context_, device_); !entered.ok()) {
+    return entered;
+  }
+  if (absl::Status same = CheckStreamContext(**driver, stream, context_, device_);
+      !same.ok()) {
+    return same;
+  }
+  for (const NamedOperand& operand : named) {
+    if (!operand.used) continue;
+    if (absl::Status reachable = CheckOperandReachable(**driver, operand.name,
+                                                       operand.address, context_, device_);
+        !reachable.ok()) {
+      return reachable;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
-  // Resolved by Prepare; the kernel of a swapped config takes B as its A.
+  if (absl::Status here = CheckRunsHere(given, stream); !here.ok()) return here;
+  // The kernel of a swapped config takes B as its A.
   const GemmProblem p = KernelProblem(kernel_->generated.config, problem_);
   GemmOperands operands = given;
   const bool reads_c = p.beta != 0.0f;
   const bool has_bias = p.bias != BiasAlong::kNone;
-  for (const auto& [name, address, used] :
-       {std::tuple<const char*, CUdeviceptr, bool>{"A", operands.a, true},
-        {"B", operands.b, true},
-        {"C", operands.c, reads_c},
-        {"D", operands.d, true},
-        {"the bias", operands.bias, has_bias}}) {
-    if (!used) continue;
-    if (absl::Status usable = CheckOperandAddress(name, address); !usable.ok()) {
-      return usable;
-    }
-  }
   const gen::GeneratedGemm& generated = kernel_->generated;
   if (generated.config.swap_ab) std::swap(operands.a, operands.b);
   const StoredShape a = Stored(p.a_major, p.m, p.k);
@@ -559,7 +798,7 @@ absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
   arguments.d = operands.d;
   arguments.c = reads_c ? operands.c : 0;
   arguments.bias = has_bias ? operands.bias : 0;
-  arguments.workspace = workspace_ ? workspace_->buffer.address() : 0;
+  arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
   arguments.m = static_cast<int>(p.m);
   arguments.n = static_cast<int>(p.n);
   arguments.k = static_cast<int>(p.k);
@@ -586,7 +825,7 @@ absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
 }
 
 absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
-  CUdeviceptr workspace = workspace_->buffer.address();
+  CUdeviceptr workspace = workspace_->buffer->address();
   long long count = problem_.m * problem_.n;
   int splits = kernel_->generated.config.split_k;
   void* args[] = {&workspace, &c, &count, &splits};

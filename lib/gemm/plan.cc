@@ -48,11 +48,11 @@ absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
 // the most there can be.
 absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
                                            const GemmTarget& target) {
-  const int clusters = target.sm_count / config.cluster_m;
+  const int clusters = target.sm_count / gen::ClusterCtas(config);
   if (clusters >= 1) return clusters;
   return absl::InvalidArgumentError(absl::StrCat(
       "GEMM config '", gen::ConfigName(config), "' launches clusters of ",
-      config.cluster_m, " CTAs, one per SM; the target has ", target.sm_count,
+      gen::ClusterCtas(config), " CTAs, one per SM; the target has ", target.sm_count,
       " SM"));
 }
 

@@ -198,7 +198,8 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
         "stores D with TMA, which needs rows (and batches) of D on 16-byte "
         "boundaries (n=", r.n, ", ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
   }
-  if (config.split_k > 1 && (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
+  if (config.split_k > 1 && !config.split_k_in_cluster &&
+      (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
     return refuse(
         "splits K into slices that its reduce kernel adds into a packed D of "
         "one GEMM without scaling: it needs batch 1, ldd = n and alpha = 1");
@@ -374,6 +375,17 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
       gen::GemmConfig config = WarpSpecialized(block_m, block_n, 2, 1,
                                                gen::GemmEpilogue::kDirect);
       config.split_k = split_k;
+      add(config);
+    }
+  }
+  // Slices meeting in a cluster: no workspace and the whole epilogue in
+  // the kernel, any form.
+  for (gen::GemmEpilogue epilogue : epilogues) {
+    for (const auto& [block_m, consumers, split_k] :
+         {std::tuple<int, int, int>{128, 2, 2}, {128, 2, 4}, {64, 1, 2}, {64, 1, 4}, {64, 1, 8}}) {
+      gen::GemmConfig config = WarpSpecialized(block_m, 128, consumers, 1, epilogue);
+      config.split_k = split_k;
+      config.split_k_in_cluster = true;
       add(config);
     }
   }

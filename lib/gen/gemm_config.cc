@@ -135,13 +135,22 @@ absl::Status ValidateScheduler(const GemmSchedulerConfig& scheduler) {
   if (scheduler.split_k < 1 || scheduler.split_k > 16) {
     return Rule("split_k must be 1..16");
   }
+  if (scheduler.split_k_in_cluster &&
+      (scheduler.split_k < 2 || scheduler.split_k > kMaxPortableClusterCtas)) {
+    return Rule(absl::StrCat("slices meeting in a cluster (dsmem) are its CTAs: split_k must be 2..",
+                             kMaxPortableClusterCtas));
+  }
   return absl::OkStatus();
 }
 
 // What splitting work across CTAs asks of the other parts.
 absl::Status ValidateAcrossParts(const GemmConfig& config) {
-  if (config.split_k > 1 && (config.epilogue != GemmEpilogue::kDirect ||
-                             config.cluster_m != 1)) {
+  if (config.split_k_in_cluster && config.cluster_m != 1) {
+    return Rule("slices meeting in a cluster (dsmem) fill the cluster: it takes "
+                "no 2-CTA cluster along M");
+  }
+  if (config.split_k > 1 && !config.split_k_in_cluster &&
+      (config.epilogue != GemmEpilogue::kDirect || config.cluster_m != 1)) {
     return Rule("split-K writes f32 partial sums from registers: it needs the "
                 "direct epilogue and no cluster");
   }
@@ -208,6 +217,7 @@ std::string ConfigName(const GemmConfig& config) {
           ? " hilbert"
           : absl::StrCat(" g", config.raster_group),
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
+      config.split_k_in_cluster ? " dsmem" : "",
       config.stream_k ? " sk" : "",
       config.persistent ? " persistent" : " tiles",
       config.set_max_registers ? "" : " noregs", config.swap_ab ? " swap" : "");
@@ -245,7 +255,7 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
 // The option naming the tile order, written g# (raster) or hilbert.
 constexpr char kTileOrderOption[] = "g#|hilbert";
 constexpr char kWarpSpecializedSyntax[] =
-    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k#|sk] persistent|tiles [noregs] "
+    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k# [dsmem]|sk] persistent|tiles [noregs] "
     "[swap]";
 
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
@@ -297,6 +307,9 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (word == "sk") {
       option = word;
       config.stream_k = true;
+    } else if (word == "dsmem") {
+      option = word;
+      config.split_k_in_cluster = true;
     } else if (word == "noregs") {
       option = word;
       config.set_max_registers = false;
@@ -357,7 +370,7 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
     return valid;
   }
   const GemmForm kernel = KernelForm(config, form);
-  if (config.split_k > 1 &&
+  if (config.split_k > 1 && !config.split_k_in_cluster &&
       (HasEpilogueOps(kernel) || kernel.output != kernel.element || kernel.d_transposed)) {
     return Unsupported(config, absl::StrCat(
         "split-K rounds its sums in a reduce kernel that computes the plain "
@@ -394,6 +407,10 @@ int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
          config.split_k;
 }
 
+int ClusterCtas(const GemmConfig& config) {
+  return config.split_k_in_cluster ? config.split_k : config.cluster_m;
+}
+
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
                         int resident_clusters, int64_t batch) {
   GemmGrid grid;
@@ -404,8 +421,15 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
     return grid;
   }
   const int64_t units = GemmWorkUnits(config, m, n, batch);
-  // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
   const int64_t resident = std::max(1, resident_clusters);
+  if (config.split_k_in_cluster) {
+    // Every CTA takes its own units; the split_k CTAs of a cluster, whose
+    // unit counts both grid sizes divide by, take the slices of one tile.
+    grid.x = config.persistent ? std::min(units, resident * config.split_k) : units;
+    grid.cluster_x = config.split_k;
+    return grid;
+  }
+  // Stream-K spreads even a few tiles' k-tiles over every resident cluster.
   const int64_t clusters = !config.persistent ? units
                            : config.stream_k  ? resident
                                               : std::min(units, resident);
@@ -472,7 +496,7 @@ int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid) {
   constexpr int64_t kFloat = 4;
-  if (config.split_k > 1) return config.split_k * m * n * kFloat;
+  if (config.split_k > 1 && !config.split_k_in_cluster) return config.split_k * m * n * kFloat;
   if (!config.stream_k) return 0;
   const int64_t ctas = grid.x * grid.y;
   return GemmStreamKFlagBytes(config, grid) +

@@ -385,6 +385,12 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   if (config.stream_k) {
     plan.push_back(Int("kFlagWordsPerCluster", StreamKFlagWordsPerCluster(config)));
   }
+  if (config.split_k_in_cluster) {
+    plan.push_back(Bytes("kPartialsOffset", layout.partials_offset));
+    plan.push_back(Bytes("kConsumerPartialsBytes", layout.consumer_partials_bytes));
+    // Every thread of the same consumer in each other CTA of the cluster.
+    plan.push_back(Bytes("kReadyArrivals", kThreadsPerWarpgroup * (config.split_k - 1)));
+  }
   return plan;
 }
 
@@ -392,7 +398,9 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
 // type through the epilogue's transform, or with split-K the f32 slice in
 // the workspace.
 std::string StoreFunction(Generation& g) {
-  if (g.config.split_k > 1) return Fill(g, "gemm_store_partial.cu", {});
+  if (g.config.split_k > 1 && !g.config.split_k_in_cluster) {
+    return Fill(g, "gemm_store_partial.cu", {});
+  }
   const bool f32 = g.form.output == ptx::ScalarType::kF32;
   TemplateValues values = {
       {"OUTPUT", std::string(ptx::PtxName(g.form.output))},
@@ -546,6 +554,42 @@ std::string MbarrierWait(Generation& g, const std::string& barrier,
 std::string ExpectBytes(Generation& g, const std::string& barrier) {
   return g.ops.Call("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx(),
                     {{"mbarrier", barrier}, {"tx_bytes", "plan::kStageTxBytes"}});
+}
+
+// The partials' handover between the CTAs of a cluster (split-K meeting in
+// a cluster). Arrivals release at cluster scope and waits acquire at it:
+// the partial sums and the reads of them cross CTAs.
+std::string SplitKMeeting(Generation& g) {
+  const auto mapa = [&g](const std::string& mapped, const std::string& address,
+                         const std::string& rank) {
+    return g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
+                      {{"mapped", mapped}, {"address", address}, {"cta_rank", rank}});
+  };
+  const auto arrive = [&g](const std::string& barrier) {
+    return g.ops.Call("mbarrier_arrive_cluster_release",
+                      ptx::MbarrierArrive(ptx::MbarrierScope::kCluster),
+                      {{"mbarrier", barrier}});
+  };
+  const auto wait = [&g](const std::string& barrier, const std::string& phase) {
+    return g.ops.Call("mbarrier_wait_cluster",
+                      ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster),
+                      {{"mbarrier", barrier}, {"phase", phase}});
+  };
+  return Fill(
+      g, "gemm_split_k_meeting.cu",
+      {{"INIT_READY", MbarrierInit(g, "partials_ready_barrier(barriers, consumer)",
+                                   "plan::kReadyArrivals")},
+       {"INIT_FREE", MbarrierInit(g, "partials_free_barrier(barriers, consumer)",
+                                  "plan::kThreadsPerWarpgroup")},
+       {"WAIT_FREE", wait("free_barrier", "parity ^ 1u")},
+       {"MAP_READY", mapa("leader_ready", "ready", "0u")},
+       {"ARRIVE_READY", arrive("leader_ready")},
+       {"WAIT_READY", wait("ready", "parity")},
+       {"MAP_PARTIALS", mapa("theirs", "partials", "peer")},
+       {"LOAD_PARTIAL", g.ops.Call("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4(),
+                                   {{"values", "part"}, {"address", "vector"}})},
+       {"MAP_FREE", mapa("peer_free", "free_barrier", "peer")},
+       {"ARRIVE_FREE", arrive("peer_free")}});
 }
 
 // The kernel's signature and its comment, from the parameter table.
@@ -718,18 +762,26 @@ std::string ConsumerPart(Generation& g) {
       {{"WAIT_IN_FLIGHT", WaitGroup(g, g.config.mma_groups_in_flight)},
        {"WAIT_ALL", WaitGroup(g, 0)},
        {"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+       {"MEETINGS", g.config.split_k_in_cluster
+                        ? "  int meetings = 0;  // tiles met in the cluster so far\n"
+                        : ""},
        {"STREAM_K_MEETING",
         g.config.stream_k
             ? "    if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, "
               "rank, consumer, thread, k_tiles)) {\n      continue;  // its partial "
               "sums wait in the workspace\n    }"
+        : g.config.split_k_in_cluster
+            ? "    if (!meet_in_cluster(acc, w, base, barriers, consumer, thread, "
+              "meetings)) {\n      continue;  // rank 0 adds its partial sums and "
+              "stores the tile\n    }"
             : ""}});
 }
 
 std::string WarpSpecializedSource(Generation& g) {
   const GemmConfig& config = g.config;
   const GemmLayout& layout = g.layout;
-  const bool cluster = config.cluster_m > 1;
+  const bool cluster = config.cluster_m > 1;  // CTA pairs along M
+  const bool launched_in_clusters = ClusterCtas(config) > 1;
   const bool tma_store = config.epilogue == GemmEpilogue::kTmaStore;
   std::vector<std::string> parts = {
       Fill(g, "gemm_epilogue_args.cu", {}),
@@ -743,6 +795,7 @@ std::string WarpSpecializedSource(Generation& g) {
   if (!tma_store) parts.push_back(StoreFunction(g));
   parts.push_back(tma_store ? TmaEpilogue(g) : DirectEpilogue(g));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
+  if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {
       {"CONFIG", CodeName(config)},
@@ -757,7 +810,11 @@ std::string WarpSpecializedSource(Generation& g) {
       {"STREAM_K_WORDS",
        config.stream_k ? "; the tiles left after whole waves are shared out "
                          "by k-tiles (stream-K)"
-                       : ""},
+       : config.split_k_in_cluster
+           ? "; the slices of a tile run in the CTAs of one cluster and meet "
+             "in its first (split-K meeting part)"
+           : ""},
+      {"INIT_MEETING", config.split_k_in_cluster ? "    meeting_init(barriers);\n" : ""},
       {"C_TILE_LINE",
        tma_store ? absl::StrCat("the C tile for the TMA store at kCTileOffset (",
                                 layout.c_tile_bytes, " bytes)")
@@ -766,12 +823,13 @@ std::string WarpSpecializedSource(Generation& g) {
        cluster ? absl::StrCat("  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
                                                {{"rank", "rank"}}))
                : ""},
-      {"BLOCK_SYNC", cluster ? ClusterSync(g) : "  __syncthreads();"},
+      {"BLOCK_SYNC", launched_in_clusters ? ClusterSync(g) : "  __syncthreads();"},
       {"PRODUCER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease, kProducerRegisters)},
       {"CONSUMER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease, layout.consumer_registers)},
-      {"TEARDOWN", cluster ? ClusterSync(g) : ""},
+      // No CTA leaves while a peer may still touch its shared memory.
+      {"TEARDOWN", launched_in_clusters ? ClusterSync(g) : ""},
   };
   // Device functions are known only once every other slot was rendered.
   values["DEVICE_FUNCTIONS"] = g.ops.Definitions();

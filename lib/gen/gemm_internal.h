@@ -43,7 +43,13 @@ struct GemmLayout {
   int store_chunk_bytes = 0;
   int store_pass_chunks = 0;
   int store_passes = 0;
-  int barrier_offset = 0;  // full[stages] then empty[stages], 8 bytes each
+  // Split-K meeting in a cluster: each consumer's f32 partial sums, 16-byte
+  // vectors thread-minor, where the cluster's first CTA reads them.
+  int partials_offset = 0;
+  int consumer_partials_bytes = 0;
+  // full[stages] then empty[stages], 8 bytes each; then, meeting in a
+  // cluster, ready[consumers] and free[consumers] (the partials' handover).
+  int barrier_offset = 0;
   int schedule_offset = 0;  // the warp-specialized work schedule
   int shared_bytes = 0;    // everything, with base-alignment slack
   int threads = 0;

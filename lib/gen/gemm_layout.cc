@@ -7,6 +7,10 @@
 namespace ptxgen::gen {
 namespace {
 
+// The partials are read and written as float4.
+constexpr int kFloatBytes = 4;
+constexpr int kPartialsAlignment = 16;
+
 int RoundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
@@ -76,9 +80,16 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
         config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
+  if (config.split_k_in_cluster) {
+    layout.partials_offset = RoundUp(end, kPartialsAlignment);
+    layout.consumer_partials_bytes = layout.rows_per_consumer * config.block_n * kFloatBytes;
+    end = layout.partials_offset + config.consumers * layout.consumer_partials_bytes;
+  }
   layout.barrier_offset = RoundUp(end, ptx::kMbarrierBytes);
-  // full[stages], then empty[stages]
-  end = layout.barrier_offset + 2 * ptx::kMbarrierBytes * config.stages;
+  // full[stages], then empty[stages], then the meeting's ready and free.
+  const int meeting_barriers = config.split_k_in_cluster ? 2 * config.consumers : 0;
+  end = layout.barrier_offset +
+        ptx::kMbarrierBytes * (2 * config.stages + meeting_barriers);
   const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
   if (specialized) {
     layout.schedule_offset = end;

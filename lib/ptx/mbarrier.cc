@@ -53,7 +53,7 @@ Statement MbarrierArriveExpectTx() {
   return statement;
 }
 
-Statement MbarrierTryWaitParity() {
+Statement MbarrierTryWaitParity(MbarrierWaitScope scope) {
   Statement statement = BarrierStatement("mbarrier.try_wait.parity loop");
   const SlotId mbarrier = AddBarrier(statement);
   const SlotId phase = statement.AddSlot("phase", RegType::kB32, Access::kRead);
@@ -61,7 +61,9 @@ Statement MbarrierTryWaitParity() {
   statement.DeclareLocal("ready", RegType::kPred);
   statement.EmitLabel("WAIT");
   statement.Emit(
-      "mbarrier.try_wait.parity.shared::cta.b64",
+      scope == MbarrierWaitScope::kCluster
+          ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"
+          : "mbarrier.try_wait.parity.shared::cta.b64",
       {Plain(Text("ready")), Address(Reg(mbarrier)), Plain(Reg(phase))});
   statement.EmitGuarded(Text("ready"), "bra", {Plain(Text("DONE"))});
   statement.Emit("bra", {Plain(Text("WAIT"))});

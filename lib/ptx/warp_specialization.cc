@@ -102,4 +102,13 @@ Statement MapaSharedCluster() {
   return statement;
 }
 
+Statement LoadSharedClusterF32x4() {
+  Statement statement("ld.shared::cluster.v4.f32");
+  statement.set_touches_memory(true);
+  const SlotId values = statement.AddSlot("values", RegType::kF32, Access::kWrite, 4);
+  const SlotId address = statement.AddSlot("address", RegType::kB32, Access::kRead);
+  statement.Emit("ld.shared::cluster.v4.f32", {Vector(Regs(values, 4)), Address(Reg(address))});
+  return statement;
+}
+
 }  // namespace ptxgen::ptx

@@ -1,8 +1,12 @@
 #include "ptxgen/runtime/context.h"
 
+#include <map>
+#include <memory>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "ptxgen/runtime/device.h"
 
 namespace ptxgen::runtime {
@@ -56,6 +60,55 @@ absl::Status PrimaryContext::SetCurrent() const {
                         absl::StrCat("cuCtxSetCurrent(device ", ordinal_, ")"));
 }
 
+absl::StatusOr<const PrimaryContext*> RetainedPrimaryContext(int ordinal) {
+  struct Retained {
+    absl::Mutex mutex;
+    std::map<int, std::unique_ptr<const PrimaryContext>> contexts
+        ABSL_GUARDED_BY(mutex);
+  };
+  // Never destroyed: modules and buffers in these contexts may be released
+  // by other static objects during exit.
+  static Retained* const retained = new Retained;
+  {
+    absl::MutexLock lock(&retained->mutex);
+    auto it = retained->contexts.find(ordinal);
+    if (it != retained->contexts.end()) return it->second.get();
+  }
+  // Retained outside the lock: the first retain of a device initializes its
+  // context, which takes long enough to hold up the other devices' callers.
+  // Only successes are kept, so a bad ordinal leaves nothing behind.
+  absl::StatusOr<PrimaryContext> context = PrimaryContext::Retain(ordinal);
+  if (!context.ok()) return context.status();
+  auto owned = std::make_unique<const PrimaryContext>(*std::move(context));
+  absl::MutexLock lock(&retained->mutex);
+  // A thread that retained it meanwhile wins; this reference is released.
+  return retained->contexts.emplace(ordinal, std::move(owned)).first->second.get();
+}
+
+absl::StatusOr<ScopedCurrentContext> ScopedCurrentContext::Push(CUcontext context) {
+  if (context == nullptr) {
+    return absl::InvalidArgumentError("ScopedCurrentContext::Push: the context is null");
+  }
+  absl::StatusOr<const Driver*> driver = Driver::Get();
+  if (!driver.ok()) return driver.status();
+  if (absl::Status pushed = (*driver)->Check((*driver)->cuCtxPushCurrent(context),
+                                             "cuCtxPushCurrent");
+      !pushed.ok()) {
+    return pushed;
+  }
+  return ScopedCurrentContext(*driver);
+}
+
+ScopedCurrentContext::ScopedCurrentContext(ScopedCurrentContext&& other) noexcept
+    : driver_(std::exchange(other.driver_, nullptr)) {}
+
+ScopedCurrentContext::~ScopedCurrentContext() {
+  // Nothing to report to from a destructor; the pop of a context pushed on
+  // this thread fails only when the caller popped it already.
+  CUcontext popped = nullptr;
+  if (driver_ != nullptr) driver_->cuCtxPopCurrent(&popped);
+}
+
 absl::StatusOr<CUcontext> CurrentContext() {
   absl::StatusOr<const Driver*> driver = Driver::Get();
   if (!driver.ok()) return driver.status();
@@ -66,6 +119,18 @@ absl::StatusOr<CUcontext> CurrentContext() {
     return status;
   }
   return context;
+}
+
+absl::StatusOr<uint64_t> ContextId(CUcontext context) {
+  absl::StatusOr<const Driver*> driver = Driver::Get();
+  if (!driver.ok()) return driver.status();
+  unsigned long long id = 0;
+  if (absl::Status status =
+          (*driver)->Check((*driver)->cuCtxGetId(context, &id), "cuCtxGetId");
+      !status.ok()) {
+    return status;
+  }
+  return static_cast<uint64_t>(id);
 }
 
 absl::StatusOr<CUdevice> CurrentDevice() {
@@ -87,7 +152,7 @@ absl::StatusOr<CUdevice> CurrentDevice() {
   return device;
 }
 
-absl::StatusOr<DeviceProperties> CurrentDeviceProperties() {
+absl::StatusOr<int> CurrentDeviceOrdinal() {
   absl::StatusOr<CUdevice> device = CurrentDevice();
   if (!device.ok()) return device.status();
   absl::StatusOr<int> count = DeviceCount();
@@ -95,10 +160,16 @@ absl::StatusOr<DeviceProperties> CurrentDeviceProperties() {
   for (int ordinal = 0; ordinal < *count; ++ordinal) {
     absl::StatusOr<CUdevice> candidate = GetDevice(ordinal);
     if (!candidate.ok()) return candidate.status();
-    if (*candidate == *device) return GetDeviceProperties(ordinal);
+    if (*candidate == *device) return ordinal;
   }
   return absl::InternalError(
       "the current context's device is not among the driver's devices");
+}
+
+absl::StatusOr<DeviceProperties> CurrentDeviceProperties() {
+  absl::StatusOr<int> ordinal = CurrentDeviceOrdinal();
+  if (!ordinal.ok()) return ordinal.status();
+  return GetDeviceProperties(*ordinal);
 }
 
 absl::Status SynchronizeCurrentContext() {

@@ -1,8 +1,10 @@
 // Many threads at once: each prepares and runs its own GEMM on its own
 // stream while the others compile, load and launch theirs, round after
 // round; every result is checked against a float64 host reference on fresh
-// inputs written over a poisoned output.
+// inputs written over a poisoned output. And Gemm::PrepareAsync: several
+// problems prepared in the background while the caller works.
 #include <cstdint>
+#include <future>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -12,8 +14,10 @@
 #include "absl/synchronization/barrier.h"
 #include "gtest/gtest.h"
 #include "lib/gemm/verification.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 
@@ -44,13 +48,9 @@ gen::GemmConfig ConfigOfThread(int thread, const GemmProblem& problem,
   return candidates[static_cast<size_t>(thread * 7) % candidates.size()];
 }
 
-// One round of one thread: "" when the result matched, else what failed.
-std::string PrepareRunAndCheck(const GemmProblem& problem,
-                               const gen::GemmConfig& config, uint32_t seed) {
-  GemmOptions options;
-  options.config = config;
-  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
-  if (!gemm.ok()) return absl::StrCat("Prepare: ", gemm.status().message());
+// `gemm`, prepared for `problem`, run on fresh inputs from `seed` on a
+// stream of its own: "" when the result matched, else what failed.
+std::string RunAndCheck(const Gemm& gemm, const GemmProblem& problem, uint32_t seed) {
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return absl::StrCat("stream: ", stream.status().message());
   const int64_t a_count = problem.m * problem.k, b_count = problem.n * problem.k,
@@ -63,7 +63,7 @@ std::string PrepareRunAndCheck(const GemmProblem& problem,
        {FillRandom(a->address(), a_count, problem.element, seed, stream->get()),
         FillRandom(b->address(), b_count, problem.element, seed + 1, stream->get()),
         Poison(c->address(), c_count, stream->get()),
-        gemm->Run(a->address(), b->address(), c->address(), stream->get()),
+        gemm.Run(a->address(), b->address(), c->address(), stream->get()),
         stream->Synchronize()}) {
     if (!step.ok()) return std::string(step.message());
   }
@@ -76,6 +76,16 @@ std::string PrepareRunAndCheck(const GemmProblem& problem,
   if (error < ErrorBound(problem.element)) return "";
   return absl::StrCat("relative error ", error, " over the bound ",
                       ErrorBound(problem.element));
+}
+
+// One round of one thread: "" when the result matched, else what failed.
+std::string PrepareRunAndCheck(const GemmProblem& problem,
+                               const gen::GemmConfig& config, uint32_t seed) {
+  GemmOptions options;
+  options.config = config;
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+  if (!gemm.ok()) return absl::StrCat("Prepare: ", gemm.status().message());
+  return RunAndCheck(*gemm, problem, seed);
 }
 
 class GemmConcurrencyGpuTest : public testing_support::HopperTest {};
@@ -109,6 +119,36 @@ TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
     for (const std::string& failure : failures[t]) {
       ADD_FAILURE() << "thread " << t << ": " << failure;
     }
+  }
+}
+
+// Every problem of kProblems (compiled afresh: a cache of this test's own,
+// in memory only) prepared in the background while this thread prepares
+// and runs a GEMM of its own; each future's Gemm then runs correctly, in
+// the context that was current when it was asked for.
+TEST_F(GemmConcurrencyGpuTest, PreparesSeveralProblemsInTheBackgroundWhileTheCallerWorks) {
+  compile::CacheConfig memory_only;
+  memory_only.disk_enabled = false;
+  compile::KernelCache cache(memory_only);
+  GemmOptions options;
+  options.cache = &cache;
+  std::vector<std::future<absl::StatusOr<Gemm>>> futures;
+  for (const GemmProblem& problem : kProblems) {
+    futures.push_back(Gemm::PrepareAsync(problem, options));
+  }
+  const GemmProblem own{320, 192, 264, ScalarType::kF16};
+  EXPECT_EQ(PrepareRunAndCheck(own, HeuristicConfig(own, properties().sm_count), 7), "")
+      << "the caller's own GEMM, meanwhile";
+  const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  for (size_t i = 0; i < futures.size(); ++i) {
+    const GemmProblem& problem = kProblems[i];
+    SCOPED_TRACE(absl::StrCat(ptx::PtxName(problem.element), " ", problem.m, "x",
+                              problem.n, "x", problem.k));
+    absl::StatusOr<Gemm> gemm = futures[i].get();
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    EXPECT_EQ(gemm->context(), *caller);
+    EXPECT_EQ(RunAndCheck(*gemm, problem, static_cast<uint32_t>(20 + i)), "");
   }
 }
 

@@ -82,7 +82,16 @@ enum class Padding { kNone, kAligned, kOdd };
 // Which configuration runs: the heuristic's, the first of CandidateConfigs
 // that is of the kind and computes the form, or (kSwapped) the heuristic's
 // pick for the swapped problem, run swapped.
-enum class Pick { kHeuristic, kStreamK, kCluster2, kCluster2StreamK, kSwapped };
+// kSplitInCluster2 and 8: split-K 2 and 8 whose slices meet in a cluster.
+enum class Pick {
+  kHeuristic,
+  kStreamK,
+  kCluster2,
+  kCluster2StreamK,
+  kSwapped,
+  kSplitInCluster2,
+  kSplitInCluster8,
+};
 
 struct Case {
   GemmProblem problem;
@@ -257,6 +266,16 @@ std::vector<Case> Cases() {
       BF16(kMNMN, kLarge).To(kF32).Batch(3).PaddedOdd().Bias(kAlongM, kBF16).Act(kGeluTanh)
           .Config(Pick::kSwapped),
       F16(kKK, kTiles2).DTransposed().CIsD().Config(Pick::kSwapped),
+
+      // Split-K whose slices meet in a cluster, the whole epilogue in the
+      // cluster's first CTA; slices of no k-tiles where k is short.
+      F16(kKMN, {640, 768, 1032}).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu)
+          .Config(Pick::kSplitInCluster2),
+      BF16(kMNMN, kRagged).To(kF32).Batch(3).PaddedOdd().Alpha(1.5f).Bias(kAlongM, kBF16)
+          .Config(Pick::kSplitInCluster8),
+      F16(kKK, kRagged).DTransposed().CIsD().Config(Pick::kSplitInCluster8),
+      BF16(kMNMN, kOddK).Beta(-0.5f).Act(kSilu).Config(Pick::kSplitInCluster2),
+      F16(kKK, kShortK).Config(Pick::kSplitInCluster8),
   };
 }
 
@@ -296,6 +315,8 @@ std::string Name(const Case& c) {
     case Pick::kCluster2: absl::StrAppend(&name, "_cluster2"); break;
     case Pick::kCluster2StreamK: absl::StrAppend(&name, "_cluster2_stream_k"); break;
     case Pick::kSwapped: absl::StrAppend(&name, "_swapped"); break;
+    case Pick::kSplitInCluster2: absl::StrAppend(&name, "_split2_in_cluster"); break;
+    case Pick::kSplitInCluster8: absl::StrAppend(&name, "_split8_in_cluster"); break;
   }
   return name;
 }
@@ -570,6 +591,8 @@ bool IsKind(const gen::GemmConfig& config, Pick pick) {
     case Pick::kCluster2: return config.cluster_m == 2 && !config.stream_k;
     case Pick::kCluster2StreamK: return config.cluster_m == 2 && config.stream_k;
     case Pick::kSwapped: return false;
+    case Pick::kSplitInCluster2: return config.split_k_in_cluster && config.split_k == 2;
+    case Pick::kSplitInCluster8: return config.split_k_in_cluster && config.split_k == 8;
   }
   return false;
 }

@@ -32,7 +32,8 @@ TEST(GemmConfigTest, NamesRoundTrip) {
         "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent",
         "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent",
         "ws 64x128x64 s8 c1 w1 m2 tma hilbert persistent",
-        "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap"}) {
+        "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap",
+        "ws 128x128x64 s4 c2 w1 m1 tma g8 k2 dsmem persistent"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
@@ -173,6 +174,11 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"ws 128x128x64 s4 c2 w1 m1 tma g8 sk tiles", "stream-K shares the last wave"},
       {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 sk persistent", "no split-K"},
       {"ws 128x128x64 s4 c2 w1 m1 direct g33 persistent", "raster_group must be 1..32"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 dsmem persistent", "split_k must be 2..8"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 k16 dsmem persistent", "split_k must be 2..8"},
+      {"ws 128x128x64 s4 c2 w1 m2 tma g8 k2 dsmem persistent", "takes no 2-CTA cluster"},
+      {"ws 128x128x64 s2 c2 w1 m1 tma g8 k8 dsmem tiles", ""},
+      {"ws 128x128x64 s4 c2 w1 m1 tma g8 k2 persistent", "needs the direct epilogue"},
       {"v1 128x128x64 sk", "v1 takes only a tile"},
       {"ws 128x256x64 s4 c2 w1 m1 direct e2 g8 persistent",
        "e# (64-column chunks staged per TMA-store pass) needs the TMA-store epilogue"},
@@ -280,6 +286,26 @@ TEST(GemmGeneratorTest, LaunchGrids) {
   const GemmGrid small = GemmLaunchGrid(
       Parse("ws 128x256x64 s4 c2 w1 m2 direct g8 persistent"), 300, 256, 60);
   EXPECT_EQ(small.x, 4);
+}
+
+// Slices meeting in a cluster: a cluster of split_k CTAs per tile, no
+// workspace; a persistent grid holds whole clusters.
+TEST(GemmGeneratorTest, SlicesMeetingInAClusterLaunchInClustersOfTheirCount) {
+  const GemmConfig meeting = Parse("ws 64x128x64 s6 c1 w1 m1 direct g8 k4 dsmem persistent");
+  EXPECT_EQ(ClusterCtas(meeting), 4);
+  // 128 tiles of 4 slices over 33 resident clusters of 4.
+  const GemmGrid persistent = GemmLaunchGrid(meeting, 1024, 1024, 33);
+  EXPECT_EQ(persistent.x, 132);
+  EXPECT_EQ(persistent.cluster_x, 4);
+  EXPECT_EQ(GemmWorkspaceBytes(meeting, 1024, 1024, persistent), 0);
+  // Fewer units than resident CTAs: one CTA per unit, still whole clusters.
+  const GemmGrid few = GemmLaunchGrid(meeting, 100, 200, 33);
+  EXPECT_EQ(few.x, 2 * 2 * 4);
+  GemmConfig tiles = meeting;
+  tiles.persistent = false;
+  EXPECT_EQ(GemmLaunchGrid(tiles, 1024, 1024, 33).x, 512);
+  EXPECT_EQ(ClusterCtas(Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")), 2);
+  EXPECT_EQ(ClusterCtas(Parse("ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent")), 1);
 }
 
 TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {

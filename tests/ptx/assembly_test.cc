@@ -141,6 +141,7 @@ std::vector<Form> BarrierForms() {
       {ptx::MbarrierArriveExpectTx()},
       // Two wait loops in one kernel: their labels are scoped.
       {ptx::MbarrierTryWaitParity(), ptx::MbarrierTryWaitParity()},
+      {ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster)},
       {ptx::MbarrierInval()},
       {ptx::FenceMbarrierInit()},
       {ptx::NamedBarrierSync()},
@@ -154,7 +155,8 @@ std::vector<Form> BarrierForms() {
 
 std::vector<Form> WarpForms() {
   std::vector<Form> forms = {{ptx::ElectSync()}, {ptx::ClusterCtaRank()},
-                             {ptx::MapaSharedCluster()}};
+                             {ptx::MapaSharedCluster()},
+                             {ptx::LoadSharedClusterF32x4()}};
   for (int count = ptx::kMinMaxNReg; count <= ptx::kMaxMaxNReg; count += 8) {
     Add(forms, ptx::SetMaxNReg(ptx::RegisterAdjustment::kIncrease, count));
     // ptxas refuses a decrease above the largest count the kernel reaches.

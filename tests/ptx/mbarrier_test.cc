@@ -92,6 +92,19 @@ TEST(MbarrierTest, TryWaitParityIsALoopInItsOwnScope) {
             "}");
 }
 
+TEST(MbarrierTest, ClusterScopeWaitAcquiresPeerWrites) {
+  EXPECT_EQ(*RenderPtx(MbarrierTryWaitParity(MbarrierWaitScope::kCluster),
+                       {{"mbarrier", {"%r1"}}, {"phase", {"%r2"}}}),
+            "{\n"
+            ".reg .pred ready;\n"
+            "WAIT:\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 ready, [%r1], %r2;\n"
+            "@ready bra DONE;\n"
+            "bra WAIT;\n"
+            "DONE:\n"
+            "}");
+}
+
 TEST(MbarrierTest, Inval) {
   EXPECT_EQ(*RenderPtx(MbarrierInval(), {{"mbarrier", {"%r1"}}}),
             "mbarrier.inval.shared::cta.b64 [%r1];");

@@ -139,6 +139,13 @@ TEST(ClusterAddressingTest, MapaTranslatesToAPeerCta) {
             "mapa.shared::cluster.u32 %r3, %r1, %r2;");
 }
 
+TEST(ClusterAddressingTest, LoadsFourFloatsOfAPeerCtasSharedMemory) {
+  const Statement load = LoadSharedClusterF32x4();
+  EXPECT_TRUE(load.touches_memory());
+  EXPECT_EQ(*RenderPtx(load, {{"values", {"%f1", "%f2", "%f3", "%f4"}}, {"address", {"%r1"}}}),
+            "ld.shared::cluster.v4.f32 {%f1, %f2, %f3, %f4}, [%r1];");
+}
+
 TEST(WarpSpecializationTest, RenderingIsDeterministic) {
   const OperandNames names = {{"address", {"row"}}, {"values", {"v"}}};
   EXPECT_EQ(*RenderInlineAsm(*StMatrixSharedB16({4, true}), names),

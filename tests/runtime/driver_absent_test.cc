@@ -62,7 +62,16 @@ TEST(DriverAbsent, EveryEntryPointFailsWithFailedPrecondition) {
       {"GetDeviceProperties", [] { return GetDeviceProperties(0).status(); }},
       {"PrimaryContext::Retain",
        [] { return PrimaryContext::Retain(0).status(); }},
+      {"RetainedPrimaryContext",
+       [] { return RetainedPrimaryContext(0).status(); }},
+      {"ScopedCurrentContext::Push",
+       [] {
+         return ScopedCurrentContext::Push(reinterpret_cast<CUcontext>(0x1000))
+             .status();
+       }},
+      {"ContextId", [] { return ContextId(nullptr).status(); }},
       {"CurrentDevice", [] { return CurrentDevice().status(); }},
+      {"CurrentDeviceOrdinal", [] { return CurrentDeviceOrdinal().status(); }},
       {"CurrentDeviceProperties", [] { return CurrentDeviceProperties().status(); }},
       {"SynchronizeCurrentContext", [] { return SynchronizeCurrentContext(); }},
       {"Module::LoadCubin",
@@ -96,6 +105,11 @@ TEST(DriverAbsent, ValidationNeedsNoDriver) {
             "tensor map: global_address 0x10008 must be 16-byte aligned");
   EXPECT_TRUE(CheckArchSupported("sm_90a", 9, 0).ok());
   EXPECT_TRUE(ValidateLaunchConfig(LaunchConfig()).ok());
+  const absl::StatusOr<ScopedCurrentContext> null_context =
+      ScopedCurrentContext::Push(nullptr);
+  EXPECT_TRUE(absl::IsInvalidArgument(null_context.status())) << null_context.status();
+  EXPECT_EQ(null_context.status().message(),
+            "ScopedCurrentContext::Push: the context is null");
 }
 
 TEST(DriverAbsent, CompilationNeedsNoDriver) {

@@ -15,11 +15,26 @@
 // configuration, heuristic or autotuned; the kernel generated and compiled,
 // or fetched from the kernel cache; the launch grid), loads the kernel into
 // the current CUDA context (the primary context of device 0 when none is
-// current) and re-plans the grid where the driver holds fewer clusters at
-// once than the plan assumed. Its source, PTX and resource usage stay
-// inspectable.
+// current; GemmOptions::device names another device) and re-plans the grid
+// where the driver holds fewer clusters at once than the plan assumed. Its
+// source, PTX and resource usage stay inspectable.
+//
+// Several devices, several contexts: a Gemm belongs to the context it was
+// prepared in and runs only there. Compiled code is shared through the
+// kernel cache; the loaded module (once per context, shared by that
+// context's Gemms), the workspace and each Run's tensor maps are the
+// context's own. Prepare and Run may be called from any threads at once,
+// for any devices.
+//
+//   GemmOptions second_gpu;
+//   second_gpu.device = 1;
+//   absl::StatusOr<Gemm> on_1 = Gemm::Prepare(problem, second_gpu);
+//   std::future<absl::StatusOr<Gemm>> later = Gemm::PrepareAsync(problem);
+//   ...                                     // other work while it compiles
+//   absl::StatusOr<Gemm> ready = later.get();
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 
@@ -124,6 +139,13 @@ struct GemmOptions {
   std::optional<gen::GemmConfig> config;  // use exactly this configuration
   Selection selection = Selection::kHeuristic;
   compile::KernelCache* cache = nullptr;  // nullptr: KernelCache::Default()
+  // The device to prepare for, by ordinal (0 .. DeviceCount() - 1): the
+  // Gemm is that device's primary context's, current for the duration of
+  // Prepare only (the caller's own is restored). Unset: the calling
+  // thread's current context, else device 0's primary context, then left
+  // current. An ordinal that names no device is refused. PlanGemm ignores
+  // it: it plans for a named target.
+  std::optional<int> device;
 };
 
 // Defined in gemm.cc and plan.h: what a Gemm holds.
@@ -132,13 +154,32 @@ struct GemmPlan;
 struct GemmWorkspace;
 
 // A prepared GEMM: its kernel loaded, its grid and workspace planned; Run
-// launches it on device pointers. Copyable; copies share the kernel.
+// launches it on device pointers. Copyable; copies share the kernel. A Gemm
+// prepared in a context the caller created must be destroyed before it.
 class Gemm {
  public:
   static absl::StatusOr<Gemm> Prepare(const GemmProblem& problem,
                                       const GemmOptions& options = {});
 
-  // Computes D from device pointers (16-byte aligned) on `stream`.
+  // Prepare on a thread of its own (std::async), so that kernels a process
+  // will need compile while it does something else: start several, collect
+  // them when needed. It prepares in the calling thread's current context,
+  // captured now (with none current, as Prepare would: options.device's
+  // primary context, else device 0's), so the Gemm is the one a direct
+  // call would give; the problem and the options are copied. options.cache
+  // and the captured context must outlive the preparation; a future
+  // dropped unread waits for it to finish. Never throws: when no thread can
+  // start, the future holds ResourceExhausted at once.
+  static std::future<absl::StatusOr<Gemm>> PrepareAsync(
+      const GemmProblem& problem, const GemmOptions& options = {});
+
+  // Computes D from device pointers (16-byte aligned) on `stream`, in the
+  // Gemm's context. With another context current, or a stream of another
+  // context, it is refused (FailedPrecondition, naming both); on a thread
+  // with no context current the Gemm's is made current, and left so. An
+  // operand the kernel cannot reach from its context (memory of another
+  // device without peer access, or of another context) is refused
+  // (InvalidArgument): a kernel would fault on it.
   absl::Status Run(const GemmOperands& operands, CUstream stream) const;
   // The original problem's call: D is written at c; no C read, no bias.
   // A split-K or stream-K configuration keeps partial sums in a workspace
@@ -151,26 +192,42 @@ class Gemm {
   const gen::GemmConfig& config() const;
   const gen::GeneratedGemm& generated() const;
   const compile::CompiledModule& compiled() const;
+  // The ordinal of the device, and the context, the Gemm was prepared in
+  // and runs in.
+  int device() const { return device_; }
+  CUcontext context() const { return context_; }
 
  private:
-  Gemm(GemmProblem problem, gen::GemmGrid grid,
+  Gemm(GemmProblem problem, gen::GemmGrid grid, CUcontext context, int device,
        std::shared_ptr<const LoadedGemmKernel> kernel,
        std::shared_ptr<const GemmWorkspace> workspace)
       : problem_(problem),
         grid_(grid),
+        context_(context),
+        device_(device),
         kernel_(std::move(kernel)),
         workspace_(std::move(workspace)) {}
 
+  // Prepare's work once `context` is current.
+  static absl::StatusOr<Gemm> PrepareInCurrentContext(const GemmProblem& problem,
+                                                      const GemmOptions& options,
+                                                      CUcontext context);
+  // Run's refusals: the pointers, the context, the stream.
+  absl::Status CheckRunsHere(const GemmOperands& operands, CUstream stream) const;
   absl::Status Reduce(CUdeviceptr c, CUstream stream) const;
 
   GemmProblem problem_;
   gen::GemmGrid grid_;  // as PlanGemmLaunch accepted it
+  CUcontext context_;
+  int device_;
   std::shared_ptr<const LoadedGemmKernel> kernel_;
   std::shared_ptr<const GemmWorkspace> workspace_;  // split-K, stream-K
 };
 
-// Loads the plan's kernel into the current context (shared by every Gemm
-// that uses it) and asks the driver how many of its clusters fit at once.
+// Loads the plan's kernel into the current context (the primary context of
+// device 0 made current when none is), once per context: shared by every
+// Gemm of that context. Asks the driver how many of its clusters fit at
+// once.
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     const GemmPlan& plan);
 

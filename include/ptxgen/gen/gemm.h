@@ -182,12 +182,21 @@ struct GemmSchedulerConfig {
   // workspace, then added by a reduce kernel: for problems with too few
   // output tiles to fill the SMs.
   int split_k = 1;
+  // The split_k slices of a tile run instead in the split_k CTAs of one
+  // cluster (slice = CTA rank) and meet in the first one through
+  // distributed shared memory, which then runs the whole epilogue: no
+  // workspace, no reduce kernel, any form.
+  bool split_k_in_cluster = false;
   // Stream-K for the last, partial wave: the tiles left after whole waves
   // are shared out by k-tile iterations among the clusters (at most
   // kStreamKMaxPieces sharers per tile), the pieces of a tile added up in
   // the kernel through a workspace. Persistent grid only.
   bool stream_k = false;
 };
+
+// The most CTAs a cluster may have without opting in to more (the limit
+// split_k_in_cluster runs into).
+inline constexpr int kMaxPortableClusterCtas = 8;
 
 // How big a grid runs the kernel: the generated code is the same either way.
 struct GemmLaunchPolicy {
@@ -220,6 +229,8 @@ inline int StoreChunksPerPass(const GemmConfig& config) {
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
 // "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap" (A and B swapped),
 // "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent" (C stored in 2 passes),
+// "ws 128x128x64 s5 c2 w1 m1 tma g8 k2 dsmem persistent" (split-K 2 met in
+// a cluster),
 // "ws 128x256x64 s3 c2 w1 m1 tma hilbert persistent" (Hilbert tile order),
 // "ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent" (split-K 4),
 // "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent" (stream-K).
@@ -369,6 +380,10 @@ struct GemmGrid {
 int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
                       int64_t batch = 1);
 
+// The CTAs of one cluster as launched: 2 for CTA pairs sharing B, split_k
+// for slices meeting in a cluster, else 1.
+int ClusterCtas(const GemmConfig& config);
+
 // The launch grid for an m x n problem. A persistent grid has as many
 // clusters (CTAs, without a cluster) as can be resident at once,
 // `resident_clusters` from the device's occupancy for this kernel, or fewer
@@ -386,7 +401,8 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
                              int64_t batch = 1);
 
 // The workspace a launch on `grid` that CheckGemmLaunch accepts needs, in
-// bytes (0: none). Split-K: its f32 slices, [split_k][m][n]. Stream-K: an
+// bytes (0: none). Split-K: its f32 slices, [split_k][m][n] (none when
+// they meet in a cluster). Stream-K: an
 // int flag per consumer warpgroup of each CTA, each cluster's flags padded
 // to 16 bytes (GemmStreamKFlagBytes), then one slot of f32 partial sums per
 // CTA (block_m x block_n). The flags must be zero before the first launch;

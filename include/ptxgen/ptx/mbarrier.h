@@ -37,10 +37,16 @@ Statement MbarrierArrive(MbarrierScope scope);
 // TMA loads that signal this barrier).
 Statement MbarrierArriveExpectTx();
 
+// Whose writes a completed wait makes visible to the waiting thread.
+enum class MbarrierWaitScope {
+  kCta,      // this CTA's (and TMA's): the default acquire
+  kCluster,  // also peer CTAs' that arrived with release at cluster scope
+};
+
 // A complete wait: loops on mbarrier.try_wait.parity until the phase with
 // parity "phase" (b32, 0 or 1) has completed. Its labels live in its own
 // { } scope, so several copies may sit in one function.
-Statement MbarrierTryWaitParity();
+Statement MbarrierTryWaitParity(MbarrierWaitScope scope = MbarrierWaitScope::kCta);
 
 // mbarrier.inval: required before the barrier's memory is used for
 // anything else.

@@ -59,6 +59,11 @@ Statement ClusterCtaRank();
 // (b32, written).
 Statement MapaSharedCluster();
 
+// ld.shared::cluster.v4.f32: four floats from "address" (b32, a
+// shared::cluster address from MapaSharedCluster(), 16-byte aligned), in a
+// peer CTA's shared memory or this one's. Slot "values" (f32 x 4, written).
+Statement LoadSharedClusterF32x4();
+
 }  // namespace ptxgen::ptx
 
 #endif  // PTXGEN_PTX_WARP_SPECIALIZATION_H_

@@ -22,8 +22,10 @@ namespace ptxgen::runtime {
 inline constexpr char kDriverLibrary[] = "libcuda.so.1";
 inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
 
-// The entry points ptxgen uses, each pinned to the CUDA version whose ABI
-// <cuda.h> declares under that name (cuMemAlloc is cuMemAlloc_v2, 3020).
+// The entry points ptxgen uses (cuCtxCreate and cuCtxDestroy only its
+// tests: the library itself never creates a context), each pinned to the
+// CUDA version whose ABI <cuda.h> declares under that name (cuMemAlloc is
+// cuMemAlloc_v2, 3020).
 // Pinning matters: asking cuGetProcAddress for CUDA_VERSION would hand back
 // cuCtxGetDevice's 13.0 form, which takes an extra argument. driver.cc
 // static_asserts that each pinned type matches the declaration.
@@ -41,8 +43,14 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuDevicePrimaryCtxRelease, 11000)      \
   X(cuCtxSetCurrent, 4000)                 \
   X(cuCtxGetCurrent, 4000)                 \
+  X(cuCtxPushCurrent, 4000)                \
+  X(cuCtxPopCurrent, 4000)                 \
   X(cuCtxGetDevice, 2000)                  \
+  X(cuCtxGetId, 12000)                     \
+  X(cuCtxCreate, 12050)                    \
+  X(cuCtxDestroy, 4000)                    \
   X(cuCtxSynchronize, 2000)                \
+  X(cuPointerGetAttributes, 7000)          \
   X(cuModuleLoadDataEx, 2010)              \
   X(cuModuleUnload, 2000)                  \
   X(cuModuleGetFunction, 2000)             \
@@ -62,6 +70,7 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuStreamCreate, 2000)                  \
   X(cuStreamDestroy, 4000)                 \
   X(cuStreamSynchronize, 2000)             \
+  X(cuStreamGetCtx, 9020)                  \
   X(cuStreamBeginCapture, 10010)           \
   X(cuStreamEndCapture, 10000)             \
   X(cuGraphInstantiateWithFlags, 11040)    \
