@@ -1,13 +1,15 @@
 #!/bin/bash
 # Runs every test of the repository (GPU tests skip, saying why, without a
 # GPU), then the CMake and Bazel-client checks (tools/cmake_check.sh,
-# tools/bazel_client_check.sh: one test each), then tools/sanitize.sh: the
-# CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer, and
-# every fuzz target of fuzz/ for FUZZ_SECONDS (30 by default). Prints each
-# part's summary, then one of all last: "N passed, N failed". Exit status
-# 0 only when nothing failed.
+# tools/bazel_client_check.sh: one test each), the format and clang-tidy
+# checks (tools/format_check.sh, tools/tidy_check.sh: one test each), then
+# tools/sanitize.sh: the CPU tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and every fuzz target of fuzz/ for
+# FUZZ_SECONDS (30 by default). Prints each part's summary, then one of all
+# last: "N passed, N failed". Exit status 0 only when nothing failed.
 # PTXGEN_SANITIZE=0 leaves out tools/sanitize.sh, PTXGEN_CONSUMER_CHECKS=0
-# the two checks (quicker local runs).
+# the two consumer checks, PTXGEN_LINT=0 the format and clang-tidy checks
+# (quicker local runs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -48,6 +50,23 @@ if [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ]; then
   done
 fi
 
+# The habits (README, "Format and clang-tidy"): every C++ file as
+# .clang-format says (tools/format_check.sh) and clang-tidy-14 with
+# .clang-tidy's checks (tools/tidy_check.sh); one test each, its lines
+# prefixed "format: " and "tidy: ".
+lint_status=0
+if [ "${PTXGEN_LINT:-1}" != "0" ]; then
+  for check in format tidy; do
+    bash "tools/${check}_check.sh" 2>&1 | sed "s/^/$check: /"
+    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+      lint_status=1
+    fi
+  done
+fi
+
 sanitize_status=0
 if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
   sanitize_log=$(mktemp "${TMPDIR:-/tmp}/ptxgen-sanitize-log.XXXXXX")
@@ -61,5 +80,5 @@ if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
 fi
 
 echo "$passed passed, $failed failed"
-[ "$status" -eq 0 ] && [ "$consumer_status" -eq 0 ] && [ "$sanitize_status" -eq 0 ] &&
-  [ "$failed" -eq 0 ]
+[ "$status" -eq 0 ] && [ "$consumer_status" -eq 0 ] && [ "$lint_status" -eq 0 ] &&
+  [ "$sanitize_status" -eq 0 ] && [ "$failed" -eq 0 ]

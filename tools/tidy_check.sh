@@ -1,0 +1,131 @@
+#!/bin/bash
+# clang-tidy-14 with the checks of .clang-tidy (the reasons are there) over
+# the C++ sources tracked by git: lib/, tools/, bench/, samples/, tests/
+# and fuzz/ (*.cc; the repository's headers through the sources that
+# include them). Prints each finding once (file:line:col: message [check];
+# a source that does not compile is an error too), then "N passed, N
+# failed" last: a source passes when clang-tidy reports nothing in it or in
+# the repository headers it includes. Exit status 0 only when all passed.
+#   bash tools/tidy_check.sh [FILE...]   # default: every source
+# The compile commands are the CMake build's (CMakeLists.txt configured
+# with CMAKE_EXPORT_COMPILE_COMMANDS=ON, nothing built): its entries for
+# the library and the CLI, and its library flags (include folders, CUDA's
+# headers, -std=c++17) for the sources CMake does not build, with what
+# their BUILD files add (ptx_templates/<part>.inc as Bazel's genrules copy
+# them; the cuBLAS stubs' -DCREATE_STATUS). PTXGEN_TIDY_JOBS clang-tidy
+# processes at once (default 2: about 3 minutes on CI's 2 cores);
+# PTXGEN_TIDY_KEEP=1 keeps and names the work folder.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh || exit 1
+root=$PWD
+root_re=$(printf '%s' "$root" | sed 's/[][\\.*^$+?(){}|]/\\&/g')  # the path in a regex
+jobs=${PTXGEN_TIDY_JOBS:-2}
+work=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-tidy.XXXXXX")
+if [ "${PTXGEN_TIDY_KEEP:-0}" = "1" ]; then
+  echo "tidy_check: work folder $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+start=$SECONDS
+
+if [ "$#" -gt 0 ]; then
+  mapfile -t sources < <(git ls-files -- "$@" | grep -E '\.cc$')
+else
+  mapfile -t sources < <(git ls-files -- 'lib/*.cc' 'tools/*.cc' 'bench/*.cc' 'samples/*.cc' \
+                                         'tests/*.cc' 'fuzz/*.cc')
+fi
+present=()
+for source in "${sources[@]}"; do
+  [ -f "$source" ] && present+=("$source")  # not deleted in the work tree
+done
+if [ "${#present[@]}" -eq 0 ]; then
+  echo "tidy_check: no C++ sources to check"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# The compile commands.
+if ! cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$work/cmake.log" 2>&1; then
+  tail -n 30 "$work/cmake.log"
+  echo "tidy_check: cmake configure failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+mkdir -p "$work/db" "$work/include/ptx_templates" "$work/logs"
+for template in ptx_templates/*.cu; do
+  cp "$template" "$work/include/ptx_templates/$(basename "$template" .cu).inc"
+done
+if ! python3 - "$root" "$work" "${present[@]}" <<'EOF'
+import json, os, shlex, sys
+
+root, work, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
+cmake = json.load(open(os.path.join(work, "build", "compile_commands.json")))
+by_file = {entry["file"]: entry for entry in cmake}
+# The library's flags, without its -o and -c: for the sources CMake does not build.
+library = next(e for e in cmake if e["file"].startswith(os.path.join(root, "lib") + os.sep))
+flags, words = [], iter(shlex.split(library["command"]))
+for word in words:
+    if word in ("-o", "-c"):
+        next(words, None)
+    else:
+        flags.append(word)
+flags.append("-I" + os.path.join(work, "include"))  # ptx_templates/<part>.inc
+# What a BUILD file adds to one source (tests/gemm/BUILD.bazel builds the
+# stubs once per CREATE_STATUS; 0 is CUBLAS_STATUS_SUCCESS).
+extra = {
+    "tests/gemm/cublas_stub.cc": ["-DCREATE_STATUS=0"],
+    "tests/gemm/cublaslt_stub.cc": ["-DCREATE_STATUS=0"],
+}
+entries = []
+for source in sources:
+    path = os.path.join(root, source)
+    if path in by_file:
+        entries.append(by_file[path])
+    else:
+        entries.append({"directory": os.path.join(work, "build"), "file": path,
+                        "arguments": flags + extra.get(source, []) + ["-c", path]})
+json.dump(entries, open(os.path.join(work, "db", "compile_commands.json"), "w"), indent=1)
+EOF
+then
+  echo "tidy_check: writing the compile commands failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# clang-tidy, a source a process; its output and exit status beside each other.
+export PTXGEN_TIDY_DB=$work/db PTXGEN_TIDY_LOGS=$work/logs
+export PTXGEN_TIDY_HEADERS="^$root_re/(include|lib|tools|bench|samples|tests|fuzz)/"
+printf '%s\0' "${present[@]}" | xargs -0 -n 1 -P "$jobs" bash -c '
+  log=$PTXGEN_TIDY_LOGS/$(echo "$1" | tr / _)
+  clang-tidy-14 -p "$PTXGEN_TIDY_DB" --quiet --header-filter="$PTXGEN_TIDY_HEADERS" "$1" \
+    > "$log.out" 2>&1
+  echo $? > "$log.rc"' _
+
+# A finding is a "path:line:col: warning|error: ..." line in the repository
+# (not in a system header); each is printed once, however many sources
+# include its header.
+passed=0
+failed=0
+: > "$work/findings"
+for source in "${present[@]}"; do
+  log=$work/logs/$(echo "$source" | tr / _)
+  found=$(grep -E "^$root_re/[^ ]+:[0-9]+:[0-9]+: (warning|error): " "$log.out" |
+          cut -c $((${#root} + 2))-)
+  status=$(cat "$log.rc" 2>/dev/null || echo 1)
+  if [ -z "$found" ] && [ "$status" -ne 0 ]; then
+    found="$source: error: clang-tidy-14 exited $status: $(grep -m 1 -E 'error' "$log.out")"
+  fi
+  if [ -n "$found" ]; then
+    echo "$found" >> "$work/findings"
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+done
+sort -u "$work/findings" | sort -t: -k1,1 -k2,2n -k3,3n
+echo "tidy_check: $(sort -u "$work/findings" | grep -c .) findings in ${#present[@]} sources" \
+  "in $((SECONDS - start)) s (clang-tidy-14, .clang-tidy, $jobs jobs)"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
