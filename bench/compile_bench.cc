@@ -40,9 +40,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "bench/shapes.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
-#include "bench/shapes.h"
 #include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
@@ -89,10 +89,10 @@ absl::StatusOr<BenchKernel> Generate(std::string role,
 // The heuristic kernel goes first, so that its first compile is also the
 // process's first use of NVRTC.
 absl::StatusOr<std::vector<BenchKernel>> BenchKernels() {
-  absl::StatusOr<BenchKernel> heuristic = Generate(
-      "heuristic pick, 8192^3 f16, 132 SMs",
-      ptxgen::gemm::HeuristicConfig(
-          {8192, 8192, 8192, ptxgen::ptx::ScalarType::kF16}, 132));
+  absl::StatusOr<BenchKernel> heuristic =
+      Generate("heuristic pick, 8192^3 f16, 132 SMs",
+               ptxgen::gemm::HeuristicConfig(
+                   {8192, 8192, 8192, ptxgen::ptx::ScalarType::kF16}, 132));
   if (!heuristic.ok()) return heuristic.status();
   absl::StatusOr<ptxgen::gen::GemmConfig> seed =
       ptxgen::gen::ParseConfigName("v1 128x128x64");
@@ -179,10 +179,10 @@ absl::Status PrintKernel(const BenchKernel& kernel,
       "diagnostics, ptxas share of the last cold compile %.1f ms\n",
       kernel.role, ptxgen::gen::ConfigName(generated.config),
       generated.kernel_name, generated.source.size(),
-      generated.threads_per_block, generated.shared_bytes,
-      resources->registers, resources->static_shared_bytes,
-      resources->spill_store_bytes, resources->spill_load_bytes,
-      compiled.diagnostics.size(), ParsePtxasReport(compiled.log).ptxas_milliseconds);
+      generated.threads_per_block, generated.shared_bytes, resources->registers,
+      resources->static_shared_bytes, resources->spill_store_bytes,
+      resources->spill_load_bytes, compiled.diagnostics.size(),
+      ParsePtxasReport(compiled.log).ptxas_milliseconds);
   for (const auto& diagnostic : compiled.diagnostics) {
     std::cout << "    " << diagnostic.message << "\n";
   }
@@ -227,7 +227,8 @@ struct Pick {
 };
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -239,13 +240,14 @@ absl::StatusOr<std::vector<Pick>> SuitePicks() {
   std::vector<Pick> picks;
   for (const ptxgen::gemm::GemmProblem& problem : problems) {
     const auto start = std::chrono::steady_clock::now();
-    const ptxgen::gen::GemmConfig config =
-        ptxgen::gemm::HeuristicConfig(problem, ptxgen::gemm::GemmTarget::H200().sm_count);
+    const ptxgen::gen::GemmConfig config = ptxgen::gemm::HeuristicConfig(
+        problem, ptxgen::gemm::GemmTarget::H200().sm_count);
     absl::StatusOr<GeneratedGemm> generated =
         ptxgen::gen::GenerateGemm(config, ptxgen::gemm::FormOf(problem));
     if (!generated.ok()) return generated.status();
     const double generate_ms = MillisecondsSince(start);
-    const std::string shape = absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
+    const std::string shape =
+        absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
     auto same = std::find_if(picks.begin(), picks.end(), [&](const Pick& pick) {
       return pick.generated.kernel_name == generated->kernel_name;
     });
@@ -263,12 +265,14 @@ absl::StatusOr<std::vector<Pick>> SuitePicks() {
 absl::StatusOr<double> ModuleLoadMilliseconds(const CompiledModule& compiled,
                                               const GeneratedGemm& generated) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<ptxgen::runtime::Module> module = ptxgen::runtime::Module::LoadCubin(compiled);
+  absl::StatusOr<ptxgen::runtime::Module> module =
+      ptxgen::runtime::Module::LoadCubin(compiled);
   if (!module.ok()) return module.status();
   absl::StatusOr<ptxgen::runtime::Function> function =
       module->GetFunction(generated.kernel_name);
   if (!function.ok()) return function.status();
-  if (absl::Status raised = function->SetMaxDynamicSharedMemory(generated.shared_bytes);
+  if (absl::Status raised =
+          function->SetMaxDynamicSharedMemory(generated.shared_bytes);
       !raised.ok()) {
     return raised;
   }
@@ -284,11 +288,13 @@ absl::Status RunPicks(const std::filesystem::path& root) {
   absl::StatusOr<const ptxgen::runtime::PrimaryContext*> gpu =
       ptxgen::runtime::RetainedPrimaryContext(0);
   if (gpu.ok()) {
-    if (absl::Status current = (*gpu)->SetCurrent(); !current.ok()) return current;
+    if (absl::Status current = (*gpu)->SetCurrent(); !current.ok())
+      return current;
   } else {
     std::cout << "no module load (no GPU: " << gpu.status().message() << ")\n";
   }
-  std::cout << "| kernel | shapes | source KB | PTX KB | generate ms | front end ms | "
+  std::cout << "| kernel | shapes | source KB | PTX KB | generate ms | front "
+               "end ms | "
                "ptxas ms | cold lookup ms | module load ms | request ms |\n"
                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   std::vector<double> requests;
@@ -298,7 +304,8 @@ absl::Status RunPicks(const std::filesystem::path& root) {
         pick.generated.kernel_name, pick.generated.source, CompileOptions{});
     if (!alone.ok()) return alone.status();
     const double ptxas_ms = ParsePtxasReport(alone->log).ptxas_milliseconds;
-    KernelCache cache(CacheConfig{true, (root / absl::StrCat("pick", i)).string()});
+    KernelCache cache(
+        CacheConfig{true, (root / absl::StrCat("pick", i)).string()});
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledModule>> cached =
         Lookup(cache, pick.generated, CacheSource::kCompiled);
@@ -307,7 +314,8 @@ absl::Status RunPicks(const std::filesystem::path& root) {
     double request_ms = pick.generate_ms + lookup_ms;
     std::string load_column = "no GPU";
     if (gpu.ok()) {
-      absl::StatusOr<double> load_ms = ModuleLoadMilliseconds(**cached, pick.generated);
+      absl::StatusOr<double> load_ms =
+          ModuleLoadMilliseconds(**cached, pick.generated);
       if (!load_ms.ok()) return load_ms.status();
       request_ms += *load_ms;
       load_column = absl::StrFormat("%.1f", *load_ms);
@@ -315,15 +323,18 @@ absl::Status RunPicks(const std::filesystem::path& root) {
     requests.push_back(request_ms);
     std::cout << absl::StrFormat(
         "| `%s` | %s | %.0f | %.0f | %.1f | %.0f | %.0f | %.0f | %s | %.0f |\n",
-        ptxgen::gen::ConfigName(pick.generated.config), absl::StrJoin(pick.shapes, ", "),
-        pick.generated.source.size() / 1024.0, alone->ptx.size() / 1024.0, pick.generate_ms,
-        alone->compile_ms - ptxas_ms, ptxas_ms, lookup_ms, load_column, request_ms);
+        ptxgen::gen::ConfigName(pick.generated.config),
+        absl::StrJoin(pick.shapes, ", "), pick.generated.source.size() / 1024.0,
+        alone->ptx.size() / 1024.0, pick.generate_ms,
+        alone->compile_ms - ptxas_ms, ptxas_ms, lookup_ms, load_column,
+        request_ms);
   }
   std::cout << absl::StrFormat(
-      "\n%d kernels; request (generate + cold lookup%s): median %.0f ms, worst %.0f ms "
+      "\n%d kernels; request (generate + cold lookup%s): median %.0f ms, worst "
+      "%.0f ms "
       "(the cold-start issue's targets: 250 and 400 ms)\n",
-      requests.size(), gpu.ok() ? " + module load" : ", no module load", Median(requests),
-      *std::max_element(requests.begin(), requests.end()));
+      requests.size(), gpu.ok() ? " + module load" : ", no module load",
+      Median(requests), *std::max_element(requests.begin(), requests.end()));
   return absl::OkStatus();
 }
 
@@ -333,7 +344,8 @@ absl::Status Run(bool picks, int cold_runs, int memory_runs) {
                                ptxgen::kVersion);
   // error_code forms: a bad $TMPDIR is a message, not an exception.
   std::error_code error;
-  const std::filesystem::path temporary = std::filesystem::temp_directory_path(error);
+  const std::filesystem::path temporary =
+      std::filesystem::temp_directory_path(error);
   if (error) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no temporary directory for the cache folders: ", error.message(),
@@ -344,9 +356,10 @@ absl::Status Run(bool picks, int cold_runs, int memory_runs) {
   std::vector<Row> rows;
   absl::StatusOr<std::vector<BenchKernel>> kernels =
       picks ? std::vector<BenchKernel>{} : BenchKernels();
-  absl::Status status = !kernels.ok() ? kernels.status()
-                        : picks       ? RunPicks(root)
-                                      : TimeKernels(*kernels, root, cold_runs, memory_runs, rows);
+  absl::Status status =
+      !kernels.ok() ? kernels.status()
+      : picks       ? RunPicks(root)
+                    : TimeKernels(*kernels, root, cold_runs, memory_runs, rows);
   // Each cold run leaves a cache directory behind, failed runs included.
   std::filesystem::remove_all(root, error);
   if (!status.ok()) return status;

@@ -29,10 +29,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -56,8 +56,8 @@
 namespace ptxgen::gemm {
 namespace {
 
-constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare", "ladder",
-                                        "v1",        "configs",  "launch"};
+constexpr absl::string_view kModes[] = {
+    "heuristic", "autotune", "compare", "ladder", "v1", "configs", "launch"};
 
 // The fused epilogues the benchmark offers, and the cuBLASLt epilogue each
 // is measured against.
@@ -72,21 +72,27 @@ constexpr BenchEpilogue kEpilogues[] = {
     {"bias", BiasAlong::kN, Activation::kNone, LtGemm::Activation::kNone},
     {"bias_relu", BiasAlong::kN, Activation::kRelu, LtGemm::Activation::kRelu},
     {"bias_gelu", BiasAlong::kN, Activation::kGelu, LtGemm::Activation::kGelu},
-    {"bias_gelu_tanh", BiasAlong::kN, Activation::kGeluTanh, LtGemm::Activation::kGelu},
+    {"bias_gelu_tanh", BiasAlong::kN, Activation::kGeluTanh,
+     LtGemm::Activation::kGelu},
 };
 
 std::vector<std::string> EpilogueNames() {
   std::vector<std::string> names;
-  for (const BenchEpilogue& epilogue : kEpilogues) names.push_back(epilogue.name);
+  for (const BenchEpilogue& epilogue : kEpilogues)
+    names.push_back(epilogue.name);
   return names;
 }
 
 std::string Usage() {
   return absl::StrCat(
-      "gemm_bench [--mode=", absl::StrJoin(kModes, "|"), "]\n"
-      "           [--dtype=f16,bf16] [--shapes=suite|small|MxNxK,...] [--repeats=N]\n"
+      "gemm_bench [--mode=", absl::StrJoin(kModes, "|"),
+      "]\n"
+      "           [--dtype=f16,bf16] [--shapes=suite|small|MxNxK,...] "
+      "[--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
-      "           [--a-major=k,m] [--b-major=k,n] [--epilogue=", absl::StrJoin(EpilogueNames(), ","), "]\n"
+      "           [--a-major=k,m] [--b-major=k,n] [--epilogue=",
+      absl::StrJoin(EpilogueNames(), ","),
+      "]\n"
       "           [--format=markdown|csv]\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
@@ -95,8 +101,10 @@ std::string Usage() {
       "bias adds a vector along n in the input type, then relu, gelu (erf)\n"
       "or gelu_tanh. The peer of a layout or an epilogue is cuBLASLt with the\n"
       "same layout and its fused BIAS, RELU_BIAS or GELU_BIAS epilogue (its\n"
-      "GELU is the tanh form: gelu_tanh is the like-for-like row). --format=csv\n"
-      "prints the table as CSV (the same columns) and the notes on stderr, for\n"
+      "GELU is the tanh form: gelu_tanh is the like-for-like row). "
+      "--format=csv\n"
+      "prints the table as CSV (the same columns) and the notes on stderr, "
+      "for\n"
       "bench/bench_charts.py. --shapes=suite (the default): the issues' ten,\n"
       "mostly large; small: 26 LLM shapes with small m, small n, short k, or\n"
       "a small output over a long k. Rows end with bound (memory when the\n"
@@ -125,14 +133,15 @@ GemmProblem WithVariant(GemmProblem problem, const Variant& variant) {
 }
 
 bool IsPlain(const Variant& variant) {
-  return variant.a_major == MajorOrder::kK && variant.b_major == MajorOrder::kK &&
+  return variant.a_major == MajorOrder::kK &&
+         variant.b_major == MajorOrder::kK &&
          variant.epilogue == &kEpilogues[0];
 }
 
 // "k,m" -> the majors; `mn_letter` names MN-major ("m" for A, "n" for B).
-absl::StatusOr<std::vector<MajorOrder>> ParseMajors(absl::string_view flag,
-                                                    absl::string_view value,
-                                                    absl::string_view mn_letter) {
+absl::StatusOr<std::vector<MajorOrder>> ParseMajors(
+    absl::string_view flag, absl::string_view value,
+    absl::string_view mn_letter) {
   std::vector<MajorOrder> majors;
   for (absl::string_view text : absl::StrSplit(value, ',')) {
     if (text == "k") {
@@ -140,14 +149,16 @@ absl::StatusOr<std::vector<MajorOrder>> ParseMajors(absl::string_view flag,
     } else if (text == mn_letter) {
       majors.push_back(MajorOrder::kMN);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " takes k or ", mn_letter, " (a comma-separated list), not '", text, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " takes k or ", mn_letter,
+                       " (a comma-separated list), not '", text, "'"));
     }
   }
   return majors;
 }
 
-absl::StatusOr<std::vector<const BenchEpilogue*>> ParseEpilogues(absl::string_view value) {
+absl::StatusOr<std::vector<const BenchEpilogue*>> ParseEpilogues(
+    absl::string_view value) {
   std::vector<const BenchEpilogue*> epilogues;
   for (absl::string_view text : absl::StrSplit(value, ',')) {
     const BenchEpilogue* found = nullptr;
@@ -156,8 +167,8 @@ absl::StatusOr<std::vector<const BenchEpilogue*>> ParseEpilogues(absl::string_vi
     }
     if (found == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--epilogue takes ", absl::StrJoin(EpilogueNames(), ", "), " (a comma-separated list), not '",
-          text, "'"));
+          "--epilogue takes ", absl::StrJoin(EpilogueNames(), ", "),
+          " (a comma-separated list), not '", text, "'"));
     }
     epilogues.push_back(found);
   }
@@ -183,7 +194,8 @@ struct Flags {
     std::vector<Variant> variants;
     for (MajorOrder a : a_majors) {
       for (MajorOrder b : b_majors) {
-        for (const BenchEpilogue* epilogue : epilogues) variants.push_back({a, b, epilogue});
+        for (const BenchEpilogue* epilogue : epilogues)
+          variants.push_back({a, b, epilogue});
       }
     }
     return variants;
@@ -198,7 +210,8 @@ absl::StatusOr<std::vector<GemmProblem>> ParseShapes(absl::string_view value) {
   for (absl::string_view text : absl::StrSplit(value, ',')) {
     absl::StatusOr<std::array<int64_t, 3>> sizes = gen::ParseDimensions(text);
     if (!sizes.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--shapes: '", text, "' is not MxNxK"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shapes: '", text, "' is not MxNxK"));
     }
     shapes.push_back(GemmProblem{(*sizes)[0], (*sizes)[1], (*sizes)[2]});
   }
@@ -212,13 +225,16 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     const std::string arg = argv[i];
     const size_t equals = arg.find('=');
     const std::string name = arg.substr(0, equals);
-    const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    const std::string value =
+        equals == std::string::npos ? "" : arg.substr(equals + 1);
     if (arg == "--help" || arg == "-h") {
       flags.help = true;
     } else if (name == "--mode") {
-      if (std::find(std::begin(kModes), std::end(kModes), value) == std::end(kModes)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--mode must be one of ", absl::StrJoin(kModes, ", "), ", not '", value, "'"));
+      if (std::find(std::begin(kModes), std::end(kModes), value) ==
+          std::end(kModes)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--mode must be one of ", absl::StrJoin(kModes, ", "),
+                         ", not '", value, "'"));
       }
       flags.mode = value;
     } else if (name == "--dtype") {
@@ -235,7 +251,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       flags.shapes = *std::move(shapes);
     } else if (name == "--configs") {
       for (absl::string_view text : absl::StrSplit(value, ';')) {
-        absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(std::string(text));
+        absl::StatusOr<gen::GemmConfig> config =
+            gen::ParseConfigName(std::string(text));
         if (!config.ok()) return config.status();
         flags.configs.push_back(*config);
       }
@@ -243,21 +260,23 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       absl::StatusOr<std::vector<MajorOrder>> majors =
           ParseMajors(name, value, name == "--a-major" ? "m" : "n");
       if (!majors.ok()) return majors.status();
-      (name == "--a-major" ? flags.a_majors : flags.b_majors) = *std::move(majors);
+      (name == "--a-major" ? flags.a_majors : flags.b_majors) =
+          *std::move(majors);
     } else if (name == "--epilogue") {
-      absl::StatusOr<std::vector<const BenchEpilogue*>> epilogues = ParseEpilogues(value);
+      absl::StatusOr<std::vector<const BenchEpilogue*>> epilogues =
+          ParseEpilogues(value);
       if (!epilogues.ok()) return epilogues.status();
       flags.epilogues = *std::move(epilogues);
     } else if (name == "--format") {
       if (value != "markdown" && value != "csv") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--format must be markdown or csv, not '", value, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--format must be markdown or csv, not '", value, "'"));
       }
       flags.csv = value == "csv";
     } else if (name == "--repeats") {
       if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--repeats must be a positive integer, not '", value, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--repeats must be a positive integer, not '", value, "'"));
       }
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
@@ -265,29 +284,34 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   }
   if (flags.help) return flags;
   if (flags.mode == "configs" && flags.configs.empty()) {
-    return absl::InvalidArgumentError("--mode=configs needs --configs=\"NAME;NAME...\"");
+    return absl::InvalidArgumentError(
+        "--mode=configs needs --configs=\"NAME;NAME...\"");
   }
   if (flags.mode != "configs" && !flags.configs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--configs applies only to --mode=configs (not --mode=", flags.mode, ")"));
+        "--configs applies only to --mode=configs (not --mode=", flags.mode,
+        ")"));
   }
   if (flags.mode == "ladder" && flags.shapes_given) {
     return absl::InvalidArgumentError(
-        "--shapes does not apply to --mode=ladder: the ladder runs at 8192x8192x8192");
+        "--shapes does not apply to --mode=ladder: the ladder runs at "
+        "8192x8192x8192");
   }
   const std::vector<Variant> variants = flags.Variants();
-  if ((flags.mode == "ladder" || flags.mode == "v1" || flags.mode == "launch") &&
+  if ((flags.mode == "ladder" || flags.mode == "v1" ||
+       flags.mode == "launch") &&
       (variants.size() != 1 || !IsPlain(variants[0]))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--a-major, --b-major and --epilogue do not apply to --mode=", flags.mode,
-        ": it measures the plain problem"));
+        "--a-major, --b-major and --epilogue do not apply to --mode=",
+        flags.mode, ": it measures the plain problem"));
   }
   // Refused here, not as a row that "failed" in a run that exits 0.
   for (ptx::ScalarType dtype : flags.dtypes) {
     for (GemmProblem shape : flags.shapes) {
       shape.element = dtype;
       for (const Variant& variant : variants) {
-        if (absl::Status valid = ValidateProblem(WithVariant(shape, variant)); !valid.ok()) {
+        if (absl::Status valid = ValidateProblem(WithVariant(shape, variant));
+            !valid.ok()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "--shapes/--dtype: ", shape.m, "x", shape.n, "x", shape.k, " ",
               ptx::PtxName(dtype), ": ", valid.message()));
@@ -302,7 +326,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 // with the same layout and fused epilogue for the others.
 class Peer {
  public:
-  static absl::StatusOr<Peer> Create(const GemmProblem& problem, const Variant& variant) {
+  static absl::StatusOr<Peer> Create(const GemmProblem& problem,
+                                     const Variant& variant) {
     Peer peer;
     peer.problem_ = problem;
     if (IsPlain(variant)) return peer;
@@ -313,13 +338,16 @@ class Peer {
                                                       : LtGemm::Bias::kNone;
     lt.bias_type = problem.element;
     lt.activation = variant.epilogue->peer_activation;
-    absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(lt, kLtWorkspaceBytes);
+    absl::StatusOr<PreparedLtGemm> prepared =
+        PreparedLtGemm::Create(lt, kLtWorkspaceBytes);
     if (!prepared.ok()) return prepared.status();
     absl::StatusOr<runtime::DeviceBuffer> workspace =
-        runtime::DeviceBuffer::Allocate(std::max<size_t>(prepared->workspace_bytes(), 16));
+        runtime::DeviceBuffer::Allocate(
+            std::max<size_t>(prepared->workspace_bytes(), 16));
     if (!workspace.ok()) return workspace.status();
     peer.lt_ = std::make_shared<PreparedLtGemm>(*std::move(prepared));
-    peer.workspace_ = std::make_shared<runtime::DeviceBuffer>(*std::move(workspace));
+    peer.workspace_ =
+        std::make_shared<runtime::DeviceBuffer>(*std::move(workspace));
     return peer;
   }
 
@@ -332,10 +360,11 @@ class Peer {
         return CublasGemm(problem, a, b, c, nullptr);
       };
     }
-    return [lt = lt_, workspace = workspace_, bias](CUdeviceptr a, CUdeviceptr b,
-                                                    CUdeviceptr c) {
+    return [lt = lt_, workspace = workspace_, bias](
+               CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
       return lt->Run(a, b, 0, c, bias, nullptr,
-                     reinterpret_cast<void*>(workspace->address()), workspace->size());
+                     reinterpret_cast<void*>(workspace->address()),
+                     workspace->size());
     };
   }
 
@@ -360,7 +389,8 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
   if (!inputs.ok()) return inputs.status();
   Operands operands{*std::move(inputs), {}};
   if (absl::Status s = peer.Call(operands.BiasAddress())(
-          operands.a[0].address(), operands.b[0].address(), operands.c.address());
+          operands.a[0].address(), operands.b[0].address(),
+          operands.c.address());
       !s.ok()) {
     return s;
   }
@@ -392,9 +422,11 @@ GemmCall OursCall(const Gemm& gemm, CUdeviceptr bias) {
 
 // Milliseconds per call of `call` over one batch of `calls` calls, rotating
 // through the operand copies.
-absl::StatusOr<double> TimeBatch(const GemmCall& call, const Operands& operands, int calls) {
+absl::StatusOr<double> TimeBatch(const GemmCall& call, const Operands& operands,
+                                 int calls) {
   size_t next = 0;
-  return MedianMilliseconds([&] { return operands.RunOnCopy(next++, call); }, nullptr,
+  return MedianMilliseconds([&] { return operands.RunOnCopy(next++, call); },
+                            nullptr,
                             /*warmups=*/0, /*repeats=*/1, calls);
 }
 
@@ -402,24 +434,28 @@ absl::StatusOr<double> TimeBatch(const GemmCall& call, const Operands& operands,
 // batches (so clock and temperature drift hit both alike) after both have
 // alternated through a warm-up of kWarmupMilliseconds each.
 absl::StatusOr<std::pair<double, double>> TimeInterleaved(
-    const GemmCall& ours, const GemmCall& theirs, const Operands& operands, int repeats) {
+    const GemmCall& ours, const GemmCall& theirs, const Operands& operands,
+    int repeats) {
   const int rotation = static_cast<int>(std::max<size_t>(operands.a.size(), 5));
   double warmed[2] = {0, 0};
   double slowest_call = 0;
   while (std::min(warmed[0], warmed[1]) < kWarmupMilliseconds) {
     for (int which = 0; which < 2; ++which) {
-      absl::StatusOr<double> ms = TimeBatch(which == 0 ? ours : theirs, operands, rotation);
+      absl::StatusOr<double> ms =
+          TimeBatch(which == 0 ? ours : theirs, operands, rotation);
       if (!ms.ok()) return ms.status();
       warmed[which] += *ms * rotation;
       slowest_call = std::max(slowest_call, *ms);
     }
   }
-  const int batch = std::max(rotation, static_cast<int>(std::ceil(
-                                           kMinBatchMilliseconds / std::max(slowest_call, 1e-3))));
+  const int batch = std::max(
+      rotation, static_cast<int>(std::ceil(kMinBatchMilliseconds /
+                                           std::max(slowest_call, 1e-3))));
   std::vector<double> times[2];
   for (int r = 0; r < repeats; ++r) {
     for (int which = 0; which < 2; ++which) {
-      absl::StatusOr<double> ms = TimeBatch(which == 0 ? ours : theirs, operands, batch);
+      absl::StatusOr<double> ms =
+          TimeBatch(which == 0 ? ours : theirs, operands, batch);
       if (!ms.ok()) return ms.status();
       times[which].push_back(*ms);
     }
@@ -435,7 +471,8 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
   constexpr int kBursts = 21, kCallsPerBurst = 64;
   std::vector<double> per_call;
   for (int burst = 0; burst < kBursts; ++burst) {
-    if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok()) return s;
+    if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok())
+      return s;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kCallsPerBurst; ++i) {
       if (absl::Status s = operands.RunOnCopy(i, call); !s.ok()) return s;
@@ -455,11 +492,13 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
 double FloorBytes(const GemmProblem& p) {
   const int64_t in = ptx::SizeInBytes(p.element);
   const int64_t out = ptx::SizeInBytes(p.output.value_or(p.element));
-  double bytes = static_cast<double>(p.batch) * (p.m * p.k * in + p.n * p.k * in + p.m * p.n * out);
+  double bytes = static_cast<double>(p.batch) *
+                 (p.m * p.k * in + p.n * p.k * in + p.m * p.n * out);
   if (p.beta != 0.0f) bytes += static_cast<double>(p.batch) * p.m * p.n * out;
   if (p.bias != BiasAlong::kNone) {
     bytes += static_cast<double>(p.stride_bias == 0 ? 1 : p.batch) *
-             (p.bias == BiasAlong::kM ? p.m : p.n) * ptx::SizeInBytes(p.bias_type);
+             (p.bias == BiasAlong::kM ? p.m : p.n) *
+             ptx::SizeInBytes(p.bias_type);
   }
   return bytes;
 }
@@ -476,7 +515,9 @@ struct Roofline {
 
   // FLOP per byte above which the tensor cores, not memory, bound the time.
   double Ridge() const { return peak_flops / bytes_per_second; }
-  bool MemoryBound(const GemmProblem& p) const { return Flops(p) / FloorBytes(p) < Ridge(); }
+  bool MemoryBound(const GemmProblem& p) const {
+    return Flops(p) / FloorBytes(p) < Ridge();
+  }
   double FloorMilliseconds(const GemmProblem& p) const {
     return 1e3 * FloorBytes(p) / bytes_per_second;
   }
@@ -497,9 +538,11 @@ class CopyProbe {
   static absl::StatusOr<CopyProbe> Create() {
     absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
     if (!driver.ok()) return driver.status();
-    absl::StatusOr<runtime::DeviceBuffer> source = runtime::DeviceBuffer::Allocate(kBytes);
+    absl::StatusOr<runtime::DeviceBuffer> source =
+        runtime::DeviceBuffer::Allocate(kBytes);
     if (!source.ok()) return source.status();
-    absl::StatusOr<runtime::DeviceBuffer> destination = runtime::DeviceBuffer::Allocate(kBytes);
+    absl::StatusOr<runtime::DeviceBuffer> destination =
+        runtime::DeviceBuffer::Allocate(kBytes);
     if (!destination.ok()) return destination.status();
     return CopyProbe(*driver, *std::move(source), *std::move(destination));
   }
@@ -525,31 +568,35 @@ class CopyProbe {
     size_t next = 0;
     const auto run = [&] {
       const size_t offset = (next++ % slots) * bytes;
-      return driver_->Check(
-          driver_->cuMemcpyDtoDAsync(destination_.address() + offset,
-                                     source_.address() + offset, bytes, nullptr),
-          "cuMemcpyDtoDAsync");
+      return driver_->Check(driver_->cuMemcpyDtoDAsync(
+                                destination_.address() + offset,
+                                source_.address() + offset, bytes, nullptr),
+                            "cuMemcpyDtoDAsync");
     };
-    absl::StatusOr<double> first = MedianMilliseconds(run, nullptr, /*warmups=*/1,
-                                                      /*repeats=*/1, /*calls_per_batch=*/1);
+    absl::StatusOr<double> first =
+        MedianMilliseconds(run, nullptr, /*warmups=*/1,
+                           /*repeats=*/1, /*calls_per_batch=*/1);
     if (!first.ok()) return first.status();
-    const int warmups =
-        static_cast<int>(std::ceil(kWarmupMilliseconds / std::max(*first, 1e-3)));
-    return MedianMilliseconds(run, nullptr, warmups, /*repeats=*/21, /*calls_per_batch=*/1);
+    const int warmups = static_cast<int>(
+        std::ceil(kWarmupMilliseconds / std::max(*first, 1e-3)));
+    return MedianMilliseconds(run, nullptr, warmups, /*repeats=*/21,
+                              /*calls_per_batch=*/1);
   }
 
  private:
   CopyProbe(const runtime::Driver* driver, runtime::DeviceBuffer source,
             runtime::DeviceBuffer destination)
-      : driver_(driver), source_(std::move(source)), destination_(std::move(destination)) {}
+      : driver_(driver),
+        source_(std::move(source)),
+        destination_(std::move(destination)) {}
 
   const runtime::Driver* driver_;
   runtime::DeviceBuffer source_;
   runtime::DeviceBuffer destination_;
 };
 
-absl::StatusOr<Roofline> MeasureRoofline(const runtime::DeviceProperties& device,
-                                         const CopyProbe& copies) {
+absl::StatusOr<Roofline> MeasureRoofline(
+    const runtime::DeviceProperties& device, const CopyProbe& copies) {
   absl::StatusOr<CUdevice> handle = runtime::GetDevice(device.ordinal);
   if (!handle.ok()) return handle.status();
   absl::StatusOr<int> clock_khz =
@@ -570,13 +617,16 @@ absl::StatusOr<Roofline> MeasureRoofline(const runtime::DeviceProperties& device
 
 void PrintRooflineNotes(const Roofline& roofline, FILE* out) {
   std::fprintf(out,
-               "device-to-device copy: %.0f GB/s (each byte of a 1 GiB copy read and written)\n",
+               "device-to-device copy: %.0f GB/s (each byte of a 1 GiB copy "
+               "read and written)\n",
                roofline.bytes_per_second * 1e-9);
-  std::fprintf(out,
-               "ridge: %.0f FLOP/byte = dense 16-bit peak %.0f TFLOP/s (%d SMs x %.3f GHz x "
-               "4096 FLOP/clock) / copy bandwidth; rows under it are memory-bound\n",
-               roofline.Ridge(), roofline.peak_flops * 1e-12, roofline.sm_count,
-               roofline.clock_ghz);
+  std::fprintf(
+      out,
+      "ridge: %.0f FLOP/byte = dense 16-bit peak %.0f TFLOP/s (%d SMs x %.3f "
+      "GHz x "
+      "4096 FLOP/clock) / copy bandwidth; rows under it are memory-bound\n",
+      roofline.Ridge(), roofline.peak_flops * 1e-12, roofline.sm_count,
+      roofline.clock_ghz);
 }
 
 // The tables gemm_bench prints: Markdown to read, or CSV for scripts
@@ -608,7 +658,8 @@ class Table {
     if (csv_) {
       std::vector<std::string> quoted;
       for (const std::string& cell : cells) {
-        quoted.push_back(absl::StrCat("\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\""));
+        quoted.push_back(absl::StrCat(
+            "\"", absl::StrReplaceAll(cell, {{"\"", "\"\""}}), "\""));
       }
       std::printf("%s\n", absl::StrJoin(quoted, ",").c_str());
     } else {
@@ -621,21 +672,24 @@ class Table {
   bool csv_;
 };
 
-absl::Status PrintLaunchRow(const GemmProblem& problem, const gen::GemmConfig& config,
-                            const Peer& peer, const Operands& operands, const Table& table) {
+absl::Status PrintLaunchRow(const GemmProblem& problem,
+                            const gen::GemmConfig& config, const Peer& peer,
+                            const Operands& operands, const Table& table) {
   GemmOptions options;
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<double> ours =
-      HostMicrosecondsPerCall(OursCall(*gemm, operands.BiasAddress()), operands);
+  absl::StatusOr<double> ours = HostMicrosecondsPerCall(
+      OursCall(*gemm, operands.BiasAddress()), operands);
   if (!ours.ok()) return ours.status();
   absl::StatusOr<double> theirs =
       HostMicrosecondsPerCall(peer.Call(operands.BiasAddress()), operands);
   if (!theirs.ok()) return theirs.status();
   table.Print({absl::StrCat(problem.m, "x", problem.n, "x", problem.k),
-               std::string(ptx::PtxName(problem.element)), gen::ConfigName(config),
-               peer.name(), absl::StrFormat("%.1f", *ours), absl::StrFormat("%.1f", *theirs)});
+               std::string(ptx::PtxName(problem.element)),
+               gen::ConfigName(config), peer.name(),
+               absl::StrFormat("%.1f", *ours),
+               absl::StrFormat("%.1f", *theirs)});
   return absl::OkStatus();
 }
 
@@ -658,16 +712,18 @@ struct Row {
 
 // Checks one configuration's result against the peer's (refusing a wrong
 // one), then times both on the same operands.
-absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem,
-                            const Variant& variant, const gen::GemmConfig& config,
-                            const Peer& peer, const Operands& operands, int repeats) {
+absl::StatusOr<Row> Measure(const std::string& label,
+                            const GemmProblem& problem, const Variant& variant,
+                            const gen::GemmConfig& config, const Peer& peer,
+                            const Operands& operands, int repeats) {
   GemmOptions options;
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
   Row row{label, problem, variant, gen::ConfigName(config), peer.name()};
   const GemmCall ours = OursCall(*gemm, operands.BiasAddress());
-  if (absl::Status s = Poison(operands.c.address(), problem.m * problem.n, nullptr);
+  if (absl::Status s =
+          Poison(operands.c.address(), problem.m * problem.n, nullptr);
       !s.ok()) {
     return s;
   }
@@ -680,12 +736,12 @@ absl::StatusOr<Row> Measure(const std::string& label, const GemmProblem& problem
   if (!result.ok()) return result.status();
   row.error = RelativeErrorByNorm(*result, operands.reference, problem.element);
   if (!(row.error < ErrorBound(problem.element))) {
-    return absl::InternalError(absl::StrFormat(
-        "wrong result: relative error %.2e vs %s (bound %.0e)", row.error, peer.name(),
-        ErrorBound(problem.element)));
+    return absl::InternalError(
+        absl::StrFormat("wrong result: relative error %.2e vs %s (bound %.0e)",
+                        row.error, peer.name(), ErrorBound(problem.element)));
   }
-  absl::StatusOr<std::pair<double, double>> times =
-      TimeInterleaved(ours, peer.Call(operands.BiasAddress()), operands, repeats);
+  absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
+      ours, peer.Call(operands.BiasAddress()), operands, repeats);
   if (!times.ok()) return times.status();
   row.ms = times->first;
   row.peer_ms = times->second;
@@ -703,26 +759,30 @@ void PrintRow(const Row& row, const Roofline& roofline, const Table& table) {
                absl::StrFormat("%.3f", row.peer_ms / row.ms),
                absl::StrFormat("%.1e", row.error),
                roofline.MemoryBound(row.problem) ? "memory" : "compute",
-               absl::StrFormat("%.4f", floor_ms), absl::StrFormat("%.2f", floor_ms / row.ms),
+               absl::StrFormat("%.4f", floor_ms),
+               absl::StrFormat("%.2f", floor_ms / row.ms),
                absl::StrFormat("%.4f", row.copy_ms),
                absl::StrFormat("%.2f", row.copy_ms / row.ms)});
 }
 
 // How many memory-bound rows come within kNearFloor of their floor, and of
 // a same-size copy.
-void PrintFloorSummary(const std::vector<Row>& rows, const Roofline& roofline, FILE* out) {
+void PrintFloorSummary(const std::vector<Row>& rows, const Roofline& roofline,
+                       FILE* out) {
   int memory_bound = 0, near_floor = 0, near_copy = 0;
   for (const Row& row : rows) {
     if (!roofline.MemoryBound(row.problem)) continue;
     ++memory_bound;
-    if (roofline.FloorMilliseconds(row.problem) >= kNearFloor * row.ms) ++near_floor;
+    if (roofline.FloorMilliseconds(row.problem) >= kNearFloor * row.ms)
+      ++near_floor;
     if (row.copy_ms >= kNearFloor * row.ms) ++near_copy;
   }
   std::fprintf(out,
-               "memory-bound rows at %.0f%% of their floor or better: %d of %d; at %.0f%% "
+               "memory-bound rows at %.0f%% of their floor or better: %d of "
+               "%d; at %.0f%% "
                "of a copy of their bytes: %d of %d\n",
-               100 * kNearFloor, near_floor, memory_bound, 100 * kNearFloor, near_copy,
-               memory_bound);
+               100 * kNearFloor, near_floor, memory_bound, 100 * kNearFloor,
+               near_copy, memory_bound);
 }
 
 // ptxgen's time in each variant of a shape over its time in the shape's
@@ -735,15 +795,17 @@ void PrintVariantCosts(const std::vector<Row>& rows, FILE* out) {
     for (const Row& base : rows) {
       if (&base == &row) break;
       if (base.problem.m != row.problem.m || base.problem.n != row.problem.n ||
-          base.problem.k != row.problem.k || base.problem.element != row.problem.element ||
+          base.problem.k != row.problem.k ||
+          base.problem.element != row.problem.element ||
           base.label != row.label) {
         continue;
       }
-      std::fprintf(out, "%s %s %s %s: %+.1f%% against %s %s\n", row.label.c_str(),
-                  std::string(ptx::PtxName(row.problem.element)).c_str(),
-                  LayoutName(row.variant).c_str(), row.variant.epilogue->name,
-                  100 * (row.ms / base.ms - 1), LayoutName(base.variant).c_str(),
-                  base.variant.epilogue->name);
+      std::fprintf(
+          out, "%s %s %s %s: %+.1f%% against %s %s\n", row.label.c_str(),
+          std::string(ptx::PtxName(row.problem.element)).c_str(),
+          LayoutName(row.variant).c_str(), row.variant.epilogue->name,
+          100 * (row.ms / base.ms - 1), LayoutName(base.variant).c_str(),
+          base.variant.epilogue->name);
       break;
     }
   }
@@ -754,8 +816,8 @@ std::string ShapeName(const GemmProblem& p) {
 }
 
 // The schedule ladder at 8192^3: each step adds one technique.
-std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType element,
-                                                            int sm_count) {
+std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(
+    ptx::ScalarType element, int sm_count) {
   auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
   std::vector<std::pair<std::string, gen::GemmConfig>> steps;
   // The best v1 tile is measured by the v1 mode; 128x128x64 is the seed's.
@@ -774,14 +836,15 @@ std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(ptx::ScalarType elem
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")});
   steps.push_back({"+ stream-K: the last wave shared out by k-tiles",
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent")});
-  steps.push_back({"the heuristic's pick",
-                   gemm::HeuristicConfig({8192, 8192, 8192, element}, sm_count)});
+  steps.push_back(
+      {"the heuristic's pick",
+       gemm::HeuristicConfig({8192, 8192, 8192, element}, sm_count)});
   return steps;
 }
 
 // The configurations a mode measures on `problem`, each with its row label.
-absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> ConfigsToMeasure(
-    const Flags& flags, const GemmProblem& problem, int sm_count) {
+absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>>
+ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
   if (flags.mode == "ladder") return Ladder(problem.element, sm_count);
   std::vector<std::pair<std::string, gen::GemmConfig>> runs;
   if (flags.mode == "configs") {
@@ -789,21 +852,24 @@ absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> ConfigsToMe
       runs.push_back({ShapeName(problem), config});
     }
   } else if (flags.mode == "v1") {
-    absl::StatusOr<gen::GemmConfig> tuned = AutotunedConfig(
-        problem, V1CandidateConfigs(problem.element), compile::KernelCache::Default());
+    absl::StatusOr<gen::GemmConfig> tuned =
+        AutotunedConfig(problem, V1CandidateConfigs(problem.element),
+                        compile::KernelCache::Default());
     if (!tuned.ok()) return tuned.status();
     runs = {{ShapeName(problem) + " v1 tuned", *tuned}};
   } else {
     if (flags.mode != "autotune") {
-      runs.push_back({ShapeName(problem) + " heuristic", HeuristicConfig(problem, sm_count)});
+      runs.push_back({ShapeName(problem) + " heuristic",
+                      HeuristicConfig(problem, sm_count)});
     }
     if (flags.mode != "heuristic") {
-      absl::StatusOr<TuningReport> tuned =
-          Autotune(problem, CandidateConfigs(problem), compile::KernelCache::Default());
+      absl::StatusOr<TuningReport> tuned = Autotune(
+          problem, CandidateConfigs(problem), compile::KernelCache::Default());
       if (!tuned.ok()) return tuned.status();
       // The autotuner's own timings go to stderr, for the record.
       for (const TuningMeasurement& measured : tuned->measurements) {
-        std::fprintf(stderr, "tuning %s %s: %s %.4f ms\n", ShapeName(problem).c_str(),
+        std::fprintf(stderr, "tuning %s %s: %s %.4f ms\n",
+                     ShapeName(problem).c_str(),
                      std::string(ptx::PtxName(problem.element)).c_str(),
                      gen::ConfigName(measured.config).c_str(),
                      measured.status.ok() ? measured.milliseconds : -1.0);
@@ -815,10 +881,12 @@ absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> ConfigsToMe
 }
 
 absl::Status Run(const Flags& flags) {
-  absl::StatusOr<runtime::PrimaryContext> context = runtime::PrimaryContext::Retain(0);
+  absl::StatusOr<runtime::PrimaryContext> context =
+      runtime::PrimaryContext::Retain(0);
   if (!context.ok()) return context.status();
   if (absl::Status s = context->SetCurrent(); !s.ok()) return s;
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
   const Table table(flags.csv);
   std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",
@@ -840,9 +908,10 @@ absl::Status Run(const Flags& flags) {
     table.Header({"shape", "dtype", "config", "peer", ">ptxgen host us/call",
                   ">peer host us/call"});
   } else {
-    table.Header({"step / shape", "dtype", "layout", "epilogue", "config", ">ptxgen ms",
-                  ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s", ">ratio", ">rel. error", "bound",
-                  ">floor ms", ">of floor", ">copy ms", ">of copy"});
+    table.Header({"step / shape", "dtype", "layout", "epilogue", "config",
+                  ">ptxgen ms", ">TFLOP/s", "peer", ">peer ms", ">TFLOP/s",
+                  ">ratio", ">rel. error", "bound", ">floor ms", ">of floor",
+                  ">copy ms", ">of copy"});
   }
   std::vector<double> ratios;
   std::vector<Row> rows;
@@ -856,19 +925,20 @@ absl::Status Run(const Flags& flags) {
         const GemmProblem problem = WithVariant(shape, variant);
         absl::StatusOr<Peer> peer = Peer::Create(problem, variant);
         if (!peer.ok()) return peer.status();
-        absl::StatusOr<Operands> operands = MakeOperands(problem, device->l2_bytes, *peer);
+        absl::StatusOr<Operands> operands =
+            MakeOperands(problem, device->l2_bytes, *peer);
         if (!operands.ok()) return operands.status();
         if (flags.mode == "launch") {
           if (absl::Status s = PrintLaunchRow(
-                  problem, HeuristicConfig(problem, device->sm_count), *peer, *operands,
-                  table);
+                  problem, HeuristicConfig(problem, device->sm_count), *peer,
+                  *operands, table);
               !s.ok()) {
             return s;
           }
           continue;
         }
-        absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>> runs =
-            ConfigsToMeasure(flags, problem, device->sm_count);
+        absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>>
+            runs = ConfigsToMeasure(flags, problem, device->sm_count);
         if (!runs.ok()) return runs.status();
         // Times relative to the peer's beside them: rows measured a minute
         // apart see different clocks on a power-limited GPU, the ratio much
@@ -878,10 +948,11 @@ absl::Status Run(const Flags& flags) {
             copies->Milliseconds(static_cast<size_t>(FloorBytes(problem) / 2));
         if (!copy_ms.ok()) return copy_ms.status();
         for (const auto& [label, config] : *runs) {
-          absl::StatusOr<Row> row =
-              Measure(label, problem, variant, config, *peer, *operands, flags.repeats);
+          absl::StatusOr<Row> row = Measure(label, problem, variant, config,
+                                            *peer, *operands, flags.repeats);
           if (!row.ok()) {
-            std::fprintf(table.notes(), "failed: %s %s %s %s %s: %s\n", label.c_str(),
+            std::fprintf(table.notes(), "failed: %s %s %s %s %s: %s\n",
+                         label.c_str(),
                          std::string(ptx::PtxName(element)).c_str(),
                          LayoutName(variant).c_str(), variant.epilogue->name,
                          gen::ConfigName(config).c_str(),
@@ -898,14 +969,16 @@ absl::Status Run(const Flags& flags) {
         }
         if (flags.mode == "compare" && relative_times.size() == 2) {
           ++compared;
-          if (relative_times[0] <= 1.05 * relative_times[1]) ++within_five_percent;
+          if (relative_times[0] <= 1.05 * relative_times[1])
+            ++within_five_percent;
         }
       }
     }
   }
   if (flags.Variants().size() > 1) {
-    std::fprintf(table.notes(),
-                 "\nptxgen's time in each variant against the shape's first variant:\n");
+    std::fprintf(
+        table.notes(),
+        "\nptxgen's time in each variant against the shape's first variant:\n");
     PrintVariantCosts(rows, table.notes());
   }
   if (!ratios.empty()) {
@@ -914,14 +987,17 @@ absl::Status Run(const Flags& flags) {
       log_sum += std::log(r);
       worst = std::min(worst, r);
     }
-    std::fprintf(table.notes(),
-                 "\ngeometric mean ratio (peer time / ptxgen time) over %zu rows: "
-                 "%.3f; lowest %.3f\n", ratios.size(), std::exp(log_sum / ratios.size()),
-                 worst);
+    std::fprintf(
+        table.notes(),
+        "\ngeometric mean ratio (peer time / ptxgen time) over %zu rows: "
+        "%.3f; lowest %.3f\n",
+        ratios.size(), std::exp(log_sum / ratios.size()), worst);
   }
   if (compared > 0) {
-    std::fprintf(table.notes(), "heuristic within 5%% of the autotuned best: %d of %d shapes\n",
-                 within_five_percent, compared);
+    std::fprintf(
+        table.notes(),
+        "heuristic within 5%% of the autotuned best: %d of %d shapes\n",
+        within_five_percent, compared);
   }
   if (!rows.empty()) {
     // A blank line ends the Markdown table where no summary above did.
@@ -935,7 +1011,8 @@ absl::Status Run(const Flags& flags) {
 }  // namespace ptxgen::gemm
 
 int main(int argc, char** argv) {
-  absl::StatusOr<ptxgen::gemm::Flags> flags = ptxgen::gemm::ParseFlags(argc, argv);
+  absl::StatusOr<ptxgen::gemm::Flags> flags =
+      ptxgen::gemm::ParseFlags(argc, argv);
   if (!flags.ok()) {
     std::cerr << "gemm_bench: " << flags.status().message() << "\n";
     return 2;

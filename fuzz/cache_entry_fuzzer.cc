@@ -32,14 +32,15 @@ bool SameEntry(const compile::CacheEntry& a, const compile::CacheEntry& b) {
 }
 
 void CheckReencodes(absl::string_view file) {
-  const absl::StatusOr<compile::CacheEntry> entry = compile::DecodeCacheEntry(file);
+  const absl::StatusOr<compile::CacheEntry> entry =
+      compile::DecodeCacheEntry(file);
   if (!entry.ok()) {
     FUZZ_CHECK(entry.status().code() == absl::StatusCode::kDataLoss,
                "a refusal that is not DataLoss: ", entry.status().ToString());
     return;
   }
-  FUZZ_CHECK(compile::EncodeCacheEntry(*entry) == file,
-             "an accepted file of ", file.size(), " bytes encodes differently");
+  FUZZ_CHECK(compile::EncodeCacheEntry(*entry) == file, "an accepted file of ",
+             file.size(), " bytes encodes differently");
 }
 
 void CheckBody(absl::string_view body) {
@@ -55,10 +56,13 @@ void CheckFields(absl::string_view text) {
   compile::CacheEntry entry;
   std::string* fields[] = {&entry.key, &entry.name,  &entry.source,
                            &entry.ptx, &entry.cubin, &entry.log};
-  for (size_t i = 0; i < lines.size() && i < 6; ++i) *fields[i] = std::string(lines[i]);
+  for (size_t i = 0; i < lines.size() && i < 6; ++i)
+    *fields[i] = std::string(lines[i]);
   const std::string file = compile::EncodeCacheEntry(entry);
-  const absl::StatusOr<compile::CacheEntry> decoded = compile::DecodeCacheEntry(file);
-  FUZZ_CHECK(decoded.ok(), "an encoded entry is refused: ", decoded.status().message());
+  const absl::StatusOr<compile::CacheEntry> decoded =
+      compile::DecodeCacheEntry(file);
+  FUZZ_CHECK(decoded.ok(),
+             "an encoded entry is refused: ", decoded.status().message());
   FUZZ_CHECK(SameEntry(*decoded, entry), "encode -> decode changed the entry");
   // A deterministic choice of cut and changed byte from the input.
   const size_t where = compile::Sha256(text)[0] | compile::Sha256(text)[1] << 8;
@@ -71,7 +75,8 @@ void CheckFields(absl::string_view text) {
   std::string changed = file;
   changed[where % changed.size()] ^= static_cast<char>(1 + (where >> 8) % 255);
   FUZZ_CHECK(!compile::DecodeCacheEntry(changed).ok(), "byte ",
-             where % changed.size(), " of ", changed.size(), " changed is accepted");
+             where % changed.size(), " of ", changed.size(),
+             " changed is accepted");
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,9 +19,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "fuzz/fuzz_support.h"
 #include "tools/cli.h"
 
@@ -49,7 +49,8 @@ const cli::Flag* Find(absl::string_view name) {
   return nullptr;
 }
 
-void CheckParsed(const cli::ParsedFlags& flags, const std::vector<std::string>& args) {
+void CheckParsed(const cli::ParsedFlags& flags,
+                 const std::vector<std::string>& args) {
   const std::string line = absl::StrJoin(args, " ");
   FUZZ_CHECK(flags.Has("name"), "'", line, "' accepted without --name");
   for (const std::string& name : flags.GivenNames()) {
@@ -57,32 +58,36 @@ void CheckParsed(const cli::ParsedFlags& flags, const std::vector<std::string>& 
     FUZZ_CHECK(flag != nullptr && flags.Has(name), "'", line, "': --", name,
                " is not in the table");
     const std::string value = flags.Text(name);
-    FUZZ_CHECK(std::find(args.begin(), args.end(),
-                         flag->kind == cli::FlagKind::kSwitch
-                             ? absl::StrCat("--", name)
-                             : absl::StrCat("--", name, "=", value)) != args.end(),
-               "'", line, "': --", name, " reads back as '", value, "'");
+    FUZZ_CHECK(
+        std::find(args.begin(), args.end(),
+                  flag->kind == cli::FlagKind::kSwitch
+                      ? absl::StrCat("--", name)
+                      : absl::StrCat("--", name, "=", value)) != args.end(),
+        "'", line, "': --", name, " reads back as '", value, "'");
     if (flag->kind == cli::FlagKind::kInteger) {
       int64_t written = 0;
-      FUZZ_CHECK(absl::SimpleAtoi(value, &written) && flags.Integer(name) == written,
-                 "'", line, "': --", name, "=", value, " reads as ",
-                 flags.Integer(name));
+      FUZZ_CHECK(
+          absl::SimpleAtoi(value, &written) && flags.Integer(name) == written,
+          "'", line, "': --", name, "=", value, " reads as ",
+          flags.Integer(name));
     }
     if (flag->kind == cli::FlagKind::kChoice) {
       bool listed = false;
-      for (const cli::Choice& choice : flag->choices) listed |= choice.name == value;
+      for (const cli::Choice& choice : flag->choices)
+        listed |= choice.name == value;
       FUZZ_CHECK(listed, "'", line, "': --", name, "=", value, " is no choice");
     }
   }
-  FUZZ_CHECK(flags.Has("rows") || flags.Integer("rows") == 128,
-             "'", line, "': the default of --rows reads as ", flags.Integer("rows"));
-  FUZZ_CHECK(flags.Has("offset") || flags.Integer("offset") == 0,
-             "'", line, "': --offset left out reads as ", flags.Integer("offset"));
+  FUZZ_CHECK(flags.Has("rows") || flags.Integer("rows") == 128, "'", line,
+             "': the default of --rows reads as ", flags.Integer("rows"));
+  FUZZ_CHECK(flags.Has("offset") || flags.Integer("offset") == 0, "'", line,
+             "': --offset left out reads as ", flags.Integer("offset"));
 }
 
 // Digits with an optional sign, however many: an integer, maybe too large.
 bool IsIntegerText(absl::string_view text) {
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  if (!text.empty() && (text[0] == '-' || text[0] == '+'))
+    text.remove_prefix(1);
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return c >= '0' && c <= '9';
   });
@@ -96,18 +101,22 @@ void CheckIntegerRange(const std::string& arg) {
     absl::string_view value = arg;
     if (!absl::ConsumePrefix(&value, flag) || !IsIntegerText(value)) continue;
     const std::vector<std::string> args = {arg, "--name=x"};
-    const absl::StatusOr<cli::ParsedFlags> parsed = cli::ParsedFlags::Parse(Table(), args);
+    const absl::StatusOr<cli::ParsedFlags> parsed =
+        cli::ParsedFlags::Parse(Table(), args);
     const std::string name(absl::string_view(flag + 2, std::strlen(flag) - 3));
     int fits = 0;
     if (absl::SimpleAtoi(value, &fits)) {
-      FUZZ_CHECK(parsed.ok() && parsed->Integer(name) == fits, "'", arg, "' reads as ",
+      FUZZ_CHECK(parsed.ok() && parsed->Integer(name) == fits, "'", arg,
+                 "' reads as ",
                  parsed.ok() ? absl::StrCat(parsed->Integer(name))
                              : std::string(parsed.status().message()));
     } else {
-      FUZZ_CHECK(!parsed.ok() && absl::StrContains(parsed.status().message(), "is outside"),
+      FUZZ_CHECK(!parsed.ok() &&
+                     absl::StrContains(parsed.status().message(), "is outside"),
                  "'", arg, "' is ",
-                 parsed.ok() ? "accepted" : absl::StrCat("refused as: ",
-                                                         parsed.status().message()));
+                 parsed.ok()
+                     ? "accepted"
+                     : absl::StrCat("refused as: ", parsed.status().message()));
     }
   }
 }
@@ -120,28 +129,33 @@ std::vector<cli::Subcommand> Subcommands() {
   echo.flags = Table();
   echo.examples = {"ptxgen echo --name=x --rows=3"};
   echo.run = [](const cli::ParsedFlags& flags) -> absl::StatusOr<std::string> {
-    if (flags.Integer("rows") < 0) return absl::InvalidArgumentError("negative rows");
+    if (flags.Integer("rows") < 0)
+      return absl::InvalidArgumentError("negative rows");
     return absl::StrJoin(flags.GivenNames(), ",");
   };
   cli::Subcommand none;
   none.name = "none";
   none.summary = "Takes no flags.";
-  none.run = [](const cli::ParsedFlags&) -> absl::StatusOr<std::string> { return ""; };
+  none.run = [](const cli::ParsedFlags&) -> absl::StatusOr<std::string> {
+    return "";
+  };
   return {echo, none};
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const auto* const subcommands = new std::vector<cli::Subcommand>(Subcommands());
+  static const auto* const subcommands =
+      new std::vector<cli::Subcommand>(Subcommands());
   const std::vector<std::string> args =
       absl::StrSplit(ptxgen::fuzz::AsText(data, size), '\n');
-  const absl::StatusOr<cli::ParsedFlags> flags = cli::ParsedFlags::Parse(Table(), args);
+  const absl::StatusOr<cli::ParsedFlags> flags =
+      cli::ParsedFlags::Parse(Table(), args);
   if (flags.ok()) {
     CheckParsed(*flags, args);
   } else {
-    FUZZ_CHECK(cli::IsUsageError(flags.status()), "a refusal that is no usage error: ",
-               flags.status().ToString());
+    FUZZ_CHECK(cli::IsUsageError(flags.status()),
+               "a refusal that is no usage error: ", flags.status().ToString());
   }
   for (const std::string& arg : args) CheckIntegerRange(arg);
   std::vector<std::string> command = {"echo"};
@@ -154,8 +168,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  status == cli::kExitUsage,
              "exit status ", status);
   if (!help) {
-    FUZZ_CHECK((status == cli::kExitUsage) == !flags.ok(), "RunTool exited ", status,
-               " where the parser ", flags.ok() ? "accepted" : "refused", " the flags");
+    FUZZ_CHECK((status == cli::kExitUsage) == !flags.ok(), "RunTool exited ",
+               status, " where the parser ",
+               flags.ok() ? "accepted" : "refused", " the flags");
   }
   // The first argument picks the subcommand: any text.
   std::ostringstream out2, err2;

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string name(ptxgen::fuzz::AsText(data, size));
   const absl::StatusOr<GemmConfig> parsed = ptxgen::gen::ParseConfigName(name);
   if (!parsed.ok()) {
-    FUZZ_CHECK(!parsed.status().message().empty(), "a refusal without a reason");
+    FUZZ_CHECK(!parsed.status().message().empty(),
+               "a refusal without a reason");
     return 0;
   }
   const std::string canonical = ptxgen::gen::ConfigName(*parsed);
@@ -39,10 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(SameFields(*again, *parsed), "'", name, "' -> '", canonical,
                "' parses back to other fields ('",
                ptxgen::gen::ConfigName(*again), "')");
-    FUZZ_CHECK(ptxgen::gen::ConfigName(*again) == canonical,
-               "the name of '", canonical, "' changed");
-    FUZZ_CHECK(ptxgen::gen::ValidateGemmConfig(*again, element).ok(),
-               "'", canonical, "' no longer validates");
+    FUZZ_CHECK(ptxgen::gen::ConfigName(*again) == canonical, "the name of '",
+               canonical, "' changed");
+    FUZZ_CHECK(ptxgen::gen::ValidateGemmConfig(*again, element).ok(), "'",
+               canonical, "' no longer validates");
   }
   return 0;
 }

@@ -74,10 +74,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
          {ptxgen::ptx::ScalarType::kF16, ptxgen::ptx::ScalarType::kBF16,
           ptxgen::ptx::ScalarType::kTF32, ptxgen::ptx::ScalarType::kS8,
           ptxgen::ptx::ScalarType::kF32}) {
-      const absl::Status valid = ptxgen::gen::ValidateGemmConfig(*tiled, element);
+      const absl::Status valid =
+          ptxgen::gen::ValidateGemmConfig(*tiled, element);
       if (!valid.ok()) continue;
-      FUZZ_CHECK(ptxgen::gen::IsGemmElement(element),
-                 "a GEMM of ", ptxgen::ptx::PtxName(element), " validated");
+      FUZZ_CHECK(ptxgen::gen::IsGemmElement(element), "a GEMM of ",
+                 ptxgen::ptx::PtxName(element), " validated");
       FUZZ_CHECK(tiled->block_m >= 64 && tiled->block_m <= 256 &&
                      tiled->block_n >= 8 && tiled->block_n <= 256 &&
                      tiled->block_k > 0,

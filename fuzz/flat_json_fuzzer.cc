@@ -25,14 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              "two parses of one text differ");
 
   bool ascii = true;
-  for (const char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  for (const char c : text)
+    ascii = ascii && static_cast<unsigned char>(c) < 0x80;
   const std::string written =
       absl::StrCat("{\"value\":", ptxgen::compile::JsonString(text), "}");
   const absl::StatusOr<std::map<std::string, std::string>> read =
       ptxgen::base::ParseFlatJsonObject(written);
-  FUZZ_CHECK(read.ok(), "a written string is refused: ", read.status().message());
+  FUZZ_CHECK(read.ok(),
+             "a written string is refused: ", read.status().message());
   if (ascii) {
-    FUZZ_CHECK(read->at("value") == text, "an ASCII string does not read back as itself");
+    FUZZ_CHECK(read->at("value") == text,
+               "an ASCII string does not read back as itself");
   }
   return 0;
 }

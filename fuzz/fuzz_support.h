@@ -54,12 +54,12 @@ T IntegerWord(const std::vector<absl::string_view>& words, size_t index,
 
 // Aborts with the condition, the place and a message (absl::StrCat's
 // arguments, one or more) when `condition` is false.
-#define FUZZ_CHECK(condition, ...)                                         \
-  do {                                                                     \
-    if (!(condition)) {                                                    \
-      ::ptxgen::fuzz::Fail(__FILE__, __LINE__, #condition,                 \
-                           ::absl::StrCat(__VA_ARGS__));                   \
-    }                                                                      \
+#define FUZZ_CHECK(condition, ...)                         \
+  do {                                                     \
+    if (!(condition)) {                                    \
+      ::ptxgen::fuzz::Fail(__FILE__, __LINE__, #condition, \
+                           ::absl::StrCat(__VA_ARGS__));   \
+    }                                                      \
   } while (0)
 
 #endif  // PTXGEN_FUZZ_FUZZ_SUPPORT_H_

@@ -1,8 +1,8 @@
 // The GEMM layout planner, the generator and the launch arithmetic, for
 // configurations the validator accepts. Input (text):
-//   line 1: a configuration name ("ws 128x256x64 s4 c2 w1 m1 tma g8 persistent")
-//   line 2: the element type ("f16", "bf16")
-//   lines 3+: problems "M N K RESIDENT_CLUSTERS", at most 16
+//   line 1: a configuration name ("ws 128x256x64 s4 c2 w1 m1 tma g8
+//   persistent") line 2: the element type ("f16", "bf16") lines 3+: problems "M
+//   N K RESIDENT_CLUSTERS", at most 16
 // For a valid configuration: gen::PlanGemmLayout's sizes are positive, its
 // regions are in order and inside the shared bytes, the shared bytes and
 // registers fit the budgets; GenerateGemm succeeds and agrees with the plan.
@@ -35,7 +35,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 void CheckLayout(const gen::GemmConfig& config, ptxgen::ptx::ScalarType element,
                  const std::string& name) {
   const gen::GemmLayout layout = gen::PlanGemmLayout(config, element);
-  const bool specialized = config.schedule == gen::GemmSchedule::kWarpSpecialized;
+  const bool specialized =
+      config.schedule == gen::GemmSchedule::kWarpSpecialized;
   FUZZ_CHECK(layout.a_tile_bytes > 0 && layout.b_tile_bytes > 0, name,
              ": tile bytes ", layout.a_tile_bytes, ", ", layout.b_tile_bytes);
   FUZZ_CHECK(layout.stage_bytes == layout.a_tile_bytes + layout.b_tile_bytes,
@@ -68,16 +69,19 @@ void CheckLayout(const gen::GemmConfig& config, ptxgen::ptx::ScalarType element,
                ": barriers overlap the stages");
   }
   FUZZ_CHECK(layout.barrier_offset % 8 == 0, name, ": misaligned barriers");
-  const int64_t barriers_end = int64_t{layout.barrier_offset} + 16 * config.stages;
+  const int64_t barriers_end =
+      int64_t{layout.barrier_offset} + 16 * config.stages;
   if (specialized) {
     FUZZ_CHECK(layout.schedule_offset >= barriers_end, name,
                ": the schedule overlaps the barriers");
   }
-  FUZZ_CHECK(layout.shared_bytes > 0 &&
-                 layout.shared_bytes <= gen::kMaxSharedBytesPerBlock &&
-                 barriers_end + gen::kSharedBaseAlignment <= layout.shared_bytes,
-             name, ": shared bytes ", layout.shared_bytes);
-  FUZZ_CHECK(layout.threads > 0 && layout.threads % gen::kThreadsPerWarpgroup == 0 &&
+  FUZZ_CHECK(
+      layout.shared_bytes > 0 &&
+          layout.shared_bytes <= gen::kMaxSharedBytesPerBlock &&
+          barriers_end + gen::kSharedBaseAlignment <= layout.shared_bytes,
+      name, ": shared bytes ", layout.shared_bytes);
+  FUZZ_CHECK(layout.threads > 0 &&
+                 layout.threads % gen::kThreadsPerWarpgroup == 0 &&
                  layout.threads <= 1024,
              name, ": ", layout.threads, " threads");
   FUZZ_CHECK(layout.rows_per_consumer * config.consumers == config.block_m &&
@@ -125,8 +129,8 @@ void CheckLaunch(const gen::GemmConfig& config, int m, int n, int64_t k,
     FUZZ_CHECK(grid.y == 1 && grid.cluster_x == config.cluster_m, problem,
                "grid ", grid.x, "x", grid.y);
     if (!config.persistent) {
-      FUZZ_CHECK(clusters == units, problem, clusters, " clusters for ",
-                 units, " units");
+      FUZZ_CHECK(clusters == units, problem, clusters, " clusters for ", units,
+                 " units");
     } else if (config.stream_k) {
       FUZZ_CHECK(clusters == std::max(1, resident), problem, clusters,
                  " stream-K clusters");

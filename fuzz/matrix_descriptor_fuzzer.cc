@@ -35,12 +35,13 @@ using Words = std::vector<absl::string_view>;
 
 // The descriptor bits the format defines: 14-bit start, leading and stride
 // fields, the 3-bit base offset and the 2-bit swizzle.
-constexpr uint64_t kDefinedBits = 0x3FFFull | 0x3FFFull << 16 |
-                                  0x3FFFull << 32 | 0x7ull << 49 | 0x3ull << 62;
+constexpr uint64_t kDefinedBits =
+    0x3FFFull | 0x3FFFull << 16 | 0x3FFFull << 32 | 0x7ull << 49 | 0x3ull << 62;
 
 ptx::ScalarType TypeWord(const Words& words, size_t index) {
   if (index < words.size()) {
-    if (absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(words[index]);
+    if (absl::StatusOr<ptx::ScalarType> type =
+            ptx::ParseScalarType(words[index]);
         type.ok()) {
       return *type;
     }
@@ -103,21 +104,24 @@ void CheckTile(const Words& words) {
     return;
   }
   const std::string name = Name(tile);
-  FUZZ_CHECK(ptx::IsKnownScalarType(tile.type) && ptx::IsKnownSwizzle(tile.swizzle) &&
+  FUZZ_CHECK(ptx::IsKnownScalarType(tile.type) &&
+                 ptx::IsKnownSwizzle(tile.swizzle) &&
                  ptx::WgmmaK(tile.type).ok(),
              name, ": described a tile of an unknown type or swizzle");
   const int element_bytes = ptx::SizeInBytes(tile.type);
   const int64_t bytes = int64_t{tile.mn_extent} * tile.k_extent * element_bytes;
-  FUZZ_CHECK(layout->tile_bytes == bytes && bytes > 0 && bytes <= (1 << 18), name,
-             ": ", layout->tile_bytes, " tile bytes for ", bytes);
-  FUZZ_CHECK(layout->span_bytes > 0 && layout->rows > 0 && layout->columns > 0 &&
+  FUZZ_CHECK(layout->tile_bytes == bytes && bytes > 0 && bytes <= (1 << 18),
+             name, ": ", layout->tile_bytes, " tile bytes for ", bytes);
+  FUZZ_CHECK(layout->span_bytes > 0 && layout->rows > 0 &&
+                 layout->columns > 0 &&
                  layout->column_bytes == layout->rows * layout->span_bytes &&
                  int64_t{layout->columns} * layout->column_bytes == bytes,
-             name, ": ", layout->columns, " columns of ", layout->rows, " rows of ",
-             layout->span_bytes, " bytes");
+             name, ": ", layout->columns, " columns of ", layout->rows,
+             " rows of ", layout->span_bytes, " bytes");
   FUZZ_CHECK(layout->rows % 8 == 0 && layout->alignment_bytes > 0 &&
                  (layout->alignment_bytes & (layout->alignment_bytes - 1)) == 0,
-             name, ": rows ", layout->rows, ", alignment ", layout->alignment_bytes);
+             name, ": rows ", layout->rows, ", alignment ",
+             layout->alignment_bytes);
   FUZZ_CHECK(layout->box_inner_elements * element_bytes == layout->span_bytes,
              name, ": a box of ", layout->box_inner_elements, " elements");
   const absl::StatusOr<uint64_t> encoded =
@@ -130,20 +134,22 @@ void CheckTile(const Words& words) {
                operand_mn, ", ", operand_k, ") at ", *operand);
   }
   if (element.ok()) {
-    FUZZ_CHECK(*element % element_bytes == 0 && *element + element_bytes <= bytes,
-               name, ": element (", element_mn, ", ", element_k, ") at ",
-               *element);
+    FUZZ_CHECK(
+        *element % element_bytes == 0 && *element + element_bytes <= bytes,
+        name, ": element (", element_mn, ", ", element_k, ") at ", *element);
   }
   // Small tiles: the element offsets are a permutation of the tile's slots.
   if (tile.mn_extent * tile.k_extent <= 2048) {
     std::vector<bool> taken(bytes / element_bytes, false);
     for (int mn = 0; mn < tile.mn_extent; ++mn) {
       for (int k = 0; k < tile.k_extent; ++k) {
-        const absl::StatusOr<uint32_t> offset = ptx::TileElementOffset(tile, mn, k);
+        const absl::StatusOr<uint32_t> offset =
+            ptx::TileElementOffset(tile, mn, k);
         FUZZ_CHECK(offset.ok() && *offset % element_bytes == 0 &&
                        *offset / element_bytes < taken.size() &&
                        !taken[*offset / element_bytes],
-                   name, ": element (", mn, ", ", k, ") has no slot of its own");
+                   name, ": element (", mn, ", ", k,
+                   ") has no slot of its own");
         taken[*offset / element_bytes] = true;
       }
     }
@@ -186,8 +192,9 @@ void CheckDecode(const Words& words) {
   const absl::StatusOr<uint64_t> encoded = ptx::EncodeMatrixDescriptor(fields);
   FUZZ_CHECK(encoded.ok(), "decoded fields of 0x", absl::Hex(descriptor),
              " do not encode: ", encoded.status().message());
-  FUZZ_CHECK(*encoded == (descriptor & kDefinedBits), "0x", absl::Hex(descriptor),
-             " decodes and encodes to 0x", absl::Hex(*encoded));
+  FUZZ_CHECK(*encoded == (descriptor & kDefinedBits), "0x",
+             absl::Hex(descriptor), " decodes and encodes to 0x",
+             absl::Hex(*encoded));
 }
 
 void CheckSwizzle(const Words& words) {
@@ -198,8 +205,10 @@ void CheckSwizzle(const Words& words) {
   FUZZ_CHECK(ptx::SwizzleOffset(moved, swizzle) == offset, "swizzling ", offset,
              " twice with ", ptx::SwizzleName(swizzle), " gives ",
              ptx::SwizzleOffset(moved, swizzle));
-  const uint32_t pattern = 8u * static_cast<uint32_t>(
-      swizzle == ptx::Swizzle::kNone ? 16 : ptx::SwizzleBytes(swizzle));
+  const uint32_t pattern =
+      8u * static_cast<uint32_t>(swizzle == ptx::Swizzle::kNone
+                                     ? 16
+                                     : ptx::SwizzleBytes(swizzle));
   FUZZ_CHECK(moved / pattern == offset / pattern && moved % 16 == offset % 16,
              "swizzled ", offset, " to ", moved, " outside its pattern");
   if (swizzle == ptx::Swizzle::kNone) {
@@ -210,7 +219,8 @@ void CheckSwizzle(const Words& words) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  for (absl::string_view line : ptxgen::fuzz::Lines(ptxgen::fuzz::AsText(data, size))) {
+  for (absl::string_view line :
+       ptxgen::fuzz::Lines(ptxgen::fuzz::AsText(data, size))) {
     const Words words = ptxgen::fuzz::Words(line);
     if (words.empty()) continue;
     if (words[0] == "tile") CheckTile(words);

@@ -6,7 +6,8 @@
 //   bulk_wait N READ_ONLY | rank N
 //   setmaxnreg inc|dec COUNT | stmatrix MATRICES TRANSPOSE
 //   cvt TYPE | cvt_pack TYPE | type NAME | swizzle NAME
-//   fixed NAME (a statement without parameters: fence, commit, mbarrier_init, ...)
+//   fixed NAME (a statement without parameters: fence, commit, mbarrier_init,
+//   ...)
 // A line may end in " | role=name,name role=name": names to render with
 // (which may be refused, never crash). Types are PTX names or integers (a
 // cast enumerator). Invariants: every builder agrees with its validator and
@@ -46,7 +47,8 @@ using Words = std::vector<absl::string_view>;
 
 ptx::ScalarType TypeWord(const Words& words, size_t index) {
   if (index < words.size()) {
-    if (absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(words[index]);
+    if (absl::StatusOr<ptx::ScalarType> type =
+            ptx::ParseScalarType(words[index]);
         type.ok()) {
       return *type;
     }
@@ -60,7 +62,8 @@ bool BoolWord(const Words& words, size_t index) {
 
 // Renders `statement` with one name per slot (must succeed, twice the
 // same), then with the fuzzed `names` (may be refused).
-void CheckRenders(const ptx::Statement& statement, const ptx::OperandNames& names) {
+void CheckRenders(const ptx::Statement& statement,
+                  const ptx::OperandNames& names) {
   ptx::OperandNames expressions, registers;
   for (const ptx::Slot& slot : statement.slots()) {
     FUZZ_CHECK(slot.count >= 1 && !slot.role.empty(), statement.description(),
@@ -70,16 +73,17 @@ void CheckRenders(const ptx::Statement& statement, const ptx::OperandNames& name
   }
   const absl::StatusOr<std::string> asm_text =
       ptx::RenderInlineAsm(statement, expressions);
-  FUZZ_CHECK(asm_text.ok(), statement.description(), ": inline asm refused: ",
-             asm_text.status().message());
+  FUZZ_CHECK(asm_text.ok(), statement.description(),
+             ": inline asm refused: ", asm_text.status().message());
   FUZZ_CHECK(absl::StartsWith(*asm_text, "asm volatile(") &&
                  absl::EndsWith(*asm_text, ");"),
              statement.description(), ": not an asm statement: ", *asm_text);
   FUZZ_CHECK(*ptx::RenderInlineAsm(statement, expressions) == *asm_text,
              statement.description(), ": two renderings differ");
-  const absl::StatusOr<std::string> ptx_text = ptx::RenderPtx(statement, registers);
-  FUZZ_CHECK(ptx_text.ok(), statement.description(), ": PTX refused: ",
-             ptx_text.status().message());
+  const absl::StatusOr<std::string> ptx_text =
+      ptx::RenderPtx(statement, registers);
+  FUZZ_CHECK(ptx_text.ok(), statement.description(),
+             ": PTX refused: ", ptx_text.status().message());
   FUZZ_CHECK(*ptx::RenderPtx(statement, registers) == *ptx_text,
              statement.description(), ": two PTX renderings differ");
   if (!names.empty()) {
@@ -109,8 +113,9 @@ void CheckWgmma(const Words& words, const ptx::OperandNames& names,
   mma.a_type = TypeWord(words, 2);
   mma.b_type = TypeWord(words, 3);
   mma.d_type = TypeWord(words, 4);
-  mma.a_source = words.size() > 5 && words[5] == "rs" ? ptx::WgmmaASource::kRegisters
-                                                      : ptx::WgmmaASource::kSharedMemory;
+  mma.a_source = words.size() > 5 && words[5] == "rs"
+                     ? ptx::WgmmaASource::kRegisters
+                     : ptx::WgmmaASource::kSharedMemory;
   mma.scale_a = IntegerWord<int>(words, 6, 1);
   mma.scale_b = IntegerWord<int>(words, 7, 1);
   mma.transpose_a = BoolWord(words, 8);
@@ -120,13 +125,16 @@ void CheckWgmma(const Words& words, const ptx::OperandNames& names,
   const absl::StatusOr<ptx::Statement> statement = ptx::WgmmaMmaAsync(mma);
   CheckBuilt(statement, valid.ok(), names, line);
   if (!statement.ok()) return;
-  FUZZ_CHECK(ptx::IsLegalWgmmaN(mma.a_type, mma.n) && ptx::WgmmaK(mma.a_type).ok(),
-             "'", line, "': an illegal N or input type was accepted");
+  FUZZ_CHECK(
+      ptx::IsLegalWgmmaN(mma.a_type, mma.n) && ptx::WgmmaK(mma.a_type).ok(),
+      "'", line, "': an illegal N or input type was accepted");
   const ptx::Slot* d = statement->FindSlot("d");
-  FUZZ_CHECK(d != nullptr && d->count == ptx::WgmmaAccumulatorRegisters(mma.d_type, mma.n),
+  FUZZ_CHECK(d != nullptr &&
+                 d->count == ptx::WgmmaAccumulatorRegisters(mma.d_type, mma.n),
              "'", line, "': the accumulator slot disagrees with ",
              ptx::WgmmaAccumulatorRegisters(mma.d_type, mma.n), " registers");
-  const absl::StatusOr<ptx::Statement> pin = ptx::WgmmaAccumulatorPin(mma.d_type, mma.n);
+  const absl::StatusOr<ptx::Statement> pin =
+      ptx::WgmmaAccumulatorPin(mma.d_type, mma.n);
   FUZZ_CHECK(pin.ok() && pin->FindSlot("d") != nullptr &&
                  pin->FindSlot("d")->count == d->count,
              "'", line, "': the accumulator pin disagrees");
@@ -136,55 +144,69 @@ void CheckCoordinate(const Words& words) {
   const int thread = IntegerWord<int>(words, 1, 0);
   const int index = IntegerWord<int>(words, 2, 0);
   const int n = IntegerWord<int>(words, 3, 256);
-  if (thread < 0 || thread >= 128 || !ptx::IsLegalWgmmaN(ptx::ScalarType::kF16, n) ||
-      index < 0 || index >= ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, n)) {
+  if (thread < 0 || thread >= 128 ||
+      !ptx::IsLegalWgmmaN(ptx::ScalarType::kF16, n) || index < 0 ||
+      index >= ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, n)) {
     return;
   }
   ptx::WgmmaMma mma;
   mma.n = n;
-  const absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(mma);
-  FUZZ_CHECK(fragment.ok(), "no accumulator fragment for N=", n, ": ", fragment.status().message());
+  const absl::StatusOr<ptx::AccumulatorFragment> fragment =
+      ptx::AccumulatorFragment::Of(mma);
+  FUZZ_CHECK(fragment.ok(), "no accumulator fragment for N=", n, ": ",
+             fragment.status().message());
   const ptx::FragmentCoordinate c = *fragment->Coordinate(thread, index);
   const ptx::FragmentCoordinate t = *fragment->Coordinate(thread, 0);
   const ptx::FragmentCoordinate i = *fragment->Coordinate(0, index);
-  FUZZ_CHECK(c.row >= 0 && c.row < ptx::kWgmmaM && c.column >= 0 && c.column < n,
-             "thread ", thread, " register ", index, " of N=", n, " holds (",
-             c.row, ", ", c.column, ")");
+  FUZZ_CHECK(
+      c.row >= 0 && c.row < ptx::kWgmmaM && c.column >= 0 && c.column < n,
+      "thread ", thread, " register ", index, " of N=", n, " holds (", c.row,
+      ", ", c.column, ")");
   FUZZ_CHECK(c.row == t.row + i.row && c.column == t.column + i.column,
              "the accumulator layout is not separable at thread ", thread,
              " register ", index);
 }
 
-const std::map<std::string, std::function<ptx::Statement()>>& FixedStatements() {
-  static const auto* const fixed =
-      new std::map<std::string, std::function<ptx::Statement()>>{
-          {"fence", ptx::WgmmaFence},
-          {"commit", ptx::WgmmaCommitGroup},
-          {"bulk_commit", ptx::CpAsyncBulkCommitGroup},
-          {"prefetch_map", ptx::PrefetchTensorMap},
-          {"proxy_fence", ptx::FenceProxyAsyncSharedCta},
-          {"mbarrier_init", ptx::MbarrierInit},
-          {"arrive", [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kCta); }},
-          {"arrive_cluster",
-           [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kCluster); }},
-          {"arrive_relaxed",
-           [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed); }},
-          {"expect_tx", ptx::MbarrierArriveExpectTx},
-          {"try_wait", ptx::MbarrierTryWaitParity},
-          {"inval", ptx::MbarrierInval},
-          {"fence_init", ptx::FenceMbarrierInit},
-          {"elect", ptx::ElectSync},
-          {"cluster_arrive",
-           [] { return ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease); }},
-          {"cluster_arrive_relaxed",
-           [] { return ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelaxed); }},
-          {"cluster_wait", ptx::BarrierClusterWait},
-          {"cluster_rank", ptx::ClusterCtaRank},
-          {"mapa", ptx::MapaSharedCluster},
-          {"named_barrier", ptx::NamedBarrierSync},
-          {"store_release", ptx::StoreReleaseGpu},
-          {"load_acquire", ptx::LoadAcquireGpu},
-      };
+const std::map<std::string, std::function<ptx::Statement()>>&
+FixedStatements() {
+  static const auto* const fixed = new std::map<
+      std::string, std::function<ptx::Statement()>>{
+      {"fence", ptx::WgmmaFence},
+      {"commit", ptx::WgmmaCommitGroup},
+      {"bulk_commit", ptx::CpAsyncBulkCommitGroup},
+      {"prefetch_map", ptx::PrefetchTensorMap},
+      {"proxy_fence", ptx::FenceProxyAsyncSharedCta},
+      {"mbarrier_init", ptx::MbarrierInit},
+      {"arrive", [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kCta); }},
+      {"arrive_cluster",
+       [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kCluster); }},
+      {"arrive_relaxed",
+       [] { return ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed); }},
+      {"expect_tx", ptx::MbarrierArriveExpectTx},
+      {"try_wait", [] { return ptx::MbarrierTryWaitParity(); }},
+      {"try_wait_cluster",
+       [] {
+         return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster);
+       }},
+      {"inval", ptx::MbarrierInval},
+      {"fence_init", ptx::FenceMbarrierInit},
+      {"elect", ptx::ElectSync},
+      {"cluster_arrive",
+       [] {
+         return ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease);
+       }},
+      {"cluster_arrive_relaxed",
+       [] {
+         return ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelaxed);
+       }},
+      {"cluster_wait", ptx::BarrierClusterWait},
+      {"cluster_rank", ptx::ClusterCtaRank},
+      {"mapa", ptx::MapaSharedCluster},
+      {"ld_cluster", ptx::LoadSharedClusterF32x4},
+      {"named_barrier", ptx::NamedBarrierSync},
+      {"store_release", ptx::StoreReleaseGpu},
+      {"load_acquire", ptx::LoadAcquireGpu},
+  };
   return *fixed;
 }
 
@@ -214,7 +236,8 @@ void CheckLine(absl::string_view line) {
     CheckWgmma(words, names, line);
   } else if (op == "wait") {
     CheckBuilt(ptx::WgmmaWaitGroup(number),
-               number >= 0 && number <= ptx::kMaxWgmmaPendingGroups, names, line);
+               number >= 0 && number <= ptx::kMaxWgmmaPendingGroups, names,
+               line);
   } else if (op == "pin") {
     const ptx::ScalarType d = TypeWord(words, 1);
     const int n = IntegerWord<int>(words, 2, 0);
@@ -227,8 +250,8 @@ void CheckLine(absl::string_view line) {
     load.rank = number;
     load.multicast = BoolWord(words, 2);
     load.l2_cache_hint = BoolWord(words, 3);
-    CheckBuilt(ptx::CpAsyncBulkTensorLoad(load), ptx::ValidateTensorRank(number).ok(),
-               names, line);
+    CheckBuilt(ptx::CpAsyncBulkTensorLoad(load),
+               ptx::ValidateTensorRank(number).ok(), names, line);
   } else if (op == "tma_store") {
     ptx::TensorStore store;
     store.rank = number;
@@ -242,12 +265,14 @@ void CheckLine(absl::string_view line) {
     CheckBuilt(ptx::CpAsyncBulkPrefetchTensor(prefetch),
                ptx::ValidateTensorRank(number).ok(), names, line);
   } else if (op == "rank") {
-    FUZZ_CHECK(ptx::ValidateTensorRank(number).ok() ==
-                   (number >= ptx::kMinTensorRank && number <= ptx::kMaxTensorRank),
-               "rank ", number);
+    FUZZ_CHECK(
+        ptx::ValidateTensorRank(number).ok() ==
+            (number >= ptx::kMinTensorRank && number <= ptx::kMaxTensorRank),
+        "rank ", number);
   } else if (op == "bulk_wait") {
     CheckBuilt(ptx::CpAsyncBulkWaitGroup(number, BoolWord(words, 2)),
-               number >= 0 && number <= ptx::kMaxBulkPendingGroups, names, line);
+               number >= 0 && number <= ptx::kMaxBulkPendingGroups, names,
+               line);
   } else if (op == "setmaxnreg") {
     const int count = IntegerWord<int>(words, 2, 0);
     const bool legal = count >= ptx::kMinMaxNReg && count <= ptx::kMaxMaxNReg &&
@@ -266,19 +291,23 @@ void CheckLine(absl::string_view line) {
                number == 1 || number == 2 || number == 4, names, line);
   } else if (op == "cvt" || op == "cvt_pack") {
     const ptx::ScalarType to = TypeWord(words, 1);
-    CheckBuilt(op == "cvt" ? ptx::CvtRoundFromF32(to) : ptx::CvtPackFromF32x2(to),
-               ptx::CvtRoundsTo(to), names, line);
+    CheckBuilt(
+        op == "cvt" ? ptx::CvtRoundFromF32(to) : ptx::CvtPackFromF32x2(to),
+        ptx::CvtRoundsTo(to), names, line);
   } else if (op == "type" && words.size() > 1) {
     const absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(words[1]);
     if (type.ok()) {
-      FUZZ_CHECK(ptx::IsKnownScalarType(*type) && ptx::PtxName(*type) == words[1],
-                 "type '", words[1], "' prints as '", ptx::PtxName(*type), "'");
+      FUZZ_CHECK(
+          ptx::IsKnownScalarType(*type) && ptx::PtxName(*type) == words[1],
+          "type '", words[1], "' prints as '", ptx::PtxName(*type), "'");
     }
   } else if (op == "swizzle" && words.size() > 1) {
     const absl::StatusOr<ptx::Swizzle> swizzle = ptx::ParseSwizzle(words[1]);
     if (swizzle.ok()) {
-      FUZZ_CHECK(ptx::IsKnownSwizzle(*swizzle) && ptx::SwizzleName(*swizzle) == words[1],
-                 "swizzle '", words[1], "' prints as '", ptx::SwizzleName(*swizzle), "'");
+      FUZZ_CHECK(ptx::IsKnownSwizzle(*swizzle) &&
+                     ptx::SwizzleName(*swizzle) == words[1],
+                 "swizzle '", words[1], "' prints as '",
+                 ptx::SwizzleName(*swizzle), "'");
     }
   } else if (op == "fixed" && words.size() > 1) {
     auto it = FixedStatements().find(std::string(words[1]));
@@ -289,7 +318,8 @@ void CheckLine(absl::string_view line) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  for (absl::string_view line : ptxgen::fuzz::Lines(ptxgen::fuzz::AsText(data, size))) {
+  for (absl::string_view line :
+       ptxgen::fuzz::Lines(ptxgen::fuzz::AsText(data, size))) {
     CheckLine(line);
   }
   return 0;

@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const compile::PtxasReport report = compile::ParsePtxasReport(log);
   for (const compile::KernelResources& kernel : report.resources) {
     FUZZ_CHECK(kernel.registers >= 0 && kernel.static_shared_bytes >= 0 &&
-                   kernel.stack_frame_bytes >= 0 && kernel.spill_store_bytes >= 0 &&
+                   kernel.stack_frame_bytes >= 0 &&
+                   kernel.spill_store_bytes >= 0 &&
                    kernel.spill_load_bytes >= 0,
                "negative resources for '", kernel.kernel, "'");
     FUZZ_CHECK(!absl::StrContains(kernel.kernel, '\'') &&
@@ -77,7 +78,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!diagnostic.message.empty() &&
                    !absl::StrContains(diagnostic.message, '\n') &&
                    absl::StrContains(log, diagnostic.message),
-               "diagnostic message '", diagnostic.message, "' is not a log line");
+               "diagnostic message '", diagnostic.message,
+               "' is not a log line");
     FUZZ_CHECK(!absl::StrContains(diagnostic.kernel, '\'') &&
                    !absl::StrContains(diagnostic.kernel, '\n'),
                "diagnostic kernel '", diagnostic.kernel, "'");

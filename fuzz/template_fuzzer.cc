@@ -48,12 +48,14 @@ std::set<std::string> Slots(absl::string_view text) {
 
 gen::TemplateValues Identity(const std::set<std::string>& slots) {
   gen::TemplateValues values;
-  for (const std::string& slot : slots) values[slot] = absl::StrCat("{{", slot, "}}");
+  for (const std::string& slot : slots)
+    values[slot] = absl::StrCat("{{", slot, "}}");
   return values;
 }
 
 void CheckFill(absl::string_view text, const gen::TemplateValues& values) {
-  const absl::StatusOr<std::string> filled = gen::FillTemplate("fuzz", text, values);
+  const absl::StatusOr<std::string> filled =
+      gen::FillTemplate("fuzz", text, values);
   const absl::StatusOr<std::string> identity =
       gen::FillTemplate("fuzz", text, Identity(Slots(text)));
   FUZZ_CHECK(identity.ok() && *identity == text,
@@ -76,7 +78,8 @@ void CheckFill(absl::string_view text, const gen::TemplateValues& values) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool embedded_fill = [] {
     for (const std::string& name : gen::EmbeddedTemplateNames()) {
-      const absl::StatusOr<absl::string_view> text = gen::EmbeddedTemplate(name);
+      const absl::StatusOr<absl::string_view> text =
+          gen::EmbeddedTemplate(name);
       FUZZ_CHECK(text.ok(), "embedded template ", name, " is missing");
       CheckFill(*text, Identity(Slots(*text)));
     }
@@ -90,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   gen::TemplateValues values;
-  for (absl::string_view line : absl::StrSplit(input.substr(0, separator), '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(input.substr(0, separator), '\n')) {
     const std::pair<absl::string_view, absl::string_view> parts =
         absl::StrSplit(line, absl::MaxSplits('=', 1));
     values[std::string(parts.first)] = std::string(parts.second);

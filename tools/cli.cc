@@ -125,9 +125,11 @@ absl::Status CheckValue(const Flag& flag, absl::string_view value) {
       if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
         digits.remove_prefix(1);
       }
-      if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
-                                         [](char c) { return c >= '0' && c <= '9'; })) {
-        return UsageError(absl::StrCat("--", flag.name, "=", value, " is outside ",
+      if (!digits.empty() &&
+          std::all_of(digits.begin(), digits.end(),
+                      [](char c) { return c >= '0' && c <= '9'; })) {
+        return UsageError(absl::StrCat("--", flag.name, "=", value,
+                                       " is outside ",
                                        std::numeric_limits<int>::min(), "..",
                                        std::numeric_limits<int>::max()));
       }

@@ -37,9 +37,9 @@ std::string JsonText(const compile::CompiledModule& module,
                      const JsonFields& fields) {
   const bool hit = module.source != compile::CacheSource::kCompiled;
   const std::string json = compile::ToJson(module);
-  std::string text = absl::StrCat("{\"schema\":", kJsonSchemaVersion,
-                                  ",\"cache\":\"", hit ? "hit" : "miss", "\",",
-                                  absl::string_view(json).substr(1, json.size() - 2));
+  std::string text = absl::StrCat(
+      "{\"schema\":", kJsonSchemaVersion, ",\"cache\":\"", hit ? "hit" : "miss",
+      "\",", absl::string_view(json).substr(1, json.size() - 2));
   for (const auto& [key, value] : fields) {
     absl::StrAppend(&text, ",", compile::JsonString(key), ":", value);
   }

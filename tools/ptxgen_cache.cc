@@ -18,10 +18,10 @@ constexpr char kFolders[] =
     "ones of PTXGEN_CACHE_PATH.";
 
 std::string EntryLine(const compile::CacheEntryFile& entry) {
-  return absl::StrCat(
-      "  ", entry.file, "  ", entry.bytes, " bytes  last used ",
-      absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", entry.last_use, absl::UTCTimeZone()),
-      "\n");
+  return absl::StrCat("  ", entry.file, "  ", entry.bytes, " bytes  last used ",
+                      absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", entry.last_use,
+                                       absl::UTCTimeZone()),
+                      "\n");
 }
 
 int64_t TotalBytes(const std::vector<compile::CacheEntryFile>& entries) {
@@ -32,9 +32,10 @@ int64_t TotalBytes(const std::vector<compile::CacheEntryFile>& entries) {
 
 // "<path> (writable|read-only): N entries, M bytes", or why it is not used.
 std::string FolderLine(const compile::CacheFolderContents& folder) {
-  const std::string head =
-      absl::StrCat(folder.path, folder.writable ? " (writable)" : " (read-only)");
-  if (absl::IsNotFound(folder.usable)) return absl::StrCat(head, ": not there\n");
+  const std::string head = absl::StrCat(
+      folder.path, folder.writable ? " (writable)" : " (read-only)");
+  if (absl::IsNotFound(folder.usable))
+    return absl::StrCat(head, ": not there\n");
   if (!folder.usable.ok()) {
     return absl::StrCat(head, ": not used: ", folder.usable.message(), "\n");
   }
@@ -57,12 +58,14 @@ absl::StatusOr<std::string> RunList(const cli::ParsedFlags&) {
     entries += folder.entries.size();
     bytes += TotalBytes(folder.entries);
   }
-  return absl::StrCat(text, "total: ", entries, " entries, ", bytes, " bytes\n");
+  return absl::StrCat(text, "total: ", entries, " entries, ", bytes,
+                      " bytes\n");
 }
 
 absl::StatusOr<std::string> RunVerify(const cli::ParsedFlags&) {
   const compile::KernelCache& cache = compile::KernelCache::Default();
-  absl::StatusOr<std::vector<compile::CacheFolderContents>> folders = cache.Contents();
+  absl::StatusOr<std::vector<compile::CacheFolderContents>> folders =
+      cache.Contents();
   if (!folders.ok()) return folders.status();
   std::string text;
   int valid = 0, invalid = 0;
@@ -71,15 +74,17 @@ absl::StatusOr<std::string> RunVerify(const cli::ParsedFlags&) {
     for (const compile::CacheEntryFile& entry : folder.entries) {
       absl::StatusOr<std::string> name = cache.Verify(entry);
       ++(name.ok() ? valid : invalid);
-      absl::StrAppend(&text, name.ok() ? "  valid    " : "  invalid  ", entry.file,
-                      "  ", name.ok() ? *name : name.status().message(), "\n");
+      absl::StrAppend(&text, name.ok() ? "  valid    " : "  invalid  ",
+                      entry.file, "  ",
+                      name.ok() ? *name : name.status().message(), "\n");
     }
   }
-  absl::StrAppend(&text, valid + invalid, " entries: ", valid, " valid, ", invalid,
-                  " invalid");
+  absl::StrAppend(&text, valid + invalid, " entries: ", valid, " valid, ",
+                  invalid, " invalid");
   if (invalid > 0) {
-    absl::StrAppend(&text, " (lookups skip them; 'ptxgen cache prune' removes "
-                           "those of the writable folder)");
+    absl::StrAppend(&text,
+                    " (lookups skip them; 'ptxgen cache prune' removes "
+                    "those of the writable folder)");
   }
   return absl::StrCat(text, "\n");
 }
@@ -96,10 +101,13 @@ std::string RemovedText(const std::vector<compile::CacheEntryFile>& removed) {
 
 // --max-bytes, else PTXGEN_CACHE_MAX_BYTES, else no cap (0).
 absl::StatusOr<int64_t> PruneCap(const cli::ParsedFlags& flags) {
-  if (!flags.Has("max-bytes")) return compile::KernelCache::Default().config().max_bytes;
-  absl::StatusOr<int64_t> bytes = compile::ParseByteCount(flags.Text("max-bytes"));
+  if (!flags.Has("max-bytes"))
+    return compile::KernelCache::Default().config().max_bytes;
+  absl::StatusOr<int64_t> bytes =
+      compile::ParseByteCount(flags.Text("max-bytes"));
   if (!bytes.ok()) {
-    return cli::UsageError(absl::StrCat("--max-bytes: ", bytes.status().message()));
+    return cli::UsageError(
+        absl::StrCat("--max-bytes: ", bytes.status().message()));
   }
   return *bytes;
 }
@@ -120,8 +128,9 @@ absl::StatusOr<std::string> RunClear(const cli::ParsedFlags&) {
   return RemovedText(*removed);
 }
 
-cli::Subcommand CacheAction(std::string action, std::string summary,
-                            std::string description, cli::RunFunction run) {
+cli::Subcommand CacheAction(const std::string& action, std::string summary,
+                            const std::string& description,
+                            cli::RunFunction run) {
   cli::Subcommand command;
   command.name = absl::StrCat("cache ", action);
   command.summary = std::move(summary);
@@ -149,21 +158,24 @@ std::vector<cli::Subcommand> CacheSubcommands() {
       "(KiB, MiB, GiB). Default: PTXGEN_CACHE_MAX_BYTES, else no cap.")};
   prune.examples.push_back("ptxgen cache prune --max-bytes=512M");
   return {
-      CacheAction("list", "the kernel cache's folders, entries and sizes",
-                  "Lists each cache folder, whether it is used, and its entries\n"
-                  "(file, size, last use: written, or loaded from the writable\n"
-                  "folder), least recently used first, then the total.",
-                  RunList),
-      CacheAction("verify", "which kernel cache entries a lookup would use",
-                  "Reads every entry as a lookup would (the trust rule, the\n"
-                  "checksum, its own key) and says for each whether it is valid\n"
-                  "(with its kernel's name) or why not.",
-                  RunVerify),
+      CacheAction(
+          "list", "the kernel cache's folders, entries and sizes",
+          "Lists each cache folder, whether it is used, and its entries\n"
+          "(file, size, last use: written, or loaded from the writable\n"
+          "folder), least recently used first, then the total.",
+          RunList),
+      CacheAction(
+          "verify", "which kernel cache entries a lookup would use",
+          "Reads every entry as a lookup would (the trust rule, the\n"
+          "checksum, its own key) and says for each whether it is valid\n"
+          "(with its kernel's name) or why not.",
+          RunVerify),
       prune,
-      CacheAction("clear", "remove every entry of the writable cache folder",
-                  "Removes every kernel entry of the writable folder; autotuning\n"
-                  "records (its autotune/ folder) and read-only folders stay.",
-                  RunClear),
+      CacheAction(
+          "clear", "remove every entry of the writable cache folder",
+          "Removes every kernel entry of the writable folder; autotuning\n"
+          "records (its autotune/ folder) and read-only folders stay.",
+          RunClear),
   };
 }
 

@@ -45,8 +45,8 @@ std::string FieldsText(const ptx::MatrixDescriptor& fields) {
 // missing "0x", which would read decimal-looking digits as hex.
 absl::StatusOr<uint64_t> ParseDescriptor(absl::string_view text) {
   absl::string_view digits = text;
-  const bool prefixed = absl::ConsumePrefix(&digits, "0x") ||
-                        absl::ConsumePrefix(&digits, "0X");
+  const bool prefixed =
+      absl::ConsumePrefix(&digits, "0x") || absl::ConsumePrefix(&digits, "0X");
   bool hex = prefixed && !digits.empty() && digits.size() <= 16;
   for (char c : digits) {
     hex = hex && absl::ascii_isxdigit(static_cast<unsigned char>(c));
@@ -105,13 +105,13 @@ std::string TmaBoxText(const ptx::TileLayout& layout) {
   const int boxes_per_column =
       layout.rows / ptx::kMaxTensorBoxExtent +
       (layout.rows % ptx::kMaxTensorBoxExtent != 0 ? 1 : 0);
-  return absl::StrCat(
-      "tma_box: ", layout.box_inner_elements, " x ",
-      std::min(layout.rows, ptx::kMaxTensorBoxExtent),
-      " elements (inner x rows), ",
-      boxes_per_column == 1 ? std::string("one box")
-                            : absl::StrCat(boxes_per_column, " boxes"),
-      " per column\n");
+  return absl::StrCat("tma_box: ", layout.box_inner_elements, " x ",
+                      std::min(layout.rows, ptx::kMaxTensorBoxExtent),
+                      " elements (inner x rows), ",
+                      boxes_per_column == 1
+                          ? std::string("one box")
+                          : absl::StrCat(boxes_per_column, " boxes"),
+                      " per column\n");
 }
 
 std::string LayoutText(const ptx::SharedTile& tile,
@@ -124,8 +124,7 @@ std::string LayoutText(const ptx::SharedTile& tile,
       "\n", "columns: ", layout.columns, "\n", "rows: ", layout.rows, "\n",
       "column_bytes: ", layout.column_bytes, "\n",
       "tile_bytes: ", layout.tile_bytes, "\n",
-      "alignment_bytes: ", layout.alignment_bytes, "\n",
-      TmaBoxText(layout),
+      "alignment_bytes: ", layout.alignment_bytes, "\n", TmaBoxText(layout),
       "descriptor: ", Hex64(descriptor), "\n", FieldsText(layout.descriptor));
 }
 

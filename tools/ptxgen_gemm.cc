@@ -71,7 +71,8 @@ absl::StatusOr<int64_t> LeadingDimension(const cli::ParsedFlags& flags,
 // (gemm::ValidateProblem): only what the command line itself gets wrong is
 // refused here, as a usage error naming the flag.
 absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
-  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
+  absl::StatusOr<ptx::ScalarType> element =
+      cli::ScalarTypeValue(flags, "dtype");
   if (!element.ok()) return element.status();
   gemm::GemmProblem problem;
   problem.m = flags.Integer("m");
@@ -79,7 +80,8 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   problem.k = flags.Integer("k");
   problem.element = *element;
   if (flags.Has("out-dtype")) {
-    absl::StatusOr<ptx::ScalarType> output = cli::ScalarTypeValue(flags, "out-dtype");
+    absl::StatusOr<ptx::ScalarType> output =
+        cli::ScalarTypeValue(flags, "out-dtype");
     if (!output.ok()) return output.status();
     problem.output = *output;
   }
@@ -96,8 +98,8 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
     *leading[i] = *value;
   }
   problem.batch = flags.Integer("batch");
-  for (auto [name, field] : {std::pair{"alpha", &problem.alpha},
-                             std::pair{"beta", &problem.beta}}) {
+  for (auto [name, field] :
+       {std::pair{"alpha", &problem.alpha}, std::pair{"beta", &problem.beta}}) {
     absl::StatusOr<float> value = FloatValue(flags, name);
     if (!value.ok()) return value.status();
     *field = *value;
@@ -106,14 +108,15 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   problem.bias = bias == "m"   ? gen::BiasAlong::kM
                  : bias == "n" ? gen::BiasAlong::kN
                                : gen::BiasAlong::kNone;
-  absl::StatusOr<ptx::ScalarType> bias_type = cli::ScalarTypeValue(flags, "bias-dtype");
+  absl::StatusOr<ptx::ScalarType> bias_type =
+      cli::ScalarTypeValue(flags, "bias-dtype");
   if (!bias_type.ok()) return bias_type.status();
   problem.bias_type = *bias_type;
   absl::StatusOr<gen::Activation> activation =
       gen::ParseActivation(flags.Text("activation"));
   if (!activation.ok()) {
-    return cli::UsageError(absl::StrCat("--activation: ",
-                                        activation.status().message()));
+    return cli::UsageError(
+        absl::StrCat("--activation: ", activation.status().message()));
   }
   problem.activation = *activation;
 
@@ -154,14 +157,17 @@ std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
   if (p.alpha != 1.0f) found.push_back(given("alpha"));
   if (p.beta != 0.0f) found.push_back(given("beta"));
   if (p.bias != gen::BiasAlong::kNone) found.push_back(given("bias"));
-  if (p.activation != gen::Activation::kNone) found.push_back(given("activation"));
-  if (p.output.has_value() && *p.output != p.element) found.push_back(given("out-dtype"));
+  if (p.activation != gen::Activation::kNone)
+    found.push_back(given("activation"));
+  if (p.output.has_value() && *p.output != p.element)
+    found.push_back(given("out-dtype"));
   return found;
 }
 
 absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
                                                 gen::GemmConfig config) {
-  absl::StatusOr<gen::GemmConfig> tiled = gen::WithTile(config, flags.Text("block"));
+  absl::StatusOr<gen::GemmConfig> tiled =
+      gen::WithTile(config, flags.Text("block"));
   if (!tiled.ok()) {
     return cli::UsageError(absl::StrCat("--block=", flags.Text("block"), ": ",
                                         tiled.status().message(),
@@ -175,9 +181,9 @@ absl::StatusOr<int> GivenSmCount(const cli::ParsedFlags& flags) {
   if (!flags.Has("sms")) return 0;
   const int sms = flags.Integer("sms");
   if (sms < 1 || sms > gemm::kMaxGemmTargetSms) {
-    return cli::UsageError(absl::StrCat("--sms=", flags.Text("sms"),
-                                        " is outside 1..", gemm::kMaxGemmTargetSms,
-                                        " (the SMs of the device to plan for)"));
+    return cli::UsageError(absl::StrCat(
+        "--sms=", flags.Text("sms"), " is outside 1..", gemm::kMaxGemmTargetSms,
+        " (the SMs of the device to plan for)"));
   }
   return sms;
 }
@@ -190,7 +196,8 @@ gemm::GemmTarget PlanningTarget(int given_sms) {
     assumed.sm_count = given_sms;
     return assumed;
   }
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::GetDeviceProperties(0);
   absl::StatusOr<gemm::GemmTarget> found =
       device.ok() ? gemm::GemmTargetOf(*device) : device.status();
   if (found.ok()) return *found;
@@ -214,8 +221,8 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
   };
   for (const auto& conflict : conflicts) {
     if (flags.Has(conflict.flag) && flags.Has(conflict.other)) {
-      return cli::UsageError(absl::StrCat(conflict.why, ": drop --",
-                                          conflict.other, " or --", conflict.flag));
+      return cli::UsageError(absl::StrCat(
+          conflict.why, ": drop --", conflict.other, " or --", conflict.flag));
     }
   }
   return absl::OkStatus();
@@ -223,23 +230,24 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
 
 // The configuration the flags name, if any (else PlanGemm takes the
 // heuristic's pick for the target).
-absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(const cli::ParsedFlags& flags,
-                                                   const gemm::GemmProblem& problem,
-                                                   const gemm::GemmTarget& target) {
+absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
+    const cli::ParsedFlags& flags, const gemm::GemmProblem& problem,
+    const gemm::GemmTarget& target) {
   gemm::GemmOptions options;
   if (flags.Has("config")) {
-    absl::StatusOr<gen::GemmConfig> named = gen::ParseConfigName(flags.Text("config"));
+    absl::StatusOr<gen::GemmConfig> named =
+        gen::ParseConfigName(flags.Text("config"));
     if (!named.ok()) return named.status();
     options.config = *named;
     return options;
   }
   const bool v1 = flags.Text("schedule") == "v1";
   if (flags.Has("autotune")) {
-    absl::StatusOr<gen::GemmConfig> tuned = gemm::AutotunedConfig(
-        problem,
-        v1 ? gemm::V1CandidateConfigs(problem.element)
-           : gemm::CandidateConfigs(problem),
-        compile::KernelCache::Default());
+    absl::StatusOr<gen::GemmConfig> tuned =
+        gemm::AutotunedConfig(problem,
+                              v1 ? gemm::V1CandidateConfigs(problem.element)
+                                 : gemm::CandidateConfigs(problem),
+                              compile::KernelCache::Default());
     if (!tuned.ok()) return tuned.status();
     options.config = *tuned;
     return options;
@@ -279,17 +287,17 @@ std::string ProblemJson(const gemm::GemmProblem& p) {
   return absl::StrCat(
       "{\"m\":", p.m, ",\"n\":", p.n, ",\"k\":", p.k, ",\"batch\":", p.batch,
       ",\"dtype\":", type(p.element),
-      ",\"out_dtype\":", type(p.output.value_or(p.element)),
-      ",\"a_major\":\"", MajorName(p.a_major, "m"), "\",\"b_major\":\"",
-      MajorName(p.b_major, "n"), "\",\"lda\":", p.lda, ",\"ldb\":", p.ldb,
-      ",\"ldc\":", p.ldc, ",\"ldd\":", p.ldd, ",\"stride_a\":", p.stride_a,
+      ",\"out_dtype\":", type(p.output.value_or(p.element)), ",\"a_major\":\"",
+      MajorName(p.a_major, "m"), "\",\"b_major\":\"", MajorName(p.b_major, "n"),
+      "\",\"lda\":", p.lda, ",\"ldb\":", p.ldb, ",\"ldc\":", p.ldc,
+      ",\"ldd\":", p.ldd, ",\"stride_a\":", p.stride_a,
       ",\"stride_b\":", p.stride_b, ",\"stride_c\":", p.stride_c,
       ",\"stride_d\":", p.stride_d, ",\"stride_bias\":", p.stride_bias,
       ",\"alpha\":", absl::StrFormat("%.9g", p.alpha),
       ",\"beta\":", absl::StrFormat("%.9g", p.beta), ",\"bias\":\"",
       BiasName(p.bias), "\",\"bias_dtype\":", type(p.bias_type),
-      ",\"activation\":", compile::JsonString(gen::ActivationName(p.activation)),
-      "}");
+      ",\"activation\":",
+      compile::JsonString(gen::ActivationName(p.activation)), "}");
 }
 
 // What the json view adds for a GEMM: what was planned and how it
@@ -316,9 +324,11 @@ absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
   options.config = config;
   absl::StatusOr<gemm::Gemm> gemm = gemm::Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<gemm::CublasComparison> compared = gemm::CompareWithCublas(*gemm);
+  absl::StatusOr<gemm::CublasComparison> compared =
+      gemm::CompareWithCublas(*gemm);
   if (!compared.ok()) return compared.status();
-  const double ours = compared->milliseconds, theirs = compared->cublas_milliseconds;
+  const double ours = compared->milliseconds,
+               theirs = compared->cublas_milliseconds;
   const std::string report = absl::StrFormat(
       "config: %s\nkernel: %s\nrelative error vs cuBLAS: %.2e (bound %.0e)\n"
       "ptxgen: %.4f ms, %.0f TFLOP/s\ncuBLAS: %.4f ms, %.0f TFLOP/s\n"
@@ -334,7 +344,8 @@ absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
 }
 
 absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
-  if (absl::Status alone = RefuseConflictingFlags(flags); !alone.ok()) return alone;
+  if (absl::Status alone = RefuseConflictingFlags(flags); !alone.ok())
+    return alone;
   absl::StatusOr<gemm::GemmProblem> problem = ParseProblem(flags);
   if (!problem.ok()) return problem.status();
   absl::StatusOr<int> given_sms = GivenSmCount(flags);
@@ -363,10 +374,12 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
     return valid;
   }
   const gemm::GemmTarget target = PlanningTarget(*given_sms);
-  absl::StatusOr<gemm::GemmOptions> options = OptionsFromFlags(flags, *problem, target);
+  absl::StatusOr<gemm::GemmOptions> options =
+      OptionsFromFlags(flags, *problem, target);
   if (!options.ok()) return options.status();
   // What running would refuse, a view refuses too: both are this plan.
-  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(*problem, target, *options);
+  absl::StatusOr<gemm::GemmPlan> plan =
+      gemm::PlanGemm(*problem, target, *options);
   if (!plan.ok()) return plan.status();
   if (flags.Has("run")) return RunOnGpu(*problem, plan->config);
   std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(plan->config).c_str());
@@ -382,7 +395,8 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
 // `ptxgen precompile --problems`.
 std::vector<cli::Flag> ProblemFlags() {
   // Output and bias types: those a GEMM form takes (gen::ValidateGemmForm).
-  const std::vector<cli::Choice> output_types = {{"f16", ""}, {"bf16", ""}, {"f32", ""}};
+  const std::vector<cli::Choice> output_types = {
+      {"f16", ""}, {"bf16", ""}, {"f32", ""}};
   cli::Flag alpha = cli::TextFlag(
       "alpha", "X",
       "Scales A * B: a finite float (e.g. 0.5, -2, 1e-3; absl::SimpleAtof's "
@@ -399,9 +413,11 @@ std::vector<cli::Flag> ProblemFlags() {
       cli::Required(cli::IntegerFlag("n", "N", "Columns of B and D.", "")),
       cli::Required(cli::IntegerFlag(
           "k", "N",
-          "The shared dimension (packed K-major operands: a multiple of 8).", "")),
-      cli::ScalarTypeFlag("dtype", "The type of A and B, and of C and D unless "
-                                   "--out-dtype.",
+          "The shared dimension (packed K-major operands: a multiple of 8).",
+          "")),
+      cli::ScalarTypeFlag("dtype",
+                          "The type of A and B, and of C and D unless "
+                          "--out-dtype.",
                           "f16", gen::IsGemmElement),
       cli::ChoiceFlag("a-major", "k|m",
                       {{"k", "A stored [m,k]: rows of k elements (K-major)"},
@@ -411,10 +427,11 @@ std::vector<cli::Flag> ProblemFlags() {
                       {{"k", "B stored [n,k]: D = A * B^T (K-major)"},
                        {"n", "B stored [k,n]: D = A * B (MN-major)"}},
                       "How B is stored.", "k"),
-      cli::IntegerFlag("lda", "N",
-                       "Elements between consecutive rows of A as stored; at "
-                       "least a row, every row on a 16-byte boundary. 0: packed.",
-                       "0"),
+      cli::IntegerFlag(
+          "lda", "N",
+          "Elements between consecutive rows of A as stored; at "
+          "least a row, every row on a 16-byte boundary. 0: packed.",
+          "0"),
       cli::IntegerFlag("ldb", "N",
                        "Elements between consecutive rows of B as stored, as "
                        "for --lda. 0: packed.",
@@ -434,14 +451,17 @@ std::vector<cli::Flag> ProblemFlags() {
                        "1"),
       alpha,
       beta,
-      cli::ChoiceFlag("bias", "none|m|n",
-                      {{"none", "no bias"},
-                       {"m", "a vector of m values: bias[i] added to row i of D"},
-                       {"n", "a vector of n values: bias[j] added to column j "
-                             "of D"}},
-                      "A bias added before the activation.", "none"),
+      cli::ChoiceFlag(
+          "bias", "none|m|n",
+          {{"none", "no bias"},
+           {"m", "a vector of m values: bias[i] added to row i of D"},
+           {"n",
+            "a vector of n values: bias[j] added to column j "
+            "of D"}},
+          "A bias added before the activation.", "none"),
       cli::ChoiceFlag("bias-dtype", "TYPE", output_types,
-                      "The bias vector's type; only with --bias=m or n.", "f32"),
+                      "The bias vector's type; only with --bias=m or n.",
+                      "f32"),
       cli::ChoiceFlag("activation", "NAME",
                       {{"none", "D = x"},
                        {"relu", "max(x, 0)"},
@@ -450,7 +470,8 @@ std::vector<cli::Flag> ProblemFlags() {
                         "0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), "
                         "cuBLASLt's GELU"},
                        {"silu", "x * sigmoid(x)"}},
-                      "Applied to x = alpha * A * B + beta * C + bias.", "none"),
+                      "Applied to x = alpha * A * B + beta * C + bias.",
+                      "none"),
       cli::ChoiceFlag("out-dtype", "TYPE", output_types,
                       "The type of D (and C). Default: the --dtype.", ""),
   };
@@ -461,10 +482,12 @@ std::vector<cli::Flag> ProblemFlags() {
 // The problems of a --problems file: a line each, written as `ptxgen
 // gemm`'s problem flags ("--m=16 --n=4096 --k=4096 --bias=n"); blank lines
 // and lines starting with # are skipped. An error names the file and line.
-absl::StatusOr<std::vector<gemm::GemmProblem>> ProblemsOfFile(const std::string& path) {
+absl::StatusOr<std::vector<gemm::GemmProblem>> ProblemsOfFile(
+    const std::string& path) {
   std::ifstream file(path);
   if (!file) {
-    return cli::UsageError(absl::StrCat("--problems=", path, ": cannot be read"));
+    return cli::UsageError(
+        absl::StrCat("--problems=", path, ": cannot be read"));
   }
   const std::vector<cli::Flag> table = ProblemFlags();
   std::vector<gemm::GemmProblem> problems;
@@ -472,17 +495,22 @@ absl::StatusOr<std::vector<gemm::GemmProblem>> ProblemsOfFile(const std::string&
   for (int number = 1; std::getline(file, line); ++number) {
     const absl::string_view text = absl::StripAsciiWhitespace(line);
     if (text.empty() || text[0] == '#') continue;
-    const std::vector<std::string> args = absl::StrSplit(text, ' ', absl::SkipEmpty());
-    absl::StatusOr<cli::ParsedFlags> flags = cli::ParsedFlags::Parse(table, args);
+    const std::vector<std::string> args =
+        absl::StrSplit(text, ' ', absl::SkipEmpty());
+    absl::StatusOr<cli::ParsedFlags> flags =
+        cli::ParsedFlags::Parse(table, args);
     absl::StatusOr<gemm::GemmProblem> problem =
-        flags.ok() ? ParseProblem(*flags) : absl::StatusOr<gemm::GemmProblem>(flags.status());
+        flags.ok() ? ParseProblem(*flags)
+                   : absl::StatusOr<gemm::GemmProblem>(flags.status());
     if (!problem.ok()) {
-      return cli::UsageError(absl::StrCat(path, ":", number, ": ", problem.status().message()));
+      return cli::UsageError(
+          absl::StrCat(path, ":", number, ": ", problem.status().message()));
     }
     problems.push_back(*problem);
   }
   if (problems.empty()) {
-    return cli::UsageError(absl::StrCat("--problems=", path, " names no problem"));
+    return cli::UsageError(
+        absl::StrCat("--problems=", path, " names no problem"));
   }
   return problems;
 }
@@ -497,18 +525,21 @@ absl::StatusOr<std::vector<gemm::GemmProblem>> PrecompileProblems(
   if (flags.Has("problems")) {
     if (flags.Has("dtype")) {
       return cli::UsageError(
-          "--dtype applies to --shapes; a --problems line gives its own --dtype");
+          "--dtype applies to --shapes; a --problems line gives its own "
+          "--dtype");
     }
     return ProblemsOfFile(flags.Text("problems"));
   }
-  absl::StatusOr<ptx::ScalarType> element = cli::ScalarTypeValue(flags, "dtype");
+  absl::StatusOr<ptx::ScalarType> element =
+      cli::ScalarTypeValue(flags, "dtype");
   if (!element.ok()) return element.status();
   std::vector<gemm::GemmProblem> problems;
   for (absl::string_view shape : absl::StrSplit(flags.Text("shapes"), ',')) {
-    absl::StatusOr<std::array<int64_t, 3>> dimensions = gen::ParseDimensions(shape);
+    absl::StatusOr<std::array<int64_t, 3>> dimensions =
+        gen::ParseDimensions(shape);
     if (!dimensions.ok()) {
-      return cli::UsageError(absl::StrCat("--shapes: '", shape, "': ",
-                                          dimensions.status().message(),
+      return cli::UsageError(absl::StrCat("--shapes: '", shape,
+                                          "': ", dimensions.status().message(),
                                           " (write MxNxK,MxNxK,...)"));
     }
     gemm::GemmProblem problem;
@@ -535,7 +566,8 @@ absl::StatusOr<std::string> BundleFolder(const cli::ParsedFlags& flags) {
 
 // One line per kernel: what it is for, its name, and whether it was
 // compiled or found.
-std::string KernelLine(absl::string_view what, const compile::CompiledModule& module) {
+std::string KernelLine(absl::string_view what,
+                       const compile::CompiledModule& module) {
   return absl::StrFormat("%s  %s  %s (%.0f ms)\n", what, module.name,
                          module.source == compile::CacheSource::kCompiled
                              ? "compiled"
@@ -547,8 +579,8 @@ std::string KernelLine(absl::string_view what, const compile::CompiledModule& mo
 // written) fails the command.
 absl::Status CheckStored(const compile::CompiledModule& module, bool bundle) {
   if (!bundle || module.cache_warnings.empty()) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("precompile: ", module.name,
-                                             ": ", module.cache_warnings.front()));
+  return absl::UnavailableError(absl::StrCat("precompile: ", module.name, ": ",
+                                             module.cache_warnings.front()));
 }
 
 // The kernels one problem needs: its GEMM kernel, and split-K's reduce
@@ -564,12 +596,15 @@ absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
   }
   gemm::GemmOptions options;
   options.cache = &cache;
-  absl::StatusOr<gemm::GemmPlan> plan = gemm::PlanGemm(problem, target, options);
+  absl::StatusOr<gemm::GemmPlan> plan =
+      gemm::PlanGemm(problem, target, options);
   if (!plan.ok()) {
-    return absl::Status(plan.status().code(), absl::StrCat("precompile ", shape, ": ",
-                                                           plan.status().message()));
+    return absl::Status(
+        plan.status().code(),
+        absl::StrCat("precompile ", shape, ": ", plan.status().message()));
   }
-  if (absl::Status stored = CheckStored(*plan->compiled, bundle); !stored.ok()) {
+  if (absl::Status stored = CheckStored(*plan->compiled, bundle);
+      !stored.ok()) {
     return stored;
   }
   std::string text = KernelLine(shape, *plan->compiled);
@@ -577,14 +612,18 @@ absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
   absl::StatusOr<std::string> reduce = gen::SplitKReduceSource(problem.element);
   if (!reduce.ok()) return reduce.status();
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
-      cache.GetOrCompile(gen::SplitKReduceKernelName(problem.element), *reduce, {});
+      cache.GetOrCompile(gen::SplitKReduceKernelName(problem.element), *reduce,
+                         {});
   if (!compiled.ok()) return compiled.status();
-  if (absl::Status stored = CheckStored(**compiled, bundle); !stored.ok()) return stored;
-  return absl::StrCat(text, KernelLine(absl::StrCat(shape, " split-K"), **compiled));
+  if (absl::Status stored = CheckStored(**compiled, bundle); !stored.ok())
+    return stored;
+  return absl::StrCat(text,
+                      KernelLine(absl::StrCat(shape, " split-K"), **compiled));
 }
 
 absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
-  absl::StatusOr<std::vector<gemm::GemmProblem>> problems = PrecompileProblems(flags);
+  absl::StatusOr<std::vector<gemm::GemmProblem>> problems =
+      PrecompileProblems(flags);
   if (!problems.ok()) return problems.status();
   absl::StatusOr<int> given_sms = GivenSmCount(flags);
   if (!given_sms.ok()) return given_sms.status();
@@ -596,9 +635,11 @@ absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
   // other folder is asked.
   std::unique_ptr<compile::KernelCache> bundle;
   if (!out->empty()) {
-    bundle = std::make_unique<compile::KernelCache>(compile::CacheConfig{true, *out});
+    bundle = std::make_unique<compile::KernelCache>(
+        compile::CacheConfig{true, *out});
   }
-  compile::KernelCache& cache = bundle ? *bundle : compile::KernelCache::Default();
+  compile::KernelCache& cache =
+      bundle ? *bundle : compile::KernelCache::Default();
   std::string text;
   for (const gemm::GemmProblem& problem : *problems) {
     absl::StatusOr<std::string> lines =
@@ -624,11 +665,13 @@ cli::Subcommand PrecompileSubcommand() {
       "# starts a comment), for a device of --sms SMs as 'ptxgen gemm' and\n"
       "Gemm::Prepare would, and compiles the\n"
       "kernels the plan needs (split-K's reduce kernel too) into --out, else\n"
-      "into the kernel cache. Prints one line per kernel: compiled, or already\n"
+      "into the kernel cache. Prints one line per kernel: compiled, or "
+      "already\n"
       "there. A folder made with --out serves as a read-only cache folder:\n"
       "  ptxgen precompile --shapes=8192x8192x8192 --out=/opt/app/kernels\n"
       "  PTXGEN_CACHE_PATH=/opt/app/kernels ./app\n"
-      "It must then pass the cache's trust rule where it is read: owned by the\n"
+      "It must then pass the cache's trust rule where it is read: owned by "
+      "the\n"
       "user who runs the application (or root), writable by nobody else; so\n"
       "are its entries. A kernel the plan for another SM count or another\n"
       "ptxgen or NVRTC version needs is not in it: the key names them all.";
@@ -638,8 +681,8 @@ cli::Subcommand PrecompileSubcommand() {
       cli::TextFlag("problems", "FILE",
                     "Problems a line each, as 'ptxgen gemm' flags, e.g. "
                     "\"--m=16 --n=4096 --k=4096 --bias=n --activation=gelu\"."),
-      cli::ScalarTypeFlag("dtype", "The type of A, B and D (--shapes only).", "f16",
-                          gen::IsGemmElement),
+      cli::ScalarTypeFlag("dtype", "The type of A, B and D (--shapes only).",
+                          "f16", gen::IsGemmElement),
       cli::IntegerFlag("sms", "N",
                        absl::StrCat("The SMs of the device to plan for (1..",
                                     gemm::kMaxGemmTargetSms, ")."),
@@ -680,8 +723,10 @@ cli::Subcommand GemmSubcommand() {
       "\n"
       "The same in cuBLAS, which is column-major: a row-major [r,c] matrix is\n"
       "a column-major c x r one with the same leading dimension, so cuBLAS\n"
-      "computes D^T (n x m) = op(B) * op(A), with m and n and A and B swapped:\n"
-      "  cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,\n"
+      "computes D^T (n x m) = op(B) * op(A), with m and n and A and B "
+      "swapped:\n"
+      "  cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, "
+      "lda,\n"
       "               &beta, C, ldc)   (types left out; CUBLAS_COMPUTE_32F)\n"
       "  A stored            B stored            transa        transb\n"
       "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n"
@@ -700,31 +745,35 @@ cli::Subcommand GemmSubcommand() {
       "has no cuBLASLt epilogue.";
   command.flags = ProblemFlags();
   for (cli::Flag flag : std::vector<cli::Flag>{
-      cli::IntegerFlag("sms", "N",
-                       absl::StrCat("Plan for a device with N SMs (1..",
-                                    gemm::kMaxGemmTargetSms,
-                                    "), the heuristic's choice and the "
-                                    "persistent grid, instead of asking GPU 0 "
-                                    "or, without a GPU, assuming ",
-                                    gemm::GemmTarget::H200().sm_count,
-                                    ". With --run the kernel still runs on "
-                                    "GPU 0."),
-                       ""),
-      cli::ChoiceFlag("schedule", "NAME",
-                      {{"auto", "the heuristic's warp-specialized choice"},
-                       {"v1", "the seed: one warpgroup, one stage"}},
-                      "Which schedule family.", "auto"),
-      cli::TextFlag("block", "MxNxK", "The tile, e.g. 128x128x64."),
-      cli::TextFlag("config", "NAME",
-                    "A full configuration name, e.g. \"ws 128x256x64 s3 c2 w1 m1 "
-                    "tma g16 persistent\"; not with --schedule, --block or "
-                    "--autotune."),
-      cli::SwitchFlag("autotune",
-                      "Time the schedule's candidates on the GPU and use the "
-                      "fastest (remembered in the cache folder); not with --block."),
-      cli::SwitchFlag("run", "Run on the GPU, check against cuBLAS, time both; "
-                             "the plain problem only; not with --emit."),
-      cli::EmitFlag(cli::CompiledViews(), "cuda"),
+           cli::IntegerFlag(
+               "sms", "N",
+               absl::StrCat("Plan for a device with N SMs (1..",
+                            gemm::kMaxGemmTargetSms,
+                            "), the heuristic's choice and the "
+                            "persistent grid, instead of asking GPU 0 "
+                            "or, without a GPU, assuming ",
+                            gemm::GemmTarget::H200().sm_count,
+                            ". With --run the kernel still runs on "
+                            "GPU 0."),
+               ""),
+           cli::ChoiceFlag("schedule", "NAME",
+                           {{"auto", "the heuristic's warp-specialized choice"},
+                            {"v1", "the seed: one warpgroup, one stage"}},
+                           "Which schedule family.", "auto"),
+           cli::TextFlag("block", "MxNxK", "The tile, e.g. 128x128x64."),
+           cli::TextFlag(
+               "config", "NAME",
+               "A full configuration name, e.g. \"ws 128x256x64 s3 c2 w1 m1 "
+               "tma g16 persistent\"; not with --schedule, --block or "
+               "--autotune."),
+           cli::SwitchFlag(
+               "autotune",
+               "Time the schedule's candidates on the GPU and use the "
+               "fastest (remembered in the cache folder); not with --block."),
+           cli::SwitchFlag("run",
+                           "Run on the GPU, check against cuBLAS, time both; "
+                           "the plain problem only; not with --emit."),
+           cli::EmitFlag(cli::CompiledViews(), "cuda"),
        }) {
     command.flags.push_back(std::move(flag));
   }
@@ -733,7 +782,7 @@ cli::Subcommand GemmSubcommand() {
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --schedule=v1 --block=128x128x64",
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --emit=ptx",
       "ptxgen gemm --m=1000 --n=999 --k=136 --emit=json",
-      "ptxgen gemm --m=4096 --n=4096 --k=4096 --b-major=n --bias=n --activation=gelu",
+      "ptxgen gemm --m=4096 --n=4096 --k=4096 --bias=n --activation=gelu",
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --out-dtype=f32 --emit=resources",
       "ptxgen gemm --m=2048 --n=1024 --k=512 --a-major=m --beta=0.5 --ldc=1032",
       "ptxgen gemm --m=256 --n=512 --k=64 --batch=3 --lda=72 --sms=66",

@@ -21,7 +21,9 @@ ptx::Statement ArriveClusterRelaxed() {
   return ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed);
 }
 
-ptx::Statement WaitCta() { return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCta); }
+ptx::Statement WaitCta() {
+  return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCta);
+}
 
 ptx::Statement WaitCluster() {
   return ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster);

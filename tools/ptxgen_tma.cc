@@ -75,11 +75,11 @@ cli::Subcommand TmaSubcommand() {
       "addresses), cta_mask (multicast), cache_policy (cache hint).";
   command.flags = {
       cli::OperationFlag(operations),
-      cli::IntegerFlag("rank", "N",
-                       absl::StrCat("Dimensions of the tensor box (",
-                                    ptx::kMinTensorRank, "..", ptx::kMaxTensorRank,
-                                    ")."),
-                       "2"),
+      cli::IntegerFlag(
+          "rank", "N",
+          absl::StrCat("Dimensions of the tensor box (", ptx::kMinTensorRank,
+                       "..", ptx::kMaxTensorRank, ")."),
+          "2"),
       cli::SwitchFlag("multicast",
                       "Also writes the box into the cluster's CTAs named by "
                       "cta_mask."),

@@ -111,11 +111,12 @@ cli::Subcommand WarpSubcommand() {
       cli::OperationFlag(operations),
       cli::SwitchFlag("inc", "setmaxnreg.inc: claim registers."),
       cli::SwitchFlag("dec", "setmaxnreg.dec: give registers back."),
-      cli::IntegerFlag("count", "N",
-                       absl::StrCat("The per-thread register count (multiples "
-                                    "of 8 in ", ptx::kMinMaxNReg, "..",
-                                    ptx::kMaxMaxNReg, ")."),
-                       ""),
+      cli::IntegerFlag(
+          "count", "N",
+          absl::StrCat("The per-thread register count (multiples "
+                       "of 8 in ",
+                       ptx::kMinMaxNReg, "..", ptx::kMaxMaxNReg, ")."),
+          ""),
       cli::SwitchFlag("relaxed", "A relaxed cluster arrive."),
       cli::IntegerFlag("matrices", "1|2|4",
                        "8x8 matrices per stmatrix instruction.", "4"),

@@ -185,10 +185,10 @@ cli::Subcommand WgmmaWaitSubcommand() {
   command.summary =
       "wgmma.wait_group N: waits until at most N wgmma groups "
       "are pending";
-  command.description =
-      absl::StrCat("Prints wgmma.wait_group.sync.aligned N. N is 0..",
-                   ptx::kMaxWgmmaPendingGroups,
-                   "; 0 waits for every\ngroup, so the accumulators may be read.");
+  command.description = absl::StrCat(
+      "Prints wgmma.wait_group.sync.aligned N. N is 0..",
+      ptx::kMaxWgmmaPendingGroups,
+      "; 0 waits for every\ngroup, so the accumulators may be read.");
   command.flags = {
       cli::IntegerFlag("pending", "N",
                        absl::StrCat("Groups that may stay pending (0..",

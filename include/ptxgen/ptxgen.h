@@ -109,8 +109,7 @@ typedef PTXGEN_ENUM(ptxgenBias_t){
 
 /* The activation applied in f32 before D is rounded. */
 typedef PTXGEN_ENUM(ptxgenActivation_t){
-    PTXGEN_ACTIVATION_NONE = 0,
-    PTXGEN_ACTIVATION_RELU = 1,
+    PTXGEN_ACTIVATION_NONE = 0,      PTXGEN_ACTIVATION_RELU = 1,
     PTXGEN_ACTIVATION_GELU = 2,      /* erf form: 0.5 v (1 + erf(v / sqrt 2)) */
     PTXGEN_ACTIVATION_GELU_TANH = 3, /* tanh form (cuBLASLt's GELU) */
     PTXGEN_ACTIVATION_SILU = 4,      /* v / (1 + exp(-v)) */
@@ -122,9 +121,9 @@ typedef PTXGEN_ENUM(ptxgenActivation_t){
  * (batch = 0 is refused).
  */
 typedef struct ptxgenGemmProblem_t {
-  int64_t m, n, k;                /* each 1..2^31-1 */
-  ptxgenDataType_t input_type;    /* A and B: F16 or BF16 */
-  ptxgenDataType_t output_type;   /* C and D: F16, BF16 or F32 */
+  int64_t m, n, k;              /* each 1..2^31-1 */
+  ptxgenDataType_t input_type;  /* A and B: F16 or BF16 */
+  ptxgenDataType_t output_type; /* C and D: F16, BF16 or F32 */
   ptxgenMajor_t a_major, b_major;
   /* Elements between consecutive rows of each matrix as stored; 0: packed
      (the stored row's length). A's and B's rows must start on 16 bytes
@@ -160,10 +159,10 @@ typedef struct ptxgenKernelInfo_t {
   /* The configuration, as ptxgen's command line takes it:
      "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent". */
   const char* config_name;
-  const char* form_name;   /* what it computes: "f16.kk->f16+bias_n.f32" */
-  const char* source;      /* the CUDA C++ given to NVRTC */
-  const char* ptx;         /* NVRTC's PTX */
-  const void* cubin;       /* ptxas's sm_90a binary, cubin_size bytes */
+  const char* form_name; /* what it computes: "f16.kk->f16+bias_n.f32" */
+  const char* source;    /* the CUDA C++ given to NVRTC */
+  const char* ptx;       /* NVRTC's PTX */
+  const void* cubin;     /* ptxas's sm_90a binary, cubin_size bytes */
   size_t cubin_size;
   /* ptxas's resource usage of the kernel. */
   int registers;
@@ -230,7 +229,8 @@ ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target);
 ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenGemmProblem_t* problem,
                               const ptxgenTarget_t* target, ptxgenPlan_t* plan);
-ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan, ptxgenKernelInfo_t* info);
+ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,
+                                       ptxgenKernelInfo_t* info);
 /* NULL is destroyed as nothing. */
 ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan);
 
@@ -244,7 +244,8 @@ ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan);
 ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
                                  const ptxgenGemmProblem_t* problem,
                                  ptxgenGemm_t* gemm);
-ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm, ptxgenKernelInfo_t* info);
+ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
+                                       ptxgenKernelInfo_t* info);
 /*
  * Computes D on `stream` (asynchronously) from device pointers, each
  * 16-byte aligned: c is read only when beta != 0 (NULL otherwise; it may

@@ -16,7 +16,8 @@ class Reader {
 
   absl::Status Refuse(absl::string_view what) const {
     return absl::InvalidArgumentError(
-        absl::StrCat("JSON: ", what, " at byte ", at_, " (one object of string "
+        absl::StrCat("JSON: ", what, " at byte ", at_,
+                     " (one object of string "
                      "and number fields expected)"));
   }
   void SkipWhitespace() {
@@ -53,7 +54,8 @@ class Reader {
     const size_t start = at_;
     Take('-');
     if (!Digits()) return Refuse("a number without digits");
-    if (Take('.') && !Digits()) return Refuse("a number without digits after '.'");
+    if (Take('.') && !Digits())
+      return Refuse("a number without digits after '.'");
     if (Take('e') || Take('E')) {
       if (!Take('+')) Take('-');
       if (!Digits()) return Refuse("a number without exponent digits");
@@ -64,20 +66,24 @@ class Reader {
  private:
   bool Digits() {
     const size_t start = at_;
-    while (absl::ascii_isdigit(static_cast<unsigned char>(Peek())) && !AtEnd()) ++at_;
+    while (absl::ascii_isdigit(static_cast<unsigned char>(Peek())) && !AtEnd())
+      ++at_;
     return at_ > start;
   }
 
   absl::StatusOr<uint32_t> Hex4() {
-    if (text_.size() - at_ < 4) return Refuse("a \\u escape without 4 hex digits");
+    if (text_.size() - at_ < 4)
+      return Refuse("a \\u escape without 4 hex digits");
     uint32_t value = 0;
     for (int i = 0; i < 4; ++i) {
       const char c = text_[at_++];
       if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
         return Refuse("a \\u escape without 4 hex digits");
       }
-      value = value * 16 + static_cast<uint32_t>(absl::ascii_isdigit(c) ? c - '0'
-                                                 : absl::ascii_tolower(c) - 'a' + 10);
+      value = value * 16 +
+              static_cast<uint32_t>(absl::ascii_isdigit(c)
+                                        ? c - '0'
+                                        : absl::ascii_tolower(c) - 'a' + 10);
     }
     return value;
   }
@@ -85,25 +91,29 @@ class Reader {
   absl::Status Escape(std::string& value) {
     if (AtEnd()) return Refuse("a string ending in '\\'");
     const char c = text_[at_++];
-    constexpr std::pair<char, char> kSimple[] = {{'"', '"'}, {'\\', '\\'}, {'/', '/'},
-                                                 {'b', '\b'}, {'f', '\f'}, {'n', '\n'},
-                                                 {'r', '\r'}, {'t', '\t'}};
+    constexpr std::pair<char, char> kSimple[] = {
+        {'"', '"'},  {'\\', '\\'}, {'/', '/'},  {'b', '\b'},
+        {'f', '\f'}, {'n', '\n'},  {'r', '\r'}, {'t', '\t'}};
     for (const auto& [escape, meaning] : kSimple) {
       if (c == escape) {
         value.push_back(meaning);
         return absl::OkStatus();
       }
     }
-    if (c != 'u') return Refuse(absl::StrCat("an unknown escape '\\", std::string(1, c), "'"));
+    if (c != 'u')
+      return Refuse(
+          absl::StrCat("an unknown escape '\\", std::string(1, c), "'"));
     absl::StatusOr<uint32_t> unit = Hex4();
     if (!unit.ok()) return unit.status();
     uint32_t code = *unit;
     if (code >= 0xDC00 && code <= 0xDFFF) return Refuse("a lone low surrogate");
     if (code >= 0xD800 && code <= 0xDBFF) {
-      if (!Take('\\') || !Take('u')) return Refuse("a high surrogate without its pair");
+      if (!Take('\\') || !Take('u'))
+        return Refuse("a high surrogate without its pair");
       absl::StatusOr<uint32_t> low = Hex4();
       if (!low.ok()) return low.status();
-      if (*low < 0xDC00 || *low > 0xDFFF) return Refuse("a high surrogate without its pair");
+      if (*low < 0xDC00 || *low > 0xDFFF)
+        return Refuse("a high surrogate without its pair");
       code = 0x10000 + ((code - 0xD800) << 10) + (*low - 0xDC00);
     }
     AppendUtf8(code, value);
@@ -150,15 +160,18 @@ absl::StatusOr<std::map<std::string, std::string>> ParseFlatJsonObject(
       if (!reader.Take(':')) return reader.Refuse("no ':' after a key");
       reader.SkipWhitespace();
       const char next = reader.Peek();
-      if (next == '{' || next == '[') return reader.Refuse("a nested object or array");
-      absl::StatusOr<std::string> value = next == '"' ? reader.String() : reader.Number();
+      if (next == '{' || next == '[')
+        return reader.Refuse("a nested object or array");
+      absl::StatusOr<std::string> value =
+          next == '"' ? reader.String() : reader.Number();
       if (!value.ok()) return value.status();
       if (!fields.emplace(*std::move(key), *std::move(value)).second) {
         return reader.Refuse("a key given twice");
       }
       reader.SkipWhitespace();
       if (reader.Take('}')) break;
-      if (!reader.Take(',')) return reader.Refuse("no ',' or '}' after a field");
+      if (!reader.Take(','))
+        return reader.Refuse("no ',' or '}' after a field");
     }
   }
   reader.SkipWhitespace();

@@ -42,14 +42,15 @@ Logger& TheLogger() {
 
 // One write per line, so that lines of several threads do not interleave.
 void WriteToStderr(LogLevel level, absl::string_view message) {
-  const std::string line =
-      absl::StrCat("ptxgen: ", LogLevelName(level), ": ", Printable(message), "\n");
+  const std::string line = absl::StrCat("ptxgen: ", LogLevelName(level), ": ",
+                                        Printable(message), "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 
 bool Passes(const Logger& logger, LogLevel level) {
-  return static_cast<int>(level) <= logger.level.load(std::memory_order_relaxed);
+  return static_cast<int>(level) <=
+         logger.level.load(std::memory_order_relaxed);
 }
 
 void DeliverToSink(Logger& logger, LogLevel level, absl::string_view message) {
@@ -122,7 +123,8 @@ void SetLogLevel(LogLevel level) {
 }
 
 LogLevel CurrentLogLevel() {
-  return static_cast<LogLevel>(TheLogger().level.load(std::memory_order_relaxed));
+  return static_cast<LogLevel>(
+      TheLogger().level.load(std::memory_order_relaxed));
 }
 
 bool LogEnabled(LogLevel level) { return Passes(TheLogger(), level); }

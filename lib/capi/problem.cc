@@ -52,35 +52,41 @@ constexpr Enumeration<ptxgenBias_t, gemm::BiasAlong, 3> kBiases{
 
 constexpr Enumeration<ptxgenActivation_t, gemm::Activation, 5> kActivations{
     "ptxgenActivation_t",
-    {{{PTXGEN_ACTIVATION_NONE, "PTXGEN_ACTIVATION_NONE", gemm::Activation::kNone},
-      {PTXGEN_ACTIVATION_RELU, "PTXGEN_ACTIVATION_RELU", gemm::Activation::kRelu},
-      {PTXGEN_ACTIVATION_GELU, "PTXGEN_ACTIVATION_GELU", gemm::Activation::kGelu},
+    {{{PTXGEN_ACTIVATION_NONE, "PTXGEN_ACTIVATION_NONE",
+       gemm::Activation::kNone},
+      {PTXGEN_ACTIVATION_RELU, "PTXGEN_ACTIVATION_RELU",
+       gemm::Activation::kRelu},
+      {PTXGEN_ACTIVATION_GELU, "PTXGEN_ACTIVATION_GELU",
+       gemm::Activation::kGelu},
       {PTXGEN_ACTIVATION_GELU_TANH, "PTXGEN_ACTIVATION_GELU_TANH",
        gemm::Activation::kGeluTanh},
-      {PTXGEN_ACTIVATION_SILU, "PTXGEN_ACTIVATION_SILU", gemm::Activation::kSilu}}}};
+      {PTXGEN_ACTIVATION_SILU, "PTXGEN_ACTIVATION_SILU",
+       gemm::Activation::kSilu}}}};
 
 // `field`'s value, refused when it is none of the enumeration's:
 // "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t
 // (PTXGEN_ACTIVATION_NONE=0, ...)".
 template <typename C, typename Value, size_t N>
-absl::Status Read(const char* field, C stored, const Enumeration<C, Value, N>& enumeration,
-                  Value& value) {
+absl::Status Read(const char* field, C stored,
+                  const Enumeration<C, Value, N>& enumeration, Value& value) {
   std::vector<std::string> legal;
   for (const EnumValue<C, Value>& candidate : enumeration.values) {
     if (candidate.c == stored) {
       value = candidate.value;
       return absl::OkStatus();
     }
-    legal.push_back(absl::StrCat(candidate.name, "=", static_cast<int>(candidate.c)));
+    legal.push_back(
+        absl::StrCat(candidate.name, "=", static_cast<int>(candidate.c)));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "ptxgenGemmProblem_t.", field, ": ", static_cast<int>(stored), " is not a ",
-      enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
+      "ptxgenGemmProblem_t.", field, ": ", static_cast<int>(stored),
+      " is not a ", enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
 }
 
 }  // namespace
 
-absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem) {
+absl::StatusOr<gemm::GemmProblem> ProblemOf(
+    const ptxgenGemmProblem_t& problem) {
   gemm::GemmProblem p;
   p.m = problem.m;
   p.n = problem.n;
@@ -117,7 +123,8 @@ gemm::GemmTarget TargetOf(const ptxgenTarget_t* target) {
   gemm::GemmTarget converted = gemm::GemmTarget::H200();
   if (target == nullptr) return converted;
   converted.sm_count = target->sm_count;
-  converted.max_shared_bytes_per_block_optin = target->max_shared_bytes_per_block_optin;
+  converted.max_shared_bytes_per_block_optin =
+      target->max_shared_bytes_per_block_optin;
   return converted;
 }
 

@@ -67,7 +67,8 @@ namespace {
 void SetMessage(ptxgenHandle_t handle, absl::string_view function,
                 absl::string_view message) {
   try {
-    std::string text = function.empty() ? "" : absl::StrCat(function, ": ", message);
+    std::string text =
+        function.empty() ? "" : absl::StrCat(function, ": ", message);
     absl::MutexLock lock(&handle->mutex);
     handle->messages[std::this_thread::get_id()] = std::move(text);
   } catch (...) {
@@ -93,7 +94,8 @@ ptxgenStatus_t FailNull(ptxgenHandle_t handle, absl::string_view function,
 
 ptxgenStatus_t FailWith(ptxgenHandle_t handle, absl::string_view function,
                         const absl::Status& status, Step step) {
-  return Fail(handle, StatusOf(status.code(), step), function, status.message());
+  return Fail(handle, StatusOf(status.code(), step), function,
+              status.message());
 }
 
 // Runs an entry point's body: no exception leaves the library.
@@ -103,7 +105,8 @@ ptxgenStatus_t Guarded(ptxgenHandle_t handle, absl::string_view function,
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return Fail(handle, PTXGEN_STATUS_ALLOC_FAILED, function, "out of host memory");
+    return Fail(handle, PTXGEN_STATUS_ALLOC_FAILED, function,
+                "out of host memory");
   } catch (...) {
     return Fail(handle, PTXGEN_STATUS_INTERNAL_ERROR, function,
                 "an unexpected C++ exception");
@@ -111,7 +114,8 @@ ptxgenStatus_t Guarded(ptxgenHandle_t handle, absl::string_view function,
 }
 
 // The problem, its enumerations and rules checked (ValidateProblem).
-absl::StatusOr<gemm::GemmProblem> ValidProblem(const ptxgenGemmProblem_t& problem) {
+absl::StatusOr<gemm::GemmProblem> ValidProblem(
+    const ptxgenGemmProblem_t& problem) {
   absl::StatusOr<gemm::GemmProblem> converted = ProblemOf(problem);
   if (!converted.ok()) return converted;
   if (absl::Status valid = gemm::ValidateProblem(*converted); !valid.ok()) {
@@ -134,19 +138,22 @@ absl::StatusOr<runtime::DeviceProperties> DeviceToPrepareOn() {
 ptxgenStatus_t CheckDevice(ptxgenHandle_t handle, absl::string_view function) {
   absl::StatusOr<int> count = runtime::DeviceCount();
   if (!count.ok()) {
-    return Fail(handle, PTXGEN_STATUS_NO_DEVICE, function, count.status().message());
+    return Fail(handle, PTXGEN_STATUS_NO_DEVICE, function,
+                count.status().message());
   }
   if (*count == 0) {
     return Fail(handle, PTXGEN_STATUS_NO_DEVICE, function,
                 "the CUDA driver sees no device");
   }
   absl::StatusOr<runtime::DeviceProperties> device = DeviceToPrepareOn();
-  if (!device.ok()) return FailWith(handle, function, device.status(), Step::kPrepare);
+  if (!device.ok())
+    return FailWith(handle, function, device.status(), Step::kPrepare);
   absl::StatusOr<gemm::GemmTarget> target = gemm::GemmTargetOf(*device);
   if (!target.ok()) {
     return Fail(handle,
-                absl::IsFailedPrecondition(target.status()) ? PTXGEN_STATUS_ARCH_MISMATCH
-                                                            : PTXGEN_STATUS_NOT_SUPPORTED,
+                absl::IsFailedPrecondition(target.status())
+                    ? PTXGEN_STATUS_ARCH_MISMATCH
+                    : PTXGEN_STATUS_NOT_SUPPORTED,
                 function, target.status().message());
   }
   return PTXGEN_STATUS_SUCCESS;
@@ -219,7 +226,8 @@ const char* ptxgenGetVersionString(void) { return ptxgen::kVersion; }
 ptxgenStatus_t ptxgenCreate(ptxgenHandle_t* handle) {
   if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   *handle = new (std::nothrow) ptxgenHandleImpl;
-  return *handle != nullptr ? PTXGEN_STATUS_SUCCESS : PTXGEN_STATUS_ALLOC_FAILED;
+  return *handle != nullptr ? PTXGEN_STATUS_SUCCESS
+                            : PTXGEN_STATUS_ALLOC_FAILED;
 }
 
 ptxgenStatus_t ptxgenDestroy(ptxgenHandle_t handle) {
@@ -238,7 +246,8 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle) {
 }
 
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
-                                     int64_t n, int64_t k, ptxgenDataType_t type) {
+                                     int64_t n, int64_t k,
+                                     ptxgenDataType_t type) {
   if (problem == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   *problem = ptxgenGemmProblem_t{};
   problem->m = m;
@@ -261,39 +270,50 @@ ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target) {
   if (target == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   const ptxgen::gemm::GemmTarget h200 = ptxgen::gemm::GemmTarget::H200();
   target->sm_count = h200.sm_count;
-  target->max_shared_bytes_per_block_optin = h200.max_shared_bytes_per_block_optin;
+  target->max_shared_bytes_per_block_optin =
+      h200.max_shared_bytes_per_block_optin;
   return PTXGEN_STATUS_SUCCESS;
 }
 
-ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
-                              const ptxgenTarget_t* target, ptxgenPlan_t* plan) {
+ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
+                              const ptxgenGemmProblem_t* problem,
+                              const ptxgenTarget_t* target,
+                              ptxgenPlan_t* plan) {
   if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenPlanGemm";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (plan == nullptr) return FailNull(handle, kFunction, "plan");
     *plan = nullptr;
     if (problem == nullptr) return FailNull(handle, kFunction, "problem");
-    absl::StatusOr<ptxgen::gemm::GemmProblem> valid = ptxgen::capi::ValidProblem(*problem);
+    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ValidProblem(*problem);
     if (!valid.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, valid.status().message());
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  valid.status().message());
     }
     const ptxgen::gemm::GemmTarget converted = ptxgen::capi::TargetOf(target);
-    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted); !usable.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, usable.message());
+    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted);
+        !usable.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  usable.message());
     }
     absl::StatusOr<ptxgen::gemm::GemmPlan> planned =
         ptxgen::gemm::PlanGemm(*valid, converted);
-    if (!planned.ok()) return FailWith(handle, kFunction, planned.status(), Step::kPlan);
-    const ptxgen::capi::KernelNames names = ptxgen::capi::NamesOf(planned->generated);
+    if (!planned.ok())
+      return FailWith(handle, kFunction, planned.status(), Step::kPlan);
+    const ptxgen::capi::KernelNames names =
+        ptxgen::capi::NamesOf(planned->generated);
     *plan = new ptxgenPlanImpl{*std::move(planned), names};
     return Succeed(handle);
   });
 }
 
-ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan, ptxgenKernelInfo_t* info) {
+ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,
+                                       ptxgenKernelInfo_t* info) {
   if (plan == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   const ptxgen::gemm::GemmPlan& planned = plan->plan;
-  *info = ptxgen::capi::InfoOf(planned.generated, *planned.compiled, plan->names);
+  *info =
+      ptxgen::capi::InfoOf(planned.generated, *planned.compiled, plan->names);
   info->grid_x = planned.grid.x;
   info->grid_y = planned.grid.y;
   info->grid_z = planned.grid.z;
@@ -306,7 +326,8 @@ ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan) {
   return PTXGEN_STATUS_SUCCESS;
 }
 
-ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
+ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
+                                 const ptxgenGemmProblem_t* problem,
                                  ptxgenGemm_t* gemm) {
   if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenGemmPrepare";
@@ -314,35 +335,41 @@ ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle, const ptxgenGemmProblem_
     if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
     *gemm = nullptr;
     if (problem == nullptr) return FailNull(handle, kFunction, "problem");
-    absl::StatusOr<ptxgen::gemm::GemmProblem> valid = ptxgen::capi::ValidProblem(*problem);
+    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ValidProblem(*problem);
     if (!valid.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction, valid.status().message());
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  valid.status().message());
     }
     if (ptxgenStatus_t device = ptxgen::capi::CheckDevice(handle, kFunction);
         device != PTXGEN_STATUS_SUCCESS) {
       return device;
     }
-    absl::StatusOr<ptxgen::gemm::Gemm> prepared = ptxgen::gemm::Gemm::Prepare(*valid);
+    absl::StatusOr<ptxgen::gemm::Gemm> prepared =
+        ptxgen::gemm::Gemm::Prepare(*valid);
     if (!prepared.ok()) {
       return FailWith(handle, kFunction, prepared.status(), Step::kPrepare);
     }
-    const ptxgen::capi::KernelNames names = ptxgen::capi::NamesOf(prepared->generated());
+    const ptxgen::capi::KernelNames names =
+        ptxgen::capi::NamesOf(prepared->generated());
     *gemm = new ptxgenGemmImpl{*std::move(prepared), names};
     return Succeed(handle);
   });
 }
 
-ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm, ptxgenKernelInfo_t* info) {
+ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
+                                       ptxgenKernelInfo_t* info) {
   if (gemm == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   // The grid stays 0: a Gemm keeps the one it re-planned with the driver's
   // answer to itself.
-  *info = ptxgen::capi::InfoOf(gemm->gemm.generated(), gemm->gemm.compiled(), gemm->names);
+  *info = ptxgen::capi::InfoOf(gemm->gemm.generated(), gemm->gemm.compiled(),
+                               gemm->names);
   return PTXGEN_STATUS_SUCCESS;
 }
 
-ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm, const void* a,
-                             const void* b, const void* c, void* d, const void* bias,
-                             ptxgenStream_t stream) {
+ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
+                             const void* a, const void* b, const void* c,
+                             void* d, const void* bias, ptxgenStream_t stream) {
   if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenGemmRun";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {

@@ -17,7 +17,8 @@ constexpr std::array<StatusText, 8> kStatuses = {{
      "an argument is invalid: a null pointer, an unknown enumeration value, or "
      "a problem or target that breaks a rule"},
     {PTXGEN_STATUS_NOT_SUPPORTED, "PTXGEN_STATUS_NOT_SUPPORTED",
-     "the problem is valid, but no kernel computes it on this target or device"},
+     "the problem is valid, but no kernel computes it on this target or "
+     "device"},
     {PTXGEN_STATUS_NO_DEVICE, "PTXGEN_STATUS_NO_DEVICE",
      "no CUDA driver or no CUDA device: planning works without one, preparing "
      "and running need one"},
@@ -64,10 +65,12 @@ ptxgenStatus_t StatusOf(absl::StatusCode code, Step step) {
                        code == absl::StatusCode::kUnimplemented;
   switch (step) {
     case Step::kPlan:
-      return refused ? PTXGEN_STATUS_NOT_SUPPORTED : PTXGEN_STATUS_INTERNAL_ERROR;
+      return refused ? PTXGEN_STATUS_NOT_SUPPORTED
+                     : PTXGEN_STATUS_INTERNAL_ERROR;
     case Step::kPrepare:
       // The driver's own failures arrive as kInternal.
-      return refused ? PTXGEN_STATUS_NOT_SUPPORTED : PTXGEN_STATUS_EXECUTION_FAILED;
+      return refused ? PTXGEN_STATUS_NOT_SUPPORTED
+                     : PTXGEN_STATUS_EXECUTION_FAILED;
     case Step::kRun:
       // Null or misaligned pointers, tensor maps the driver would refuse.
       return code == absl::StatusCode::kInvalidArgument ||

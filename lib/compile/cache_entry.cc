@@ -48,7 +48,8 @@ std::string EncodeCacheEntry(const CacheEntry& entry) {
 absl::StatusOr<CacheEntry> DecodeCacheEntry(absl::string_view bytes) {
   // A file cut inside the magic line is truncated; one that disagrees with
   // it is someone else's.
-  if (!absl::StartsWith(kCacheEntryMagic, bytes.substr(0, kCacheEntryMagic.size()))) {
+  if (!absl::StartsWith(kCacheEntryMagic,
+                        bytes.substr(0, kCacheEntryMagic.size()))) {
     return absl::DataLossError(
         "not a ptxgen kernel cache entry (foreign file)");
   }

@@ -68,7 +68,8 @@ CacheFolderContents ContentsOf(const std::string& path, bool writable) {
   CacheFolderContents contents;
   contents.path = path;
   contents.writable = writable;
-  absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(path, /*create=*/false);
+  absl::StatusOr<TrustedFolder> folder =
+      TrustedFolder::Open(path, /*create=*/false);
   absl::StatusOr<std::vector<CacheEntryFile>> entries =
       folder.ok() ? EntryFiles(*folder) : folder.status();
   if (entries.ok()) {
@@ -86,11 +87,13 @@ std::string EntryName(absl::string_view key) {
 }
 
 std::optional<std::string> KeyOfEntryName(absl::string_view file) {
-  if (!absl::ConsumeSuffix(&file, kEntrySuffix) || !IsKey(file)) return std::nullopt;
+  if (!absl::ConsumeSuffix(&file, kEntrySuffix) || !IsKey(file))
+    return std::nullopt;
   return std::string(file);
 }
 
-absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(const TrustedFolder& folder) {
+absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(
+    const TrustedFolder& folder) {
   absl::StatusOr<std::vector<FolderFile>> files = folder.ListFiles();
   if (!files.ok()) return files.status();
   std::vector<CacheEntryFile> entries;
@@ -102,7 +105,8 @@ absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(const TrustedFolder& fold
   // Ties (one clock tick) broken by name, so the order is the same each time.
   std::sort(entries.begin(), entries.end(),
             [](const CacheEntryFile& a, const CacheEntryFile& b) {
-              return std::tie(a.last_use, a.file) < std::tie(b.last_use, b.file);
+              return std::tie(a.last_use, a.file) <
+                     std::tie(b.last_use, b.file);
             });
   return entries;
 }
@@ -125,20 +129,23 @@ std::vector<CacheEntryFile> RemoveLeastRecentlyUsed(const TrustedFolder& folder,
 
 absl::StatusOr<std::vector<CacheFolderContents>> KernelCache::Contents() const {
   if (absl::Status on = CheckDiskOn(config_); !on.ok()) return on;
-  std::vector<CacheFolderContents> folders = {ContentsOf(config_.directory, true)};
+  std::vector<CacheFolderContents> folders = {
+      ContentsOf(config_.directory, true)};
   for (const std::string& path : config_.read_only_directories) {
     folders.push_back(ContentsOf(path, false));
   }
   return folders;
 }
 
-absl::StatusOr<std::string> KernelCache::Verify(const CacheEntryFile& entry) const {
+absl::StatusOr<std::string> KernelCache::Verify(
+    const CacheEntryFile& entry) const {
   const std::optional<std::string> key = KeyOfEntryName(entry.file);
   if (!key) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", entry.file, "' is not named as a cache entry"));
   }
-  absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(entry.folder, false);
+  absl::StatusOr<TrustedFolder> folder =
+      TrustedFolder::Open(entry.folder, false);
   if (!folder.ok()) return folder.status();
   absl::StatusOr<std::string> bytes =
       folder->ReadFile(entry.file, kCacheEntryMagic, kMaxCacheEntryBytes);
@@ -152,7 +159,8 @@ absl::StatusOr<std::string> KernelCache::Verify(const CacheEntryFile& entry) con
   return decoded->name;
 }
 
-absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Prune(int64_t max_bytes) const {
+absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Prune(
+    int64_t max_bytes) const {
   auto writable = WritableEntries(config_);
   if (absl::IsNotFound(writable.status())) return std::vector<CacheEntryFile>();
   if (!writable.ok()) return writable.status();
@@ -162,9 +170,11 @@ absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Prune(int64_t max_bytes
   for (const CacheEntryFile& entry : entries) {
     if (!Verify(entry).ok()) invalid.push_back(entry);
   }
-  std::vector<CacheEntryFile> removed = RemoveEntries(folder, std::move(invalid));
+  std::vector<CacheEntryFile> removed =
+      RemoveEntries(folder, std::move(invalid));
   if (max_bytes > 0) {
-    for (CacheEntryFile& entry : RemoveLeastRecentlyUsed(folder, max_bytes, "")) {
+    for (CacheEntryFile& entry :
+         RemoveLeastRecentlyUsed(folder, max_bytes, "")) {
       removed.push_back(std::move(entry));
     }
   }

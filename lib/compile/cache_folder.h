@@ -24,7 +24,8 @@ std::string EntryName(absl::string_view key);
 std::optional<std::string> KeyOfEntryName(absl::string_view file);
 
 // The entry files of `folder`, least recently used first.
-absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(const TrustedFolder& folder);
+absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(
+    const TrustedFolder& folder);
 
 // Removes the least recently used entries of `folder`, never the one
 // named `keep`, until the rest hold at most `max_bytes`; returns those it

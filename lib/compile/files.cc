@@ -67,17 +67,19 @@ absl::Status CheckName(absl::string_view name) {
 // absolute path for the first one).
 absl::StatusOr<int> OpenCheckedFolder(int parent, const std::string& name,
                                       const std::string& path, int flags) {
-  const int fd = openat(parent, name.c_str(),
-                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+  const int fd =
+      openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
   if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no folder ", path));
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("no folder ", path));
     struct stat link;
     if ((flags & O_NOFOLLOW) != 0 &&
         fstatat(parent, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISLNK(link.st_mode)) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "folder ", path, " is a symbolic link, which ptxgen does not follow "
-          "inside a cache folder"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("folder ", path,
+                       " is a symbolic link, which ptxgen does not follow "
+                       "inside a cache folder"));
     }
     return SystemError("cannot open folder", path);
   }
@@ -105,7 +107,8 @@ absl::Status MakeFolders(const std::string& path) {
     }
     if (creating && mkdir(prefix.c_str(), 0700) != 0) {
       if (errno != EEXIST) return SystemError("cannot create folder", prefix);
-      absl::StatusOr<int> raced = OpenCheckedFolder(AT_FDCWD, prefix, prefix, 0);
+      absl::StatusOr<int> raced =
+          OpenCheckedFolder(AT_FDCWD, prefix, prefix, 0);
       if (!raced.ok()) return raced.status();
       close(*raced);
     }
@@ -119,8 +122,8 @@ absl::StatusOr<std::string> ReadUpTo(int fd, int64_t limit,
   std::string bytes;
   char buffer[1 << 16];
   while (static_cast<int64_t>(bytes.size()) < limit) {
-    const size_t want = static_cast<size_t>(
-        std::min<int64_t>(sizeof(buffer), limit - static_cast<int64_t>(bytes.size())));
+    const size_t want = static_cast<size_t>(std::min<int64_t>(
+        sizeof(buffer), limit - static_cast<int64_t>(bytes.size())));
     const ssize_t got = read(fd, buffer, want);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return SystemError("cannot read", path);
@@ -137,8 +140,9 @@ constexpr absl::string_view kTemporaryMarker = ".tmp.";
 // occupy the name a writer will use.
 std::string TemporaryName(absl::string_view name) {
   thread_local absl::BitGen random;
-  return absl::StrCat(name, kTemporaryMarker,
-                      absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
+  return absl::StrCat(
+      name, kTemporaryMarker,
+      absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
 }
 
 // Draws names until one is free; a clash with a name drawn from 2^64 is a
@@ -148,17 +152,17 @@ absl::StatusOr<std::pair<int, std::string>> CreateTemporary(
   constexpr int kDraws = 8;
   for (int draw = 0; draw < kDraws; ++draw) {
     std::string temporary = TemporaryName(name);
-    const int fd = openat(folder, temporary.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                          0644);
+    const int fd =
+        openat(folder, temporary.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) return std::make_pair(fd, std::move(temporary));
     if (errno != EEXIST) {
       return SystemError("cannot create a temporary file in", folder_path);
     }
   }
-  return absl::UnavailableError(absl::StrCat(
-      "cannot create a temporary file in ", folder_path, ": ", kDraws,
-      " random names were all taken"));
+  return absl::UnavailableError(
+      absl::StrCat("cannot create a temporary file in ", folder_path, ": ",
+                   kDraws, " random names were all taken"));
 }
 
 }  // namespace
@@ -215,11 +219,13 @@ absl::StatusOr<std::string> TrustedFolder::ReadFile(absl::string_view name,
   const int fd = openat(fd_, std::string(name).c_str(),
                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("no file ", path));
     if (errno == ELOOP) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "file ", path, " is a symbolic link, which ptxgen does not follow "
-          "inside a cache folder"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("file ", path,
+                       " is a symbolic link, which ptxgen does not follow "
+                       "inside a cache folder"));
     }
     return SystemError("cannot open", path);
   }
@@ -248,14 +254,15 @@ absl::StatusOr<std::string> TrustedFolder::ReadFile(absl::string_view name,
     }
     if (bytes.ok()) {
       // One byte past the cap tells a file that grew since fstat.
-      absl::StatusOr<std::string> rest =
-          ReadUpTo(fd, max_bytes - static_cast<int64_t>(magic.size()) + 1, path);
+      absl::StatusOr<std::string> rest = ReadUpTo(
+          fd, max_bytes - static_cast<int64_t>(magic.size()) + 1, path);
       if (!rest.ok()) {
         bytes = rest.status();
-      } else if (static_cast<int64_t>(bytes->size() + rest->size()) > max_bytes) {
-        bytes = absl::FailedPreconditionError(absl::StrCat(
-            "file ", path, " grew past the ", max_bytes,
-            " bytes such a file may hold while it was read"));
+      } else if (static_cast<int64_t>(bytes->size() + rest->size()) >
+                 max_bytes) {
+        bytes = absl::FailedPreconditionError(
+            absl::StrCat("file ", path, " grew past the ", max_bytes,
+                         " bytes such a file may hold while it was read"));
       } else {
         bytes->append(*rest);
       }
@@ -265,7 +272,8 @@ absl::StatusOr<std::string> TrustedFolder::ReadFile(absl::string_view name,
   return bytes;
 }
 
-absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path) {
+absl::Status WriteAll(int fd, absl::string_view bytes,
+                      const std::string& path) {
   while (!bytes.empty()) {
     const ssize_t written = write(fd, bytes.data(), bytes.size());
     if (written < 0 && errno == EINTR) continue;
@@ -304,7 +312,7 @@ absl::Status TrustedFolder::WriteFileAtomically(absl::string_view name,
   absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
   if (!temporary.ok()) return temporary.status();
   if (renameat(fd_, temporary->c_str(), fd_, std::string(name).c_str()) != 0) {
-    const absl::Status failed =
+    absl::Status failed =
         SystemError("cannot rename into", absl::StrCat(path_, "/", name));
     unlinkat(fd_, temporary->c_str(), 0);
     return failed;
@@ -337,7 +345,8 @@ absl::Status TrustedFolder::WriteFileOnce(absl::string_view name,
   if (existing.ok() && *existing == bytes) return absl::OkStatus();
   return absl::AlreadyExistsError(absl::StrCat(
       "file ", path, " exists with other content and is not overwritten",
-      existing.ok() ? "" : absl::StrCat(" (", existing.status().message(), ")")));
+      existing.ok() ? ""
+                    : absl::StrCat(" (", existing.status().message(), ")")));
 }
 
 absl::StatusOr<std::vector<FolderFile>> TrustedFolder::ListFiles() const {
@@ -358,9 +367,10 @@ absl::StatusOr<std::vector<FolderFile>> TrustedFolder::ListFiles() const {
         !S_ISREG(info.st_mode)) {
       continue;
     }
-    files.push_back({item->d_name, static_cast<int64_t>(info.st_size),
-                     int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec,
-                     info.st_uid});
+    files.push_back(
+        {item->d_name, static_cast<int64_t>(info.st_size),
+         int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec,
+         info.st_uid});
   }
   closedir(listing);
   return files;
@@ -370,7 +380,8 @@ absl::Status TrustedFolder::RemoveFile(absl::string_view name) const {
   if (absl::Status valid = CheckName(name); !valid.ok()) return valid;
   const std::string path = absl::StrCat(path_, "/", name);
   if (unlinkat(fd_, std::string(name).c_str(), 0) == 0) return absl::OkStatus();
-  if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
+  if (errno == ENOENT)
+    return absl::NotFoundError(absl::StrCat("no file ", path));
   return SystemError("cannot remove", path);
 }
 
@@ -384,7 +395,8 @@ void TrustedFolder::RemoveStaleTemporaries(int64_t min_age_seconds) const {
   if (!files.ok()) return;
   const int64_t now_ns = int64_t{time(nullptr)} * 1000000000;
   for (const FolderFile& file : *files) {
-    if (absl::StrContains(file.name, kTemporaryMarker) && file.owner == geteuid() &&
+    if (absl::StrContains(file.name, kTemporaryMarker) &&
+        file.owner == geteuid() &&
         now_ns - file.modified_ns >= min_age_seconds * 1000000000) {
       unlinkat(fd_, file.name.c_str(), 0);
     }

@@ -30,7 +30,7 @@ namespace {
 std::string FindTool(absl::string_view name, absl::string_view search_path) {
   for (absl::string_view directory : absl::StrSplit(search_path, ':')) {
     if (directory.empty()) continue;  // No silent "current directory".
-    const std::string candidate = absl::StrCat(directory, "/", name);
+    std::string candidate = absl::StrCat(directory, "/", name);
     struct stat info;
     if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
         access(candidate.c_str(), X_OK) == 0) {
@@ -115,8 +115,9 @@ absl::StatusOr<std::string> RunAndCapture(
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how =
         WIFEXITED(status) ? absl::StrCat("exit status ", WEXITSTATUS(status))
-        : WIFSIGNALED(status) ? absl::StrCat("killed by signal ", WTERMSIG(status))
-                              : absl::StrCat("wait status ", status);
+        : WIFSIGNALED(status)
+            ? absl::StrCat("killed by signal ", WTERMSIG(status))
+            : absl::StrCat("wait status ", status);
     return absl::InternalError(absl::StrCat("sass: '", absl::StrJoin(argv, " "),
                                             "' failed (", how, "):\n", output));
   }

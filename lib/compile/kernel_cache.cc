@@ -83,13 +83,13 @@ std::optional<std::string> AbsolutePath(const char* variable,
 
 // `variable`'s absolute path followed by `suffix`, or nothing (unset, or a
 // relative path, with a warning).
-std::optional<std::string> AbsoluteDirectory(const char* variable,
-                                             absl::string_view suffix,
-                                             absl::string_view purpose,
-                                             std::vector<std::string>& warnings) {
+std::optional<std::string> AbsoluteDirectory(
+    const char* variable, absl::string_view suffix, absl::string_view purpose,
+    std::vector<std::string>& warnings) {
   const absl::string_view value = base::EnvironmentVariable(variable);
   if (value.empty()) return std::nullopt;
-  std::optional<std::string> path = AbsolutePath(variable, value, purpose, warnings);
+  std::optional<std::string> path =
+      AbsolutePath(variable, value, purpose, warnings);
   if (!path) return std::nullopt;
   return absl::StrCat(*path, suffix);
 }
@@ -97,23 +97,25 @@ std::optional<std::string> AbsoluteDirectory(const char* variable,
 void ReadLayeredFolders(CacheConfig& config) {
   const absl::string_view path = base::EnvironmentVariable("PTXGEN_CACHE_PATH");
   for (absl::string_view entry : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-    if (std::optional<std::string> folder = AbsolutePath(
-            "PTXGEN_CACHE_PATH", entry, "a read-only cache folder", config.warnings)) {
+    if (std::optional<std::string> folder =
+            AbsolutePath("PTXGEN_CACHE_PATH", entry, "a read-only cache folder",
+                         config.warnings)) {
       config.read_only_directories.push_back(*std::move(folder));
     }
   }
 }
 
 void ReadSizeCap(CacheConfig& config) {
-  const absl::string_view cap = base::EnvironmentVariable("PTXGEN_CACHE_MAX_BYTES");
+  const absl::string_view cap =
+      base::EnvironmentVariable("PTXGEN_CACHE_MAX_BYTES");
   if (cap.empty()) return;
   absl::StatusOr<int64_t> bytes = ParseByteCount(cap);
   if (bytes.ok()) {
     config.max_bytes = *bytes;
   } else {
-    config.warnings.push_back(absl::StrCat("PTXGEN_CACHE_MAX_BYTES: ",
-                                           bytes.status().message(),
-                                           "; the cache has no size cap"));
+    config.warnings.push_back(
+        absl::StrCat("PTXGEN_CACHE_MAX_BYTES: ", bytes.status().message(),
+                     "; the cache has no size cap"));
   }
 }
 
@@ -144,7 +146,8 @@ absl::StatusOr<int64_t> ParseByteCount(absl::string_view text) {
   if (!all_digits || !absl::SimpleAtoi(digits, &count) || count < 1 ||
       count > (std::numeric_limits<int64_t>::max() >> shift)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' is not a byte count (write a whole number of at least 1, "
+        "'", text,
+        "' is not a byte count (write a whole number of at least 1, "
         "with an optional K, M or G for KiB, MiB, GiB)"));
   }
   return count << shift;
@@ -153,7 +156,8 @@ absl::StatusOr<int64_t> ParseByteCount(absl::string_view text) {
 CacheConfig CacheConfigFromEnvironment() {
   CacheConfig config;
   // Any value but a false one turns the disk off: "on" or "please" mean it.
-  const absl::string_view disable = base::EnvironmentVariable("PTXGEN_CACHE_DISABLE");
+  const absl::string_view disable =
+      base::EnvironmentVariable("PTXGEN_CACHE_DISABLE");
   bool disabled = true;
   config.disk_enabled =
       disable.empty() || (absl::SimpleAtob(disable, &disabled) && !disabled);
@@ -228,7 +232,8 @@ void KernelCache::ClearMemory() {
 void KernelCache::Remember(const std::string& key,
                            std::shared_ptr<const CompiledModule> module) {
   modules_[key] = Resident{std::move(module), ++uses_};
-  if (static_cast<int64_t>(modules_.size()) <= std::max(1, config_.memory_modules)) {
+  if (static_cast<int64_t>(modules_.size()) <=
+      std::max(1, config_.memory_modules)) {
     return;
   }
   auto oldest = modules_.begin();
@@ -285,8 +290,9 @@ void KernelCache::OpenFolders(std::vector<std::string>& warnings) {
       if (folder.ok()) {
         read_only_folders_.push_back(*std::move(folder));
       } else {
-        warnings.push_back(absl::StrCat("read-only kernel cache folder skipped: ",
-                                        folder.status().message()));
+        warnings.push_back(
+            absl::StrCat("read-only kernel cache folder skipped: ",
+                         folder.status().message()));
       }
     }
     if (config_.dump_directory.empty()) return;
@@ -295,8 +301,9 @@ void KernelCache::OpenFolders(std::vector<std::string>& warnings) {
     if (dump.ok()) {
       dump_folder_ = *std::move(dump);
     } else {
-      warnings.push_back(absl::StrCat("no kernels are dumped (PTXGEN_DUMP_DIR): ",
-                                      dump.status().message()));
+      warnings.push_back(
+          absl::StrCat("no kernels are dumped (PTXGEN_DUMP_DIR): ",
+                       dump.status().message()));
     }
   });
 }
@@ -323,11 +330,11 @@ std::optional<CompiledModule> KernelCache::LoadFrom(
     warnings.push_back(absl::StrCat("read-only kernel cache entry ", path,
                                     " not used: ", loaded.status().message()));
   } else {
-    warnings.push_back(absl::StrCat(
-        "kernel cache entry ", path,
-        absl::IsDataLoss(loaded.status()) ? " discarded and recompiled: "
-                                          : " not used, compiling instead: ",
-        loaded.status().message()));
+    warnings.push_back(absl::StrCat("kernel cache entry ", path,
+                                    absl::IsDataLoss(loaded.status())
+                                        ? " discarded and recompiled: "
+                                        : " not used, compiling instead: ",
+                                    loaded.status().message()));
   }
   return std::nullopt;
 }
@@ -335,7 +342,8 @@ std::optional<CompiledModule> KernelCache::LoadFrom(
 std::optional<CompiledModule> KernelCache::LoadFromDisk(
     absl::string_view key, absl::string_view name, absl::string_view source,
     const CompileOptions& options, std::vector<std::string>& warnings) {
-  if (std::optional<TrustedFolder> folder = DiskFolder(/*create=*/false, warnings)) {
+  if (std::optional<TrustedFolder> folder =
+          DiskFolder(/*create=*/false, warnings)) {
     if (std::optional<CompiledModule> loaded =
             LoadFrom(*folder, false, key, name, source, options, warnings)) {
       // A use: the size cap removes the least recently used entries.
@@ -361,9 +369,8 @@ void KernelCache::WriteToDisk(absl::string_view key,
   absl::call_once(sweep_temporaries_, [&] {
     folder->RemoveStaleTemporaries(kStaleTemporarySeconds);
   });
-  const CacheEntry entry{std::string(key),     compiled.name,
-                         compiled.cuda_source, compiled.ptx,
-                         compiled.cubin,       compiled.log};
+  const CacheEntry entry{std::string(key), compiled.name,  compiled.cuda_source,
+                         compiled.ptx,     compiled.cubin, compiled.log};
   if (absl::Status written =
           folder->WriteFileAtomically(EntryName(key), EncodeCacheEntry(entry));
       !written.ok()) {
@@ -377,19 +384,22 @@ void KernelCache::WriteToDisk(absl::string_view key,
        RemoveLeastRecentlyUsed(*folder, config_.max_bytes, EntryName(key))) {
     base::Log(base::LogLevel::kDebug,
               absl::StrCat("kernel cache: removed ", removed.folder, "/",
-                           removed.file, ", the least recently used, to keep "
-                           "the folder within ", config_.max_bytes, " bytes"));
+                           removed.file,
+                           ", the least recently used, to keep "
+                           "the folder within ",
+                           config_.max_bytes, " bytes"));
   }
 }
 
 void KernelCache::Dump(const CompiledModule& module,
                        std::vector<std::string>& warnings) {
   if (!dump_folder_) return;
-  if (absl::Status dumped = DumpModule(*dump_folder_, module, config_.disassembler_path);
+  if (absl::Status dumped =
+          DumpModule(*dump_folder_, module, config_.disassembler_path);
       !dumped.ok()) {
-    warnings.push_back(absl::StrCat("kernel ", module.name,
-                                    " not dumped (the kernel works): ",
-                                    dumped.message()));
+    warnings.push_back(
+        absl::StrCat("kernel ", module.name,
+                     " not dumped (the kernel works): ", dumped.message()));
   }
 }
 

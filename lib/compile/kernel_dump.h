@@ -19,7 +19,8 @@ namespace ptxgen::compile {
 // process or another) and is left as it is: its log, which carries ptxas's
 // times, would differ. No file is replaced; the first one that differs is
 // the error.
-absl::Status DumpModule(const TrustedFolder& folder, const CompiledModule& module,
+absl::Status DumpModule(const TrustedFolder& folder,
+                        const CompiledModule& module,
                         absl::string_view disassembler_path);
 
 }  // namespace ptxgen::compile

@@ -151,7 +151,8 @@ PtxasReport ParsePtxasReport(absl::string_view log) {
       properties_of = std::string(body);
     } else if (absl::ConsumePrefix(&body, "Compile time = ")) {
       double milliseconds = 0;
-      if (absl::ConsumeSuffix(&body, " ms") && absl::SimpleAtod(body, &milliseconds)) {
+      if (absl::ConsumeSuffix(&body, " ms") &&
+          absl::SimpleAtod(body, &milliseconds)) {
         report.ptxas_milliseconds += milliseconds;
       }
     } else if (report.resources.empty()) {

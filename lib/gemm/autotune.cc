@@ -35,8 +35,10 @@ constexpr char kPrintVariable[] = "PTXGEN_PRINT_AUTOTUNING";
 
 // "f16.kk->f16 16x4096x4096", " batch 3" when batched: for messages.
 std::string ProblemName(const GemmProblem& problem) {
-  return absl::StrCat(gen::FormName(FormOf(problem)), " ", problem.m, "x", problem.n, "x",
-                      problem.k, problem.batch > 1 ? absl::StrCat(" batch ", problem.batch) : "");
+  return absl::StrCat(
+      gen::FormName(FormOf(problem)), " ", problem.m, "x", problem.n, "x",
+      problem.k,
+      problem.batch > 1 ? absl::StrCat(" batch ", problem.batch) : "");
 }
 
 // Part of the record key: records timed another way are not reused.
@@ -52,11 +54,11 @@ std::string RecordKey(const GemmProblem& problem,
     names.push_back(gen::ConfigName(config));
   }
   return compile::Sha256Hex(absl::StrCat(
-      kVersion, "\n", kTimingMethod, "\n", device.name, "\n", device.sm_count, "\n",
-      device.cc_major, ".", device.cc_minor, "\n",
+      kVersion, "\n", kTimingMethod, "\n", device.name, "\n", device.sm_count,
+      "\n", device.cc_major, ".", device.cc_minor, "\n",
       gen::FormName(FormOf(problem)), " ", problem.m, "x", problem.n, "x",
-      problem.k, " batch ", problem.batch, " ld ", resolved.lda, " ", resolved.ldb,
-      " ", resolved.ldd, "\n", absl::StrJoin(names, "\n")));
+      problem.k, " batch ", problem.batch, " ld ", resolved.lda, " ",
+      resolved.ldb, " ", resolved.ldd, "\n", absl::StrJoin(names, "\n")));
 }
 
 struct Records {
@@ -70,18 +72,20 @@ Records& MemoryRecords() {
 }
 
 void WarnAboutRecords(absl::string_view what, absl::string_view why) {
-  base::Log(base::LogLevel::kWarning, absl::StrCat("autotuning ", what, ": ", why));
+  base::Log(base::LogLevel::kWarning,
+            absl::StrCat("autotuning ", what, ": ", why));
 }
 
 // The autotune/ folder of a cache folder when both pass the trust rule of
 // compile/files.h; a refusal other than absence is logged as `what`.
-std::optional<compile::TrustedFolder> AutotuneFolder(const std::string& directory,
-                                                     bool create, absl::string_view what) {
+std::optional<compile::TrustedFolder> AutotuneFolder(
+    const std::string& directory, bool create, absl::string_view what) {
   absl::StatusOr<compile::TrustedFolder> folder =
       compile::TrustedFolder::Open(directory, create);
   if (folder.ok()) folder = folder->Subfolder("autotune", create);
   if (folder.ok()) return *std::move(folder);
-  if (!absl::IsNotFound(folder.status())) WarnAboutRecords(what, folder.status().message());
+  if (!absl::IsNotFound(folder.status()))
+    WarnAboutRecords(what, folder.status().message());
   return std::nullopt;
 }
 
@@ -110,18 +114,20 @@ absl::StatusOr<gen::GemmConfig> ReadRecord(
     if (absl::IsNotFound(text.status())) return text.status();
     return corrupt(text.status().message());
   }
-  absl::StatusOr<gen::GemmConfig> config = ParseAutotuneRecord(*text, key, candidates);
+  absl::StatusOr<gen::GemmConfig> config =
+      ParseAutotuneRecord(*text, key, candidates);
   if (!config.ok()) return corrupt(config.status().message());
   return *config;
 }
 
 // The autotune/ folders of the cache's read-only folders (bundles an
 // application ships), in their order, where they exist and are trusted.
-std::vector<compile::TrustedFolder> ShippedRecordFolders(const compile::KernelCache& cache) {
+std::vector<compile::TrustedFolder> ShippedRecordFolders(
+    const compile::KernelCache& cache) {
   std::vector<compile::TrustedFolder> folders;
   for (const std::string& directory : cache.config().read_only_directories) {
-    if (std::optional<compile::TrustedFolder> folder =
-            AutotuneFolder(directory, /*create=*/false, "shipped records not used")) {
+    if (std::optional<compile::TrustedFolder> folder = AutotuneFolder(
+            directory, /*create=*/false, "shipped records not used")) {
       folders.push_back(*std::move(folder));
     }
   }
@@ -133,9 +139,9 @@ std::vector<compile::TrustedFolder> ShippedRecordFolders(const compile::KernelCa
 void CompileConcurrently(const GemmProblem& problem,
                          const std::vector<gen::GemmConfig>& candidates,
                          compile::KernelCache& cache) {
-  const unsigned workers =
-      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                      static_cast<unsigned>(candidates.size())));
+  const unsigned workers = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                             static_cast<unsigned>(candidates.size())));
   std::vector<std::thread> threads;
   std::atomic<size_t> compiled{0};
   for (unsigned w = 0; w < workers; ++w) {
@@ -148,9 +154,10 @@ void CompileConcurrently(const GemmProblem& problem,
           cache.GetOrCompile(generated->kernel_name, generated->source, {})
               .IgnoreError();
         }
-        base::Log(base::LogLevel::kInfo,
-                  absl::StrCat("autotune ", ProblemName(problem), ": compiled ", ++compiled,
-                               " of ", candidates.size(), " candidates"));
+        base::Log(
+            base::LogLevel::kInfo,
+            absl::StrCat("autotune ", ProblemName(problem), ": compiled ",
+                         ++compiled, " of ", candidates.size(), " candidates"));
       }
     });
   }
@@ -176,22 +183,26 @@ std::vector<TuningMeasurement> MeasureAll(
     options.cache = &cache;
     absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
     measurements.push_back({config, gemm.status()});
-    gemms.push_back(gemm.ok() ? std::optional<Gemm>(*std::move(gemm)) : std::nullopt);
+    gemms.push_back(gemm.ok() ? std::optional<Gemm>(*std::move(gemm))
+                              : std::nullopt);
   }
   size_t next_copy = 0;
   for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (!measurements[i].status.ok()) continue;
       absl::StatusOr<double> milliseconds = MedianMilliseconds(
-          [&] { return gemms[i]->Run(operands.OperandsOfCopy(next_copy++), stream.get()); },
+          [&] {
+            return gemms[i]->Run(operands.OperandsOfCopy(next_copy++),
+                                 stream.get());
+          },
           stream.get(), /*warmups=*/round == 0 ? 2 : 0, /*repeats=*/1,
           /*calls_per_batch=*/3);
       measurements[i].status = milliseconds.status();
       if (milliseconds.ok()) times[i].push_back(*milliseconds);
     }
     base::Log(base::LogLevel::kInfo,
-              absl::StrCat("autotune ", ProblemName(problem), ": timed round ", round + 1,
-                           " of ", rounds));
+              absl::StrCat("autotune ", ProblemName(problem), ": timed round ",
+                           round + 1, " of ", rounds));
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (!measurements[i].status.ok() || times[i].empty()) continue;
@@ -201,17 +212,16 @@ std::vector<TuningMeasurement> MeasureAll(
   return measurements;
 }
 
-
 // Autotune without its table: the recorded choice, or the measured one.
-absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
-                                          const std::vector<gen::GemmConfig>& candidates,
-                                          compile::KernelCache& cache,
-                                          const AutotuneOptions& options) {
+absl::StatusOr<TuningReport> RecallOrTune(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache, const AutotuneOptions& options) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   if (candidates.empty()) {
     return absl::InvalidArgumentError("autotune: no candidate configurations");
   }
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
   const std::string key = RecordKey(problem, candidates, *device);
   TuningReport report;
@@ -227,7 +237,8 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
   // The writable folder's record, else the first bundle's.
   std::vector<compile::TrustedFolder> folders;
   if (options.use_records) {
-    if (std::optional<compile::TrustedFolder> own = RecordFolder(cache, /*create=*/false)) {
+    if (std::optional<compile::TrustedFolder> own =
+            RecordFolder(cache, /*create=*/false)) {
       folders.push_back(*std::move(own));
     }
     for (compile::TrustedFolder& shipped : ShippedRecordFolders(cache)) {
@@ -235,7 +246,8 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
     }
   }
   for (const compile::TrustedFolder& folder : folders) {
-    absl::StatusOr<gen::GemmConfig> recorded = ReadRecord(folder, key, candidates);
+    absl::StatusOr<gen::GemmConfig> recorded =
+        ReadRecord(folder, key, candidates);
     if (!recorded.ok()) continue;
     report.record_path = absl::StrCat(folder.path(), "/", key);
     report.best = *recorded;
@@ -250,8 +262,8 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
   absl::StatusOr<RotatingGemmOperands> operands = RandomRotatingGemmOperands(
       problem, device->l2_bytes, /*seed=*/1, stream->get());
   if (!operands.ok()) return operands.status();
-  report.measurements =
-      MeasureAll(problem, candidates, cache, *operands, *stream, options.repeats);
+  report.measurements = MeasureAll(problem, candidates, cache, *operands,
+                                   *stream, options.repeats);
   const TuningMeasurement* best = nullptr;
   for (const TuningMeasurement& measured : report.measurements) {
     if (measured.status.ok() &&
@@ -260,9 +272,9 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
     }
   }
   if (best == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "autotune: no candidate ran; the first failed with: ",
-        report.measurements.front().status.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("autotune: no candidate ran; the first failed with: ",
+                     report.measurements.front().status.message()));
   }
   report.best = best->config;
   {
@@ -274,11 +286,15 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
     folder->RemoveStaleTemporaries(compile::kStaleTemporarySeconds);
     report.record_path = absl::StrCat(folder->path(), "/", key);
     const AutotuneRecord record{
-        key, report.best, ProblemName(problem),
-        absl::StrCat(device->name, " (", device->sm_count, " SMs, sm_", device->cc_major,
-                     device->cc_minor, ")"),
-        kVersion, best->milliseconds};
-    if (absl::Status written = folder->WriteFileAtomically(key, AutotuneRecordText(record));
+        key,
+        report.best,
+        ProblemName(problem),
+        absl::StrCat(device->name, " (", device->sm_count, " SMs, sm_",
+                     device->cc_major, device->cc_minor, ")"),
+        kVersion,
+        best->milliseconds};
+    if (absl::Status written =
+            folder->WriteFileAtomically(key, AutotuneRecordText(record));
         !written.ok()) {
       WarnAboutRecords("record not kept", written.message());
     }
@@ -288,27 +304,32 @@ absl::StatusOr<TuningReport> RecallOrTune(const GemmProblem& problem,
 
 }  // namespace
 
-std::string TuningTable(const GemmProblem& problem, const TuningReport& report) {
+std::string TuningTable(const GemmProblem& problem,
+                        const TuningReport& report) {
   std::string text = absl::StrCat("autotune ", ProblemName(problem), ": ");
   if (report.from_record) {
     return absl::StrCat(text, gen::ConfigName(report.best), ", as recorded",
-                        report.record_path.empty() ? " in memory"
-                                                   : absl::StrCat(" in ", report.record_path));
+                        report.record_path.empty()
+                            ? " in memory"
+                            : absl::StrCat(" in ", report.record_path));
   }
   std::vector<const TuningMeasurement*> rows;
-  for (const TuningMeasurement& measured : report.measurements) rows.push_back(&measured);
+  for (const TuningMeasurement& measured : report.measurements)
+    rows.push_back(&measured);
   // Fastest first; those that did not run last, in candidate order.
-  std::stable_sort(rows.begin(), rows.end(), [](const TuningMeasurement* a,
-                                                const TuningMeasurement* b) {
-    if (a->status.ok() != b->status.ok()) return a->status.ok();
-    return a->status.ok() && a->milliseconds < b->milliseconds;
-  });
-  absl::StrAppend(&text, rows.size(), " candidates, ", gen::ConfigName(report.best),
-                  " chosen");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const TuningMeasurement* a, const TuningMeasurement* b) {
+                     if (a->status.ok() != b->status.ok())
+                       return a->status.ok();
+                     return a->status.ok() && a->milliseconds < b->milliseconds;
+                   });
+  absl::StrAppend(&text, rows.size(), " candidates, ",
+                  gen::ConfigName(report.best), " chosen");
   for (const TuningMeasurement* row : rows) {
     const std::string name = gen::ConfigName(row->config);
     if (!row->status.ok()) {
-      absl::StrAppend(&text, "\n  did not run  ", name, ": ", row->status.message());
+      absl::StrAppend(&text, "\n  did not run  ", name, ": ",
+                      row->status.message());
       continue;
     }
     absl::StrAppendFormat(&text, "\n  %9.4f ms  %s%s", row->milliseconds, name,
@@ -317,11 +338,11 @@ std::string TuningTable(const GemmProblem& problem, const TuningReport& report) 
   return text;
 }
 
-absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
-                                      const std::vector<gen::GemmConfig>& candidates,
-                                      compile::KernelCache& cache,
-                                      const AutotuneOptions& options) {
-  absl::StatusOr<TuningReport> report = RecallOrTune(problem, candidates, cache, options);
+absl::StatusOr<TuningReport> Autotune(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache, const AutotuneOptions& options) {
+  absl::StatusOr<TuningReport> report =
+      RecallOrTune(problem, candidates, cache, options);
   if (!report.ok()) return report;
   const std::string table = TuningTable(problem, *report);
   if (base::EnvironmentVariable(kPrintVariable) == "1") {

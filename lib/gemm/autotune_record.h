@@ -17,7 +17,8 @@ namespace ptxgen::gemm {
 
 // How every record starts: its schema, also the magic the trusted read
 // checks (compile::TrustedFolder::ReadFile).
-inline constexpr char kAutotuneRecordStart[] = "{\"schema\":\"ptxgen-autotune 2\"";
+inline constexpr char kAutotuneRecordStart[] =
+    "{\"schema\":\"ptxgen-autotune 2\"";
 
 struct AutotuneRecord {
   std::string key;  // the hash of everything that decides the choice

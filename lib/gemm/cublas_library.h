@@ -12,11 +12,12 @@ namespace ptxgen::gemm {
 
 // The cuBLAS entry points ptxgen uses, and a handle.
 struct CublasLibrary {
-  using GemmEx = cublasStatus_t (*)(
-      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-      const void*, const void*, cudaDataType, int, const void*, cudaDataType,
-      int, const void*, void*, cudaDataType, int, cublasComputeType_t,
-      cublasGemmAlgo_t);
+  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                    cublasOperation_t, int, int, int,
+                                    const void*, const void*, cudaDataType, int,
+                                    const void*, cudaDataType, int, const void*,
+                                    void*, cudaDataType, int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   GemmEx gemm_ex = nullptr;

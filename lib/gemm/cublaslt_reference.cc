@@ -33,16 +33,26 @@ absl::Status Unsupported(absl::string_view why) {
 
 absl::string_view StatusName(cublasStatus_t status) {
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+      return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+      return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR:
+      return "CUBLAS_STATUS_LICENSE_ERROR";
   }
   return "an unknown status";
 }
@@ -63,8 +73,10 @@ bool IsFloatInput(ScalarType type) {
 // Input and output types: known, supported, and supported together.
 absl::Status CheckTypes(const LtGemm& gemm) {
   const std::pair<const char*, ScalarType> named[] = {
-      {"a_type", gemm.a_type}, {"b_type", gemm.b_type},
-      {"c_type", gemm.c_type}, {"d_type", gemm.d_type},
+      {"a_type", gemm.a_type},
+      {"b_type", gemm.b_type},
+      {"c_type", gemm.c_type},
+      {"d_type", gemm.d_type},
       {"bias_type", gemm.bias_type}};
   for (const auto& [name, type] : named) {
     if (!ptx::IsKnownScalarType(type)) {
@@ -74,8 +86,9 @@ absl::Status CheckTypes(const LtGemm& gemm) {
   }
   for (const auto& [name, type] : {named[0], named[1], named[3]}) {
     if (!IsFloatInput(type)) {
-      return Unsupported(absl::StrCat(name, " ", ptx::PtxName(type),
-                                      " is not supported yet (f16, bf16, f32)"));
+      return Unsupported(
+          absl::StrCat(name, " ", ptx::PtxName(type),
+                       " is not supported yet (f16, bf16, f32)"));
     }
   }
   if (gemm.a_type != gemm.b_type) {
@@ -85,16 +98,15 @@ absl::Status CheckTypes(const LtGemm& gemm) {
         " differ: cuBLASLt mixes input types only for fp8, not supported yet"));
   }
   if (gemm.d_type != gemm.a_type && gemm.d_type != ScalarType::kF32) {
-    return Unsupported(absl::StrCat(ptx::PtxName(gemm.a_type),
-                                    " inputs give ", ptx::PtxName(gemm.a_type),
-                                    " or f32 outputs, not d_type ",
-                                    ptx::PtxName(gemm.d_type)));
+    return Unsupported(absl::StrCat(
+        ptx::PtxName(gemm.a_type), " inputs give ", ptx::PtxName(gemm.a_type),
+        " or f32 outputs, not d_type ", ptx::PtxName(gemm.d_type)));
   }
   if (gemm.beta != 0 && gemm.c_type != gemm.d_type) {
-    return Unsupported(absl::StrCat(
-        "c_type ", ptx::PtxName(gemm.c_type), " differs from d_type ",
-        ptx::PtxName(gemm.d_type),
-        ": with f32 compute cuBLASLt reads C in D's type"));
+    return Unsupported(
+        absl::StrCat("c_type ", ptx::PtxName(gemm.c_type),
+                     " differs from d_type ", ptx::PtxName(gemm.d_type),
+                     ": with f32 compute cuBLASLt reads C in D's type"));
   }
   if (gemm.bias != LtGemm::Bias::kNone && gemm.bias_type != gemm.d_type) {
     return Unsupported(absl::StrCat(
@@ -119,8 +131,8 @@ absl::Status CheckLd(const char* name, int64_t ld, int64_t row,
 
 absl::Status CheckStride(const char* name, int64_t stride, int64_t least) {
   if (stride >= least && stride <= kMaxStride) return absl::OkStatus();
-  return Invalid(absl::StrCat(name, "=", stride, " is not in ", least, "..",
-                              kMaxStride));
+  return Invalid(
+      absl::StrCat(name, "=", stride, " is not in ", least, "..", kMaxStride));
 }
 
 absl::Status CheckShape(const LtGemm& gemm) {
@@ -134,10 +146,12 @@ absl::Status CheckShape(const LtGemm& gemm) {
   }
   const bool reads_c = gemm.beta != 0;
   for (const absl::Status& status : {
-           CheckLd("lda", gemm.lda, gemm.a_k_major ? gemm.k : gemm.m,
-                   gemm.a_k_major ? "A is [m,k], K-major" : "A is [k,m], MN-major"),
-           CheckLd("ldb", gemm.ldb, gemm.b_k_major ? gemm.k : gemm.n,
-                   gemm.b_k_major ? "B is [n,k], K-major" : "B is [k,n], MN-major"),
+           CheckLd(
+               "lda", gemm.lda, gemm.a_k_major ? gemm.k : gemm.m,
+               gemm.a_k_major ? "A is [m,k], K-major" : "A is [k,m], MN-major"),
+           CheckLd(
+               "ldb", gemm.ldb, gemm.b_k_major ? gemm.k : gemm.n,
+               gemm.b_k_major ? "B is [n,k], K-major" : "B is [k,n], MN-major"),
            reads_c ? CheckLd("ldc", gemm.ldc, gemm.n, "C is [m,n]")
                    : absl::OkStatus(),
            CheckLd("ldd", gemm.ldd, gemm.n, "D is [m,n]"),
@@ -167,8 +181,11 @@ absl::Status CheckShape(const LtGemm& gemm) {
 absl::StatusOr<cublasLtEpilogue_t> Epilogue(const LtGemm& gemm) {
   bool bias = false;
   switch (gemm.bias) {
-    case LtGemm::Bias::kNone: break;
-    case LtGemm::Bias::kAlongN: bias = true; break;
+    case LtGemm::Bias::kNone:
+      break;
+    case LtGemm::Bias::kAlongN:
+      bias = true;
+      break;
     case LtGemm::Bias::kAlongM:
       return Unsupported(
           "a bias along m (one value per row of D) has no cuBLASLt epilogue: "
@@ -208,18 +225,24 @@ const char* Major(bool k_major) { return k_major ? "K" : "MN"; }
 
 const char* BiasName(LtGemm::Bias bias) {
   switch (bias) {
-    case LtGemm::Bias::kNone: return "none";
-    case LtGemm::Bias::kAlongM: return "m";
-    case LtGemm::Bias::kAlongN: return "n";
+    case LtGemm::Bias::kNone:
+      return "none";
+    case LtGemm::Bias::kAlongM:
+      return "m";
+    case LtGemm::Bias::kAlongN:
+      return "n";
   }
   return "?";
 }
 
 const char* ActivationName(LtGemm::Activation activation) {
   switch (activation) {
-    case LtGemm::Activation::kNone: return "";
-    case LtGemm::Activation::kRelu: return " relu";
-    case LtGemm::Activation::kGelu: return " gelu";
+    case LtGemm::Activation::kNone:
+      return "";
+    case LtGemm::Activation::kRelu:
+      return " relu";
+    case LtGemm::Activation::kGelu:
+      return " gelu";
   }
   return " ?";
 }
@@ -267,10 +290,14 @@ std::string DescribeLtGemm(const LtGemm& gemm) {
 
 absl::StatusOr<cudaDataType> CudaDataType(ScalarType type) {
   switch (type) {
-    case ScalarType::kF16: return CUDA_R_16F;
-    case ScalarType::kBF16: return CUDA_R_16BF;
-    case ScalarType::kF32: return CUDA_R_32F;
-    default: break;
+    case ScalarType::kF16:
+      return CUDA_R_16F;
+    case ScalarType::kBF16:
+      return CUDA_R_16BF;
+    case ScalarType::kF32:
+      return CUDA_R_32F;
+    default:
+      break;
   }
   return Unsupported(absl::StrCat(ptx::PtxName(type),
                                   " is not supported yet (f16, bf16, f32)"));
@@ -301,11 +328,11 @@ absl::StatusOr<CublasLtCall> ToCublasLt(const LtGemm& gemm) {
   call.b = RowMajor(input, gemm.a_k_major ? gemm.m : gemm.k,
                     gemm.a_k_major ? gemm.k : gemm.m, gemm.lda, gemm.batch,
                     gemm.stride_a);
-  call.d = RowMajor(output, gemm.m, gemm.n, gemm.ldd, gemm.batch,
-                    gemm.stride_d);
+  call.d =
+      RowMajor(output, gemm.m, gemm.n, gemm.ldd, gemm.batch, gemm.stride_d);
   call.reads_c = gemm.beta != 0;
-  call.c = call.reads_c ? RowMajor(output, gemm.m, gemm.n, gemm.ldc,
-                                   gemm.batch, gemm.stride_c)
+  call.c = call.reads_c ? RowMajor(output, gemm.m, gemm.n, gemm.ldc, gemm.batch,
+                                   gemm.stride_c)
                         : call.d;
   call.alpha = gemm.alpha;
   call.beta = gemm.beta;
@@ -339,18 +366,19 @@ struct PreparedLtGemm::State {
   template <typename Value>
   absl::Status SetDesc(cublasLtMatmulDescAttributes_t attribute,
                        const char* name, const Value& value) const {
-    return Check(lt.matmul_desc_set_attribute(desc, attribute, &value,
-                                              sizeof(value)),
-                 absl::StrCat("cublasLtMatmulDescSetAttribute(", name, ")"));
+    return Check(
+        lt.matmul_desc_set_attribute(desc, attribute, &value, sizeof(value)),
+        absl::StrCat("cublasLtMatmulDescSetAttribute(", name, ")"));
   }
 
   absl::Status MakeLayout(const CublasLtLayout& layout, const char* which,
                           cublasLtMatrixLayout_t& made) {
-    const std::string call_name = absl::StrCat("cublasLtMatrixLayoutCreate(", which, ")");
-    if (absl::Status created = Check(
-            lt.matrix_layout_create(&made, layout.type, layout.rows,
-                                    layout.cols, layout.ld),
-            call_name);
+    const std::string call_name =
+        absl::StrCat("cublasLtMatrixLayoutCreate(", which, ")");
+    if (absl::Status created =
+            Check(lt.matrix_layout_create(&made, layout.type, layout.rows,
+                                          layout.cols, layout.ld),
+                  call_name);
         !created.ok()) {
       made = nullptr;
       return created;
@@ -358,9 +386,9 @@ struct PreparedLtGemm::State {
     if (layout.batch_count == 1) return absl::OkStatus();
     for (const auto& [attribute, name, value, size] : {
              std::tuple<cublasLtMatrixLayoutAttribute_t, const char*,
-                        const void*, size_t>{
-                 CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, "BATCH_COUNT",
-                 &layout.batch_count, sizeof(layout.batch_count)},
+                        const void*, size_t>{CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                             "BATCH_COUNT", &layout.batch_count,
+                                             sizeof(layout.batch_count)},
              {CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
               "STRIDED_BATCH_OFFSET", &layout.batch_stride,
               sizeof(layout.batch_stride)},
@@ -440,14 +468,14 @@ struct PreparedLtGemm::State {
                         const void*, size_t>{
                  CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                  "MAX_WORKSPACE_BYTES", &workspace, sizeof(workspace)},
-             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, "MIN_ALIGNMENT_A_BYTES",
-              &alignment, sizeof(alignment)},
-             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, "MIN_ALIGNMENT_B_BYTES",
-              &alignment, sizeof(alignment)},
-             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, "MIN_ALIGNMENT_C_BYTES",
-              &alignment, sizeof(alignment)},
-             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, "MIN_ALIGNMENT_D_BYTES",
-              &alignment, sizeof(alignment)},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+              "MIN_ALIGNMENT_A_BYTES", &alignment, sizeof(alignment)},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+              "MIN_ALIGNMENT_B_BYTES", &alignment, sizeof(alignment)},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+              "MIN_ALIGNMENT_C_BYTES", &alignment, sizeof(alignment)},
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+              "MIN_ALIGNMENT_D_BYTES", &alignment, sizeof(alignment)},
          }) {
       if (absl::Status set = Check(
               lt.preference_set_attribute(preference, attribute, value, size),
@@ -543,9 +571,10 @@ absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   if (call.reads_c && c == d &&
       (call.c.ld != call.d.ld || call.c.batch_stride != call.d.batch_stride)) {
     return Invalid(absl::StrCat(
-        "C and D are one buffer but ldc=", call.c.ld, ", stride_c=",
-        call.c.batch_stride, " differ from ldd=", call.d.ld, ", stride_d=",
-        call.d.batch_stride, ": cuBLASLt computes in place only with one layout"));
+        "C and D are one buffer but ldc=", call.c.ld,
+        ", stride_c=", call.c.batch_stride, " differ from ldd=", call.d.ld,
+        ", stride_d=", call.d.batch_stride,
+        ": cuBLASLt computes in place only with one layout"));
   }
   if (workspace_bytes < state.workspace_bytes ||
       (state.workspace_bytes > 0 && workspace == nullptr)) {
@@ -562,15 +591,14 @@ absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
       return set;
     }
   }
-  return Check(
-      state.lt.matmul(state.lt.handle, state.desc, &call.alpha,
-                      reinterpret_cast<const void*>(b), state.a,
-                      reinterpret_cast<const void*>(a), state.b, &call.beta,
-                      reinterpret_cast<const void*>(c), state.c,
-                      reinterpret_cast<void*>(d), state.d, &state.algo,
-                      workspace, workspace_bytes,
-                      reinterpret_cast<cudaStream_t>(stream)),
-      "cublasLtMatmul");
+  return Check(state.lt.matmul(state.lt.handle, state.desc, &call.alpha,
+                               reinterpret_cast<const void*>(b), state.a,
+                               reinterpret_cast<const void*>(a), state.b,
+                               &call.beta, reinterpret_cast<const void*>(c),
+                               state.c, reinterpret_cast<void*>(d), state.d,
+                               &state.algo, workspace, workspace_bytes,
+                               reinterpret_cast<cudaStream_t>(stream)),
+               "cublasLtMatmul");
 }
 
 absl::Status RunCublasLt(const LtGemm& gemm, CUdeviceptr a, CUdeviceptr b,

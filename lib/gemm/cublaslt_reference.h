@@ -10,8 +10,9 @@
 //   LtGemm g = PackedLtGemm(m, n, k, ScalarType::kBF16, ScalarType::kBF16);
 //   g.bias = LtGemm::Bias::kAlongN;
 //   g.activation = LtGemm::Activation::kGelu;
-//   absl::StatusOr<PreparedLtGemm> p = PreparedLtGemm::Create(g, workspace_size);
-//   absl::Status s = p->Run(a, b, 0, d, bias, stream, workspace, workspace_size);
+//   absl::StatusOr<PreparedLtGemm> p = PreparedLtGemm::Create(g,
+//   workspace_size); absl::Status s = p->Run(a, b, 0, d, bias, stream,
+//   workspace, workspace_size);
 //
 // Nothing throws: a problem cuBLASLt (or this mapping) cannot express is
 // refused by name before any call, and a failing cuBLASLt call is an

@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "lib/gemm/helper_kernels.h"
-#include "ptxgen/gemm/selection.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/plan.h"
+#include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/memory.h"
@@ -143,7 +143,8 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
   spec.global_address = address;
   spec.dims = {static_cast<uint64_t>(columns), static_cast<uint64_t>(rows)};
   spec.strides_bytes = {static_cast<uint64_t>(ld) * element_bytes};
-  spec.box = {static_cast<uint32_t>(box.inner), static_cast<uint32_t>(box.outer)};
+  spec.box = {static_cast<uint32_t>(box.inner),
+              static_cast<uint32_t>(box.outer)};
   if (box.rank == 3) {
     spec.dims.push_back(static_cast<uint64_t>(batch));
     // A batch of one never steps the third dimension; any legal stride does.
@@ -151,7 +152,8 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
         static_cast<uint64_t>(batch > 1 ? stride : ld * rows) * element_bytes);
     spec.box.push_back(1);
   } else if (batch != 1) {
-    return absl::InternalError("a kernel without a batch dimension was given a batch");
+    return absl::InternalError(
+        "a kernel without a batch dimension was given a batch");
   }
   spec.swizzle = box.swizzle;
   spec.l2_promotion = runtime::L2Promotion::k256B;
@@ -187,32 +189,52 @@ struct KernelArguments {
 
   void* Address(gen::GemmKernelParameter parameter) {
     switch (parameter) {
-      case gen::GemmKernelParameter::kAMap: return &a_map;
-      case gen::GemmKernelParameter::kBMap: return &b_map;
-      case gen::GemmKernelParameter::kDMap: return &d_map;
-      case gen::GemmKernelParameter::kD: return &d;
-      case gen::GemmKernelParameter::kC: return &c;
-      case gen::GemmKernelParameter::kBias: return &bias;
-      case gen::GemmKernelParameter::kWorkspace: return &workspace;
-      case gen::GemmKernelParameter::kM: return &m;
-      case gen::GemmKernelParameter::kN: return &n;
-      case gen::GemmKernelParameter::kK: return &k;
-      case gen::GemmKernelParameter::kBatch: return &batch;
-      case gen::GemmKernelParameter::kLdc: return &ldc;
-      case gen::GemmKernelParameter::kLdd: return &ldd;
-      case gen::GemmKernelParameter::kStrideC: return &stride_c;
-      case gen::GemmKernelParameter::kStrideD: return &stride_d;
-      case gen::GemmKernelParameter::kStrideBias: return &stride_bias;
-      case gen::GemmKernelParameter::kAlpha: return &alpha;
-      case gen::GemmKernelParameter::kBeta: return &beta;
-      case gen::GemmKernelParameter::kPairStores: return &pair_stores;
+      case gen::GemmKernelParameter::kAMap:
+        return &a_map;
+      case gen::GemmKernelParameter::kBMap:
+        return &b_map;
+      case gen::GemmKernelParameter::kDMap:
+        return &d_map;
+      case gen::GemmKernelParameter::kD:
+        return &d;
+      case gen::GemmKernelParameter::kC:
+        return &c;
+      case gen::GemmKernelParameter::kBias:
+        return &bias;
+      case gen::GemmKernelParameter::kWorkspace:
+        return &workspace;
+      case gen::GemmKernelParameter::kM:
+        return &m;
+      case gen::GemmKernelParameter::kN:
+        return &n;
+      case gen::GemmKernelParameter::kK:
+        return &k;
+      case gen::GemmKernelParameter::kBatch:
+        return &batch;
+      case gen::GemmKernelParameter::kLdc:
+        return &ldc;
+      case gen::GemmKernelParameter::kLdd:
+        return &ldd;
+      case gen::GemmKernelParameter::kStrideC:
+        return &stride_c;
+      case gen::GemmKernelParameter::kStrideD:
+        return &stride_d;
+      case gen::GemmKernelParameter::kStrideBias:
+        return &stride_bias;
+      case gen::GemmKernelParameter::kAlpha:
+        return &alpha;
+      case gen::GemmKernelParameter::kBeta:
+        return &beta;
+      case gen::GemmKernelParameter::kPairStores:
+        return &pair_stores;
     }
     return nullptr;
   }
 
   std::vector<void*> InTableOrder() {
     std::vector<void*> addresses;
-    for (const gen::GemmKernelParameterSpec& spec : gen::GemmKernelParameters()) {
+    for (const gen::GemmKernelParameterSpec& spec :
+         gen::GemmKernelParameters()) {
       addresses.push_back(Address(spec.parameter));
     }
     return addresses;
@@ -229,7 +251,8 @@ struct NamedOperand {
 
 absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
   if (address == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("GEMM: ", name, " is a null pointer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM: ", name, " is a null pointer"));
   }
   if (address % 16 == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -270,7 +293,8 @@ GemmSpans StoredSpans(const GemmProblem& problem) {
   spans.c = span(StoredD(r), r.ldc, r.stride_c);
   spans.d = span(StoredD(r), r.ldd, r.stride_d);
   if (r.bias != BiasAlong::kNone) {
-    spans.bias = (r.batch - 1) * r.stride_bias + (r.bias == BiasAlong::kM ? r.m : r.n);
+    spans.bias =
+        (r.batch - 1) * r.stride_bias + (r.bias == BiasAlong::kM ? r.m : r.n);
   }
   return spans;
 }
@@ -293,7 +317,8 @@ GemmProblem SwappedProblem(const GemmProblem& problem) {
   return swapped;
 }
 
-GemmProblem KernelProblem(const gen::GemmConfig& config, const GemmProblem& problem) {
+GemmProblem KernelProblem(const gen::GemmConfig& config,
+                          const GemmProblem& problem) {
   return config.swap_ab ? SwappedProblem(problem) : problem;
 }
 
@@ -320,26 +345,30 @@ absl::Status Refuse(absl::string_view rule) {
 
 // A leading dimension of at least the stored row, and (for TMA operands)
 // rows starting on 16-byte boundaries.
-absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld, int64_t row,
-                                   ptx::ScalarType element, bool tma,
+absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld,
+                                   int64_t row, ptx::ScalarType element,
+                                   bool tma,
                                    absl::string_view packed_size = "") {
   if (ld < row || ld > gen::kMaxGemmDimension) {
-    return Refuse(absl::StrCat(name, "=", ld, " must be at least the stored row (",
-                               row, " elements) and at most ", gen::kMaxGemmDimension));
+    return Refuse(
+        absl::StrCat(name, "=", ld, " must be at least the stored row (", row,
+                     " elements) and at most ", gen::kMaxGemmDimension));
   }
   const int64_t bytes = ld * ptx::SizeInBytes(element);
   if (tma && bytes % 16 != 0 && !packed_size.empty()) {
     return Refuse(absl::StrCat(
-        packed_size, "=", ld, " gives packed rows of ", name.substr(2), " of ", bytes,
+        packed_size, "=", ld, " gives packed rows of ", name.substr(2), " of ",
+        bytes,
         " bytes; TMA needs every row to start on a 16-byte boundary, so ",
         packed_size, " must be a multiple of ", 16 / ptx::SizeInBytes(element),
         " (or give ", name, ")"));
   }
   if (tma && bytes % 16 != 0) {
-    return Refuse(absl::StrCat(
-        name, "=", ld, " gives rows of ", bytes, " bytes; TMA needs every row to "
-        "start on a 16-byte boundary (", name, " a multiple of ",
-        16 / ptx::SizeInBytes(element), ")"));
+    return Refuse(absl::StrCat(name, "=", ld, " gives rows of ", bytes,
+                               " bytes; TMA needs every row to "
+                               "start on a 16-byte boundary (",
+                               name, " a multiple of ",
+                               16 / ptx::SizeInBytes(element), ")"));
   }
   return absl::OkStatus();
 }
@@ -347,11 +376,13 @@ absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld, int64_t r
 // The matrices of a batch must not overlap, and TMA steps between them in
 // multiples of 16 bytes.
 absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
-                              int64_t matrix, ptx::ScalarType element, bool tma) {
+                              int64_t matrix, ptx::ScalarType element,
+                              bool tma) {
   constexpr int64_t kMaxStride = int64_t{1} << 40;  // TMA's stride field
   if (stride < matrix || stride > kMaxStride / ptx::SizeInBytes(element)) {
-    return Refuse(absl::StrCat(name, "=", stride, " must be at least one matrix (",
-                               matrix, " elements) and below 2^40 bytes"));
+    return Refuse(absl::StrCat(name, "=", stride,
+                               " must be at least one matrix (", matrix,
+                               " elements) and below 2^40 bytes"));
   }
   if (tma && (stride * ptx::SizeInBytes(element)) % 16 != 0) {
     return Refuse(absl::StrCat(name, "=", stride,
@@ -364,15 +395,17 @@ absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
 }  // namespace
 
 absl::Status ValidateProblem(const GemmProblem& problem) {
-  for (const auto& [name, size] : {std::pair<const char*, int64_t>{"m", problem.m},
-                                   {"n", problem.n},
-                                   {"k", problem.k}}) {
+  for (const auto& [name, size] :
+       {std::pair<const char*, int64_t>{"m", problem.m},
+        {"n", problem.n},
+        {"k", problem.k}}) {
     if (size < 1 || size > gen::kMaxGemmDimension) {
       return Refuse(absl::StrCat(name, "=", size, " is outside 1..",
                                  gen::kMaxGemmDimension));
     }
   }
-  if (absl::Status valid = gen::ValidateGemmForm(FormOf(problem)); !valid.ok()) {
+  if (absl::Status valid = gen::ValidateGemmForm(FormOf(problem));
+      !valid.ok()) {
     return valid;
   }
   if (problem.batch < 1 || problem.batch > gen::kMaxGemmBatch) {
@@ -390,11 +423,13 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   const bool reads_c = r.beta != 0.0f;
   for (const absl::Status& rule : {
            CheckLeadingDimension("lda", r.lda, a.columns, r.element, true,
-                                 problem.lda != 0 ? ""
-                                 : r.a_major == MajorOrder::kK ? "k" : "m"),
+                                 problem.lda != 0              ? ""
+                                 : r.a_major == MajorOrder::kK ? "k"
+                                                               : "m"),
            CheckLeadingDimension("ldb", r.ldb, b.columns, r.element, true,
-                                 problem.ldb != 0 ? ""
-                                 : r.b_major == MajorOrder::kK ? "k" : "n"),
+                                 problem.ldb != 0              ? ""
+                                 : r.b_major == MajorOrder::kK ? "k"
+                                                               : "n"),
            reads_c ? CheckLeadingDimension("ldc", r.ldc, d.columns, out, false)
                    : absl::OkStatus(),
            CheckLeadingDimension("ldd", r.ldd, d.columns, out, false),
@@ -403,20 +438,24 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   }
   if (r.batch > 1) {
     for (const absl::Status& rule : {
-             CheckBatchStride("stride_a", r.stride_a, MatrixSpan(a, r.lda), r.element, true),
-             CheckBatchStride("stride_b", r.stride_b, MatrixSpan(b, r.ldb), r.element, true),
+             CheckBatchStride("stride_a", r.stride_a, MatrixSpan(a, r.lda),
+                              r.element, true),
+             CheckBatchStride("stride_b", r.stride_b, MatrixSpan(b, r.ldb),
+                              r.element, true),
              reads_c ? CheckBatchStride("stride_c", r.stride_c,
                                         MatrixSpan(d, r.ldc), out, false)
                      : absl::OkStatus(),
-             CheckBatchStride("stride_d", r.stride_d, MatrixSpan(d, r.ldd), out, false),
+             CheckBatchStride("stride_d", r.stride_d, MatrixSpan(d, r.ldd), out,
+                              false),
          }) {
       if (!rule.ok()) return rule;
     }
     const int64_t bias_length = r.bias == BiasAlong::kM ? r.m : r.n;
-    if (r.bias != BiasAlong::kNone && r.stride_bias != 0 && r.stride_bias < bias_length) {
-      return Refuse(absl::StrCat("stride_bias=", r.stride_bias,
-                                 " must be 0 (one bias for the batch) or at least ",
-                                 bias_length));
+    if (r.bias != BiasAlong::kNone && r.stride_bias != 0 &&
+        r.stride_bias < bias_length) {
+      return Refuse(absl::StrCat(
+          "stride_bias=", r.stride_bias,
+          " must be 0 (one bias for the batch) or at least ", bias_length));
     }
   }
   return absl::OkStatus();
@@ -440,26 +479,31 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
-  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(*plan.compiled);
+  absl::StatusOr<runtime::Module> module =
+      runtime::Module::LoadCubin(*plan.compiled);
   if (!module.ok()) return module.status();
   absl::StatusOr<runtime::Function> function =
       module->GetFunction(generated.kernel_name);
   if (!function.ok()) return function.status();
-  if (absl::Status shared = function->SetMaxDynamicSharedMemory(generated.shared_bytes);
+  if (absl::Status shared =
+          function->SetMaxDynamicSharedMemory(generated.shared_bytes);
       !shared.ok()) {
     return shared;
   }
   absl::StatusOr<int> resident = ResidentClusters(plan, *function);
   if (!resident.ok()) return resident.status();
   if (*resident < 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "GEMM kernel ", generated.kernel_name, " cannot be resident on this "
-        "device (", generated.shared_bytes, " bytes of shared memory, ",
-        generated.threads_per_block, " threads, clusters of ",
-        generated.config.cluster_m, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("GEMM kernel ", generated.kernel_name,
+                     " cannot be resident on this "
+                     "device (",
+                     generated.shared_bytes, " bytes of shared memory, ",
+                     generated.threads_per_block, " threads, clusters of ",
+                     generated.config.cluster_m, ")"));
   }
   auto loaded = std::make_shared<const LoadedGemmKernel>(
-      generated, plan.compiled, *std::move(module), *std::move(function), *resident);
+      generated, plan.compiled, *std::move(module), *std::move(function),
+      *resident);
   absl::MutexLock lock(&registry.mutex);
   return registry.kernels.emplace(key, std::move(loaded)).first->second;
 }
@@ -471,15 +515,19 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
     const GemmPlan& plan, const gen::GemmGrid& grid, CUcontext context) {
   const GemmProblem problem = KernelProblem(plan.config, plan.problem);
   const gen::GemmConfig& config = plan.config;
-  const int64_t bytes = gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
+  const int64_t bytes =
+      gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
   if (bytes == 0) return nullptr;
-  absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(bytes);
   if (!buffer.ok()) return buffer.status();
   if (config.stream_k) {
     // The flags start lowered (a synchronous copy: the first launch may be
     // on any stream).
-    const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid), 0);
-    if (absl::Status zeroed = buffer->CopyFromHost(lowered.data(), lowered.size());
+    const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid),
+                                       0);
+    if (absl::Status zeroed =
+            buffer->CopyFromHost(lowered.data(), lowered.size());
         !zeroed.ok()) {
       return zeroed;
     }
@@ -499,7 +547,8 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
 
 // The primary context of options.device; an ordinal that names no device
 // is refused by the option's name.
-absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(int ordinal) {
+absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(
+    int ordinal) {
   if (ordinal < 0) {
     return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
                                " is not a device ordinal (0 or more)"));
@@ -508,7 +557,8 @@ absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(int ordina
   if (!count.ok()) return count.status();
   if (ordinal >= *count) {
     return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
-                               " is not below the driver's device count, ", *count));
+                               " is not below the driver's device count, ",
+                               *count));
   }
   return runtime::RetainedPrimaryContext(ordinal);
 }
@@ -517,10 +567,11 @@ absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(int ordina
 // pushed here. Without one to take over (none current, or no driver),
 // Prepare decides as for a direct call: options.device's primary context,
 // else device 0's, or the driver's failure after the problem's rules.
-absl::StatusOr<Gemm> PrepareInCallersContext(const absl::StatusOr<CUcontext>& caller,
-                                             const GemmProblem& problem,
-                                             const GemmOptions& options) {
-  if (!caller.ok() || *caller == nullptr) return Gemm::Prepare(problem, options);
+absl::StatusOr<Gemm> PrepareInCallersContext(
+    const absl::StatusOr<CUcontext>& caller, const GemmProblem& problem,
+    const GemmOptions& options) {
+  if (!caller.ok() || *caller == nullptr)
+    return Gemm::Prepare(problem, options);
   absl::StatusOr<runtime::ScopedCurrentContext> scope =
       runtime::ScopedCurrentContext::Push(*caller);
   if (!scope.ok()) return scope.status();
@@ -530,8 +581,9 @@ absl::StatusOr<Gemm> PrepareInCallersContext(const absl::StatusOr<CUcontext>& ca
 // "context 0x... (device 1)": the current context, for messages.
 std::string CurrentContextName(CUcontext context) {
   absl::StatusOr<int> device = runtime::CurrentDeviceOrdinal();
-  return absl::StrCat("context 0x", absl::Hex(reinterpret_cast<uintptr_t>(context)),
-                      device.ok() ? absl::StrCat(" (device ", *device, ")") : "");
+  return absl::StrCat(
+      "context 0x", absl::Hex(reinterpret_cast<uintptr_t>(context)),
+      device.ok() ? absl::StrCat(" (device ", *device, ")") : "");
 }
 
 // Makes the Gemm's context the one its launch goes to. A thread with no
@@ -542,10 +594,11 @@ std::string CurrentContextName(CUcontext context) {
 // nothing; pushing and popping it would cost two driver calls every Run.
 // Another context current is the caller's choice, not ours to override:
 // its streams and memory would not be the kernel's.
-absl::Status EnterGemmContext(const runtime::Driver& driver, CUcontext gemm_context,
-                              int gemm_device) {
+absl::Status EnterGemmContext(const runtime::Driver& driver,
+                              CUcontext gemm_context, int gemm_device) {
   CUcontext current = nullptr;
-  if (absl::Status got = driver.Check(driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (absl::Status got =
+          driver.Check(driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
       !got.ok()) {
     return got;
   }
@@ -556,8 +609,9 @@ absl::Status EnterGemmContext(const runtime::Driver& driver, CUcontext gemm_cont
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "GEMM: a Gemm runs only in the context it was prepared in, context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ", gemm_device,
-      "), but this thread's current context is ", CurrentContextName(current),
+      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ",
+      gemm_device, "), but this thread's current context is ",
+      CurrentContextName(current),
       ": make the Gemm's context current, or prepare a Gemm in this one "
       "(GemmOptions::device for a device's primary context)"));
 }
@@ -569,16 +623,18 @@ absl::Status CheckStreamContext(const runtime::Driver& driver, CUstream stream,
                                 CUcontext gemm_context, int gemm_device) {
   if (stream == nullptr) return absl::OkStatus();
   CUcontext owner = nullptr;
-  if (absl::Status got = driver.Check(driver.cuStreamGetCtx(stream, &owner), "cuStreamGetCtx");
+  if (absl::Status got =
+          driver.Check(driver.cuStreamGetCtx(stream, &owner), "cuStreamGetCtx");
       !got.ok()) {
     return got;
   }
   if (owner == gemm_context) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "GEMM: the stream belongs to context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(owner)), ", not to this Gemm's context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ", gemm_device,
-      "): launch on a stream created in the Gemm's context"));
+      absl::Hex(reinterpret_cast<uintptr_t>(owner)),
+      ", not to this Gemm's context 0x",
+      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ",
+      gemm_device, "): launch on a stream created in the Gemm's context"));
 }
 
 // Why the kernel cannot reach an operand, from the driver's record of
@@ -596,20 +652,23 @@ absl::Status RefuseUnreachable(const runtime::Driver& driver, const char* name,
   const std::string operand =
       absl::StrCat("GEMM: ", name, " (0x", absl::Hex(address), ")");
   if (owner_device >= 0 && owner_device != gemm_device) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        operand, " is memory of device ", owner_device,
-        ", which this Gemm's kernel on device ", gemm_device,
-        " cannot reach (no peer access): pass memory of device ", gemm_device,
-        ", enable peer access to device ", owner_device,
-        ", or run a Gemm prepared for device ", owner_device, " (GemmOptions::device)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(operand, " is memory of device ", owner_device,
+                     ", which this Gemm's kernel on device ", gemm_device,
+                     " cannot reach (no peer access): pass memory of device ",
+                     gemm_device, ", enable peer access to device ",
+                     owner_device, ", or run a Gemm prepared for device ",
+                     owner_device, " (GemmOptions::device)"));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      operand, " is memory of context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(owner_context)),
-      ", which this Gemm's context 0x", absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)),
-      " (device ", gemm_device,
-      ") cannot reach: allocate it in the Gemm's context, or prepare a Gemm in its "
-      "context"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(operand, " is memory of context 0x",
+                   absl::Hex(reinterpret_cast<uintptr_t>(owner_context)),
+                   ", which this Gemm's context 0x",
+                   absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)),
+                   " (device ", gemm_device,
+                   ") cannot reach: allocate it in the Gemm's context, or "
+                   "prepare a Gemm in its "
+                   "context"));
 }
 
 // Refuses an operand the kernel could not reach from the current context
@@ -622,9 +681,9 @@ absl::Status RefuseUnreachable(const runtime::Driver& driver, const char* name,
 // per operand, tens of nanoseconds each beside Run's microseconds (host
 // time per call: gemm_bench --mode=launch), and nothing remembered that
 // could go stale when memory is freed and its address reused.
-absl::Status CheckOperandReachable(const runtime::Driver& driver, const char* name,
-                                   CUdeviceptr address, CUcontext gemm_context,
-                                   int gemm_device) {
+absl::Status CheckOperandReachable(const runtime::Driver& driver,
+                                   const char* name, CUdeviceptr address,
+                                   CUcontext gemm_context, int gemm_device) {
   unsigned int memory_type = 0;
   CUdeviceptr device_address = 0;
   CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -640,10 +699,11 @@ absl::Status CheckOperandReachable(const runtime::Driver& driver, const char* na
   }
   if (memory_type == 0 || device_address == address) return absl::OkStatus();
   if (device_address != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: ", name, " (0x", absl::Hex(address),
-        ") is the host address of registered host memory, which kernels reach at 0x",
-        absl::Hex(device_address), ": pass that"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM: ", name, " (0x", absl::Hex(address),
+                     ") is the host address of registered host memory, which "
+                     "kernels reach at 0x",
+                     absl::Hex(device_address), ": pass that"));
   }
   return RefuseUnreachable(driver, name, address, gemm_context, gemm_device);
 }
@@ -668,8 +728,8 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   return PrepareInCurrentContext(problem, options, (*primary)->get());
 }
 
-std::future<absl::StatusOr<Gemm>> Gemm::PrepareAsync(const GemmProblem& problem,
-                                                     const GemmOptions& options) {
+std::future<absl::StatusOr<Gemm>> Gemm::PrepareAsync(
+    const GemmProblem& problem, const GemmOptions& options) {
   const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
   try {
     return std::async(std::launch::async, [problem, options, caller] {
@@ -686,15 +746,18 @@ std::future<absl::StatusOr<Gemm>> Gemm::PrepareAsync(const GemmProblem& problem,
 absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
                                                    const GemmOptions& options,
                                                    CUcontext context) {
-  compile::KernelCache& cache =
-      options.cache != nullptr ? *options.cache : compile::KernelCache::Default();
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::CurrentDeviceProperties();
+  compile::KernelCache& cache = options.cache != nullptr
+                                    ? *options.cache
+                                    : compile::KernelCache::Default();
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
   absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
   if (!target.ok()) return target.status();
   GemmOptions planned = options;
   planned.cache = &cache;
-  if (!options.config.has_value() && options.selection == Selection::kAutotune) {
+  if (!options.config.has_value() &&
+      options.selection == Selection::kAutotune) {
     absl::StatusOr<gen::GemmConfig> tuned =
         AutotunedConfig(problem, CandidateConfigs(problem), cache);
     if (!tuned.ok()) return tuned.status();
@@ -702,7 +765,8 @@ absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
   }
   absl::StatusOr<GemmPlan> plan = PlanGemm(problem, *target, planned);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel = LoadGemmKernel(*plan);
+  absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
+      LoadGemmKernel(*plan);
   if (!kernel.ok()) return kernel.status();
   // The plan's 2-CTA clusters are an upper bound; the driver knows how
   // many the GPCs hold.
@@ -714,13 +778,17 @@ absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
       PrepareWorkspace(*plan, *grid, context);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(plan->problem, *grid, context, device->ordinal, *std::move(kernel),
-              *std::move(workspace));
+  return Gemm(plan->problem, *grid, context, device->ordinal,
+              *std::move(kernel), *std::move(workspace));
 }
 
-const gen::GemmConfig& Gemm::config() const { return kernel_->generated.config; }
+const gen::GemmConfig& Gemm::config() const {
+  return kernel_->generated.config;
+}
 const gen::GeneratedGemm& Gemm::generated() const { return kernel_->generated; }
-const compile::CompiledModule& Gemm::compiled() const { return *kernel_->compiled; }
+const compile::CompiledModule& Gemm::compiled() const {
+  return *kernel_->compiled;
+}
 
 absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                        CUstream stream) const {
@@ -731,7 +799,8 @@ absl::Status Gemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
   return Run(operands, stream);
 }
 
-absl::Status Gemm::CheckRunsHere(const GemmOperands& operands, CUstream stream) const {
+absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
+                                 CUstream stream) const {
   // Resolved by Prepare; checked as the caller named them (before a
   // swapped kernel exchanges A and B).
   const std::array<NamedOperand, 5> named = {{
@@ -743,24 +812,27 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands, CUstream stream) 
   }};
   for (const NamedOperand& operand : named) {
     if (!operand.used) continue;
-    if (absl::Status usable = CheckOperandAddress(operand.name, operand.address);
+    if (absl::Status usable =
+            CheckOperandAddress(operand.name, operand.address);
         !usable.ok()) {
       return usable;
     }
   }
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();
-  if (absl::Status entered = EnterGemmContext(**driver, context_, device_); !entered.ok()) {
+  if (absl::Status entered = EnterGemmContext(**driver, context_, device_);
+      !entered.ok()) {
     return entered;
   }
-  if (absl::Status same = CheckStreamContext(**driver, stream, context_, device_);
+  if (absl::Status same =
+          CheckStreamContext(**driver, stream, context_, device_);
       !same.ok()) {
     return same;
   }
   for (const NamedOperand& operand : named) {
     if (!operand.used) continue;
-    if (absl::Status reachable = CheckOperandReachable(**driver, operand.name,
-                                                       operand.address, context_, device_);
+    if (absl::Status reachable = CheckOperandReachable(
+            **driver, operand.name, operand.address, context_, device_);
         !reachable.ok()) {
       return reachable;
     }
@@ -768,36 +840,40 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands, CUstream stream) 
   return absl::OkStatus();
 }
 
-absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
-  if (absl::Status here = CheckRunsHere(given, stream); !here.ok()) return here;
+absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
+  if (absl::Status here = CheckRunsHere(operands, stream); !here.ok())
+    return here;
   // The kernel of a swapped config takes B as its A.
   const GemmProblem p = KernelProblem(kernel_->generated.config, problem_);
-  GemmOperands operands = given;
+  GemmOperands kernel_operands = operands;
   const bool reads_c = p.beta != 0.0f;
   const bool has_bias = p.bias != BiasAlong::kNone;
   const gen::GeneratedGemm& generated = kernel_->generated;
-  if (generated.config.swap_ab) std::swap(operands.a, operands.b);
+  if (generated.config.swap_ab) std::swap(kernel_operands.a, kernel_operands.b);
   const StoredShape a = Stored(p.a_major, p.m, p.k);
   const StoredShape b = Stored(p.b_major, p.n, p.k);
-  absl::StatusOr<CUtensorMap> a_map = OperandMap(
-      generated.a_box, p.element, operands.a, a.rows, a.columns, p.lda, p.batch, p.stride_a);
+  absl::StatusOr<CUtensorMap> a_map =
+      OperandMap(generated.a_box, p.element, kernel_operands.a, a.rows,
+                 a.columns, p.lda, p.batch, p.stride_a);
   if (!a_map.ok()) return a_map.status();
-  absl::StatusOr<CUtensorMap> b_map = OperandMap(
-      generated.b_box, p.element, operands.b, b.rows, b.columns, p.ldb, p.batch, p.stride_b);
+  absl::StatusOr<CUtensorMap> b_map =
+      OperandMap(generated.b_box, p.element, kernel_operands.b, b.rows,
+                 b.columns, p.ldb, p.batch, p.stride_b);
   if (!b_map.ok()) return b_map.status();
   KernelArguments arguments;
   arguments.a_map = *a_map;
   arguments.b_map = *b_map;
   arguments.d_map = {};
   if (generated.config.epilogue == gen::GemmEpilogue::kTmaStore) {
-    absl::StatusOr<CUtensorMap> encoded = OperandMap(
-        generated.d_box, *p.output, operands.d, p.m, p.n, p.ldd, p.batch, p.stride_d);
+    absl::StatusOr<CUtensorMap> encoded =
+        OperandMap(generated.d_box, *p.output, kernel_operands.d, p.m, p.n,
+                   p.ldd, p.batch, p.stride_d);
     if (!encoded.ok()) return encoded.status();
     arguments.d_map = *encoded;
   }
-  arguments.d = operands.d;
-  arguments.c = reads_c ? operands.c : 0;
-  arguments.bias = has_bias ? operands.bias : 0;
+  arguments.d = kernel_operands.d;
+  arguments.c = reads_c ? kernel_operands.c : 0;
+  arguments.bias = has_bias ? kernel_operands.bias : 0;
   arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
   arguments.m = static_cast<int>(p.m);
   arguments.n = static_cast<int>(p.n);
@@ -816,12 +892,12 @@ absl::Status Gemm::Run(const GemmOperands& given, CUstream stream) const {
   arguments.pair_stores = !p.d_transposed && p.ldd % 2 == 0 &&
                           (p.batch == 1 || p.stride_d % 2 == 0);
   std::vector<void*> args = arguments.InTableOrder();
-  if (absl::Status launched =
-          kernel_->function.Launch(LaunchShape(generated, grid_, stream), args.data());
+  if (absl::Status launched = kernel_->function.Launch(
+          LaunchShape(generated, grid_, stream), args.data());
       !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }
-  return Reduce(operands.d, stream);
+  return Reduce(kernel_operands.d, stream);
 }
 
 absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
@@ -831,9 +907,10 @@ absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
   void* args[] = {&workspace, &c, &count, &splits};
   constexpr int64_t kThreads = 256;
   runtime::LaunchConfig launch;
-  launch.grid = {static_cast<uint32_t>(std::min<int64_t>(
-                     (count / 2 + kThreads) / kThreads, 4 * workspace_->sm_count)),
-                 1, 1};
+  launch.grid = {
+      static_cast<uint32_t>(std::min<int64_t>((count / 2 + kThreads) / kThreads,
+                                              4 * workspace_->sm_count)),
+      1, 1};
   launch.block = {kThreads, 1, 1};
   launch.stream = stream;
   return workspace_->reduce->Launch(launch, args);

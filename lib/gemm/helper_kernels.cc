@@ -33,7 +33,8 @@ absl::StatusOr<runtime::Function> HelperKernel(
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
       compile::KernelCache::Default().GetOrCompile(name, *text, {});
   if (!compiled.ok()) return compiled.status();
-  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(**compiled);
+  absl::StatusOr<runtime::Module> module =
+      runtime::Module::LoadCubin(**compiled);
   if (!module.ok()) return module.status();
   absl::StatusOr<runtime::Function> function = module->GetFunction(name);
   if (!function.ok()) return function.status();

@@ -24,10 +24,12 @@ inline absl::Status ReferenceUnavailable(absl::string_view what,
 // The handle of library `name`. Never closed, not even when the caller
 // refuses it: cuBLAS and cuBLASLt do not free what their static
 // initializers allocate, so unloading them leaks that.
-inline absl::StatusOr<void*> OpenForever(absl::string_view what, const char* name) {
+inline absl::StatusOr<void*> OpenForever(absl::string_view what,
+                                         const char* name) {
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library != nullptr) return library;
-  return ReferenceUnavailable(what, absl::StrCat("cannot load ", name, " (", dlerror(), ")"));
+  return ReferenceUnavailable(
+      what, absl::StrCat("cannot load ", name, " (", dlerror(), ")"));
 }
 
 // Sets `function` to `symbol` of `library` (named `name`).

@@ -31,11 +31,13 @@ absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
   if (generated.shared_bytes <= target.max_shared_bytes_per_block_optin) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "GEMM config '", gen::ConfigName(generated.config), "' needs ",
-      generated.shared_bytes, " bytes of shared memory per block; the target "
-      "gives at most ", target.max_shared_bytes_per_block_optin,
-      " (max_shared_bytes_per_block_optin)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("GEMM config '", gen::ConfigName(generated.config),
+                   "' needs ", generated.shared_bytes,
+                   " bytes of shared memory per block; the target "
+                   "gives at most ",
+                   target.max_shared_bytes_per_block_optin,
+                   " (max_shared_bytes_per_block_optin)"));
 }
 
 }  // namespace
@@ -52,8 +54,8 @@ absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
   if (clusters >= 1) return clusters;
   return absl::InvalidArgumentError(absl::StrCat(
       "GEMM config '", gen::ConfigName(config), "' launches clusters of ",
-      gen::ClusterCtas(config), " CTAs, one per SM; the target has ", target.sm_count,
-      " SM"));
+      gen::ClusterCtas(config), " CTAs, one per SM; the target has ",
+      target.sm_count, " SM"));
 }
 
 GemmTarget GemmTarget::H200() {
@@ -65,9 +67,11 @@ GemmTarget GemmTarget::H200() {
 
 absl::Status ValidateGemmTarget(const GemmTarget& target) {
   if (target.arch != kGemmArch) {
-    return RefuseTarget(absl::StrCat(
-        "arch '", target.arch, "' is not one the GEMM kernels are generated "
-        "for: only ", kGemmArch, " has wgmma, setmaxnreg and TMA multicast"));
+    return RefuseTarget(
+        absl::StrCat("arch '", target.arch,
+                     "' is not one the GEMM kernels are generated "
+                     "for: only ",
+                     kGemmArch, " has wgmma, setmaxnreg and TMA multicast"));
   }
   if (target.sm_count < 1 || target.sm_count > kMaxGemmTargetSms) {
     return RefuseTarget(absl::StrCat("sm_count=", target.sm_count,
@@ -75,37 +79,42 @@ absl::Status ValidateGemmTarget(const GemmTarget& target) {
   }
   if (target.max_shared_bytes_per_block_optin < kMinGemmTargetSharedBytes) {
     return RefuseTarget(absl::StrCat(
-        "max_shared_bytes_per_block_optin=", target.max_shared_bytes_per_block_optin,
-        " is below the ", kMinGemmTargetSharedBytes,
-        " bytes every CUDA GPU gives a block"));
+        "max_shared_bytes_per_block_optin=",
+        target.max_shared_bytes_per_block_optin, " is below the ",
+        kMinGemmTargetSharedBytes, " bytes every CUDA GPU gives a block"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<GemmTarget> GemmTargetOf(const runtime::DeviceProperties& device) {
-  if (absl::Status runs =
-          runtime::CheckArchSupported(kGemmArch, device.cc_major, device.cc_minor);
+absl::StatusOr<GemmTarget> GemmTargetOf(
+    const runtime::DeviceProperties& device) {
+  if (absl::Status runs = runtime::CheckArchSupported(
+          kGemmArch, device.cc_major, device.cc_minor);
       !runs.ok()) {
-    return absl::Status(runs.code(), absl::StrCat("GEMM target: device ", device.ordinal,
-                                                  " (", device.name, "): ",
-                                                  runs.message()));
+    return absl::Status(
+        runs.code(), absl::StrCat("GEMM target: device ", device.ordinal, " (",
+                                  device.name, "): ", runs.message()));
   }
   GemmTarget target;
   target.sm_count = device.sm_count;
-  target.max_shared_bytes_per_block_optin = device.max_shared_bytes_per_block_optin;
-  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok()) return valid;
+  target.max_shared_bytes_per_block_optin =
+      device.max_shared_bytes_per_block_optin;
+  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok())
+    return valid;
   return target;
 }
 
 absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
                                   const GemmTarget& target,
                                   const GemmOptions& options) {
-  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok())
+    return valid;
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   GemmPlan plan;
   plan.problem = Resolved(problem);
   plan.target = target;
-  absl::StatusOr<gen::GemmConfig> config = ChosenConfig(problem, target, options);
+  absl::StatusOr<gen::GemmConfig> config =
+      ChosenConfig(problem, target, options);
   if (!config.ok()) return config.status();
   plan.config = *config;
   // Generating refuses an invalid config, before anything is planned for it.
@@ -123,8 +132,9 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
       PlanGemmLaunch(problem, plan.config, plan.resident_clusters);
   if (!grid.ok()) return grid.status();
   plan.grid = *grid;
-  compile::KernelCache& cache =
-      options.cache != nullptr ? *options.cache : compile::KernelCache::Default();
+  compile::KernelCache& cache = options.cache != nullptr
+                                    ? *options.cache
+                                    : compile::KernelCache::Default();
   compile::CompileOptions compile_options;
   compile_options.arch = target.arch;
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =

@@ -16,7 +16,8 @@ namespace {
 // with 8 stages than with 6 (cuBLAS's kernel there has 8 too).
 // At least 2, as a wgmma group in flight needs (where not even 2 fit, the
 // validator names the shortfall).
-gen::GemmConfig WithDeepestRing(gen::GemmConfig config, ptx::ScalarType element) {
+gen::GemmConfig WithDeepestRing(gen::GemmConfig config,
+                                ptx::ScalarType element) {
   config.stages = std::max(
       2, gen::MaxStagesThatFit(config, element, gen::kMaxSharedBytesPerBlock));
   return config;
@@ -41,7 +42,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Over the whole batch.
 int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
-  return problem.batch * CeilDiv(problem.m, block_m) * CeilDiv(problem.n, block_n);
+  return problem.batch * CeilDiv(problem.m, block_m) *
+         CeilDiv(problem.n, block_n);
 }
 
 // The share of a persistent grid's MMA work that lands in C, from `clusters`
@@ -49,7 +51,8 @@ int64_t Tiles(const GemmProblem& problem, int block_m, int block_n) {
 // the last wave are lost (stream-K keeps the last wave busy).
 double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
                       int64_t clusters) {
-  const int64_t units = gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch);
+  const int64_t units =
+      gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch);
   const int64_t waves = CeilDiv(units, clusters);
   const double busy =
       config.stream_k ? 1.0 : static_cast<double>(units) / (waves * clusters);
@@ -65,7 +68,9 @@ double GridEfficiency(const GemmProblem& problem, const gen::GemmConfig& config,
 // must be able to count the k-tiles: gen::CheckGemmLaunch.)
 bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
                  int64_t clusters) {
-  const int64_t tail = gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch) % clusters;
+  const int64_t tail =
+      gen::GemmWorkUnits(config, problem.m, problem.n, problem.batch) %
+      clusters;
   const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
   const int64_t sharers = std::min<int64_t>(
       clusters, tail * std::min<int64_t>(k_tiles, gen::kStreamKMaxPieces));
@@ -74,8 +79,10 @@ bool StreamKPays(const GemmProblem& problem, const gen::GemmConfig& config,
   grid.cluster_x = config.cluster_m;
   gen::GemmConfig stream_k = config;
   stream_k.stream_k = true;
-  return tail > 0 && tail <= clusters * 6 / 10 && tail * k_tiles >= 32 * sharers &&
-         gen::CheckGemmLaunch(stream_k, problem.m, problem.n, problem.k, grid).ok();
+  return tail > 0 && tail <= clusters * 6 / 10 &&
+         tail * k_tiles >= 32 * sharers &&
+         gen::CheckGemmLaunch(stream_k, problem.m, problem.n, problem.k, grid)
+             .ok();
 }
 
 // Rows of cluster tiles visited together: 16, unless that leaves a shorter
@@ -96,7 +103,8 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
   gen::GemmConfig best;
   double best_efficiency = 0;
   for (int block_n : {256, 192}) {
-    gen::GemmConfig config = WarpSpecialized(128, block_n, 2, cluster_m, epilogue);
+    gen::GemmConfig config =
+        WarpSpecialized(128, block_n, 2, cluster_m, epilogue);
     config.raster_group = RasterGroup(problem, config);
     config.stream_k = StreamKPays(problem, config, clusters);
     const double efficiency = GridEfficiency(problem, config, clusters);
@@ -133,7 +141,8 @@ bool DRowsAligned(const GemmProblem& resolved) {
 // The TMA-store epilogue takes the problem: its form (16-bit D) and D's
 // alignment.
 bool TmaStoreFits(const GemmProblem& problem) {
-  return gen::TmaStoreComputes(FormOf(problem)) && DRowsAligned(Resolved(problem));
+  return gen::TmaStoreComputes(FormOf(problem)) &&
+         DRowsAligned(Resolved(problem));
 }
 
 // The largest m (or n) that takes a skinny tile: a short side no taller
@@ -152,9 +161,10 @@ bool IsSkinny(const GemmProblem& problem) {
 // only this way: a 64x128 tile there pays for 64 rows of m and leaves
 // most SMs idle (0.46-0.72x cuBLAS on the H200, 2026-12-01); 64x16 tiles
 // of the swapped problem ran at 0.93-1.06x.
-gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m, int width) {
-  gen::GemmConfig config = WarpSpecialized(block_m, width, block_m / ptx::kWgmmaM, 1,
-                                           gen::GemmEpilogue::kDirect);
+gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m,
+                             int width) {
+  gen::GemmConfig config = WarpSpecialized(
+      block_m, width, block_m / ptx::kWgmmaM, 1, gen::GemmEpilogue::kDirect);
   config.swap_ab = problem.m < problem.n;
   return config;
 }
@@ -175,7 +185,8 @@ int FewTilesSplitK(const GemmProblem& problem, const gen::GemmConfig& config,
   const int64_t k_tiles = CeilDiv(problem.k, config.block_k);
   int split_k = 1;
   for (int slices : {2, 4, 8, 16}) {
-    if (tiles * slices <= sm_count && k_tiles >= kMinSliceKTiles * slices) split_k = slices;
+    if (tiles * slices <= sm_count && k_tiles >= kMinSliceKTiles * slices)
+      split_k = slices;
   }
   return split_k;
 }
@@ -184,7 +195,8 @@ int FewTilesSplitK(const GemmProblem& problem, const gen::GemmConfig& config,
 
 absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
                                     const GemmProblem& problem) {
-  if (absl::Status form = gen::ValidateGemmConfigForForm(config, FormOf(problem));
+  if (absl::Status form =
+          gen::ValidateGemmConfigForForm(config, FormOf(problem));
       !form.ok()) {
     return form;
   }
@@ -196,7 +208,8 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
   if (config.epilogue == gen::GemmEpilogue::kTmaStore && !DRowsAligned(r)) {
     return refuse(absl::StrCat(
         "stores D with TMA, which needs rows (and batches) of D on 16-byte "
-        "boundaries (n=", r.n, ", ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
+        "boundaries (n=",
+        r.n, ", ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
   }
   if (config.split_k > 1 && !config.split_k_in_cluster &&
       (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
@@ -215,8 +228,8 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
     return fits;
   }
   const GemmProblem kernel = KernelProblem(config, problem);
-  const gen::GemmGrid grid = gen::GemmLaunchGrid(config, kernel.m, kernel.n,
-                                                 resident_clusters, kernel.batch);
+  const gen::GemmGrid grid = gen::GemmLaunchGrid(
+      config, kernel.m, kernel.n, resident_clusters, kernel.batch);
   if (absl::Status launch = gen::CheckGemmLaunch(config, kernel.m, kernel.n,
                                                  kernel.k, grid, kernel.batch);
       !launch.ok()) {
@@ -232,17 +245,20 @@ namespace {
 // faster, 4096x16x14336: 13%); with a wave of them or more, 128-row tiles
 // of two consumers, which keep twice the bytes in flight per SM
 // (4x28672x4096 and 14336x8x4096: 6% faster than 64 rows).
-std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem, int sm_count) {
+std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem,
+                                               int sm_count) {
   if (!IsSkinny(problem)) return std::nullopt;
-  const gen::GemmConfig config =
-      WithDeepestRing(SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
+  const gen::GemmConfig config = WithDeepestRing(
+      SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
   const GemmProblem kernel = KernelProblem(config, Resolved(problem));
-  const int64_t units = gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
+  const int64_t units =
+      gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
   gen::GemmConfig tuned = config;
   if (units < sm_count) {
     tuned.stream_k = true;
   } else {
-    tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)), problem.element);
+    tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)),
+                            problem.element);
   }
   if (CheckConfigFitsProblem(tuned, problem).ok()) return tuned;
   if (CheckConfigFitsProblem(config, problem).ok()) return config;
@@ -268,7 +284,8 @@ std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem, int s
 //   over a long k (FewTilesSplitK);
 // - the TMA-store epilogue wherever rows of C allow it.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
-  if (std::optional<gen::GemmConfig> skinny = SkinnyHeuristic(problem, sm_count)) {
+  if (std::optional<gen::GemmConfig> skinny =
+          SkinnyHeuristic(problem, sm_count)) {
     return *skinny;
   }
   const GemmProblem resolved = Resolved(problem);
@@ -293,9 +310,11 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   } else {
     config = WarpSpecialized(64, 128, 1, 1, epilogue);
     gen::GemmConfig split = WithDeepestRing(
-        WarpSpecialized(64, 128, 1, 1, gen::GemmEpilogue::kDirect), problem.element);
+        WarpSpecialized(64, 128, 1, 1, gen::GemmEpilogue::kDirect),
+        problem.element);
     split.split_k = FewTilesSplitK(problem, split, sms);
-    if (split.split_k > 1 && CheckConfigFitsProblem(split, problem).ok()) config = split;
+    if (split.split_k > 1 && CheckConfigFitsProblem(split, problem).ok())
+      config = split;
   }
   // A pick the form cannot take (an MN-major B split between a cluster's
   // CTAs) runs without the cluster; asked of the whole config, ring
@@ -313,7 +332,8 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   // Each configuration once: a variant may come out as one already listed.
   auto add = [&](gen::GemmConfig config) {
     config = WithDeepestRing(config, problem.element);
-    if (std::find(candidates.begin(), candidates.end(), config) == candidates.end() &&
+    if (std::find(candidates.begin(), candidates.end(), config) ==
+            candidates.end() &&
         CheckConfigFitsProblem(config, problem).ok()) {
       candidates.push_back(config);
     }
@@ -348,7 +368,8 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   for (const auto& [block_m, block_n, consumers] :
        {std::tuple<int, int, int>{128, 128, 2}, {64, 256, 1}, {64, 128, 1}}) {
     for (gen::GemmEpilogue epilogue : epilogues) {
-      gen::GemmConfig config = WarpSpecialized(block_m, block_n, consumers, 1, epilogue);
+      gen::GemmConfig config =
+          WarpSpecialized(block_m, block_n, consumers, 1, epilogue);
       add(config);
       config.stream_k = true;
       add(config);
@@ -372,8 +393,8 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   for (int split_k : {2, 4}) {
     for (const auto& [block_m, block_n] :
          {std::pair<int, int>{128, 128}, {128, 256}}) {
-      gen::GemmConfig config = WarpSpecialized(block_m, block_n, 2, 1,
-                                               gen::GemmEpilogue::kDirect);
+      gen::GemmConfig config =
+          WarpSpecialized(block_m, block_n, 2, 1, gen::GemmEpilogue::kDirect);
       config.split_k = split_k;
       add(config);
     }
@@ -382,8 +403,13 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   // the kernel, any form.
   for (gen::GemmEpilogue epilogue : epilogues) {
     for (const auto& [block_m, consumers, split_k] :
-         {std::tuple<int, int, int>{128, 2, 2}, {128, 2, 4}, {64, 1, 2}, {64, 1, 4}, {64, 1, 8}}) {
-      gen::GemmConfig config = WarpSpecialized(block_m, 128, consumers, 1, epilogue);
+         {std::tuple<int, int, int>{128, 2, 2},
+          {128, 2, 4},
+          {64, 1, 2},
+          {64, 1, 4},
+          {64, 1, 8}}) {
+      gen::GemmConfig config =
+          WarpSpecialized(block_m, 128, consumers, 1, epilogue);
       config.split_k = split_k;
       config.split_k_in_cluster = true;
       add(config);
@@ -411,7 +437,8 @@ std::vector<gen::GemmConfig> V1SeedSpace() {
 std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element) {
   std::vector<gen::GemmConfig> candidates;
   for (const gen::GemmConfig& config : V1SeedSpace()) {
-    if (gen::ValidateGemmConfig(config, element).ok()) candidates.push_back(config);
+    if (gen::ValidateGemmConfig(config, element).ok())
+      candidates.push_back(config);
   }
   return candidates;
 }

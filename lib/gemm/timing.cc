@@ -15,9 +15,9 @@ namespace ptxgen::gemm {
 absl::Status FillRandom(CUdeviceptr address, int64_t count,
                         ptx::ScalarType element, uint32_t seed,
                         CUstream stream) {
-  absl::StatusOr<runtime::Function> fill = HelperKernel(
-      gen::RandomFillKernelName(element),
-      [element] { return gen::RandomFillSource(element); });
+  absl::StatusOr<runtime::Function> fill =
+      HelperKernel(gen::RandomFillKernelName(element),
+                   [element] { return gen::RandomFillSource(element); });
   if (!fill.ok()) return fill.status();
   unsigned long long elements = static_cast<unsigned long long>(count);
   float scale = 1.0f;
@@ -29,7 +29,8 @@ absl::Status FillRandom(CUdeviceptr address, int64_t count,
   return fill->Launch(launch, args);
 }
 
-absl::Status RotatingGemmOperands::RunOnCopy(size_t i, const GemmCall& call) const {
+absl::Status RotatingGemmOperands::RunOnCopy(size_t i,
+                                             const GemmCall& call) const {
   const size_t copy = i % a.size();
   return call(a[copy].address(), b[copy].address(), c.address());
 }
@@ -49,14 +50,17 @@ namespace {
 
 // A buffer of `count` elements of `type`, random where 16-bit (FillRandom
 // writes 16-bit values only), zero where f32: what timing reads.
-absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count, ptx::ScalarType type,
-                                                  uint32_t seed, CUstream stream) {
+absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count,
+                                                  ptx::ScalarType type,
+                                                  uint32_t seed,
+                                                  CUstream stream) {
   absl::StatusOr<runtime::DeviceBuffer> buffer =
       runtime::DeviceBuffer::Allocate(count * ptx::SizeInBytes(type));
   if (!buffer.ok()) return buffer.status();
-  const absl::Status filled = type == ptx::ScalarType::kF32
-                                  ? buffer->Memset8(0)
-                                  : FillRandom(buffer->address(), count, type, seed, stream);
+  const absl::Status filled =
+      type == ptx::ScalarType::kF32
+          ? buffer->Memset8(0)
+          : FillRandom(buffer->address(), count, type, seed, stream);
   if (!filled.ok()) return filled;
   return buffer;
 }
@@ -64,25 +68,30 @@ absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count, ptx::ScalarType
 }  // namespace
 
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
-    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream) {
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed,
+    CUstream stream) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   const GemmProblem r = Resolved(problem);
   const GemmSpans spans = StoredSpans(r);
   const int64_t bytes = ptx::SizeInBytes(problem.element);
   const int64_t counts[] = {spans.a, spans.b};
   const int64_t pass_bytes = (counts[0] + counts[1]) * bytes;
-  const int64_t copies = std::clamp<int64_t>(4 * l2_bytes / pass_bytes + 1, 1, 16);
+  const int64_t copies =
+      std::clamp<int64_t>(4 * l2_bytes / pass_bytes + 1, 1, 16);
   absl::StatusOr<runtime::DeviceBuffer> c =
       runtime::DeviceBuffer::Allocate(spans.d * ptx::SizeInBytes(*r.output));
   if (!c.ok()) return c.status();
-  RotatingGemmOperands operands{{}, {}, *std::move(c), std::nullopt, std::nullopt};
+  RotatingGemmOperands operands{
+      {}, {}, *std::move(c), std::nullopt, std::nullopt};
   if (r.beta != 0.0f) {
-    absl::StatusOr<runtime::DeviceBuffer> input = TimingInput(spans.c, *r.output, seed - 1, stream);
+    absl::StatusOr<runtime::DeviceBuffer> input =
+        TimingInput(spans.c, *r.output, seed - 1, stream);
     if (!input.ok()) return input.status();
     operands.c_input = *std::move(input);
   }
   if (r.bias != BiasAlong::kNone) {
-    absl::StatusOr<runtime::DeviceBuffer> bias = TimingInput(spans.bias, r.bias_type, seed - 2, stream);
+    absl::StatusOr<runtime::DeviceBuffer> bias =
+        TimingInput(spans.bias, r.bias_type, seed - 2, stream);
     if (!bias.ok()) return bias.status();
     operands.bias = *std::move(bias);
   }
@@ -91,9 +100,9 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
       absl::StatusOr<runtime::DeviceBuffer> buffer =
           runtime::DeviceBuffer::Allocate(counts[which] * bytes);
       if (!buffer.ok()) return buffer.status();
-      if (absl::Status filled =
-              FillRandom(buffer->address(), counts[which], problem.element,
-                         seed + 2 * static_cast<uint32_t>(copy) + which, stream);
+      if (absl::Status filled = FillRandom(
+              buffer->address(), counts[which], problem.element,
+              seed + 2 * static_cast<uint32_t>(copy) + which, stream);
           !filled.ok()) {
         return filled;
       }
@@ -115,7 +124,8 @@ absl::StatusOr<double> MedianMilliseconds(
   if (!end.ok()) return end.status();
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
-    if (absl::Status status = start->Record(stream); !status.ok()) return status;
+    if (absl::Status status = start->Record(stream); !status.ok())
+      return status;
     for (int i = 0; i < calls_per_batch; ++i) {
       if (absl::Status status = run(); !status.ok()) return status;
     }
@@ -124,12 +134,11 @@ absl::StatusOr<double> MedianMilliseconds(
     if (!elapsed.ok()) return elapsed.status();
     times.push_back(*elapsed / calls_per_batch);
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  std::nth_element(times.begin(), times.begin() + times.size() / 2,
+                   times.end());
   return times[times.size() / 2];
 }
 
 }  // namespace ptxgen::gemm
 
-namespace ptxgen::gemm {
-
-}  // namespace ptxgen::gemm
+namespace ptxgen::gemm {}  // namespace ptxgen::gemm

@@ -27,7 +27,8 @@ absl::Status FillRandom(CUdeviceptr address, int64_t count,
 
 // A GEMM on device addresses of A, B and C: a prepared Gemm's Run or
 // CublasGemm, bound to a problem and a stream.
-using GemmCall = std::function<absl::Status(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)>;
+using GemmCall =
+    std::function<absl::Status(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)>;
 
 // Copies of A and B for timing, enough that one pass over them exceeds an
 // L2 of `l2_bytes` four times (at most 16 copies), so that no timed call
@@ -48,7 +49,8 @@ struct RotatingGemmOperands {
   GemmOperands OperandsOfCopy(size_t i) const;
 };
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
-    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed, CUstream stream);
+    const GemmProblem& problem, int64_t l2_bytes, uint32_t seed,
+    CUstream stream);
 
 // Median milliseconds per call of `run` over `repeats` timed batches of
 // `calls_per_batch`, after `warmups` untimed calls, with CUDA events.

@@ -73,13 +73,14 @@ absl::Status CublasGemm(const GemmProblem& problem, CUdeviceptr a,
   const float alpha = 1.0f;
   const float beta = 0.0f;
   // Column-major view: C^T [n,m] = B [n,k] (A [m,k])^T, i.e. "TN".
-  (*cublas)->set_stream((*cublas)->handle, reinterpret_cast<cudaStream_t>(stream));
+  (*cublas)->set_stream((*cublas)->handle,
+                        reinterpret_cast<cudaStream_t>(stream));
   const cublasStatus_t status = (*cublas)->gemm_ex(
       (*cublas)->handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(problem.n),
       static_cast<int>(problem.m), static_cast<int>(problem.k), &alpha,
       reinterpret_cast<const void*>(b), type, static_cast<int>(problem.k),
-      reinterpret_cast<const void*>(a), type, static_cast<int>(problem.k), &beta,
-      reinterpret_cast<void*>(c), type, static_cast<int>(problem.n),
+      reinterpret_cast<const void*>(a), type, static_cast<int>(problem.k),
+      &beta, reinterpret_cast<void*>(c), type, static_cast<int>(problem.n),
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS) {
     return absl::InternalError(absl::StrCat("cublasGemmEx failed with status ",
@@ -98,7 +99,8 @@ float HalfBitsToFloat(uint16_t bits, ptx::ScalarType element) {
   const int exponent = (bits >> 10) & 0x1F;
   const int mantissa = bits & 0x3FF;
   const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (exponent == 0)
+    return sign * std::ldexp(static_cast<float>(mantissa), -24);
   if (exponent == 31) return mantissa ? NAN : sign * INFINITY;
   return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
 }
@@ -115,7 +117,8 @@ uint16_t FloatToHalfBits(float value, ptx::ScalarType element) {
   if (std::isnan(value)) return sign | 0x7E00;
   if (magnitude >= 65520.0f) return sign | 0x7C00;
   if (magnitude < std::ldexp(1.0f, -14)) {  // subnormal: units of 2^-24
-    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24)));
+    return sign |
+           static_cast<uint16_t>(std::nearbyint(std::ldexp(magnitude, 24)));
   }
   int exponent;
   const float fraction = std::frexp(magnitude, &exponent);  // [0.5, 1)
@@ -124,7 +127,8 @@ uint16_t FloatToHalfBits(float value, ptx::ScalarType element) {
     mantissa = 1024;
     ++exponent;
   }
-  return sign | static_cast<uint16_t>(((exponent + 14) << 10) | (mantissa - 1024));
+  return sign |
+         static_cast<uint16_t>(((exponent + 14) << 10) | (mantissa - 1024));
 }
 
 double RelativeErrorByNorm(const std::vector<uint16_t>& result,
@@ -156,8 +160,10 @@ std::vector<double> HostReferenceGemm(const GemmProblem& problem,
                                       const std::vector<uint16_t>& a,
                                       const std::vector<uint16_t>& b) {
   std::vector<double> a_wide(a.size()), b_wide(b.size());
-  for (size_t i = 0; i < a.size(); ++i) a_wide[i] = HalfBitsToFloat(a[i], problem.element);
-  for (size_t i = 0; i < b.size(); ++i) b_wide[i] = HalfBitsToFloat(b[i], problem.element);
+  for (size_t i = 0; i < a.size(); ++i)
+    a_wide[i] = HalfBitsToFloat(a[i], problem.element);
+  for (size_t i = 0; i < b.size(); ++i)
+    b_wide[i] = HalfBitsToFloat(b[i], problem.element);
   std::vector<double> c(static_cast<size_t>(problem.m * problem.n));
   for (int64_t i = 0; i < problem.m; ++i) {
     for (int64_t j = 0; j < problem.n; ++j) {
@@ -185,17 +191,17 @@ absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm) {
       RandomRotatingGemmOperands(problem, /*l2_bytes=*/0, 1234, nullptr);
   if (!x.ok()) return x.status();
   const CUdeviceptr a = x->a[0].address(), b = x->b[0].address();
-  absl::StatusOr<runtime::DeviceBuffer> reference = runtime::DeviceBuffer::Allocate(
-      problem.m * problem.n * ptx::SizeInBytes(problem.element));
+  absl::StatusOr<runtime::DeviceBuffer> reference =
+      runtime::DeviceBuffer::Allocate(problem.m * problem.n *
+                                      ptx::SizeInBytes(problem.element));
   if (!reference.ok()) return reference.status();
-  auto ours = [&] {
-    return gemm.Run(a, b, x->c.address(), nullptr);
-  };
+  auto ours = [&] { return gemm.Run(a, b, x->c.address(), nullptr); };
   auto theirs = [&] {
     return CublasGemm(problem, a, b, reference->address(), nullptr);
   };
   for (absl::Status step :
-       {Poison(x->c.address(), problem.m * problem.n, nullptr), ours(), theirs()}) {
+       {Poison(x->c.address(), problem.m * problem.n, nullptr), ours(),
+        theirs()}) {
     if (!step.ok()) return step;
   }
   absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(x->c);
@@ -208,7 +214,8 @@ absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm) {
   comparison.error_bound = ErrorBound(problem.element);
   absl::StatusOr<double> our_ms = MedianMilliseconds(ours, nullptr, 3, 20, 5);
   if (!our_ms.ok()) return our_ms.status();
-  absl::StatusOr<double> their_ms = MedianMilliseconds(theirs, nullptr, 3, 20, 5);
+  absl::StatusOr<double> their_ms =
+      MedianMilliseconds(theirs, nullptr, 3, 20, 5);
   if (!their_ms.ok()) return their_ms.status();
   comparison.milliseconds = *our_ms;
   comparison.cublas_milliseconds = *their_ms;

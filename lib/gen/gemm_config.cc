@@ -12,8 +12,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "ptxgen/gen/gemm.h"
 #include "lib/gen/gemm_internal.h"
+#include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/wgmma.h"
 
 namespace ptxgen::gen {
@@ -26,7 +26,9 @@ absl::Status Unsupported(const GemmConfig& config, absl::string_view rule) {
 
 // The checks below take the parts they judge and name the broken rule;
 // ValidateGemmConfig puts the configuration's name before it.
-absl::Status Rule(absl::string_view rule) { return absl::InvalidArgumentError(rule); }
+absl::Status Rule(absl::string_view rule) {
+  return absl::InvalidArgumentError(rule);
+}
 
 // A value outside an enumeration (a cast) is not read as one of its members.
 absl::Status ValidateEnumerations(const GemmConfig& config) {
@@ -39,18 +41,22 @@ absl::Status ValidateEnumerations(const GemmConfig& config) {
   }
   if (config.epilogue != GemmEpilogue::kDirect &&
       config.epilogue != GemmEpilogue::kTmaStore) {
-    return Rule(absl::StrCat("epilogue ", epilogue, " is neither direct nor tma"));
+    return Rule(
+        absl::StrCat("epilogue ", epilogue, " is neither direct nor tma"));
   }
   if (config.tile_order != TileOrder::kRaster &&
       config.tile_order != TileOrder::kHilbert) {
-    return Rule(absl::StrCat("tile order ", tile_order, " is neither raster nor hilbert"));
+    return Rule(absl::StrCat("tile order ", tile_order,
+                             " is neither raster nor hilbert"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
   if (tile.block_m < 64 || tile.block_m > 256 || tile.block_m % 64 != 0) {
-    return Rule("block_m must be 64, 128, 192 or 256 (wgmma computes 64 rows at a time)");
+    return Rule(
+        "block_m must be 64, 128, 192 or 256 (wgmma computes 64 rows at a "
+        "time)");
   }
   if (!ptx::IsLegalWgmmaN(element, tile.block_n)) {
     return Rule(absl::StrCat("block_n must be a legal wgmma N (",
@@ -58,11 +64,13 @@ absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
   }
   // Checked: a hostile block_k must not wrap into a legal row.
   int row_bytes = 0;
-  if (__builtin_mul_overflow(tile.block_k, ptx::SizeInBytes(element), &row_bytes) ||
+  if (__builtin_mul_overflow(tile.block_k, ptx::SizeInBytes(element),
+                             &row_bytes) ||
       (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
     return Rule(absl::StrCat(
         "block_k must make a 32-, 64- or 128-byte row to match a swizzle span "
-        "(16, 32 or 64 for ", ptx::PtxName(element), ")"));
+        "(16, 32 or 64 for ",
+        ptx::PtxName(element), ")"));
   }
   return absl::OkStatus();
 }
@@ -70,9 +78,11 @@ absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
 absl::Status ValidateV1(const GemmConfig& config) {
   if (config.stages != 1 || config.consumers != 1 || config.cluster_m != 1 ||
       config.mma_groups_in_flight != 0 || config.split_k != 1 ||
-      config.stream_k || config.epilogue != GemmEpilogue::kDirect || config.swap_ab) {
-    return Rule("schedule v1 is the seed: one stage, one warpgroup, no cluster, "
-                "wait_group 0, direct epilogue, no split-K, stream-K or swap");
+      config.stream_k || config.epilogue != GemmEpilogue::kDirect ||
+      config.swap_ab) {
+    return Rule(
+        "schedule v1 is the seed: one stage, one warpgroup, no cluster, "
+        "wait_group 0, direct epilogue, no split-K, stream-K or swap");
   }
   return absl::OkStatus();
 }
@@ -80,28 +90,34 @@ absl::Status ValidateV1(const GemmConfig& config) {
 // The warpgroups and the ring, against the tile they split and share.
 absl::Status ValidatePipeline(const GemmPipelineShape& pipeline,
                               const GemmTileShape& tile) {
-  if (pipeline.consumers != 1 && pipeline.consumers != 2 && pipeline.consumers != 4) {
+  if (pipeline.consumers != 1 && pipeline.consumers != 2 &&
+      pipeline.consumers != 4) {
     return Rule("consumers must be 1, 2 or 4 warpgroups");
   }
   if (tile.block_m % (64 * pipeline.consumers) != 0) {
-    return Rule("each consumer warpgroup needs a multiple of 64 rows (block_m / consumers)");
+    return Rule(
+        "each consumer warpgroup needs a multiple of 64 rows (block_m / "
+        "consumers)");
   }
   if (pipeline.stages < 1 || pipeline.stages > kMaxGemmStages) {
     return Rule(absl::StrCat("stages must be 1..", kMaxGemmStages));
   }
-  if (pipeline.mma_groups_in_flight != 0 && pipeline.mma_groups_in_flight != 1) {
+  if (pipeline.mma_groups_in_flight != 0 &&
+      pipeline.mma_groups_in_flight != 1) {
     return Rule("wgmma groups in flight must be 0 or 1");
   }
   if (pipeline.mma_groups_in_flight == 1 && pipeline.stages < 2) {
-    return Rule("keeping a wgmma group in flight releases each stage one "
-                "iteration late: it needs 2+ stages");
+    return Rule(
+        "keeping a wgmma group in flight releases each stage one "
+        "iteration late: it needs 2+ stages");
   }
   if (pipeline.cluster_m != 1 && pipeline.cluster_m != 2) {
     return Rule("cluster_m must be 1 or 2");
   }
   if (pipeline.cluster_m == 2 && tile.block_n % 16 != 0) {
-    return Rule("a 2-CTA cluster multicasts half of B each: block_n must be a "
-                "multiple of 16");
+    return Rule(
+        "a 2-CTA cluster multicasts half of B each: block_n must be a "
+        "multiple of 16");
   }
   return absl::OkStatus();
 }
@@ -117,19 +133,24 @@ absl::Status ValidateEpilogue(const GemmEpilogueConfig& epilogue,
   }
   const int chunks = StoreChunkCount(tile);
   if (epilogue.store_chunks != 0 &&
-      (epilogue.epilogue != GemmEpilogue::kTmaStore || epilogue.store_chunks < 0 ||
-       epilogue.store_chunks >= chunks || chunks % epilogue.store_chunks != 0)) {
-    return Rule(absl::StrCat(
-        "e# (", kStoreChunkColumns, "-column chunks staged per TMA-store pass) "
-        "needs the TMA-store epilogue and must divide the tile's ", chunks, " chunk(s) into 2 or "
-        "more passes; leave it out to stage them all"));
+      (epilogue.epilogue != GemmEpilogue::kTmaStore ||
+       epilogue.store_chunks < 0 || epilogue.store_chunks >= chunks ||
+       chunks % epilogue.store_chunks != 0)) {
+    return Rule(
+        absl::StrCat("e# (", kStoreChunkColumns,
+                     "-column chunks staged per TMA-store pass) "
+                     "needs the TMA-store epilogue and must divide the tile's ",
+                     chunks,
+                     " chunk(s) into 2 or "
+                     "more passes; leave it out to stage them all"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateScheduler(const GemmSchedulerConfig& scheduler) {
   if (scheduler.tile_order == TileOrder::kRaster &&
-      (scheduler.raster_group < 1 || scheduler.raster_group > kMaxRasterGroup)) {
+      (scheduler.raster_group < 1 ||
+       scheduler.raster_group > kMaxRasterGroup)) {
     return Rule(absl::StrCat("raster_group must be 1..", kMaxRasterGroup));
   }
   if (scheduler.split_k < 1 || scheduler.split_k > 16) {
@@ -137,8 +158,9 @@ absl::Status ValidateScheduler(const GemmSchedulerConfig& scheduler) {
   }
   if (scheduler.split_k_in_cluster &&
       (scheduler.split_k < 2 || scheduler.split_k > kMaxPortableClusterCtas)) {
-    return Rule(absl::StrCat("slices meeting in a cluster (dsmem) are its CTAs: split_k must be 2..",
-                             kMaxPortableClusterCtas));
+    return Rule(absl::StrCat(
+        "slices meeting in a cluster (dsmem) are its CTAs: split_k must be 2..",
+        kMaxPortableClusterCtas));
   }
   return absl::OkStatus();
 }
@@ -146,17 +168,20 @@ absl::Status ValidateScheduler(const GemmSchedulerConfig& scheduler) {
 // What splitting work across CTAs asks of the other parts.
 absl::Status ValidateAcrossParts(const GemmConfig& config) {
   if (config.split_k_in_cluster && config.cluster_m != 1) {
-    return Rule("slices meeting in a cluster (dsmem) fill the cluster: it takes "
-                "no 2-CTA cluster along M");
+    return Rule(
+        "slices meeting in a cluster (dsmem) fill the cluster: it takes "
+        "no 2-CTA cluster along M");
   }
   if (config.split_k > 1 && !config.split_k_in_cluster &&
       (config.epilogue != GemmEpilogue::kDirect || config.cluster_m != 1)) {
-    return Rule("split-K writes f32 partial sums from registers: it needs the "
-                "direct epilogue and no cluster");
+    return Rule(
+        "split-K writes f32 partial sums from registers: it needs the "
+        "direct epilogue and no cluster");
   }
   if (config.stream_k && (config.split_k > 1 || !config.persistent)) {
-    return Rule("stream-K shares the last wave's k-tiles among the clusters of a "
-                "persistent grid: it needs 'persistent' and no split-K");
+    return Rule(
+        "stream-K shares the last wave's k-tiles among the clusters of a "
+        "persistent grid: it needs 'persistent' and no split-K");
   }
   return absl::OkStatus();
 }
@@ -171,20 +196,22 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
 
 // Runs after the other checks: every field PlanGemmLayout reads is in its
 // range by then, so its sizes stay far inside int.
-absl::Status ValidateBudgets(const GemmConfig& config, ptx::ScalarType element) {
+absl::Status ValidateBudgets(const GemmConfig& config,
+                             ptx::ScalarType element) {
   const GemmLayout layout = PlanGemmLayout(config, element);
   const int accumulators = layout.accumulators_per_thread;
   if (accumulators + kRegisterOverhead > layout.consumer_registers) {
     return Rule(absl::StrCat(
-        "each consumer thread needs ", accumulators,
-        " accumulator registers (", layout.m_slices, " x ", config.block_n,
-        "/2) plus about ", kRegisterOverhead, " more, but gets ",
-        layout.consumer_registers));
+        "each consumer thread needs ", accumulators, " accumulator registers (",
+        layout.m_slices, " x ", config.block_n, "/2) plus about ",
+        kRegisterOverhead, " more, but gets ", layout.consumer_registers));
   }
-  if (config.stages > MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock)) {
-    return Rule(absl::StrCat(
-        "needs ", layout.shared_bytes, " bytes of shared memory; a block gets "
-        "at most ", kMaxSharedBytesPerBlock));
+  if (config.stages >
+      MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock)) {
+    return Rule(absl::StrCat("needs ", layout.shared_bytes,
+                             " bytes of shared memory; a block gets "
+                             "at most ",
+                             kMaxSharedBytesPerBlock));
   }
   return absl::OkStatus();
 }
@@ -205,8 +232,8 @@ bool GemmConfig::operator==(const GemmConfig& other) const {
 }
 
 std::string ConfigName(const GemmConfig& config) {
-  const std::string tile = absl::StrCat(config.block_m, "x", config.block_n,
-                                        "x", config.block_k);
+  const std::string tile =
+      absl::StrCat(config.block_m, "x", config.block_n, "x", config.block_k);
   if (config.schedule == GemmSchedule::kV1) return absl::StrCat("v1 ", tile);
   return absl::StrCat(
       "ws ", tile, " s", config.stages, " c", config.consumers, " w",
@@ -217,8 +244,7 @@ std::string ConfigName(const GemmConfig& config) {
           ? " hilbert"
           : absl::StrCat(" g", config.raster_group),
       config.split_k > 1 ? absl::StrCat(" k", config.split_k) : "",
-      config.split_k_in_cluster ? " dsmem" : "",
-      config.stream_k ? " sk" : "",
+      config.split_k_in_cluster ? " dsmem" : "", config.stream_k ? " sk" : "",
       config.persistent ? " persistent" : " tiles",
       config.set_max_registers ? "" : " noregs", config.swap_ab ? " swap" : "");
 }
@@ -227,11 +253,13 @@ absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, 'x');
   std::array<int64_t, 3> sizes{};
   if (parts.size() != sizes.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not MxNxK"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not MxNxK"));
   }
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (!absl::SimpleAtoi(parts[i], &sizes[i])) {
-      return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not MxNxK"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", text, "' is not MxNxK"));
     }
   }
   return sizes;
@@ -255,7 +283,8 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
 // The option naming the tile order, written g# (raster) or hilbert.
 constexpr char kTileOrderOption[] = "g#|hilbert";
 constexpr char kWarpSpecializedSyntax[] =
-    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k# [dsmem]|sk] persistent|tiles [noregs] "
+    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k# [dsmem]|sk] "
+    "persistent|tiles [noregs] "
     "[swap]";
 
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
@@ -265,11 +294,12 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
         absl::StrCat("GEMM config '", name, "': ", why));
   };
   if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
-    return bad(absl::StrCat("expected 'v1 MxNxK' or '", kWarpSpecializedSyntax, "'"));
+    return bad(
+        absl::StrCat("expected 'v1 MxNxK' or '", kWarpSpecializedSyntax, "'"));
   }
   GemmConfig config;
-  config.schedule = words[0] == "v1" ? GemmSchedule::kV1
-                                     : GemmSchedule::kWarpSpecialized;
+  config.schedule =
+      words[0] == "v1" ? GemmSchedule::kV1 : GemmSchedule::kWarpSpecialized;
   absl::StatusOr<GemmConfig> tiled = WithTile(config, words[1]);
   if (!tiled.ok()) {
     return bad(absl::StrCat(tiled.status().message(),
@@ -285,7 +315,8 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   std::set<std::string> given;
   for (size_t i = 2; i < words.size(); ++i) {
     const std::string& word = words[i];
-    if (word.empty()) return bad("empty option (separate options by one space)");
+    if (word.empty())
+      return bad("empty option (separate options by one space)");
     std::string option = word.substr(0, 1);
     int* field = word[0] == 's'   ? &config.stages
                  : word[0] == 'c' ? &config.consumers
@@ -319,8 +350,8 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     } else if (field == nullptr) {
       return bad(absl::StrCat("unknown option '", word, "'"));
     } else if (!absl::SimpleAtoi(word.substr(1), field)) {
-      return bad(absl::StrCat("option '", word, "' needs an int (", kIntMin, "..",
-                              kIntMax, ") after '", option, "'"));
+      return bad(absl::StrCat("option '", word, "' needs an int (", kIntMin,
+                              "..", kIntMax, ") after '", option, "'"));
     }
     if (word[0] == 'g' || word == "hilbert") option = kTileOrderOption;
     if (!given.insert(option).second) {
@@ -330,11 +361,11 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
   if (given.count("e") != 0 && config.store_chunks < 1) {
     return bad("e# counts chunks: 1 or more (leave it out to stage them all)");
   }
-  for (const char* required :
-       {"s", "c", "w", "m", "direct|tma", kTileOrderOption, "persistent|tiles"}) {
+  for (const char* required : {"s", "c", "w", "m", "direct|tma",
+                               kTileOrderOption, "persistent|tiles"}) {
     if (given.count(required) == 0) {
-      return bad(absl::StrCat("missing option '", required, "' (", kWarpSpecializedSyntax,
-                              ")"));
+      return bad(absl::StrCat("missing option '", required, "' (",
+                              kWarpSpecializedSyntax, ")"));
     }
   }
   return config;
@@ -356,8 +387,9 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
   absl::Status valid = ValidateEnumerations(config);
   if (valid.ok()) valid = ValidateTile(config, element);
   if (valid.ok()) {
-    valid = config.schedule == GemmSchedule::kV1 ? ValidateV1(config)
-                                                 : ValidateWarpSpecialized(config);
+    valid = config.schedule == GemmSchedule::kV1
+                ? ValidateV1(config)
+                : ValidateWarpSpecialized(config);
   }
   if (valid.ok()) valid = ValidateBudgets(config, element);
   return valid.ok() ? valid : Unsupported(config, valid.message());
@@ -366,21 +398,26 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
 absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
                                        const GemmForm& form) {
   if (absl::Status valid = ValidateGemmForm(form); !valid.ok()) return valid;
-  if (absl::Status valid = ValidateGemmConfig(config, form.element); !valid.ok()) {
+  if (absl::Status valid = ValidateGemmConfig(config, form.element);
+      !valid.ok()) {
     return valid;
   }
   const GemmForm kernel = KernelForm(config, form);
   if (config.split_k > 1 && !config.split_k_in_cluster &&
-      (HasEpilogueOps(kernel) || kernel.output != kernel.element || kernel.d_transposed)) {
-    return Unsupported(config, absl::StrCat(
-        "split-K rounds its sums in a reduce kernel that computes the plain "
-        "form only (D = alpha * A.B in the input type, stored [m, n]), not ",
-        FormName(kernel)));
+      (HasEpilogueOps(kernel) || kernel.output != kernel.element ||
+       kernel.d_transposed)) {
+    return Unsupported(config,
+                       absl::StrCat("split-K rounds its sums in a reduce "
+                                    "kernel that computes the plain "
+                                    "form only (D = alpha * A.B in the input "
+                                    "type, stored [m, n]), not ",
+                                    FormName(kernel)));
   }
   if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(kernel)) {
-    return Unsupported(config, absl::StrCat(
-        "the TMA-store epilogue stores 16-bit D [m, n] (stmatrix); use 'direct' for ",
-        FormName(kernel)));
+    return Unsupported(config,
+                       absl::StrCat("the TMA-store epilogue stores 16-bit D "
+                                    "[m, n] (stmatrix); use 'direct' for ",
+                                    FormName(kernel)));
   }
   const GemmLayout layout = PlanGemmLayout(config, kernel);
   for (const ptx::SharedTile* tile : {&layout.a_tile, &layout.b_tile}) {
@@ -391,10 +428,12 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
     // A 2-CTA cluster loads half of B's columns in each CTA.
     if (tile == &layout.b_tile && tile->major == ptx::MajorOrder::kMN &&
         config.cluster_m == 2 && described->columns % 2 != 0) {
-      return Unsupported(config, absl::StrCat(
-          "an MN-major B in a 2-CTA cluster needs an even number of ",
-          described->span_bytes, "-byte columns (block_n a multiple of ",
-          2 * described->box_inner_elements, ")"));
+      return Unsupported(
+          config,
+          absl::StrCat(
+              "an MN-major B in a 2-CTA cluster needs an even number of ",
+              described->span_bytes, "-byte columns (block_n a multiple of ",
+              2 * described->box_inner_elements, ")"));
     }
   }
   return absl::OkStatus();
@@ -403,8 +442,8 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
 int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
                       int64_t batch) {
   const int64_t tiles_m = CeilDiv(m, config.block_m);
-  return batch * CeilDiv(tiles_m, config.cluster_m) * CeilDiv(n, config.block_n) *
-         config.split_k;
+  return batch * CeilDiv(tiles_m, config.cluster_m) *
+         CeilDiv(n, config.block_n) * config.split_k;
 }
 
 int ClusterCtas(const GemmConfig& config) {
@@ -425,7 +464,8 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
   if (config.split_k_in_cluster) {
     // Every CTA takes its own units; the split_k CTAs of a cluster, whose
     // unit counts both grid sizes divide by, take the slices of one tile.
-    grid.x = config.persistent ? std::min(units, resident * config.split_k) : units;
+    grid.x =
+        config.persistent ? std::min(units, resident * config.split_k) : units;
     grid.cluster_x = config.split_k;
     return grid;
   }
@@ -448,9 +488,9 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
   for (const auto& [name, size] :
        {std::pair<const char*, int64_t>{"m", m}, {"n", n}, {"k", k}}) {
     if (size < 1 || size > kMaxGemmDimension) {
-      return Unsupported(config, absl::StrCat("the kernel takes ", name, " as an int: ",
-                                              size, " is outside 1..",
-                                              kMaxGemmDimension));
+      return Unsupported(
+          config, absl::StrCat("the kernel takes ", name, " as an int: ", size,
+                               " is outside 1..", kMaxGemmDimension));
     }
   }
   constexpr int64_t kInt32Limit = int64_t{1} << 31;
@@ -462,23 +502,27 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
           ? config.raster_group * CeilDiv(n, config.block_n)
           : 0;
   if (units >= kInt32Limit || raster_span >= kInt32Limit) {
-    return Unsupported(config, absl::StrCat(
-        "the kernel counts tiles in 32 bits: ", batch, " x ", m, " x ", n, " makes ", units,
-        " work units and raster spans of ", raster_span, " tiles"));
+    return Unsupported(
+        config, absl::StrCat("the kernel counts tiles in 32 bits: ", batch,
+                             " x ", m, " x ", n, " makes ", units,
+                             " work units and raster spans of ", raster_span,
+                             " tiles"));
   }
   if (grid.x > kMaxGridX || grid.y > kMaxGridY) {
-    return Unsupported(config, absl::StrCat(
-        "a grid of ", grid.x, " x ", grid.y, " CTAs is beyond CUDA's ", kMaxGridX,
-        " x ", kMaxGridY, " (m=", m, ", n=", n, ")"));
+    return Unsupported(config,
+                       absl::StrCat("a grid of ", grid.x, " x ", grid.y,
+                                    " CTAs is beyond CUDA's ", kMaxGridX, " x ",
+                                    kMaxGridY, " (m=", m, ", n=", n, ")"));
   }
   if (!config.stream_k) return absl::OkStatus();
   const int64_t clusters = grid.x / grid.cluster_x;
   const int64_t k_tiles = CeilDiv(k, config.block_k);
   if (clusters * (k_tiles + 1) < kInt32Limit) return absl::OkStatus();
-  return Unsupported(config, absl::StrCat(
-      "stream-K counts k-tiles in 32 bits: ", clusters, " clusters x ",
-      k_tiles, " k-tiles (k=", k, ") is too many; use a configuration "
-      "without 'sk'"));
+  return Unsupported(
+      config, absl::StrCat("stream-K counts k-tiles in 32 bits: ", clusters,
+                           " clusters x ", k_tiles, " k-tiles (k=", k,
+                           ") is too many; use a configuration "
+                           "without 'sk'"));
 }
 
 int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline) {
@@ -490,13 +534,15 @@ int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline) {
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
   if (!config.stream_k) return 0;
   const int64_t clusters = grid.x * grid.y / config.cluster_m;
-  return clusters * StreamKFlagWordsPerCluster(config) * int64_t{sizeof(int32_t)};
+  return clusters * StreamKFlagWordsPerCluster(config) *
+         int64_t{sizeof(int32_t)};
 }
 
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid) {
   constexpr int64_t kFloat = 4;
-  if (config.split_k > 1 && !config.split_k_in_cluster) return config.split_k * m * n * kFloat;
+  if (config.split_k > 1 && !config.split_k_in_cluster)
+    return config.split_k * m * n * kFloat;
   if (!config.stream_k) return 0;
   const int64_t ctas = grid.x * grid.y;
   return GemmStreamKFlagBytes(config, grid) +

@@ -24,10 +24,13 @@ constexpr std::array<ActivationSpec, 5> kActivationSpecs = {{
     {Activation::kNone, "none", "v"},
     {Activation::kRelu, "relu", "fmaxf(v, 0.0f)"},
     // erf form: 0.5 v (1 + erf(v / sqrt 2)).
-    {Activation::kGelu, "gelu", "0.5f * v * (1.0f + erff(v * 0.7071067811865476f))"},
-    // tanh form (cuBLASLt's GELU): 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))).
+    {Activation::kGelu, "gelu",
+     "0.5f * v * (1.0f + erff(v * 0.7071067811865476f))"},
+    // tanh form (cuBLASLt's GELU): 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715
+    // v^3))).
     {Activation::kGeluTanh, "gelu_tanh",
-     "0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)))"},
+     "0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * "
+     "v)))"},
     {Activation::kSilu, "silu", "v / (1.0f + __expf(-v))"},
 }};
 
@@ -53,12 +56,12 @@ std::string ReadAsFloat(DeviceOps& ops, ptx::ScalarType type,
     return absl::StrCat("  const float ", variable, " = ", element, ";\n");
   }
   const std::string bits = variable + "_bits";
-  return absl::StrCat(
-      "  const unsigned short ", bits, " = ", element, ";\n  float ", variable,
-      ";\n  ",
-      ops.Call(absl::StrCat("cvt_widen_", ptx::PtxName(type)), ptx::CvtWidenToF32(type),
-               {{"result", variable}, {"value", bits}}),
-      "\n");
+  return absl::StrCat("  const unsigned short ", bits, " = ", element,
+                      ";\n  float ", variable, ";\n  ",
+                      ops.Call(absl::StrCat("cvt_widen_", ptx::PtxName(type)),
+                               ptx::CvtWidenToF32(type),
+                               {{"result", variable}, {"value", bits}}),
+                      "\n");
 }
 
 }  // namespace
@@ -79,13 +82,14 @@ absl::StatusOr<Activation> ParseActivation(absl::string_view name) {
 std::string EpilogueValueFunction(const GemmForm& form, DeviceOps& ops) {
   std::string body = "  float v = e.alpha * value;\n";
   if (form.reads_c) {
-    absl::StrAppend(&body,
-                    ReadAsFloat(ops, form.output, "e.c",
-                                form.d_transposed
-                                    ? "batch * e.stride_c + column * e.ldc + row"
-                                    : "batch * e.stride_c + row * e.ldc + column",
-                                "c"),
-                    "  v += e.beta * c;\n");
+    absl::StrAppend(
+        &body,
+        ReadAsFloat(ops, form.output, "e.c",
+                    form.d_transposed
+                        ? "batch * e.stride_c + column * e.ldc + row"
+                        : "batch * e.stride_c + row * e.ldc + column",
+                    "c"),
+        "  v += e.beta * c;\n");
   }
   if (form.bias != BiasAlong::kNone) {
     absl::StrAppend(
@@ -97,11 +101,14 @@ std::string EpilogueValueFunction(const GemmForm& form, DeviceOps& ops) {
         "  v += bias;\n");
   }
   if (form.activation != Activation::kNone) {
-    absl::StrAppend(&body, "  v = ", FindActivation(form.activation)->expression, ";\n");
+    absl::StrAppend(
+        &body, "  v = ", FindActivation(form.activation)->expression, ";\n");
   }
   return absl::StrCat(
       "// The epilogue's transform of one result at (row, column) of batch\n"
-      "// `batch`: ", FormName(form), ".\n"
+      "// `batch`: ",
+      FormName(form),
+      ".\n"
       "__device__ __forceinline__ float epilogue_value(const EpilogueArgs& e,\n"
       "    float value, int batch, int row, int column) {\n",
       body, "  return v;\n}\n");

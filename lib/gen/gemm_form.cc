@@ -24,8 +24,8 @@ absl::string_view MajorLetter(ptx::MajorOrder major) {
 absl::StatusOr<ptx::MajorOrder> ParseMajorLetter(char letter) {
   if (letter == 'k') return ptx::MajorOrder::kK;
   if (letter == 'm') return ptx::MajorOrder::kMN;
-  return absl::InvalidArgumentError(
-      absl::StrCat("a major order is k or m, not '", std::string(1, letter), "'"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a major order is k or m, not '", std::string(1, letter), "'"));
 }
 
 // "f16.km" -> the input type and the majors of A and B.
@@ -55,7 +55,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.batched = true;
   } else if (op == "d_transposed") {
     form.d_transposed = true;
-  } else if (absl::StartsWith(op, "bias_m.") || absl::StartsWith(op, "bias_n.")) {
+  } else if (absl::StartsWith(op, "bias_m.") ||
+             absl::StartsWith(op, "bias_n.")) {
     absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(op.substr(7));
     if (!type.ok()) return type.status();
     form.bias = op[5] == 'm' ? BiasAlong::kM : BiasAlong::kN;
@@ -63,9 +64,11 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
   } else {
     absl::StatusOr<Activation> activation = ParseActivation(op);
     if (!activation.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", op, "' is not c, bias_m.<type>, bias_n.<type>, batched, d_transposed or an "
-          "activation"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", op,
+                       "' is not c, bias_m.<type>, bias_n.<type>, batched, "
+                       "d_transposed or an "
+                       "activation"));
     }
     form.activation = *activation;
   }
@@ -76,15 +79,19 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
 
 absl::StatusOr<GemmForm> ParseFormName(absl::string_view name) {
   auto refuse = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("GEMM form '", name, "': ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM form '", name, "': ", why));
   };
   const size_t arrow = name.find("->");
-  if (arrow == absl::string_view::npos) return refuse("no '->' before the output type");
+  if (arrow == absl::string_view::npos)
+    return refuse("no '->' before the output type");
   GemmForm form;
-  if (absl::Status inputs = ParseInputs(name.substr(0, arrow), form); !inputs.ok()) {
+  if (absl::Status inputs = ParseInputs(name.substr(0, arrow), form);
+      !inputs.ok()) {
     return refuse(inputs.message());
   }
-  const std::vector<absl::string_view> rest = absl::StrSplit(name.substr(arrow + 2), '+');
+  const std::vector<absl::string_view> rest =
+      absl::StrSplit(name.substr(arrow + 2), '+');
   absl::StatusOr<ptx::ScalarType> output = ptx::ParseScalarType(rest[0]);
   if (!output.ok()) return refuse(output.status().message());
   form.output = *output;
@@ -94,7 +101,8 @@ absl::StatusOr<GemmForm> ParseFormName(absl::string_view name) {
     }
   }
   if (FormName(form) != name) {
-    return refuse(absl::StrCat("write it as '", FormName(form), "' (its canonical name)"));
+    return refuse(absl::StrCat("write it as '", FormName(form),
+                               "' (its canonical name)"));
   }
   if (absl::Status valid = ValidateGemmForm(form); !valid.ok()) return valid;
   return form;
@@ -105,10 +113,9 @@ bool GemmForm::operator==(const GemmForm& other) const {
 }
 
 std::string FormName(const GemmForm& form) {
-  std::string name = absl::StrCat(ptx::PtxName(form.element), ".",
-                                  MajorLetter(form.a_major),
-                                  MajorLetter(form.b_major), "->",
-                                  ptx::PtxName(form.output));
+  std::string name =
+      absl::StrCat(ptx::PtxName(form.element), ".", MajorLetter(form.a_major),
+                   MajorLetter(form.b_major), "->", ptx::PtxName(form.output));
   if (form.reads_c) absl::StrAppend(&name, "+c");
   if (form.bias != BiasAlong::kNone) {
     absl::StrAppend(&name, form.bias == BiasAlong::kM ? "+bias_m." : "+bias_n.",
@@ -172,11 +179,13 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
     }
   }
   // wgmma reads MN-major tiles (transposes) of 16-bit types only.
-  if ((form.a_major == ptx::MajorOrder::kMN || form.b_major == ptx::MajorOrder::kMN) &&
+  if ((form.a_major == ptx::MajorOrder::kMN ||
+       form.b_major == ptx::MajorOrder::kMN) &&
       !ptx::WgmmaSupportsTranspose(form.element)) {
-    return refuse(absl::StrCat("MN-major operands need f16 or bf16 inputs "
-                               "(wgmma transposes no other type), not ",
-                               ptx::PtxName(form.element)));
+    return refuse(
+        absl::StrCat("MN-major operands need f16 or bf16 inputs "
+                     "(wgmma transposes no other type), not ",
+                     ptx::PtxName(form.element)));
   }
   if (form.bias != BiasAlong::kNone && form.bias != BiasAlong::kM &&
       form.bias != BiasAlong::kN) {

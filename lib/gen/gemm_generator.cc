@@ -44,10 +44,11 @@ struct Generation {
 // "A K-major, 128B swizzle; B MN-major, 128B swizzle" for the header comment.
 std::string TileWords(const Generation& g) {
   auto words = [](const ptx::SharedTile& tile) {
-    return absl::StrCat(tile.major == ptx::MajorOrder::kK ? "K" : "MN", "-major, ",
-                        ptx::SwizzleName(tile.swizzle), " swizzle");
+    return absl::StrCat(tile.major == ptx::MajorOrder::kK ? "K" : "MN",
+                        "-major, ", ptx::SwizzleName(tile.swizzle), " swizzle");
   };
-  return absl::StrCat("A ", words(g.layout.a_tile), "; B ", words(g.layout.b_tile));
+  return absl::StrCat("A ", words(g.layout.a_tile), "; B ",
+                      words(g.layout.b_tile));
 }
 
 // The configuration without its launch policy (persistent or one CTA per
@@ -80,7 +81,8 @@ std::string DescriptorFields(Generation& g, const ptx::SharedTile& tile) {
     g.Check(layout.status());
     return "0ull";
   }
-  absl::StatusOr<uint64_t> fields = ptx::EncodeMatrixDescriptor(layout->descriptor);
+  absl::StatusOr<uint64_t> fields =
+      ptx::EncodeMatrixDescriptor(layout->descriptor);
   if (!fields.ok()) {
     g.Check(fields.status());
     return "0ull";
@@ -92,11 +94,14 @@ std::string DescriptorFields(Generation& g, const ptx::SharedTile& tile) {
 // address added to a layout's constant fields.
 std::string MatrixDescriptorFunction() {
   return absl::StrCat(
-      "// A wgmma matrix descriptor: a layout's constant fields with the shared\n"
+      "// A wgmma matrix descriptor: a layout's constant fields with the "
+      "shared\n"
       "// address of the operand it describes.\n"
       "__device__ __forceinline__ unsigned long long matrix_descriptor(\n"
       "    unsigned long long fields, unsigned address) {\n"
-      "  return fields | ", ptx::DescriptorAddressFieldExpression("address"), ";\n"
+      "  return fields | ",
+      ptx::DescriptorAddressFieldExpression("address"),
+      ";\n"
       "}\n");
 }
 
@@ -107,7 +112,8 @@ ptx::SharedTile ConsumerATile(const Generation& g) {
   return tile;
 }
 
-uint32_t OperandOffset(Generation& g, const ptx::SharedTile& tile, int mn, int k) {
+uint32_t OperandOffset(Generation& g, const ptx::SharedTile& tile, int mn,
+                       int k) {
   absl::StatusOr<uint32_t> offset = ptx::TileOperandOffset(tile, mn, k);
   g.Check(offset.status());
   return offset.ok() ? *offset : 0;
@@ -117,12 +123,12 @@ std::string PinAccumulators(Generation& g, int indent) {
   std::string text;
   const std::string name = absl::StrCat("wgmma_pin_n", g.config.block_n);
   for (int s = 0; s < g.layout.m_slices; ++s) {
-    absl::StrAppend(
-        &text, std::string(indent, ' '),
-        g.ops.Call(name,
-                   ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32, g.config.block_n),
-                   {{"d", absl::StrCat("acc[", s, "]")}}),
-        "\n");
+    absl::StrAppend(&text, std::string(indent, ' '),
+                    g.ops.Call(name,
+                               ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32,
+                                                        g.config.block_n),
+                               {{"d", absl::StrCat("acc[", s, "]")}}),
+                    "\n");
   }
   return text;
 }
@@ -157,9 +163,11 @@ std::string MmaBody(Generation& g, int indent) {
           &text, std::string(indent, ' '),
           g.ops.Call(name, ptx::WgmmaMmaAsync(mma),
                      {{"d", absl::StrCat("acc[", s, "]")},
-                      {"a", absl::StrCat("a_desc + ", ptx::DescriptorAddressDelta(a_offset),
+                      {"a", absl::StrCat("a_desc + ",
+                                         ptx::DescriptorAddressDelta(a_offset),
                                          "ull")},
-                      {"b", absl::StrCat("b_desc + ", ptx::DescriptorAddressDelta(b_offset),
+                      {"b", absl::StrCat("b_desc + ",
+                                         ptx::DescriptorAddressDelta(b_offset),
                                          "ull")},
                       {"scale_d", k == 0 ? "scale_d" : "1u"}}),
           "\n");
@@ -189,13 +197,15 @@ std::string TmaLoad(Generation& g, const std::string& dst,
   ptx::TensorLoad load;
   load.rank = GemmMapRank(g.form);
   load.multicast = multicast;
-  DeviceOps::Arguments arguments = {{"dst", dst},
-                                    {"tensor_map", map},
-                                    {"coords", TmaCoordinates(g, contiguous, other)},
-                                    {"mbarrier", barrier}};
+  DeviceOps::Arguments arguments = {
+      {"dst", dst},
+      {"tensor_map", map},
+      {"coords", TmaCoordinates(g, contiguous, other)},
+      {"mbarrier", barrier}};
   if (multicast) arguments["cta_mask"] = "(unsigned short)0x3";
-  return g.ops.Call(absl::StrCat("tma_load_", load.rank, "d", multicast ? "_multicast" : ""),
-                    ptx::CpAsyncBulkTensorLoad(load), arguments);
+  return g.ops.Call(
+      absl::StrCat("tma_load_", load.rank, "d", multicast ? "_multicast" : ""),
+      ptx::CpAsyncBulkTensorLoad(load), arguments);
 }
 
 // The loads that fill an operand tile's rows [first_row, first_row +
@@ -221,10 +231,12 @@ std::string LoadOperand(Generation& g, const ptx::SharedTile& tile,
   std::string text;
   for (int row = 0; row < rows; row += layout->box_inner_elements) {
     const int column = row / layout->box_inner_elements;
-    absl::StrAppend(
-        &text, text.empty() ? "" : absl::StrCat("\n", pad),
-        TmaLoad(g, absl::StrCat(dst, first_byte, " + ", column * layout->column_bytes, "u"),
-                map, absl::StrCat(mn0, first_row, " + ", row), "k0", "full", multicast));
+    absl::StrAppend(&text, text.empty() ? "" : absl::StrCat("\n", pad),
+                    TmaLoad(g,
+                            absl::StrCat(dst, first_byte, " + ",
+                                         column * layout->column_bytes, "u"),
+                            map, absl::StrCat(mn0, first_row, " + ", row), "k0",
+                            "full", multicast));
   }
   return text;
 }
@@ -243,16 +255,19 @@ std::string Fill(Generation& g, absl::string_view name,
 
 std::string PackCall(Generation& g, const std::string& packed,
                      const std::string& high, const std::string& low) {
-  return g.ops.Call(absl::StrCat("cvt_pack_", ptx::PtxName(g.form.output), "x2"),
-                    ptx::CvtPackFromF32x2(g.form.output),
-                    {{"packed", packed}, {"high", high}, {"low", low}});
+  return g.ops.Call(
+      absl::StrCat("cvt_pack_", ptx::PtxName(g.form.output), "x2"),
+      ptx::CvtPackFromF32x2(g.form.output),
+      {{"packed", packed}, {"high", high}, {"low", low}});
 }
 
 // The rounding to the output type of a packed pair and of single values,
 // as template slots.
 TemplateValues RoundingValues(Generation& g) {
-  const std::string round = absl::StrCat("cvt_round_", ptx::PtxName(g.form.output));
-  const absl::StatusOr<ptx::Statement> statement = ptx::CvtRoundFromF32(g.form.output);
+  const std::string round =
+      absl::StrCat("cvt_round_", ptx::PtxName(g.form.output));
+  const absl::StatusOr<ptx::Statement> statement =
+      ptx::CvtRoundFromF32(g.form.output);
   return {{"PACK", PackCall(g, "packed", "high", "low")},
           {"ROUND_LOW", g.ops.Call(round, statement,
                                    {{"result", "value"}, {"value", "low"}})},
@@ -282,7 +297,8 @@ bool ReadsConstant(absl::string_view source, const std::string& name) {
   for (size_t at = source.find(reference); at != absl::string_view::npos;
        at = source.find(reference, at + 1)) {
     const size_t end = at + reference.size();
-    if (end == source.size() || !(absl::ascii_isalnum(source[end]) || source[end] == '_')) {
+    if (end == source.size() ||
+        !(absl::ascii_isalnum(source[end]) || source[end] == '_')) {
       return true;
     }
   }
@@ -292,15 +308,16 @@ bool ReadsConstant(absl::string_view source, const std::string& name) {
 // Puts the plan block in place of the marker, with the constants the source
 // reads (an unread constexpr draws a compiler warning); returns them.
 std::vector<PlanConstant> PlaceThePlan(const std::vector<PlanConstant>& planned,
-                                      std::string& source) {
+                                       std::string& source) {
   std::vector<PlanConstant> read;
   std::string block =
-      "// The numbers the host planned (gen::PlanGemmLayout), each written once.\n"
+      "// The numbers the host planned (gen::PlanGemmLayout), each written "
+      "once.\n"
       "namespace plan {\n";
   for (const PlanConstant& constant : planned) {
     if (!ReadsConstant(source, constant.name)) continue;
-    absl::StrAppend(&block, "constexpr ", constant.type, " ", constant.name, " = ",
-                    constant.value, ";\n");
+    absl::StrAppend(&block, "constexpr ", constant.type, " ", constant.name,
+                    " = ", constant.value, ";\n");
     read.push_back(constant);
   }
   absl::StrAppend(&block, "}  // namespace plan\n");
@@ -310,20 +327,24 @@ std::vector<PlanConstant> PlaceThePlan(const std::vector<PlanConstant>& planned,
 
 // What every schedule plans: the tile, its accumulators, the shared base and
 // the operand descriptors.
-std::vector<PlanConstant> CommonPlan(Generation& g, const ptx::SharedTile& a_tile) {
+std::vector<PlanConstant> CommonPlan(Generation& g,
+                                     const ptx::SharedTile& a_tile) {
   const GemmLayout& layout = g.layout;
   return {
       Int("kBlockM", g.config.block_m),
       Int("kBlockN", g.config.block_n),
       Int("kBlockK", g.config.block_k),
       Int("kMSlices", layout.m_slices),
-      Int("kSliceAccumulators", layout.accumulators_per_thread / layout.m_slices),
+      Int("kSliceAccumulators",
+          layout.accumulators_per_thread / layout.m_slices),
       Bytes("kAlignment", kSharedBaseAlignment),
       Bytes("kBarrierOffset", layout.barrier_offset),
       Bytes("kStageTxBytes", (int64_t{g.config.block_m} + g.config.block_n) *
-                                 g.config.block_k * ptx::SizeInBytes(g.element)),
+                                 g.config.block_k *
+                                 ptx::SizeInBytes(g.element)),
       {"unsigned long long", "kADescriptor", DescriptorFields(g, a_tile)},
-      {"unsigned long long", "kBDescriptor", DescriptorFields(g, layout.b_tile)},
+      {"unsigned long long", "kBDescriptor",
+       DescriptorFields(g, layout.b_tile)},
   };
 }
 
@@ -359,8 +380,8 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
                 : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0)),
       // With a 2-CTA cluster each CTA loads and multicasts its share of B.
       Int("kBRowsPerCta", b_rows_per_cta),
-      Bytes("kBBytesPerCta",
-            int64_t{b_rows_per_cta} * config.block_k * ptx::SizeInBytes(g.element)),
+      Bytes("kBBytesPerCta", int64_t{b_rows_per_cta} * config.block_k *
+                                 ptx::SizeInBytes(g.element)),
       Bytes("kBarrierBytes", ptx::kMbarrierBytes),
       // One arrival per consumer warp of every CTA in the cluster.
       Bytes("kEmptyArrivals",
@@ -371,25 +392,30 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     const std::vector<PlanConstant> store = {
         Bytes("kCTileOffset", layout.c_tile_offset),
-        Bytes("kConsumerCBytes", layout.store_pass_chunks * layout.store_chunk_bytes),
+        Bytes("kConsumerCBytes",
+              layout.store_pass_chunks * layout.store_chunk_bytes),
         Int("kWgmmaM", ptx::kWgmmaM),
         Int("kStoreChunkColumns", kStoreChunkColumns),
         Int("kStMatrixStepColumns", ptx::AccumulatorStMatrix::kStepColumns),
         Bytes("kStoreChunkBytes", layout.store_chunk_bytes),
-        Bytes("kStoreRowBytes", kStoreChunkColumns * ptx::SizeInBytes(g.element)),
+        Bytes("kStoreRowBytes",
+              kStoreChunkColumns * ptx::SizeInBytes(g.element)),
         Int("kStorePassChunks", layout.store_pass_chunks),
         Int("kStorePasses", layout.store_passes),
     };
     plan.insert(plan.end(), store.begin(), store.end());
   }
   if (config.stream_k) {
-    plan.push_back(Int("kFlagWordsPerCluster", StreamKFlagWordsPerCluster(config)));
+    plan.push_back(
+        Int("kFlagWordsPerCluster", StreamKFlagWordsPerCluster(config)));
   }
   if (config.split_k_in_cluster) {
     plan.push_back(Bytes("kPartialsOffset", layout.partials_offset));
-    plan.push_back(Bytes("kConsumerPartialsBytes", layout.consumer_partials_bytes));
+    plan.push_back(
+        Bytes("kConsumerPartialsBytes", layout.consumer_partials_bytes));
     // Every thread of the same consumer in each other CTA of the cluster.
-    plan.push_back(Bytes("kReadyArrivals", kThreadsPerWarpgroup * (config.split_k - 1)));
+    plan.push_back(
+        Bytes("kReadyArrivals", kThreadsPerWarpgroup * (config.split_k - 1)));
   }
   return plan;
 }
@@ -417,12 +443,14 @@ std::string StoreFunction(Generation& g) {
     values["STORE_HIGH"] = absl::StrCat("    ", high, " = high;");
   } else {
     const TemplateValues rounding = RoundingValues(g);
-    values["STORE_BOTH"] = absl::StrCat("    unsigned packed;\n    ", rounding.at("PACK"),
-                                        "\n    *(unsigned*)out = packed;");
-    values["STORE_LOW"] = absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
-                                       "\n  out[0] = value;");
-    values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"), "\n    ", high,
-                                        " = value;");
+    values["STORE_BOTH"] =
+        absl::StrCat("    unsigned packed;\n    ", rounding.at("PACK"),
+                     "\n    *(unsigned*)out = packed;");
+    values["STORE_LOW"] =
+        absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
+                     "\n  out[0] = value;");
+    values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"),
+                                        "\n    ", high, " = value;");
   }
   return absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n",
                       Fill(g, "gemm_store_pair.cu", values));
@@ -434,7 +462,8 @@ std::string StoreFunction(Generation& g) {
 // functions, accumulator_row/column(thread, 0), each register's offset from
 // its host coordinate, Coordinate(0, register).
 std::string DirectEpilogue(Generation& g) {
-  absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(ConsumerMma(g));
+  absl::StatusOr<ptx::AccumulatorFragment> fragment =
+      ptx::AccumulatorFragment::Of(ConsumerMma(g));
   if (!fragment.ok()) {
     g.Check(fragment.status());
     return "";
@@ -442,14 +471,16 @@ std::string DirectEpilogue(Generation& g) {
   std::string stores;
   for (int s = 0; s < g.layout.m_slices; ++s) {
     for (int i = 0; i < fragment->registers(); i += 2) {
-      const absl::StatusOr<ptx::FragmentCoordinate> at = fragment->Coordinate(0, i);
+      const absl::StatusOr<ptx::FragmentCoordinate> at =
+          fragment->Coordinate(0, i);
       if (!at.ok()) {
         g.Check(at.status());
         return "";
       }
       absl::StrAppendFormat(
-          &stores, "  store_pair(out, e, batch, row + %d, column + %d, acc[%d][%d], "
-                   "acc[%d][%d], pair_stores);\n",
+          &stores,
+          "  store_pair(out, e, batch, row + %d, column + %d, acc[%d][%d], "
+          "acc[%d][%d], pair_stores);\n",
           s * ptx::kWgmmaM + at->row, at->column, s, i, s, i + 1);
     }
   }
@@ -459,8 +490,9 @@ std::string DirectEpilogue(Generation& g) {
 
 // bar.sync of one consumer warpgroup's threads (barrier 0 is the block's).
 std::string SyncConsumer(Generation& g) {
-  return g.ops.Call("named_barrier_sync", ptx::NamedBarrierSync(),
-                    {{"id", "1u + consumer"}, {"threads", "plan::kThreadsPerWarpgroup"}});
+  return g.ops.Call(
+      "named_barrier_sync", ptx::NamedBarrierSync(),
+      {{"id", "1u + consumer"}, {"threads", "plan::kThreadsPerWarpgroup"}});
 }
 
 // What the TMA store stages of accumulator `reg` of slice s: alpha times
@@ -468,22 +500,27 @@ std::string SyncConsumer(Generation& g) {
 std::string TmaStoreValue(const Generation& g, const std::string& reg) {
   const std::string value = absl::StrCat("acc[s][", reg, "]");
   if (!HasEpilogueOps(g.form)) return absl::StrCat("e.alpha * ", value);
-  return absl::StrCat("tma_value(e, ", value, ", batch, m0 + s * plan::kWgmmaM + accumulator_row(thread, ",
-                      reg, "), n0 + accumulator_column(thread, ", reg, "))");
+  return absl::StrCat(
+      "tma_value(e, ", value,
+      ", batch, m0 + s * plan::kWgmmaM + accumulator_row(thread, ", reg,
+      "), n0 + accumulator_column(thread, ", reg, "))");
 }
 
 // The transform of the TMA store: epilogue_value everywhere, with C and the
 // bias read at the nearest place inside m x n. The store clips what lies
 // outside, and without a branch per value their latencies overlap (checked
 // and branching, a fused GELU made the GEMM 15-25% slower).
-std::string TmaStoreTransform(Generation& g, const ptx::AccumulatorFragment& fragment) {
+std::string TmaStoreTransform(Generation& g,
+                              const ptx::AccumulatorFragment& fragment) {
   if (!HasEpilogueOps(g.form)) return "";
-  return absl::StrCat(
-      fragment.DeviceFunctions(), "\n", EpilogueValueFunction(g.form, g.ops), "\n",
-      "__device__ __forceinline__ float tma_value(const EpilogueArgs& e, float value,\n"
-      "    int batch, int row, int column) {\n"
-      "  return epilogue_value(e, value, batch, min(row, e.m - 1), min(column, e.n - 1));\n"
-      "}\n\n");
+  return absl::StrCat(fragment.DeviceFunctions(), "\n",
+                      EpilogueValueFunction(g.form, g.ops), "\n",
+                      "__device__ __forceinline__ float tma_value(const "
+                      "EpilogueArgs& e, float value,\n"
+                      "    int batch, int row, int column) {\n"
+                      "  return epilogue_value(e, value, batch, min(row, e.m - "
+                      "1), min(column, e.n - 1));\n"
+                      "}\n\n");
 }
 
 // The TMA-store strategy: stmatrix.x4 stages the accumulators where the
@@ -491,10 +528,12 @@ std::string TmaStoreTransform(Generation& g, const ptx::AccumulatorFragment& fra
 // each value packs).
 std::string TmaEpilogue(Generation& g) {
   const ptx::StMatrix stmatrix;  // .x4, not transposed
-  absl::StatusOr<ptx::AccumulatorFragment> fragment = ptx::AccumulatorFragment::Of(ConsumerMma(g));
+  absl::StatusOr<ptx::AccumulatorFragment> fragment =
+      ptx::AccumulatorFragment::Of(ConsumerMma(g));
   absl::StatusOr<ptx::AccumulatorStMatrix> layout =
-      fragment.ok() ? ptx::AccumulatorStMatrix::Of(*fragment, stmatrix)
-                    : absl::StatusOr<ptx::AccumulatorStMatrix>(fragment.status());
+      fragment.ok()
+          ? ptx::AccumulatorStMatrix::Of(*fragment, stmatrix)
+          : absl::StatusOr<ptx::AccumulatorStMatrix>(fragment.status());
   if (!layout.ok()) {
     g.Check(layout.status());
     return "";
@@ -502,41 +541,52 @@ std::string TmaEpilogue(Generation& g) {
   const std::string sync = SyncConsumer(g);
   ptx::TensorStore store;
   store.rank = GemmMapRank(g.form);
-  return absl::StrCat(layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment), Fill(
-      g, "gemm_epilogue_tma.cu",
-      {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
-       {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
-                                  ptx::CpAsyncBulkWaitGroup(0, true), {})},
-       {"SYNC_CONSUMER", sync},
-       {"PACK", PackCall(g, "values[q]", TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
-                         TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
-       {"STORE_MATRIX",
-        g.ops.Call("stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
-                   {{"address", absl::StrCat("c_tile + ", ptx::SwizzleOffsetExpression(
-                                                              "offset", ptx::Swizzle::k128B))},
-                    {"values", "values"}})},
-       {"FENCE_PROXY", g.ops.Call("fence_proxy_async_shared",
-                                  ptx::FenceProxyAsyncSharedCta(), {})},
-       {"STORE_CHUNK",
-        g.ops.Call(absl::StrCat("tma_store_", store.rank, "d"),
-                   ptx::CpAsyncBulkTensorStore(store),
-                   {{"tensor_map", "e.d_map_address"},
-                    {"coords", TmaCoordinates(g, "n0 + plan::kStoreChunkColumns * "
-                                                 "(pass * plan::kStorePassChunks + chunk)",
-                                              "m0")},
-                    {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
-       {"COMMIT", g.ops.Call("bulk_commit_group", ptx::CpAsyncBulkCommitGroup(), {})},
-       {"DRAIN", g.ops.Call("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false), {})}}));
+  return absl::StrCat(
+      layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment),
+      Fill(g, "gemm_epilogue_tma.cu",
+           {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
+            {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
+                                       ptx::CpAsyncBulkWaitGroup(0, true), {})},
+            {"SYNC_CONSUMER", sync},
+            {"PACK", PackCall(g, "values[q]",
+                              TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
+                              TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
+            {"STORE_MATRIX",
+             g.ops.Call(
+                 "stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
+                 {{"address", absl::StrCat("c_tile + ",
+                                           ptx::SwizzleOffsetExpression(
+                                               "offset", ptx::Swizzle::k128B))},
+                  {"values", "values"}})},
+            {"FENCE_PROXY", g.ops.Call("fence_proxy_async_shared",
+                                       ptx::FenceProxyAsyncSharedCta(), {})},
+            {"STORE_CHUNK",
+             g.ops.Call(
+                 absl::StrCat("tma_store_", store.rank, "d"),
+                 ptx::CpAsyncBulkTensorStore(store),
+                 {{"tensor_map", "e.d_map_address"},
+                  {"coords",
+                   TmaCoordinates(g,
+                                  "n0 + plan::kStoreChunkColumns * "
+                                  "(pass * plan::kStorePassChunks + chunk)",
+                                  "m0")},
+                  {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
+            {"COMMIT", g.ops.Call("bulk_commit_group",
+                                  ptx::CpAsyncBulkCommitGroup(), {})},
+            {"DRAIN", g.ops.Call("bulk_wait_group_0",
+                                 ptx::CpAsyncBulkWaitGroup(0, false), {})}}));
 }
 
 std::string StreamKFixup(Generation& g) {
   return Fill(
       g, "gemm_stream_k_fixup.cu",
       {{"SYNC_CONSUMER", SyncConsumer(g)},
-       {"RAISE_FLAG", g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
-                                 {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
+       {"RAISE_FLAG",
+        g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
+                   {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
        {"READ_FLAG", g.ops.Call("load_acquire_gpu", ptx::LoadAcquireGpu(),
-                                {{"value", "raised"}, {"address", "(unsigned long long)flag"}})}});
+                                {{"value", "raised"},
+                                 {"address", "(unsigned long long)flag"}})}});
 }
 
 std::string MbarrierInit(Generation& g, const std::string& barrier,
@@ -552,8 +602,9 @@ std::string MbarrierWait(Generation& g, const std::string& barrier,
 }
 
 std::string ExpectBytes(Generation& g, const std::string& barrier) {
-  return g.ops.Call("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx(),
-                    {{"mbarrier", barrier}, {"tx_bytes", "plan::kStageTxBytes"}});
+  return g.ops.Call(
+      "mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx(),
+      {{"mbarrier", barrier}, {"tx_bytes", "plan::kStageTxBytes"}});
 }
 
 // The partials' handover between the CTAs of a cluster (split-K meeting in
@@ -562,8 +613,9 @@ std::string ExpectBytes(Generation& g, const std::string& barrier) {
 std::string SplitKMeeting(Generation& g) {
   const auto mapa = [&g](const std::string& mapped, const std::string& address,
                          const std::string& rank) {
-    return g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
-                      {{"mapped", mapped}, {"address", address}, {"cta_rank", rank}});
+    return g.ops.Call(
+        "mapa_shared_cluster", ptx::MapaSharedCluster(),
+        {{"mapped", mapped}, {"address", address}, {"cta_rank", rank}});
   };
   const auto arrive = [&g](const std::string& barrier) {
     return g.ops.Call("mbarrier_arrive_cluster_release",
@@ -571,23 +623,27 @@ std::string SplitKMeeting(Generation& g) {
                       {{"mbarrier", barrier}});
   };
   const auto wait = [&g](const std::string& barrier, const std::string& phase) {
-    return g.ops.Call("mbarrier_wait_cluster",
-                      ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster),
-                      {{"mbarrier", barrier}, {"phase", phase}});
+    return g.ops.Call(
+        "mbarrier_wait_cluster",
+        ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster),
+        {{"mbarrier", barrier}, {"phase", phase}});
   };
   return Fill(
       g, "gemm_split_k_meeting.cu",
-      {{"INIT_READY", MbarrierInit(g, "partials_ready_barrier(barriers, consumer)",
-                                   "plan::kReadyArrivals")},
-       {"INIT_FREE", MbarrierInit(g, "partials_free_barrier(barriers, consumer)",
-                                  "plan::kThreadsPerWarpgroup")},
+      {{"INIT_READY",
+        MbarrierInit(g, "partials_ready_barrier(barriers, consumer)",
+                     "plan::kReadyArrivals")},
+       {"INIT_FREE",
+        MbarrierInit(g, "partials_free_barrier(barriers, consumer)",
+                     "plan::kThreadsPerWarpgroup")},
        {"WAIT_FREE", wait("free_barrier", "parity ^ 1u")},
        {"MAP_READY", mapa("leader_ready", "ready", "0u")},
        {"ARRIVE_READY", arrive("leader_ready")},
        {"WAIT_READY", wait("ready", "parity")},
        {"MAP_PARTIALS", mapa("theirs", "partials", "peer")},
-       {"LOAD_PARTIAL", g.ops.Call("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4(),
-                                   {{"values", "part"}, {"address", "vector"}})},
+       {"LOAD_PARTIAL",
+        g.ops.Call("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4(),
+                   {{"values", "part"}, {"address", "vector"}})},
        {"MAP_FREE", mapa("peer_free", "free_barrier", "peer")},
        {"ARRIVE_FREE", arrive("peer_free")}});
 }
@@ -598,9 +654,9 @@ std::string KernelSignature(Generation& g) {
   for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
     declarations.push_back(spec.declaration);
   }
-  return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", g.layout.threads,
-                      ", 1)\n", KernelName(g.config, g.form), "(",
-                      absl::StrJoin(declarations, ",\n    "), ")");
+  return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(",
+                      g.layout.threads, ", 1)\n", KernelName(g.config, g.form),
+                      "(", absl::StrJoin(declarations, ",\n    "), ")");
 }
 
 std::string ParameterDocs() {
@@ -641,10 +697,10 @@ std::string V1Source(Generation& g) {
       {"FENCE_BARRIER_INIT",
        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
       {"EXPECT_BYTES", ExpectBytes(g, "full")},
-      {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address", "m0", "", "",
-                             g.config.block_m, false, 6)},
-      {"LOAD_B", LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "", "",
-                             g.config.block_n, false, 6)},
+      {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
+                             "m0", "", "", g.config.block_m, false, 6)},
+      {"LOAD_B", LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address",
+                             "n0", "", "", g.config.block_n, false, 6)},
       {"WAIT_LOADS", MbarrierWait(g, "full", "phase")},
       {"WGMMA_WAIT", WaitGroup(g, 0)},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
@@ -670,11 +726,12 @@ PlannedSource V1PlannedSource(Generation& g) {
 // share, multicast into both CTAs at the same offset.
 std::string LoadB(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "", "",
-                       g.config.block_n, false, 6);
+    return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "",
+                       "", g.config.block_n, false, 6);
   }
   return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0",
-                     " + (int)rank * plan::kBRowsPerCta", " + rank * plan::kBBytesPerCta",
+                     " + (int)rank * plan::kBRowsPerCta",
+                     " + rank * plan::kBBytesPerCta",
                      g.config.block_n / g.config.cluster_m, true, 6);
 }
 
@@ -683,15 +740,18 @@ std::string LoadB(Generation& g) {
 // Relaxed: the consumers only read the stage, there is nothing to publish.
 std::string ReleaseStage(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return absl::StrCat("  if (lane == 0) ",
-                        g.ops.Call("mbarrier_arrive", ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
-                                   {{"mbarrier", "empty"}}));
+    return absl::StrCat(
+        "  if (lane == 0) ",
+        g.ops.Call("mbarrier_arrive",
+                   ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
+                   {{"mbarrier", "empty"}}));
   }
   return absl::StrCat(
-      "  if (lane < plan::kClusterM) {\n",
-      "    unsigned peer_empty;\n    ",
+      "  if (lane < plan::kClusterM) {\n", "    unsigned peer_empty;\n    ",
       g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
-                 {{"mapped", "peer_empty"}, {"address", "empty"}, {"cta_rank", "(unsigned)lane"}}),
+                 {{"mapped", "peer_empty"},
+                  {"address", "empty"},
+                  {"cta_rank", "(unsigned)lane"}}),
       "\n    ",
       g.ops.Call("mbarrier_arrive_cluster",
                  ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
@@ -701,17 +761,22 @@ std::string ReleaseStage(Generation& g) {
 
 std::string ClusterSync(Generation& g) {
   return absl::StrCat(
-      "  ", g.ops.Call("barrier_cluster_arrive",
-                       ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease), {}),
-      "\n  ", g.ops.Call("barrier_cluster_wait", ptx::BarrierClusterWait(), {}));
+      "  ",
+      g.ops.Call(
+          "barrier_cluster_arrive",
+          ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease), {}),
+      "\n  ",
+      g.ops.Call("barrier_cluster_wait", ptx::BarrierClusterWait(), {}));
 }
 
 std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
                             int count) {
   if (!g.layout.adjusts_registers) return "";
   const bool increase = adjustment == ptx::RegisterAdjustment::kIncrease;
-  return absl::StrCat("    ", g.ops.Call(absl::StrCat("setmaxnreg_", increase ? "inc_" : "dec_", count),
-                                         ptx::SetMaxNReg(adjustment, count), {}));
+  return absl::StrCat(
+      "    ",
+      g.ops.Call(absl::StrCat("setmaxnreg_", increase ? "inc_" : "dec_", count),
+                 ptx::SetMaxNReg(adjustment, count), {}));
 }
 
 std::string TileOrderWords(const GemmConfig& config) {
@@ -722,9 +787,10 @@ std::string TileOrderWords(const GemmConfig& config) {
 // The device function tile_of(t, cluster_rows, tiles_n, raster_group,
 // cluster_row, tile_n).
 std::string TileOrderFunction(Generation& g) {
-  return Fill(g, g.config.tile_order == TileOrder::kHilbert
-                     ? "gemm_tile_order_hilbert.cu"
-                     : "gemm_tile_order_raster.cu",
+  return Fill(g,
+              g.config.tile_order == TileOrder::kHilbert
+                  ? "gemm_tile_order_hilbert.cu"
+                  : "gemm_tile_order_raster.cu",
               {});
 }
 
@@ -732,7 +798,8 @@ std::string PipelinePart(Generation& g) {
   return Fill(
       g, "gemm_pipeline.cu",
       {{"INIT_FULL", MbarrierInit(g, "full_barrier(barriers, s)", "1u")},
-       {"INIT_EMPTY", MbarrierInit(g, "empty_barrier(barriers, s)", "plan::kEmptyArrivals")},
+       {"INIT_EMPTY",
+        MbarrierInit(g, "empty_barrier(barriers, s)", "plan::kEmptyArrivals")},
        {"FENCE_BARRIER_INIT",
         g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
        {"WAIT_EMPTY", MbarrierWait(g, "empty", "state.phase ^ 1u")},
@@ -746,14 +813,15 @@ std::string PipelinePart(Generation& g) {
 }
 
 std::string ProducerPart(Generation& g) {
-  return Fill(g, "gemm_producer.cu",
-              {{"MULTICAST_WORDS", g.config.cluster_m > 1
-                                       ? ", this CTA's share of B multicast into "
-                                         "both CTAs of the cluster"
-                                       : ""},
-               {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address", "m0",
-                                      "", "", g.config.block_m, false, 6)},
-               {"LOAD_B", LoadB(g)}});
+  return Fill(
+      g, "gemm_producer.cu",
+      {{"MULTICAST_WORDS", g.config.cluster_m > 1
+                               ? ", this CTA's share of B multicast into "
+                                 "both CTAs of the cluster"
+                               : ""},
+       {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
+                              "m0", "", "", g.config.block_m, false, 6)},
+       {"LOAD_B", LoadB(g)}});
 }
 
 std::string ConsumerPart(Generation& g) {
@@ -762,19 +830,22 @@ std::string ConsumerPart(Generation& g) {
       {{"WAIT_IN_FLIGHT", WaitGroup(g, g.config.mma_groups_in_flight)},
        {"WAIT_ALL", WaitGroup(g, 0)},
        {"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-       {"MEETINGS", g.config.split_k_in_cluster
-                        ? "  int meetings = 0;  // tiles met in the cluster so far\n"
-                        : ""},
+       {"MEETINGS",
+        g.config.split_k_in_cluster
+            ? "  int meetings = 0;  // tiles met in the cluster so far\n"
+            : ""},
        {"STREAM_K_MEETING",
-        g.config.stream_k
-            ? "    if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, "
-              "rank, consumer, thread, k_tiles)) {\n      continue;  // its partial "
-              "sums wait in the workspace\n    }"
-        : g.config.split_k_in_cluster
-            ? "    if (!meet_in_cluster(acc, w, base, barriers, consumer, thread, "
-              "meetings)) {\n      continue;  // rank 0 adds its partial sums and "
-              "stores the tile\n    }"
-            : ""}});
+        g.config.stream_k ? "    if (!stream_k_fixup(acc, w, out.workspace, "
+                            "schedule, cluster, "
+                            "rank, consumer, thread, k_tiles)) {\n      "
+                            "continue;  // its partial "
+                            "sums wait in the workspace\n    }"
+        : g.config.split_k_in_cluster ? "    if (!meet_in_cluster(acc, w, "
+                                        "base, barriers, consumer, thread, "
+                                        "meetings)) {\n      continue;  // "
+                                        "rank 0 adds its partial sums and "
+                                        "stores the tile\n    }"
+                                      : ""}});
 }
 
 std::string WarpSpecializedSource(Generation& g) {
@@ -814,20 +885,26 @@ std::string WarpSpecializedSource(Generation& g) {
            ? "; the slices of a tile run in the CTAs of one cluster and meet "
              "in its first (split-K meeting part)"
            : ""},
-      {"INIT_MEETING", config.split_k_in_cluster ? "    meeting_init(barriers);\n" : ""},
+      {"INIT_MEETING",
+       config.split_k_in_cluster ? "    meeting_init(barriers);\n" : ""},
       {"C_TILE_LINE",
-       tma_store ? absl::StrCat("the C tile for the TMA store at kCTileOffset (",
-                                layout.c_tile_bytes, " bytes)")
-                 : "no C tile: the epilogue stores from registers"},
+       tma_store
+           ? absl::StrCat("the C tile for the TMA store at kCTileOffset (",
+                          layout.c_tile_bytes, " bytes)")
+           : "no C tile: the epilogue stores from registers"},
       {"READ_CLUSTER_RANK",
-       cluster ? absl::StrCat("  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
-                                               {{"rank", "rank"}}))
+       cluster ? absl::StrCat(
+                     "  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
+                                      {{"rank", "rank"}}))
                : ""},
-      {"BLOCK_SYNC", launched_in_clusters ? ClusterSync(g) : "  __syncthreads();"},
+      {"BLOCK_SYNC",
+       launched_in_clusters ? ClusterSync(g) : "  __syncthreads();"},
       {"PRODUCER_REGISTERS",
-       SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease, kProducerRegisters)},
+       SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease,
+                       kProducerRegisters)},
       {"CONSUMER_REGISTERS",
-       SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease, layout.consumer_registers)},
+       SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease,
+                       layout.consumer_registers)},
       // No CTA leaves while a peer may still touch its shared memory.
       {"TEARDOWN", launched_in_clusters ? ClusterSync(g) : ""},
   };
@@ -849,45 +926,54 @@ GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
   g.Check(layout.status());
   const int outer = tile.major == ptx::MajorOrder::kK ? rows : tile.k_extent;
-  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer, tile.swizzle,
-                       GemmMapRank(g.form)};
+  return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer,
+                       tile.swizzle, GemmMapRank(g.form)};
 }
 
 }  // namespace
 
 const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
-  static const auto* const parameters = new std::vector<GemmKernelParameterSpec>{
-      {GemmKernelParameter::kAMap, "const __grid_constant__ TensorMap a_map",
-       "TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major"},
-      {GemmKernelParameter::kBMap, "const __grid_constant__ TensorMap b_map",
-       "TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major"},
-      {GemmKernelParameter::kDMap, "const __grid_constant__ TensorMap d_map",
-       "TMA map of D (n, m[, batch]), for the TMA-store epilogue"},
-      {GemmKernelParameter::kD, "void* __restrict__ d",
-       "D [m, n] (or stored [n, m]) per batch, for the direct epilogue"},
-      {GemmKernelParameter::kC, "const void* c",
-       "C [m, n] ([n, m] when D is) per batch (may be D)"},
-      {GemmKernelParameter::kBias, "const void* __restrict__ bias",
-       "the bias: m or n values per batch"},
-      {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
-       "split-K slices or stream-K flags and partial sums"},
-      {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},
-      {GemmKernelParameter::kN, "int n", "columns of op(B) and D"},
-      {GemmKernelParameter::kK, "int k", "the shared dimension"},
-      {GemmKernelParameter::kBatch, "int batches", "GEMMs in the strided batch"},
-      {GemmKernelParameter::kLdc, "long long ldc", "elements between stored rows of C"},
-      {GemmKernelParameter::kLdd, "long long ldd", "elements between stored rows of D"},
-      {GemmKernelParameter::kStrideC, "long long stride_c",
-       "elements between batches of C"},
-      {GemmKernelParameter::kStrideD, "long long stride_d",
-       "elements between batches of D"},
-      {GemmKernelParameter::kStrideBias, "long long stride_bias",
-       "elements between batches of the bias (0: shared)"},
-      {GemmKernelParameter::kAlpha, "float alpha", "scales A.B"},
-      {GemmKernelParameter::kBeta, "float beta", "scales C, when the form reads it"},
-      {GemmKernelParameter::kPairStores, "int pair_stores",
-       "!= 0: one store per pair of adjacent columns of D [m, n] (ldd and stride_d even)"},
-  };
+  static const auto* const parameters =
+      new std::vector<GemmKernelParameterSpec>{
+          {GemmKernelParameter::kAMap,
+           "const __grid_constant__ TensorMap a_map",
+           "TMA map of A: (k, m[, batch]) K-major, (m, k[, batch]) MN-major"},
+          {GemmKernelParameter::kBMap,
+           "const __grid_constant__ TensorMap b_map",
+           "TMA map of B: (k, n[, batch]) K-major, (n, k[, batch]) MN-major"},
+          {GemmKernelParameter::kDMap,
+           "const __grid_constant__ TensorMap d_map",
+           "TMA map of D (n, m[, batch]), for the TMA-store epilogue"},
+          {GemmKernelParameter::kD, "void* __restrict__ d",
+           "D [m, n] (or stored [n, m]) per batch, for the direct epilogue"},
+          {GemmKernelParameter::kC, "const void* c",
+           "C [m, n] ([n, m] when D is) per batch (may be D)"},
+          {GemmKernelParameter::kBias, "const void* __restrict__ bias",
+           "the bias: m or n values per batch"},
+          {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
+           "split-K slices or stream-K flags and partial sums"},
+          {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},
+          {GemmKernelParameter::kN, "int n", "columns of op(B) and D"},
+          {GemmKernelParameter::kK, "int k", "the shared dimension"},
+          {GemmKernelParameter::kBatch, "int batches",
+           "GEMMs in the strided batch"},
+          {GemmKernelParameter::kLdc, "long long ldc",
+           "elements between stored rows of C"},
+          {GemmKernelParameter::kLdd, "long long ldd",
+           "elements between stored rows of D"},
+          {GemmKernelParameter::kStrideC, "long long stride_c",
+           "elements between batches of C"},
+          {GemmKernelParameter::kStrideD, "long long stride_d",
+           "elements between batches of D"},
+          {GemmKernelParameter::kStrideBias, "long long stride_bias",
+           "elements between batches of the bias (0: shared)"},
+          {GemmKernelParameter::kAlpha, "float alpha", "scales A.B"},
+          {GemmKernelParameter::kBeta, "float beta",
+           "scales C, when the form reads it"},
+          {GemmKernelParameter::kPairStores, "int pair_stores",
+           "!= 0: one store per pair of adjacent columns of D [m, n] (ldd and "
+           "stride_d even)"},
+      };
   return *parameters;
 }
 
@@ -911,14 +997,15 @@ absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element) {
 
 absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
                                            const GemmForm& form) {
-  if (absl::Status valid = ValidateGemmConfigForForm(config, form); !valid.ok()) {
+  if (absl::Status valid = ValidateGemmConfigForForm(config, form);
+      !valid.ok()) {
     return valid;
   }
   const GemmForm kernel = KernelForm(config, form);
   Generation g{config, kernel, kernel.element, PlanGemmLayout(config, kernel)};
   PlannedSource planned = config.schedule == GemmSchedule::kV1
-                             ? V1PlannedSource(g)
-                             : WarpSpecializedPlannedSource(g);
+                              ? V1PlannedSource(g)
+                              : WarpSpecializedPlannedSource(g);
   g.Check(g.ops.status());
   if (!g.status.ok()) return g.status;
 
@@ -931,7 +1018,8 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   gemm.threads_per_block = g.layout.threads;
   gemm.shared_bytes = g.layout.shared_bytes;
   gemm.a_box = OperandBox(g, g.layout.a_tile, config.block_m);
-  gemm.b_box = OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
+  gemm.b_box =
+      OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
   if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     gemm.d_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,

@@ -35,7 +35,7 @@ struct GemmLayout {
   ptx::SharedTile b_tile;
   int a_tile_bytes = 0;  // rounded up to the swizzle pattern
   int b_tile_bytes = 0;
-  int stage_bytes = 0;   // A then B
+  int stage_bytes = 0;    // A then B
   int c_tile_offset = 0;  // TMA-store epilogue only
   int c_tile_bytes = 0;
   // TMA-store epilogue: per consumer, passes of store_pass_chunks chunks of
@@ -51,12 +51,12 @@ struct GemmLayout {
   // cluster, ready[consumers] and free[consumers] (the partials' handover).
   int barrier_offset = 0;
   int schedule_offset = 0;  // the warp-specialized work schedule
-  int shared_bytes = 0;    // everything, with base-alignment slack
+  int shared_bytes = 0;     // everything, with base-alignment slack
   int threads = 0;
   int rows_per_consumer = 0;
   int m_slices = 0;  // 64-row wgmma slices per consumer
   int accumulators_per_thread = 0;
-  int consumer_registers = 0;  // what a consumer thread may use
+  int consumer_registers = 0;      // what a consumer thread may use
   bool adjusts_registers = false;  // setmaxnreg in use
 };
 

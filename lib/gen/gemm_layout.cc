@@ -18,7 +18,8 @@ int RoundUp(int value, int multiple) {
 // The widest swizzle whose span divides a tile's contiguous bytes (16-byte
 // core matrices without one).
 ptx::Swizzle SwizzleFor(int contiguous_bytes) {
-  for (ptx::Swizzle swizzle : {ptx::Swizzle::k128B, ptx::Swizzle::k64B, ptx::Swizzle::k32B}) {
+  for (ptx::Swizzle swizzle :
+       {ptx::Swizzle::k128B, ptx::Swizzle::k64B, ptx::Swizzle::k32B}) {
     if (contiguous_bytes % ptx::SwizzleBytes(swizzle) == 0) return swizzle;
   }
   return ptx::Swizzle::kNone;
@@ -47,8 +48,9 @@ int ConsumerRegisters(const GemmConfig& config, int threads) {
   constexpr int kMaxPerThread = 255;
   if (config.schedule == GemmSchedule::kV1) return kMaxPerThread;
   if (config.set_max_registers && config.consumers > 1) {
-    const int share = (kRegistersPerSm - kThreadsPerWarpgroup * kProducerRegisters) /
-                      (kThreadsPerWarpgroup * config.consumers);
+    const int share =
+        (kRegistersPerSm - kThreadsPerWarpgroup * kProducerRegisters) /
+        (kThreadsPerWarpgroup * config.consumers);
     return std::min(240, share / 8 * 8);
   }
   return std::min(kMaxPerThread, kRegistersPerSm / threads / 8 * 8);
@@ -63,8 +65,10 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
 GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   GemmLayout layout;
   const ptx::ScalarType element = form.element;
-  layout.a_tile = OperandTile(element, config.block_m, config.block_k, form.a_major);
-  layout.b_tile = OperandTile(element, config.block_n, config.block_k, form.b_major);
+  layout.a_tile =
+      OperandTile(element, config.block_m, config.block_k, form.a_major);
+  layout.b_tile =
+      OperandTile(element, config.block_n, config.block_k, form.b_major);
   layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
   layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
@@ -74,20 +78,23 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
     layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
     layout.store_pass_chunks = StoreChunksPerPass(config);
     layout.store_passes = StoreChunkCount(config) / layout.store_pass_chunks;
-    layout.store_chunk_bytes =
-        layout.rows_per_consumer * kStoreChunkColumns * ptx::SizeInBytes(element);
+    layout.store_chunk_bytes = layout.rows_per_consumer * kStoreChunkColumns *
+                               ptx::SizeInBytes(element);
     layout.c_tile_bytes =
         config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;
   }
   if (config.split_k_in_cluster) {
     layout.partials_offset = RoundUp(end, kPartialsAlignment);
-    layout.consumer_partials_bytes = layout.rows_per_consumer * config.block_n * kFloatBytes;
-    end = layout.partials_offset + config.consumers * layout.consumer_partials_bytes;
+    layout.consumer_partials_bytes =
+        layout.rows_per_consumer * config.block_n * kFloatBytes;
+    end = layout.partials_offset +
+          config.consumers * layout.consumer_partials_bytes;
   }
   layout.barrier_offset = RoundUp(end, ptx::kMbarrierBytes);
   // full[stages], then empty[stages], then the meeting's ready and free.
-  const int meeting_barriers = config.split_k_in_cluster ? 2 * config.consumers : 0;
+  const int meeting_barriers =
+      config.split_k_in_cluster ? 2 * config.consumers : 0;
   end = layout.barrier_offset +
         ptx::kMbarrierBytes * (2 * config.stages + meeting_barriers);
   const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
@@ -96,7 +103,8 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
     end += kScheduleBytes;
   }
   layout.shared_bytes = end + kSharedBaseAlignment;
-  layout.threads = kThreadsPerWarpgroup * (config.consumers + (specialized ? 1 : 0));
+  layout.threads =
+      kThreadsPerWarpgroup * (config.consumers + (specialized ? 1 : 0));
   layout.m_slices = layout.rows_per_consumer / ptx::kWgmmaM;
   layout.accumulators_per_thread =
       layout.m_slices *
@@ -117,7 +125,8 @@ int MaxStagesThatFit(const GemmConfig& config, ptx::ScalarType element,
   GemmConfig deeper = config;
   int fits = 0;
   for (deeper.stages = 1; deeper.stages <= kMaxGemmStages; ++deeper.stages) {
-    if (PlanGemmLayout(deeper, element).shared_bytes > shared_bytes_limit) break;
+    if (PlanGemmLayout(deeper, element).shared_bytes > shared_bytes_limit)
+      break;
     fits = deeper.stages;
   }
   return fits;

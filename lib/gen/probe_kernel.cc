@@ -16,8 +16,8 @@ std::string DeclareSlot(const std::string& name, const ptx::Slot& slot,
   const char* type = CxxTypeName(slot.type);
   std::string text;
   if (slot.count == 1) {
-    text = absl::StrCat(type, " ", name, " = (", type, ")in[", next_input,
-                        "];\n");
+    text =
+        absl::StrCat(type, " ", name, " = (", type, ")in[", next_input, "];\n");
   } else {
     text = absl::StrCat(type, " ", name, "[", slot.count, "];\n",
                         "#pragma unroll\n", "for (int i = 0; i < ", slot.count,
@@ -52,17 +52,16 @@ absl::StatusOr<std::string> ProbeBlock(int index,
   }
   absl::StatusOr<std::string> asm_text = ptx::RenderInlineAsm(statement, names);
   if (!asm_text.ok()) return asm_text.status();
-  return absl::StrCat("{  // ", statement.description(), "\n",
-                      Indent(absl::StrCat(declarations, *asm_text, "\n",
-                                          consumers),
-                             2),
-                      "}\n");
+  return absl::StrCat(
+      "{  // ", statement.description(), "\n",
+      Indent(absl::StrCat(declarations, *asm_text, "\n", consumers), 2), "}\n");
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> ProbeKernelSource(
-    absl::string_view kernel_name, absl::Span<const ptx::Statement> statements) {
+    absl::string_view kernel_name,
+    absl::Span<const ptx::Statement> statements) {
   std::string body = "unsigned long long sink = 0;\n";
   int next_input = 0;
   for (size_t i = 0; i < statements.size(); ++i) {

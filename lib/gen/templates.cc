@@ -36,7 +36,8 @@ absl::StatusOr<std::string> FillTemplate(absl::string_view template_name,
       return absl::InvalidArgumentError(absl::StrCat(
           "template ", template_name, ": slot {{", slot, "}} has no value"));
     }
-    absl::StrAppend(&filled, text.substr(position, open - position), it->second);
+    absl::StrAppend(&filled, text.substr(position, open - position),
+                    it->second);
     used.insert(slot);
     position = end + 2;
   }

@@ -10,8 +10,8 @@ namespace {
 
 absl::Status CheckSixteenBitFloat(ScalarType to) {
   if (CvtRoundsTo(to)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "cvt: rounds f32 to f16 or bf16 only, not ", PtxName(to)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("cvt: rounds f32 to f16 or bf16 only, not ", PtxName(to)));
 }
 
 }  // namespace
@@ -21,23 +21,28 @@ bool CvtRoundsTo(ScalarType to) {
 }
 
 absl::StatusOr<Statement> CvtRoundFromF32(ScalarType to) {
-  if (absl::Status status = CheckSixteenBitFloat(to); !status.ok()) return status;
+  if (absl::Status status = CheckSixteenBitFloat(to); !status.ok())
+    return status;
   const std::string opcode = absl::StrCat("cvt.rn.", PtxName(to), ".f32");
   Statement statement(opcode);
-  const SlotId result = statement.AddSlot("result", RegType::kB16, Access::kWrite);
+  const SlotId result =
+      statement.AddSlot("result", RegType::kB16, Access::kWrite);
   const SlotId value = statement.AddSlot("value", RegType::kF32, Access::kRead);
   statement.Emit(opcode, {Plain(Reg(result)), Plain(Reg(value))});
   return statement;
 }
 
 absl::StatusOr<Statement> CvtPackFromF32x2(ScalarType to) {
-  if (absl::Status status = CheckSixteenBitFloat(to); !status.ok()) return status;
+  if (absl::Status status = CheckSixteenBitFloat(to); !status.ok())
+    return status;
   const std::string opcode = absl::StrCat("cvt.rn.", PtxName(to), "x2.f32");
   Statement statement(opcode);
-  const SlotId packed = statement.AddSlot("packed", RegType::kB32, Access::kWrite);
+  const SlotId packed =
+      statement.AddSlot("packed", RegType::kB32, Access::kWrite);
   const SlotId high = statement.AddSlot("high", RegType::kF32, Access::kRead);
   const SlotId low = statement.AddSlot("low", RegType::kF32, Access::kRead);
-  statement.Emit(opcode, {Plain(Reg(packed)), Plain(Reg(high)), Plain(Reg(low))});
+  statement.Emit(opcode,
+                 {Plain(Reg(packed)), Plain(Reg(high)), Plain(Reg(low))});
   return statement;
 }
 
@@ -48,7 +53,8 @@ absl::StatusOr<Statement> CvtWidenToF32(ScalarType from) {
   }
   const std::string opcode = absl::StrCat("cvt.f32.", PtxName(from));
   Statement statement(opcode);
-  const SlotId result = statement.AddSlot("result", RegType::kF32, Access::kWrite);
+  const SlotId result =
+      statement.AddSlot("result", RegType::kF32, Access::kWrite);
   const SlotId value = statement.AddSlot("value", RegType::kB16, Access::kRead);
   statement.Emit(opcode, {Plain(Reg(result)), Plain(Reg(value))});
   return statement;

@@ -12,17 +12,25 @@
 namespace ptxgen::ptx {
 
 struct IndexExpression::Node {
-  enum class Kind { kConstant, kVariable, kSum, kProduct, kQuotient, kRemainder };
+  enum class Kind {
+    kConstant,
+    kVariable,
+    kSum,
+    kProduct,
+    kQuotient,
+    kRemainder
+  };
 
   Kind kind = Kind::kConstant;
-  int number = 0;        // the constant, factor or divisor
-  std::string variable;  // kVariable
+  int number = 0;                     // the constant, factor or divisor
+  std::string variable;               // kVariable
   std::shared_ptr<const Node> left;   // the operand; a sum's first
   std::shared_ptr<const Node> right;  // a sum's second
 
-  static std::shared_ptr<const Node> Make(Kind kind, int number, std::string variable = "",
-                                          std::shared_ptr<const Node> left = nullptr,
-                                          std::shared_ptr<const Node> right = nullptr) {
+  static std::shared_ptr<const Node> Make(
+      Kind kind, int number, std::string variable = "",
+      std::shared_ptr<const Node> left = nullptr,
+      std::shared_ptr<const Node> right = nullptr) {
     auto node = std::make_shared<Node>();
     node->kind = kind;
     node->number = number;
@@ -50,7 +58,9 @@ struct IndexExpression::Node {
 
   static std::string Operand(const Node& operand, int least_precedence) {
     const std::string text = operand.Render();
-    return operand.Precedence() < least_precedence ? absl::StrCat("(", text, ")") : text;
+    return operand.Precedence() < least_precedence
+               ? absl::StrCat("(", text, ")")
+               : text;
   }
 
   // Operators group left to right, so a right operand of the same
@@ -80,8 +90,8 @@ struct IndexExpression::Node {
     if (kind == Kind::kVariable) {
       auto it = bindings.find(variable);
       if (it == bindings.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("index expression: no value for variable '", variable, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "index expression: no value for variable '", variable, "'"));
       }
       return it->second;
     }
@@ -95,26 +105,29 @@ struct IndexExpression::Node {
     } else if (kind == Kind::kProduct) {
       value = number * *a;
     } else if (number == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index expression: division by zero in '", Render(), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index expression: division by zero in '", Render(), "'"));
     } else {
       value = kind == Kind::kQuotient ? *a / number : *a % number;
     }
-    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("index expression: '", Render(), "' = ", value, " overflows int"));
+    if (value < std::numeric_limits<int>::min() ||
+        value > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "index expression: '", Render(), "' = ", value, " overflows int"));
     }
     return value;
   }
 };
 
-IndexExpression::IndexExpression(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+IndexExpression::IndexExpression(std::shared_ptr<const Node> node)
+    : node_(std::move(node)) {}
 
 IndexExpression::IndexExpression(int constant)
     : IndexExpression(Node::Make(Node::Kind::kConstant, constant)) {}
 
 IndexExpression IndexExpression::Variable(absl::string_view name) {
-  return IndexExpression(Node::Make(Node::Kind::kVariable, 0, std::string(name)));
+  return IndexExpression(
+      Node::Make(Node::Kind::kVariable, 0, std::string(name)));
 }
 
 IndexExpression operator+(const IndexExpression& a, const IndexExpression& b) {
@@ -129,15 +142,18 @@ IndexExpression operator*(int factor, const IndexExpression& a) {
 
 IndexExpression operator/(const IndexExpression& a, int divisor) {
   using Node = IndexExpression::Node;
-  return IndexExpression(Node::Make(Node::Kind::kQuotient, divisor, "", a.node_));
+  return IndexExpression(
+      Node::Make(Node::Kind::kQuotient, divisor, "", a.node_));
 }
 
 IndexExpression operator%(const IndexExpression& a, int divisor) {
   using Node = IndexExpression::Node;
-  return IndexExpression(Node::Make(Node::Kind::kRemainder, divisor, "", a.node_));
+  return IndexExpression(
+      Node::Make(Node::Kind::kRemainder, divisor, "", a.node_));
 }
 
-absl::StatusOr<int> IndexExpression::Evaluate(const IndexBindings& bindings) const {
+absl::StatusOr<int> IndexExpression::Evaluate(
+    const IndexBindings& bindings) const {
   absl::StatusOr<int64_t> value = node_->Evaluate(bindings);
   if (!value.ok()) return value.status();
   return static_cast<int>(*value);
@@ -155,22 +171,24 @@ constexpr char kHalf[] = "half";
 constexpr char kStep[] = "step";
 constexpr char kValue[] = "value";
 
-IndexExpression Variable(absl::string_view name) { return IndexExpression::Variable(name); }
+IndexExpression Variable(absl::string_view name) {
+  return IndexExpression::Variable(name);
+}
 
 // `value` (of the argument `name`) must lie in [0, end), the range
 // `range_name`; else an error that says so.
-absl::Status InRange(absl::string_view layout, absl::string_view name, int value, int end,
-                     absl::string_view range_name) {
+absl::Status InRange(absl::string_view layout, absl::string_view name,
+                     int value, int end, absl::string_view range_name) {
   if (value >= 0 && value < end) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(layout, ": ", name, " ", value,
-                                                 " is outside ", range_name, " (0..", end - 1,
-                                                 ")"));
+                                                 " is outside ", range_name,
+                                                 " (0..", end - 1, ")"));
 }
 
 // Both coordinates of one element, evaluated with the same bindings.
-absl::StatusOr<FragmentCoordinate> EvaluateCoordinate(const IndexExpression& row,
-                                                      const IndexExpression& column,
-                                                      const IndexBindings& bindings) {
+absl::StatusOr<FragmentCoordinate> EvaluateCoordinate(
+    const IndexExpression& row, const IndexExpression& column,
+    const IndexBindings& bindings) {
   absl::StatusOr<int> r = row.Evaluate(bindings);
   if (!r.ok()) return r.status();
   absl::StatusOr<int> c = column.Evaluate(bindings);
@@ -179,45 +197,54 @@ absl::StatusOr<FragmentCoordinate> EvaluateCoordinate(const IndexExpression& row
 }
 
 // "__device__ __forceinline__ int name(int a, int b) {\n  return body;\n}\n".
-std::string DeviceFunction(absl::string_view name, const std::vector<std::string>& parameters,
+std::string DeviceFunction(absl::string_view name,
+                           const std::vector<std::string>& parameters,
                            const IndexExpression& body) {
   std::vector<std::string> declarations;
-  for (const std::string& parameter : parameters) declarations.push_back("int " + parameter);
+  for (const std::string& parameter : parameters)
+    declarations.push_back("int " + parameter);
   return absl::StrCat("__device__ __forceinline__ int ", name, "(",
-                      absl::StrJoin(declarations, ", "), ") {\n  return ", body.Render(),
-                      ";\n}\n");
+                      absl::StrJoin(declarations, ", "), ") {\n  return ",
+                      body.Render(), ";\n}\n");
 }
 
 }  // namespace
 
-absl::StatusOr<AccumulatorFragment> AccumulatorFragment::Of(const WgmmaMma& mma) {
+absl::StatusOr<AccumulatorFragment> AccumulatorFragment::Of(
+    const WgmmaMma& mma) {
   if (absl::Status valid = ValidateWgmma(mma); !valid.ok()) return valid;
   if (mma.d_type != ScalarType::kF32 && mma.d_type != ScalarType::kS32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulator fragment: ", PtxName(mma.d_type),
-        " accumulators pack two values a register; the layout is that of 32-bit ones "
-        "(f32, s32)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accumulator fragment: ", PtxName(mma.d_type),
+                     " accumulators pack two values a register; the layout is "
+                     "that of 32-bit ones "
+                     "(f32, s32)"));
   }
   return AccumulatorFragment(mma.n, mma.d_type);
 }
 
-int AccumulatorFragment::registers() const { return WgmmaAccumulatorRegisters(d_type_, n_); }
+int AccumulatorFragment::registers() const {
+  return WgmmaAccumulatorRegisters(d_type_, n_);
+}
 
 // Lanes form 8 rows of 4; register bit 0 picks the column of a pair, bit 1
 // the row 8 below, the rest the 8-column chunk.
-IndexExpression AccumulatorFragment::RowExpression(const IndexExpression& thread,
-                                                   const IndexExpression& reg) {
-  return kRowsPerWarp * (thread / kWarpSize) + thread % kWarpSize / 4 + 8 * (reg / 2 % 2);
+IndexExpression AccumulatorFragment::RowExpression(
+    const IndexExpression& thread, const IndexExpression& reg) {
+  return kRowsPerWarp * (thread / kWarpSize) + thread % kWarpSize / 4 +
+         8 * (reg / 2 % 2);
 }
 
-IndexExpression AccumulatorFragment::ColumnExpression(const IndexExpression& thread,
-                                                      const IndexExpression& reg) {
+IndexExpression AccumulatorFragment::ColumnExpression(
+    const IndexExpression& thread, const IndexExpression& reg) {
   return 8 * (reg / 4) + 2 * (thread % kWarpSize % 4) + reg % 2;
 }
 
-absl::StatusOr<FragmentCoordinate> AccumulatorFragment::Coordinate(int thread, int reg) const {
+absl::StatusOr<FragmentCoordinate> AccumulatorFragment::Coordinate(
+    int thread, int reg) const {
   constexpr char kLayout[] = "accumulator fragment";
-  if (absl::Status in = InRange(kLayout, "thread", thread, kThreads, "the warpgroup");
+  if (absl::Status in =
+          InRange(kLayout, "thread", thread, kThreads, "the warpgroup");
       !in.ok()) {
     return in;
   }
@@ -226,49 +253,57 @@ absl::StatusOr<FragmentCoordinate> AccumulatorFragment::Coordinate(int thread, i
       !in.ok()) {
     return in;
   }
-  return EvaluateCoordinate(RowExpression(Variable(kThread), Variable(kRegister)),
-                            ColumnExpression(Variable(kThread), Variable(kRegister)),
-                            {{kThread, thread}, {kRegister, reg}});
+  return EvaluateCoordinate(
+      RowExpression(Variable(kThread), Variable(kRegister)),
+      ColumnExpression(Variable(kThread), Variable(kRegister)),
+      {{kThread, thread}, {kRegister, reg}});
 }
 
 std::string AccumulatorFragment::DeviceFunctions() const {
   return absl::StrCat(
-      "// The wgmma accumulator fragment (ptx::AccumulatorFragment): the element\n"
-      "// of the 64-row tile that register `reg` of warpgroup thread `thread` holds.\n",
+      "// The wgmma accumulator fragment (ptx::AccumulatorFragment): the "
+      "element\n"
+      "// of the 64-row tile that register `reg` of warpgroup thread `thread` "
+      "holds.\n",
       DeviceFunction("accumulator_row", {kThread, kRegister},
                      RowExpression(Variable(kThread), Variable(kRegister))),
       DeviceFunction("accumulator_column", {kThread, kRegister},
                      ColumnExpression(Variable(kThread), Variable(kRegister))));
 }
 
-absl::StatusOr<StMatrixFragment> StMatrixFragment::Of(const StMatrix& stmatrix) {
-  if (absl::Status legal = StMatrixSharedB16(stmatrix).status(); !legal.ok()) return legal;
+absl::StatusOr<StMatrixFragment> StMatrixFragment::Of(
+    const StMatrix& stmatrix) {
+  if (absl::Status legal = StMatrixSharedB16(stmatrix).status(); !legal.ok())
+    return legal;
   return StMatrixFragment(stmatrix);
 }
 
-IndexExpression StMatrixFragment::AddressMatrixExpression(const IndexExpression& lane) {
+IndexExpression StMatrixFragment::AddressMatrixExpression(
+    const IndexExpression& lane) {
   return lane / kMatrixRows;
 }
 
-IndexExpression StMatrixFragment::AddressRowExpression(const IndexExpression& lane) {
+IndexExpression StMatrixFragment::AddressRowExpression(
+    const IndexExpression& lane) {
   return lane % kMatrixRows;
 }
 
 // Lanes form 8 rows of 4 over the matrix, each holding two adjacent
 // columns; .trans stores the matrix transposed.
-IndexExpression StMatrixFragment::ElementRowExpression(const IndexExpression& lane,
-                                                       const IndexExpression& half) const {
+IndexExpression StMatrixFragment::ElementRowExpression(
+    const IndexExpression& lane, const IndexExpression& half) const {
   return stmatrix_.transpose ? 2 * (lane % 4) + half : lane / 4;
 }
 
-IndexExpression StMatrixFragment::ElementColumnExpression(const IndexExpression& lane,
-                                                          const IndexExpression& half) const {
+IndexExpression StMatrixFragment::ElementColumnExpression(
+    const IndexExpression& lane, const IndexExpression& half) const {
   return stmatrix_.transpose ? lane / 4 : 2 * (lane % 4) + half;
 }
 
 absl::StatusOr<FragmentCoordinate> StMatrixFragment::Address(int lane) const {
   const std::string layout = absl::StrCat("stmatrix .x", matrices());
-  if (absl::Status in = InRange(layout, "lane", lane, kWarpSize, "the warp"); !in.ok()) {
+  if (absl::Status in = InRange(layout, "lane", lane, kWarpSize, "the warp");
+      !in.ok()) {
     return in;
   }
   if (absl::Status in = InRange(layout, "lane", lane, kMatrixRows * matrices(),
@@ -277,20 +312,26 @@ absl::StatusOr<FragmentCoordinate> StMatrixFragment::Address(int lane) const {
     return in;
   }
   return EvaluateCoordinate(AddressMatrixExpression(Variable(kLane)),
-                            AddressRowExpression(Variable(kLane)), {{kLane, lane}});
+                            AddressRowExpression(Variable(kLane)),
+                            {{kLane, lane}});
 }
 
-absl::StatusOr<FragmentCoordinate> StMatrixFragment::Element(int lane, int half) const {
+absl::StatusOr<FragmentCoordinate> StMatrixFragment::Element(int lane,
+                                                             int half) const {
   const std::string layout = absl::StrCat("stmatrix .x", matrices());
-  if (absl::Status in = InRange(layout, "lane", lane, kWarpSize, "the warp"); !in.ok()) {
+  if (absl::Status in = InRange(layout, "lane", lane, kWarpSize, "the warp");
+      !in.ok()) {
     return in;
   }
-  if (absl::Status in = InRange(layout, "half", half, 2, "a b32 value's halves"); !in.ok()) {
+  if (absl::Status in =
+          InRange(layout, "half", half, 2, "a b32 value's halves");
+      !in.ok()) {
     return in;
   }
-  return EvaluateCoordinate(ElementRowExpression(Variable(kLane), Variable(kHalf)),
-                            ElementColumnExpression(Variable(kLane), Variable(kHalf)),
-                            {{kLane, lane}, {kHalf, half}});
+  return EvaluateCoordinate(
+      ElementRowExpression(Variable(kLane), Variable(kHalf)),
+      ElementColumnExpression(Variable(kLane), Variable(kHalf)),
+      {{kLane, lane}, {kHalf, half}});
 }
 
 namespace {
@@ -303,47 +344,53 @@ constexpr int kHalves = 2;
 
 absl::StatusOr<AccumulatorStMatrix> AccumulatorStMatrix::Of(
     const AccumulatorFragment& accumulator, const StMatrix& stmatrix) {
-  if (absl::Status legal = StMatrixFragment::Of(stmatrix).status(); !legal.ok()) return legal;
+  if (absl::Status legal = StMatrixFragment::Of(stmatrix).status(); !legal.ok())
+    return legal;
   if (stmatrix.matrices != kStepMatrices || stmatrix.transpose) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulator stmatrix store: stmatrix .x", stmatrix.matrices,
-        stmatrix.transpose ? ".trans" : "", " is not the .x4 without .trans that stores ",
-        kStepColumns, " accumulator columns a step"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accumulator stmatrix store: stmatrix .x",
+                     stmatrix.matrices, stmatrix.transpose ? ".trans" : "",
+                     " is not the .x4 without .trans that stores ",
+                     kStepColumns, " accumulator columns a step"));
   }
   if (accumulator.n() % kStepColumns != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("accumulator stmatrix store: N=", accumulator.n(),
-                     " is not a multiple of ", kStepColumns, ", the columns of a step"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "accumulator stmatrix store: N=", accumulator.n(),
+        " is not a multiple of ", kStepColumns, ", the columns of a step"));
   }
   return AccumulatorStMatrix(accumulator.n());
 }
 
 // Matrix i lies at block (i % 2, i / 2) of the warp's 16 rows and the
 // step's 16 columns.
-IndexExpression AccumulatorStMatrix::AddressRowExpression(const IndexExpression& thread) {
+IndexExpression AccumulatorStMatrix::AddressRowExpression(
+    const IndexExpression& thread) {
   const IndexExpression lane = thread % kWarpSize;
   return AccumulatorFragment::kRowsPerWarp * (thread / kWarpSize) +
-         StMatrixFragment::kMatrixRows * (StMatrixFragment::AddressMatrixExpression(lane) % 2) +
+         StMatrixFragment::kMatrixRows *
+             (StMatrixFragment::AddressMatrixExpression(lane) % 2) +
          StMatrixFragment::AddressRowExpression(lane);
 }
 
-IndexExpression AccumulatorStMatrix::AddressColumnExpression(const IndexExpression& thread,
-                                                             const IndexExpression& step) {
+IndexExpression AccumulatorStMatrix::AddressColumnExpression(
+    const IndexExpression& thread, const IndexExpression& step) {
   const IndexExpression lane = thread % kWarpSize;
   return kStepColumns * step +
-         StMatrixFragment::kMatrixColumns * (StMatrixFragment::AddressMatrixExpression(lane) / 2);
+         StMatrixFragment::kMatrixColumns *
+             (StMatrixFragment::AddressMatrixExpression(lane) / 2);
 }
 
-IndexExpression AccumulatorStMatrix::RegisterExpression(const IndexExpression& step,
-                                                        const IndexExpression& value,
-                                                        const IndexExpression& half) {
+IndexExpression AccumulatorStMatrix::RegisterExpression(
+    const IndexExpression& step, const IndexExpression& value,
+    const IndexExpression& half) {
   return kStepMatrices * kHalves * step + kHalves * value + half;
 }
 
-absl::StatusOr<FragmentCoordinate> AccumulatorStMatrix::Address(int thread, int step) const {
+absl::StatusOr<FragmentCoordinate> AccumulatorStMatrix::Address(
+    int thread, int step) const {
   constexpr char kLayout[] = "accumulator stmatrix store";
-  if (absl::Status in = InRange(kLayout, "thread", thread, AccumulatorFragment::kThreads,
-                                "the warpgroup");
+  if (absl::Status in = InRange(kLayout, "thread", thread,
+                                AccumulatorFragment::kThreads, "the warpgroup");
       !in.ok()) {
     return in;
   }
@@ -352,23 +399,27 @@ absl::StatusOr<FragmentCoordinate> AccumulatorStMatrix::Address(int thread, int 
       !in.ok()) {
     return in;
   }
-  return EvaluateCoordinate(AddressRowExpression(Variable(kThread)),
-                            AddressColumnExpression(Variable(kThread), Variable(kStep)),
-                            {{kThread, thread}, {kStep, step}});
+  return EvaluateCoordinate(
+      AddressRowExpression(Variable(kThread)),
+      AddressColumnExpression(Variable(kThread), Variable(kStep)),
+      {{kThread, thread}, {kStep, step}});
 }
 
-absl::StatusOr<int> AccumulatorStMatrix::Register(int step, int value, int half) const {
+absl::StatusOr<int> AccumulatorStMatrix::Register(int step, int value,
+                                                  int half) const {
   constexpr char kLayout[] = "accumulator stmatrix store";
+  if (absl::Status in = InRange(kLayout, "step", step, steps(),
+                                absl::StrCat("the steps of m64n", n_));
+      !in.ok()) {
+    return in;
+  }
   if (absl::Status in =
-          InRange(kLayout, "step", step, steps(), absl::StrCat("the steps of m64n", n_));
+          InRange(kLayout, "value", value, kStepMatrices, "an x4's values");
       !in.ok()) {
     return in;
   }
-  if (absl::Status in = InRange(kLayout, "value", value, kStepMatrices, "an x4's values");
-      !in.ok()) {
-    return in;
-  }
-  if (absl::Status in = InRange(kLayout, "half", half, kHalves, "a b32 value's halves");
+  if (absl::Status in =
+          InRange(kLayout, "half", half, kHalves, "a b32 value's halves");
       !in.ok()) {
     return in;
   }
@@ -380,14 +431,20 @@ std::string AccumulatorStMatrix::DeviceFunctions() const {
   return absl::StrCat(
       "// The accumulators stored with stmatrix.x4, ", kStepColumns,
       " columns a step\n"
-      "// (ptx::AccumulatorStMatrix): the row of the 64-row tile and the column\n"
-      "// of step `step` whose shared address warpgroup thread `thread` supplies,\n"
-      "// and the accumulator register that half `half` of value `value` packs.\n",
-      DeviceFunction("stmatrix_row", {kThread}, AddressRowExpression(Variable(kThread))),
-      DeviceFunction("stmatrix_column", {kThread, kStep},
-                     AddressColumnExpression(Variable(kThread), Variable(kStep))),
+      "// (ptx::AccumulatorStMatrix): the row of the 64-row tile and the "
+      "column\n"
+      "// of step `step` whose shared address warpgroup thread `thread` "
+      "supplies,\n"
+      "// and the accumulator register that half `half` of value `value` "
+      "packs.\n",
+      DeviceFunction("stmatrix_row", {kThread},
+                     AddressRowExpression(Variable(kThread))),
+      DeviceFunction(
+          "stmatrix_column", {kThread, kStep},
+          AddressColumnExpression(Variable(kThread), Variable(kStep))),
       DeviceFunction("stmatrix_register", {kStep, kValue, kHalf},
-                     RegisterExpression(Variable(kStep), Variable(kValue), Variable(kHalf))));
+                     RegisterExpression(Variable(kStep), Variable(kValue),
+                                        Variable(kHalf))));
 }
 
 }  // namespace ptxgen::ptx

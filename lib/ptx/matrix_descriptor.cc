@@ -69,13 +69,16 @@ absl::Status Untileable(const SharedTile& tile, const std::string& rule) {
 
 // Refuses a tile past the descriptor's reach; `size` says how large it is.
 absl::Status BeyondReach(const SharedTile& tile, const std::string& size) {
-  return Untileable(tile, absl::StrCat(
-      "the tile takes ", size, ", but a matrix descriptor addresses only the "
-      "first ", kByteFieldLimit, " bytes of shared memory"));
+  return Untileable(tile,
+                    absl::StrCat("the tile takes ", size,
+                                 ", but a matrix descriptor addresses only the "
+                                 "first ",
+                                 kByteFieldLimit, " bytes of shared memory"));
 }
 
 int SpanBytes(Swizzle swizzle) {
-  return swizzle == Swizzle::kNone ? kCoreMatrixRowBytes : SwizzleBytes(swizzle);
+  return swizzle == Swizzle::kNone ? kCoreMatrixRowBytes
+                                   : SwizzleBytes(swizzle);
 }
 
 // Leading (K-direction) and stride (MN-direction) byte offsets between core
@@ -95,7 +98,8 @@ void SetDescriptorOffsets(const SharedTile& tile, TileLayout& layout) {
     // (next 8 rows) and the stride steps MN (next column); with a swizzle
     // the leading offset steps MN columns and the stride steps 8 K rows.
     leading = swizzled ? layout.column_bytes : kCoreMatrixBytes;
-    stride = swizzled ? kCoreMatrixRows * layout.span_bytes : layout.column_bytes;
+    stride =
+        swizzled ? kCoreMatrixRows * layout.span_bytes : layout.column_bytes;
   }
 }
 
@@ -108,7 +112,8 @@ bool MatrixDescriptor::operator==(const MatrixDescriptor& other) const {
          base_offset == other.base_offset && swizzle == other.swizzle;
 }
 
-absl::StatusOr<uint64_t> EncodeMatrixDescriptor(const MatrixDescriptor& fields) {
+absl::StatusOr<uint64_t> EncodeMatrixDescriptor(
+    const MatrixDescriptor& fields) {
   for (const auto& [name, bytes] :
        {std::pair<const char*, uint32_t>{"start address", fields.start_address},
         {"leading byte offset", fields.leading_byte_offset},
@@ -118,13 +123,14 @@ absl::StatusOr<uint64_t> EncodeMatrixDescriptor(const MatrixDescriptor& fields) 
     }
   }
   if (!IsKnownSwizzle(fields.swizzle)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matrix descriptor: unknown swizzle ", static_cast<int>(fields.swizzle)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("matrix descriptor: unknown swizzle ",
+                     static_cast<int>(fields.swizzle)));
   }
   if (fields.base_offset < 0 || fields.base_offset > 7) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matrix descriptor: base offset must be in 0..7, not ",
-        fields.base_offset));
+    return absl::InvalidArgumentError(
+        absl::StrCat("matrix descriptor: base offset must be in 0..7, not ",
+                     fields.base_offset));
   }
   return (uint64_t{fields.start_address} >> 4) << kStartAddressBit |
          (uint64_t{fields.leading_byte_offset} >> 4) << kLeadingOffsetBit |
@@ -138,7 +144,8 @@ MatrixDescriptor DecodeMatrixDescriptor(uint64_t descriptor) {
   fields.start_address =
       static_cast<uint32_t>((descriptor >> kStartAddressBit) & kFieldMask) << 4;
   fields.leading_byte_offset =
-      static_cast<uint32_t>((descriptor >> kLeadingOffsetBit) & kFieldMask) << 4;
+      static_cast<uint32_t>((descriptor >> kLeadingOffsetBit) & kFieldMask)
+      << 4;
   fields.stride_byte_offset =
       static_cast<uint32_t>((descriptor >> kStrideOffsetBit) & kFieldMask) << 4;
   fields.base_offset = static_cast<int>((descriptor >> kBaseOffsetBit) & 0x7);
@@ -184,9 +191,9 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   // most kByteFieldLimit, so int arithmetic holds it.
   const int largest = std::max(tile.mn_extent, tile.k_extent);
   if (largest > static_cast<int>(kByteFieldLimit)) {
-    return BeyondReach(tile, absl::StrCat("more than ", kByteFieldLimit,
-                                          " bytes (an extent of ", largest,
-                                          " elements)"));
+    return BeyondReach(
+        tile, absl::StrCat("more than ", kByteFieldLimit,
+                           " bytes (an extent of ", largest, " elements)"));
   }
   const int64_t tile_bytes =
       int64_t{tile.mn_extent} * tile.k_extent * element_bytes;
@@ -197,15 +204,16 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   layout.span_bytes = SpanBytes(tile.swizzle);
   layout.rows = k_major ? tile.mn_extent : tile.k_extent;
   if ((contiguous * element_bytes) % layout.span_bytes != 0) {
-    return Untileable(tile, absl::StrCat(
-        "the contiguous ", k_major ? "K" : "MN", " extent (",
-        contiguous * element_bytes, " bytes) must be a multiple of the ",
-        layout.span_bytes, "-byte span of this layout"));
+    return Untileable(
+        tile, absl::StrCat("the contiguous ", k_major ? "K" : "MN", " extent (",
+                           contiguous * element_bytes,
+                           " bytes) must be a multiple of the ",
+                           layout.span_bytes, "-byte span of this layout"));
   }
   if (layout.rows % kCoreMatrixRows != 0) {
-    return Untileable(tile, absl::StrCat(
-        "the ", k_major ? "MN" : "K", " extent must be a multiple of 8 (the "
-        "rows of a core matrix)"));
+    return Untileable(tile, absl::StrCat("the ", k_major ? "MN" : "K",
+                                         " extent must be a multiple of 8 (the "
+                                         "rows of a core matrix)"));
   }
   layout.columns = contiguous * element_bytes / layout.span_bytes;
   layout.column_bytes = layout.rows * layout.span_bytes;
@@ -216,7 +224,8 @@ absl::StatusOr<TileLayout> DescribeTile(const SharedTile& tile) {
   layout.box_inner_elements = layout.span_bytes / element_bytes;
   layout.descriptor.swizzle = tile.swizzle;
   SetDescriptorOffsets(tile, layout);
-  if (absl::StatusOr<uint64_t> encoded = EncodeMatrixDescriptor(layout.descriptor);
+  if (absl::StatusOr<uint64_t> encoded =
+          EncodeMatrixDescriptor(layout.descriptor);
       !encoded.ok()) {
     return Untileable(tile, std::string(encoded.status().message()));
   }
@@ -247,15 +256,16 @@ absl::StatusOr<uint32_t> TileOperandOffset(const SharedTile& tile, int mn,
   const int instruction_k = *WgmmaK(tile.type);
   if (mn < 0 || mn >= tile.mn_extent || mn % kCoreMatrixRows != 0 || k < 0 ||
       k >= tile.k_extent || k % instruction_k != 0) {
-    return Untileable(tile, absl::StrCat(
-        "operand origin (", mn, ", ", k, ") must lie in the tile on a multiple "
-        "of 8 rows and of the instruction K"));
+    return Untileable(tile, absl::StrCat("operand origin (", mn, ", ", k,
+                                         ") must lie in the tile on a multiple "
+                                         "of 8 rows and of the instruction K"));
   }
   if (tile.major == MajorOrder::kMN &&
       (mn * SizeInBytes(tile.type)) % layout->span_bytes != 0) {
-    return Untileable(tile, absl::StrCat(
-        "an MN-major operand must start on a column boundary (every ",
-        layout->span_bytes / SizeInBytes(tile.type), " elements)"));
+    return Untileable(
+        tile, absl::StrCat(
+                  "an MN-major operand must start on a column boundary (every ",
+                  layout->span_bytes / SizeInBytes(tile.type), " elements)"));
   }
   return LinearOffset(tile, *layout, mn, k);
 }
@@ -265,8 +275,8 @@ absl::StatusOr<uint32_t> TileElementOffset(const SharedTile& tile, int mn,
   absl::StatusOr<TileLayout> layout = DescribeTile(tile);
   if (!layout.ok()) return layout.status();
   if (mn < 0 || mn >= tile.mn_extent || k < 0 || k >= tile.k_extent) {
-    return Untileable(tile, absl::StrCat("element (", mn, ", ", k,
-                                         ") is outside the tile"));
+    return Untileable(
+        tile, absl::StrCat("element (", mn, ", ", k, ") is outside the tile"));
   }
   return SwizzleOffset(LinearOffset(tile, *layout, mn, k), tile.swizzle);
 }

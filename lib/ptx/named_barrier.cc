@@ -6,7 +6,8 @@ Statement NamedBarrierSync() {
   Statement statement("bar.sync");
   statement.set_touches_memory(true);
   const SlotId id = statement.AddSlot("id", RegType::kB32, Access::kRead);
-  const SlotId threads = statement.AddSlot("threads", RegType::kB32, Access::kRead);
+  const SlotId threads =
+      statement.AddSlot("threads", RegType::kB32, Access::kRead);
   statement.Emit("bar.sync", {Plain(Reg(id)), Plain(Reg(threads))});
   return statement;
 }

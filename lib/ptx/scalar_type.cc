@@ -63,8 +63,8 @@ absl::StatusOr<ScalarType> ParseScalarType(absl::string_view name) {
     if (info.name == name) return info.type;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown element type '", name, "' (known: ",
-                   absl::StrJoin(ScalarTypeNames(), ", "), ")"));
+      absl::StrCat("unknown element type '", name,
+                   "' (known: ", absl::StrJoin(ScalarTypeNames(), ", "), ")"));
 }
 
 }  // namespace ptxgen::ptx

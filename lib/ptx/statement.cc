@@ -198,16 +198,16 @@ absl::Status ResolveInlineAsm(const Statement& statement,
       const Slot& slot = statement.slots()[s];
       if (IsOutput(slot.access) != outputs) continue;
       if (slot.type == RegType::kPred && slot.access == Access::kReadWrite) {
-        return absl::InternalError(absl::StrCat(
-            statement.description(), ": predicate operand '", slot.role,
-            "' cannot be both read and written"));
+        return absl::InternalError(
+            absl::StrCat(statement.description(), ": predicate operand '",
+                         slot.role, "' cannot be both read and written"));
       }
       absl::StatusOr<std::vector<std::string>> exprs =
           NamesFor(statement, slot, names, Mode::kInlineAsm);
       if (!exprs.ok()) return exprs.status();
-      const char* prefix = slot.access == Access::kRead        ? ""
-                           : slot.access == Access::kWrite     ? "="
-                                                               : "+";
+      const char* prefix = slot.access == Access::kRead    ? ""
+                           : slot.access == Access::kWrite ? "="
+                                                           : "+";
       for (int i = 0; i < slot.count; ++i) {
         const std::string number = absl::StrCat("%", resolved.next_number++);
         (outputs ? resolved.outputs : resolved.inputs)
@@ -250,7 +250,8 @@ class LinePrinter {
   LinePrinter(const Statement& statement, Mode mode, Resolved& resolved)
       : statement_(statement), mode_(mode), resolved_(resolved) {}
 
-  absl::StatusOr<std::string> Print(const std::variant<Instruction, Label>& line) {
+  absl::StatusOr<std::string> Print(
+      const std::variant<Instruction, Label>& line) {
     if (const Label* label = std::get_if<Label>(&line)) {
       return absl::StrCat(label->name, ":");
     }
@@ -278,7 +279,8 @@ class LinePrinter {
         const int s = operand.slot.index;
         if (s < 0 || s >= static_cast<int>(resolved_.slot_text.size()) ||
             operand.element < 0 ||
-            operand.element >= static_cast<int>(resolved_.slot_text[s].size())) {
+            operand.element >=
+                static_cast<int>(resolved_.slot_text[s].size())) {
           return absl::InternalError(absl::StrCat(
               statement_.description(), ": operand refers to a register ",
               "outside its slot"));
@@ -317,8 +319,7 @@ class LinePrinter {
       case Argument::Form::kTensorAddress: {
         const std::string base = parts.front();
         parts.erase(parts.begin());
-        return absl::StrCat("[", base, ", {", absl::StrJoin(parts, ", "),
-                            "}]");
+        return absl::StrCat("[", base, ", {", absl::StrJoin(parts, ", "), "}]");
       }
       case Argument::Form::kPair:
         return absl::StrJoin(parts, "|");
@@ -349,8 +350,8 @@ absl::StatusOr<std::vector<std::string>> PtxLines(const Statement& statement,
   std::vector<std::string> lines;
   if (scoped) lines.push_back("{");
   for (const LocalRegister& local : statement.locals()) {
-    lines.push_back(
-        absl::StrCat(".reg .", PtxRegTypeName(local.type), " ", local.name, ";"));
+    lines.push_back(absl::StrCat(".reg .", PtxRegTypeName(local.type), " ",
+                                 local.name, ";"));
   }
   for (auto* part : {&resolved.scope_declarations, &resolved.prologue, &body,
                      &resolved.epilogue}) {
@@ -401,7 +402,8 @@ std::string ConstraintList(const std::vector<std::string>& items) {
 
 absl::StatusOr<std::string> RenderInlineAsm(const Statement& statement,
                                             const OperandNames& expressions) {
-  if (absl::Status known = CheckNamesKnown(statement, expressions); !known.ok()) {
+  if (absl::Status known = CheckNamesKnown(statement, expressions);
+      !known.ok()) {
     return known;
   }
   Resolved resolved;
@@ -435,8 +437,8 @@ absl::StatusOr<std::string> RenderInlineAsm(const Statement& statement,
   for (const std::string& literal : literals) {
     absl::StrAppend(&text, "\n    ", literal);
   }
-  const int sections = statement.touches_memory() ? 3
-                       : !resolved.inputs.empty() ? 2
+  const int sections = statement.touches_memory()  ? 3
+                       : !resolved.inputs.empty()  ? 2
                        : !resolved.outputs.empty() ? 1
                                                    : 0;
   const std::vector<std::string>* lists[] = {&resolved.outputs,

@@ -70,7 +70,8 @@ uint32_t SwizzleOffset(uint32_t offset, Swizzle swizzle) {
   return offset ^ (((offset >> 7) & mask) << 4);
 }
 
-std::string SwizzleOffsetExpression(const std::string& offset, Swizzle swizzle) {
+std::string SwizzleOffsetExpression(const std::string& offset,
+                                    Swizzle swizzle) {
   if (swizzle == Swizzle::kNone) return offset;
   const uint32_t mask = (1u << ChunkBits(swizzle)) - 1;
   return absl::StrCat("((", offset, ") ^ ((((", offset, ") >> 7) & ", mask,

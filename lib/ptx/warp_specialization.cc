@@ -30,9 +30,9 @@ absl::StatusOr<Statement> SetMaxNReg(RegisterAdjustment adjustment, int count) {
   if (absl::Status valid = ValidateMaxNReg(count); !valid.ok()) return valid;
   if (adjustment != RegisterAdjustment::kIncrease &&
       adjustment != RegisterAdjustment::kDecrease) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "setmaxnreg: adjustment ", static_cast<int>(adjustment),
-        " is neither an increase nor a decrease"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("setmaxnreg: adjustment ", static_cast<int>(adjustment),
+                     " is neither an increase nor a decrease"));
   }
   const std::string opcode =
       absl::StrCat("setmaxnreg.",
@@ -105,9 +105,12 @@ Statement MapaSharedCluster() {
 Statement LoadSharedClusterF32x4() {
   Statement statement("ld.shared::cluster.v4.f32");
   statement.set_touches_memory(true);
-  const SlotId values = statement.AddSlot("values", RegType::kF32, Access::kWrite, 4);
-  const SlotId address = statement.AddSlot("address", RegType::kB32, Access::kRead);
-  statement.Emit("ld.shared::cluster.v4.f32", {Vector(Regs(values, 4)), Address(Reg(address))});
+  const SlotId values =
+      statement.AddSlot("values", RegType::kF32, Access::kWrite, 4);
+  const SlotId address =
+      statement.AddSlot("address", RegType::kB32, Access::kRead);
+  statement.Emit("ld.shared::cluster.v4.f32",
+                 {Vector(Regs(values, 4)), Address(Reg(address))});
   return statement;
 }
 

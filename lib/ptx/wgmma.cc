@@ -55,7 +55,8 @@ std::vector<NRun> LegalNRuns(Family family) {
   }
 }
 
-// "8..256 step 8"; a short run is listed: "8, 16, 24, 32, then 48..256 step 16".
+// "8..256 step 8"; a short run is listed: "8, 16, 24, 32, then 48..256 step
+// 16".
 std::string LegalNText(Family family) {
   std::vector<std::string> runs;
   for (const NRun& run : LegalNRuns(family)) {
@@ -64,7 +65,8 @@ std::string LegalNText(Family family) {
       for (int n = run.first; n <= run.last; n += run.step) values.push_back(n);
       runs.push_back(absl::StrJoin(values, ", "));
     } else {
-      runs.push_back(absl::StrCat(run.first, "..", run.last, " step ", run.step));
+      runs.push_back(
+          absl::StrCat(run.first, "..", run.last, " step ", run.step));
     }
   }
   return absl::StrJoin(runs, ", then ");
@@ -82,8 +84,8 @@ absl::Status ValidateTypes(const WgmmaMma& mma) {
   const Family b = FamilyOf(mma.b_type);
   if (a == Family::kNotAnInput || b == Family::kNotAnInput) {
     return Illegal(absl::StrCat("inputs must be one of ", kInputTypes, " (got ",
-                                PtxName(mma.a_type), " x ",
-                                PtxName(mma.b_type), ")"));
+                                PtxName(mma.a_type), " x ", PtxName(mma.b_type),
+                                ")"));
   }
   if (a != b || (a != Family::kFloat8 && a != Family::kInteger8 &&
                  mma.a_type != mma.b_type)) {
@@ -96,10 +98,11 @@ absl::Status ValidateTypes(const WgmmaMma& mma) {
   switch (a) {
     case Family::kF16:
     case Family::kFloat8:
-      if (d == ScalarType::kF16 || d == ScalarType::kF32) return absl::OkStatus();
-      return Illegal(absl::StrCat(PtxName(mma.a_type),
-                                  " inputs need an f16 or f32 accumulator, not ",
-                                  PtxName(d)));
+      if (d == ScalarType::kF16 || d == ScalarType::kF32)
+        return absl::OkStatus();
+      return Illegal(absl::StrCat(
+          PtxName(mma.a_type), " inputs need an f16 or f32 accumulator, not ",
+          PtxName(d)));
     case Family::kBF16:
     case Family::kTF32:
       if (d == ScalarType::kF32) return absl::OkStatus();
@@ -126,13 +129,15 @@ absl::Status ValidateImmediates(const WgmmaMma& mma) {
   }
   for (int scale : {mma.scale_a, mma.scale_b}) {
     if (scale != 1 && scale != -1) {
-      return Illegal(absl::StrCat("scale-a/scale-b must be 1 or -1, not ", scale));
+      return Illegal(
+          absl::StrCat("scale-a/scale-b must be 1 or -1, not ", scale));
     }
   }
   if ((mma.transpose_a || mma.transpose_b) &&
       !WgmmaSupportsTranspose(mma.a_type)) {
-    return Illegal(absl::StrCat(
-        "transpose exists for f16/bf16 inputs only, not ", PtxName(mma.a_type)));
+    return Illegal(
+        absl::StrCat("transpose exists for f16/bf16 inputs only, not ",
+                     PtxName(mma.a_type)));
   }
   if (mma.transpose_a && mma.a_source == WgmmaASource::kRegisters) {
     return Illegal(
@@ -212,9 +217,9 @@ absl::Status ValidateWgmma(const WgmmaMma& mma) {
   }
   if (absl::Status types = ValidateTypes(mma); !types.ok()) return types;
   if (!IsLegalWgmmaN(mma.a_type, mma.n)) {
-    return Illegal(absl::StrCat("N=", mma.n, " is not legal for ",
-                                PtxName(mma.a_type), " inputs (legal N: ",
-                                LegalWgmmaNText(mma.a_type), ")"));
+    return Illegal(
+        absl::StrCat("N=", mma.n, " is not legal for ", PtxName(mma.a_type),
+                     " inputs (legal N: ", LegalWgmmaNText(mma.a_type), ")"));
   }
   return ValidateImmediates(mma);
 }
@@ -227,9 +232,9 @@ absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
   if (absl::Status valid = ValidateWgmma(mma); !valid.ok()) return valid;
   const int k = *WgmmaK(mma.a_type);
   const bool registers_a = mma.a_source == WgmmaASource::kRegisters;
-  const std::string opcode = absl::StrCat(
-      "wgmma.mma_async.sync.aligned.m", kWgmmaM, "n", mma.n, "k", k,
-      mma.satfinite ? ".satfinite" : "", TypeSuffix(mma));
+  const std::string opcode =
+      absl::StrCat("wgmma.mma_async.sync.aligned.m", kWgmmaM, "n", mma.n, "k",
+                   k, mma.satfinite ? ".satfinite" : "", TypeSuffix(mma));
 
   Statement statement(opcode);
   statement.set_touches_memory(true);  // Reads shared memory.
@@ -240,7 +245,8 @@ absl::StatusOr<Statement> WgmmaMmaAsync(const WgmmaMma& mma) {
                        ? statement.AddSlot("a", RegType::kB32, Access::kRead, 4)
                        : statement.AddSlot("a", RegType::kB64, Access::kRead);
   const SlotId b = statement.AddSlot("b", RegType::kB64, Access::kRead);
-  const SlotId scale_d = statement.AddSlot("scale_d", RegType::kPred, Access::kRead);
+  const SlotId scale_d =
+      statement.AddSlot("scale_d", RegType::kPred, Access::kRead);
 
   std::vector<Argument> arguments = {
       Vector(Regs(d, accumulators)),
@@ -293,7 +299,8 @@ absl::StatusOr<Statement> WgmmaAccumulatorPin(ScalarType d_type, int n) {
   // Any N some wgmma takes: the f16 family's ladder holds every other one.
   if (!IsLegalWgmmaN(ScalarType::kF16, n)) {
     return Illegal(absl::StrCat("accumulator pin needs N in ",
-                                LegalWgmmaNText(ScalarType::kF16), ", not ", n));
+                                LegalWgmmaNText(ScalarType::kF16), ", not ",
+                                n));
   }
   Statement statement("wgmma accumulator pin");
   statement.set_touches_memory(true);

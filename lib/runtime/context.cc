@@ -82,24 +82,28 @@ absl::StatusOr<const PrimaryContext*> RetainedPrimaryContext(int ordinal) {
   auto owned = std::make_unique<const PrimaryContext>(*std::move(context));
   absl::MutexLock lock(&retained->mutex);
   // A thread that retained it meanwhile wins; this reference is released.
-  return retained->contexts.emplace(ordinal, std::move(owned)).first->second.get();
+  return retained->contexts.emplace(ordinal, std::move(owned))
+      .first->second.get();
 }
 
-absl::StatusOr<ScopedCurrentContext> ScopedCurrentContext::Push(CUcontext context) {
+absl::StatusOr<ScopedCurrentContext> ScopedCurrentContext::Push(
+    CUcontext context) {
   if (context == nullptr) {
-    return absl::InvalidArgumentError("ScopedCurrentContext::Push: the context is null");
+    return absl::InvalidArgumentError(
+        "ScopedCurrentContext::Push: the context is null");
   }
   absl::StatusOr<const Driver*> driver = Driver::Get();
   if (!driver.ok()) return driver.status();
-  if (absl::Status pushed = (*driver)->Check((*driver)->cuCtxPushCurrent(context),
-                                             "cuCtxPushCurrent");
+  if (absl::Status pushed = (*driver)->Check(
+          (*driver)->cuCtxPushCurrent(context), "cuCtxPushCurrent");
       !pushed.ok()) {
     return pushed;
   }
   return ScopedCurrentContext(*driver);
 }
 
-ScopedCurrentContext::ScopedCurrentContext(ScopedCurrentContext&& other) noexcept
+ScopedCurrentContext::ScopedCurrentContext(
+    ScopedCurrentContext&& other) noexcept
     : driver_(std::exchange(other.driver_, nullptr)) {}
 
 ScopedCurrentContext::~ScopedCurrentContext() {

@@ -1,6 +1,5 @@
 #include "ptxgen/runtime/device.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "ptxgen/compile/arch.h"
 

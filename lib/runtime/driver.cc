@@ -131,7 +131,8 @@ absl::Status Driver::Resolve(void* library) {
   if (missing.empty()) return absl::OkStatus();
   if (refusal == CUDA_ERROR_STUB_LIBRARY) {
     return absl::FailedPreconditionError(absl::StrCat(
-        library_path_, " is the CUDA toolkit's stub libcuda "
+        library_path_,
+        " is the CUDA toolkit's stub libcuda "
         "(CUDA_ERROR_STUB_LIBRARY): it lets programs link but runs nothing; "
         "running kernels needs the NVIDIA driver's libcuda.so.1"));
   }

@@ -76,12 +76,15 @@ absl::Status DeviceBuffer::CopyToHost(void* destination, size_t bytes) const {
                         absl::StrCat("cuMemcpyDtoH(", bytes, " bytes)"));
 }
 
-absl::Status DeviceBuffer::CopyFromDeviceAsync(const DeviceBuffer& source, CUstream stream) {
-  if (absl::Status fits = CheckFits(source.size(), "CopyFromDeviceAsync"); !fits.ok()) {
+absl::Status DeviceBuffer::CopyFromDeviceAsync(const DeviceBuffer& source,
+                                               CUstream stream) {
+  if (absl::Status fits = CheckFits(source.size(), "CopyFromDeviceAsync");
+      !fits.ok()) {
     return fits;
   }
   return driver_->Check(
-      driver_->cuMemcpyDtoDAsync(address_, source.address(), source.size(), stream),
+      driver_->cuMemcpyDtoDAsync(address_, source.address(), source.size(),
+                                 stream),
       absl::StrCat("cuMemcpyDtoDAsync(", source.size(), " bytes)"));
 }
 

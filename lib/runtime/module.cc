@@ -180,9 +180,9 @@ absl::Status Function::Launch(const LaunchConfig& config, void** args) const {
   if (absl::Status valid = ValidateLaunchConfig(config); !valid.ok()) {
     return Prefixed(absl::StrCat("kernel ", name_, ": "), valid);
   }
-  const absl::Status launched = Volume(config.cluster) > 1
-                                    ? LaunchCluster(config, args)
-                                    : LaunchPlain(config, args);
+  absl::Status launched = Volume(config.cluster) > 1
+                              ? LaunchCluster(config, args)
+                              : LaunchPlain(config, args);
   if (launched.ok()) return launched;
   // Diagnosed after the fact, so that a launch costs one driver call.
   const absl::Status shared = CheckDynamicShared(config.shared_bytes);
@@ -238,7 +238,8 @@ absl::Status Function::LaunchCluster(const LaunchConfig& config,
                    DimText(config.cluster), ")"));
 }
 
-absl::StatusOr<int> Function::MaxActiveClusters(const LaunchConfig& config) const {
+absl::StatusOr<int> Function::MaxActiveClusters(
+    const LaunchConfig& config) const {
   if (absl::Status valid = ValidateLaunchConfig(config); !valid.ok()) {
     return Prefixed(absl::StrCat("kernel ", name_, ": "), valid);
   }

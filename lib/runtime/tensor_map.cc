@@ -69,9 +69,8 @@ absl::Status ValidateGlobal(const TensorMapSpec& spec) {
 absl::Status ValidateBox(const TensorMapSpec& spec) {
   for (size_t i = 0; i < spec.box.size(); ++i) {
     if (spec.box[i] < 1 || spec.box[i] > uint32_t{ptx::kMaxTensorBoxExtent}) {
-      return Illegal(
-          absl::StrCat("box[", i, "] = ", spec.box[i], " must be in 1..",
-                       ptx::kMaxTensorBoxExtent));
+      return Illegal(absl::StrCat("box[", i, "] = ", spec.box[i],
+                                  " must be in 1..", ptx::kMaxTensorBoxExtent));
     }
   }
   const int element_bytes = ptx::SizeInBytes(spec.element);
@@ -163,13 +162,15 @@ absl::Status ValidateEnumerations(const TensorMapSpec& spec) {
   const int promotion = static_cast<int>(spec.l2_promotion);
   if (promotion < static_cast<int>(L2Promotion::kNone) ||
       promotion > static_cast<int>(L2Promotion::k256B)) {
-    return Illegal(absl::StrCat("l2_promotion ", promotion, " is not an L2 promotion"));
+    return Illegal(
+        absl::StrCat("l2_promotion ", promotion, " is not an L2 promotion"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateTensorMap(const TensorMapSpec& spec) {
-  if (absl::Status known = ValidateEnumerations(spec); !known.ok()) return known;
+  if (absl::Status known = ValidateEnumerations(spec); !known.ok())
+    return known;
   if (absl::Status rank = ValidateRank(spec); !rank.ok()) return rank;
   if (absl::Status global = ValidateGlobal(spec); !global.ok()) return global;
   return ValidateBox(spec);

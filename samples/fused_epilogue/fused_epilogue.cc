@@ -61,13 +61,13 @@ absl::StatusOr<GemmProblem> ParseFlags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::pair<absl::string_view, absl::string_view> flag =
         absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
-    int64_t* size = flag.first == "--m" ? &m
+    int64_t* size = flag.first == "--m"   ? &m
                     : flag.first == "--n" ? &n
                     : flag.first == "--k" ? &k
                                           : nullptr;
     if (size == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag '", argv[i], "' (takes --m=, --n=, --k=)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag '", argv[i], "' (takes --m=, --n=, --k=)"));
     }
     if (!absl::SimpleAtoi(flag.second, size)) {
       return absl::InvalidArgumentError(
@@ -76,7 +76,8 @@ absl::StatusOr<GemmProblem> ParseFlags(int argc, char** argv) {
   }
   // The problem's rules (sizes, 16-byte aligned rows) belong to the library.
   const GemmProblem problem = FusedProblem(m, n, k);
-  if (absl::Status valid = ptxgen::gemm::ValidateProblem(problem); !valid.ok()) {
+  if (absl::Status valid = ptxgen::gemm::ValidateProblem(problem);
+      !valid.ok()) {
     return valid;
   }
   return problem;
@@ -104,18 +105,18 @@ uint16_t HalfBits(double value) {
   int exponent = 0;
   const double fraction = std::frexp(std::fabs(value), &exponent);  // [0.5, 1)
   const int mantissa = static_cast<int>((2 * fraction - 1) * 1024);
-  return static_cast<uint16_t>((value < 0 ? 0x8000 : 0) | ((exponent + 14) << 10) |
-                               mantissa);
+  return static_cast<uint16_t>((value < 0 ? 0x8000 : 0) |
+                               ((exponent + 14) << 10) | mantissa);
 }
 
 // Any f16 bits as a double: subnormals, infinities and NaN (0xffff, the
 // poison) included.
 double HalfValue(uint16_t bits) {
   const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  const double magnitude =
-      exponent == 0x1f ? (mantissa != 0 ? NAN : INFINITY)
-      : exponent == 0  ? std::ldexp(mantissa, -24)
-                       : std::ldexp(mantissa + 1024, exponent - 25);
+  const double magnitude = exponent == 0x1f ? (mantissa != 0 ? NAN : INFINITY)
+                           : exponent == 0
+                               ? std::ldexp(mantissa, -24)
+                               : std::ldexp(mantissa + 1024, exponent - 25);
   return (bits & 0x8000) != 0 ? -magnitude : magnitude;
 }
 
@@ -138,15 +139,18 @@ HostOperands RandomOperands(const GemmProblem& p) {
 double ReferenceElement(const GemmProblem& p, const HostOperands& host,
                         int64_t row, int64_t column) {
   double dot = 0;
-  for (int64_t i = 0; i < p.k; ++i) dot += host.a[row * p.k + i] * host.b[column * p.k + i];
-  const double v = p.alpha * dot + p.beta * host.c[row * p.n + column] + host.bias[column];
+  for (int64_t i = 0; i < p.k; ++i)
+    dot += host.a[row * p.k + i] * host.b[column * p.k + i];
+  const double v =
+      p.alpha * dot + p.beta * host.c[row * p.n + column] + host.bias[column];
   return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
 }
 
 struct Check {
-  double relative_error = 0;  // by norm; infinite when D holds non-finite values
-  int64_t non_finite = 0;     // NaN (the poison: unwritten) or infinity
-  int64_t rows = 0;           // rows compared
+  double relative_error =
+      0;                   // by norm; infinite when D holds non-finite values
+  int64_t non_finite = 0;  // NaN (the poison: unwritten) or infinity
+  int64_t rows = 0;        // rows compared
 };
 
 // ||D - reference|| / ||reference|| over every row_step-th row of D.
@@ -175,9 +179,9 @@ absl::StatusOr<std::string> FunctionText(absl::string_view source,
                                          absl::string_view signature) {
   const size_t at = source.find(signature);
   if (at == absl::string_view::npos) {
-    return absl::NotFoundError(absl::StrCat(
-        "the generated source defines no '", signature,
-        "'; this sample is out of date with the generator"));
+    return absl::NotFoundError(
+        absl::StrCat("the generated source defines no '", signature,
+                     "'; this sample is out of date with the generator"));
   }
   const size_t start = source.rfind('\n', at) + 1;  // npos + 1 is 0
   int depth = 0;
@@ -194,9 +198,10 @@ absl::Status PrintKernel(const ptxgen::gen::GemmConfig& config,
                          const ptxgen::gen::GeneratedGemm& generated) {
   absl::PrintF("form          %s\n", ptxgen::gen::FormName(generated.form));
   absl::PrintF("config        %s\n", ptxgen::gen::ConfigName(config));
-  absl::PrintF("kernel        %s: %d threads, %d bytes of dynamic shared memory\n",
-               generated.kernel_name, generated.threads_per_block,
-               generated.shared_bytes);
+  absl::PrintF(
+      "kernel        %s: %d threads, %d bytes of dynamic shared memory\n",
+      generated.kernel_name, generated.threads_per_block,
+      generated.shared_bytes);
   // The fused operations are one device function of the kernel: every store
   // strategy passes each f32 accumulator through it before rounding.
   absl::StatusOr<std::string> epilogue = FunctionText(
@@ -241,11 +246,13 @@ std::vector<float> AsFloats(const std::vector<double>& values) {
 }
 
 template <typename T>
-absl::StatusOr<ptxgen::runtime::DeviceBuffer> Upload(const std::vector<T>& values) {
+absl::StatusOr<ptxgen::runtime::DeviceBuffer> Upload(
+    const std::vector<T>& values) {
   absl::StatusOr<ptxgen::runtime::DeviceBuffer> buffer =
       ptxgen::runtime::DeviceBuffer::Allocate(values.size() * sizeof(T));
   if (!buffer.ok()) return buffer.status();
-  absl::Status copied = buffer->CopyFromHost(values.data(), values.size() * sizeof(T));
+  absl::Status copied =
+      buffer->CopyFromHost(values.data(), values.size() * sizeof(T));
   if (!copied.ok()) return copied;
   return buffer;
 }
@@ -258,7 +265,8 @@ absl::Status RunOnGpu(const GemmProblem& p, const HostOperands& host,
   absl::StatusOr<ptxgen::runtime::PrimaryContext> context =
       ptxgen::runtime::PrimaryContext::Retain(0);
   if (!context.ok()) return context.status();
-  if (absl::Status current = context->SetCurrent(); !current.ok()) return current;
+  if (absl::Status current = context->SetCurrent(); !current.ok())
+    return current;
   absl::StatusOr<ptxgen::gemm::Gemm> gemm = ptxgen::gemm::Gemm::Prepare(p);
   if (!gemm.ok()) return gemm.status();
   if (absl::Status printed = PrintKernel(gemm->config(), gemm->generated());
@@ -270,15 +278,18 @@ absl::Status RunOnGpu(const GemmProblem& p, const HostOperands& host,
   auto c = Upload(AsHalves(host.c));
   auto bias = Upload(AsFloats(host.bias));
   auto out = ptxgen::runtime::DeviceBuffer::Allocate(d.size() * 2);
-  for (const absl::Status& status : {a.status(), b.status(), c.status(),
-                                     bias.status(), out.status()}) {
+  for (const absl::Status& status :
+       {a.status(), b.status(), c.status(), bias.status(), out.status()}) {
     if (!status.ok()) return status;
   }
   // 0xffff is a NaN: an element the kernel does not write cannot pass.
-  if (absl::Status poisoned = out->Memset8(0xff); !poisoned.ok()) return poisoned;
-  const ptxgen::gemm::GemmOperands operands{a->address(), b->address(), c->address(),
-                                            out->address(), bias->address()};
-  if (absl::Status ran = gemm->Run(operands, /*stream=*/nullptr); !ran.ok()) return ran;
+  if (absl::Status poisoned = out->Memset8(0xff); !poisoned.ok())
+    return poisoned;
+  const ptxgen::gemm::GemmOperands operands{a->address(), b->address(),
+                                            c->address(), out->address(),
+                                            bias->address()};
+  if (absl::Status ran = gemm->Run(operands, /*stream=*/nullptr); !ran.ok())
+    return ran;
   if (absl::Status synced = ptxgen::runtime::SynchronizeCurrentContext();
       !synced.ok()) {
     return synced;
@@ -287,17 +298,21 @@ absl::Status RunOnGpu(const GemmProblem& p, const HostOperands& host,
 }
 
 absl::StatusOr<bool> Main(const GemmProblem& p) {
-  absl::PrintF("problem       D = gelu(%g * A.B^T + %g * C + bias_n), m=%d n=%d k=%d; "
-               "A, B, C, D f16, bias f32\n", p.alpha, p.beta, p.m, p.n, p.k);
+  absl::PrintF(
+      "problem       D = gelu(%g * A.B^T + %g * C + bias_n), m=%d n=%d k=%d; "
+      "A, B, C, D f16, bias f32\n",
+      p.alpha, p.beta, p.m, p.n, p.k);
   const std::string no_gpu = NoGpuReason();
   if (!no_gpu.empty()) {
     absl::PrintF("no GPU: %s\n", no_gpu);
-    absl::PrintF("planning for an H200 instead (GemmTarget::H200(), no driver needed); "
-                 "the run is skipped\n");
+    absl::PrintF(
+        "planning for an H200 instead (GemmTarget::H200(), no driver needed); "
+        "the run is skipped\n");
     absl::StatusOr<ptxgen::gemm::GemmPlan> plan =
         ptxgen::gemm::PlanGemm(p, ptxgen::gemm::GemmTarget::H200());
     if (!plan.ok()) return plan.status();
-    if (absl::Status printed = PrintKernel(plan->config, plan->generated); !printed.ok()) {
+    if (absl::Status printed = PrintKernel(plan->config, plan->generated);
+        !printed.ok()) {
       return printed;
     }
     return true;
@@ -305,10 +320,13 @@ absl::StatusOr<bool> Main(const GemmProblem& p) {
   const HostOperands host = RandomOperands(p);
   std::vector<uint16_t> d(p.m * p.n);
   if (absl::Status ran = RunOnGpu(p, host, d); !ran.ok()) return ran;
-  const int64_t row_step = std::max<int64_t>(1, p.m * p.n * p.k / kHostMultiplyAdds);
+  const int64_t row_step =
+      std::max<int64_t>(1, p.m * p.n * p.k / kHostMultiplyAdds);
   const Check check = CheckResult(p, host, d, row_step);
-  absl::PrintF("\nrelative error by norm vs a float64 host reference (%d of %d rows): "
-               "%.3e, bound %.0e\n", check.rows, p.m, check.relative_error, kErrorBound);
+  absl::PrintF(
+      "\nrelative error by norm vs a float64 host reference (%d of %d rows): "
+      "%.3e, bound %.0e\n",
+      check.rows, p.m, check.relative_error, kErrorBound);
   if (check.non_finite > 0) {
     absl::PrintF("%d elements of D are NaN or infinite (NaN: left unwritten)\n",
                  check.non_finite);

@@ -34,18 +34,21 @@ GemmProblem FusedProblem() {
 
 void PrintPlan(const GemmPlan& plan) {
   const ptxgen::gen::GeneratedGemm& generated = plan.generated;
-  std::printf("form          %s\n", ptxgen::gen::FormName(generated.form).c_str());
-  std::printf("config        %s\n", ptxgen::gen::ConfigName(plan.config).c_str());
+  std::printf("form          %s\n",
+              ptxgen::gen::FormName(generated.form).c_str());
+  std::printf("config        %s\n",
+              ptxgen::gen::ConfigName(plan.config).c_str());
   std::printf("kernel        %s\n", generated.kernel_name.c_str());
-  std::printf("grid          %lld x %lld x %lld, cluster %d; %d threads, %d bytes of "
-              "dynamic shared memory\n",
-              static_cast<long long>(plan.grid.x), static_cast<long long>(plan.grid.y),
-              static_cast<long long>(plan.grid.z), plan.grid.cluster_x,
-              generated.threads_per_block, generated.shared_bytes);
+  std::printf(
+      "grid          %lld x %lld x %lld, cluster %d; %d threads, %d bytes of "
+      "dynamic shared memory\n",
+      static_cast<long long>(plan.grid.x), static_cast<long long>(plan.grid.y),
+      static_cast<long long>(plan.grid.z), plan.grid.cluster_x,
+      generated.threads_per_block, generated.shared_bytes);
   std::printf("\nplanned numbers (the kernel's namespace plan):\n");
   for (const ptxgen::gen::PlannedConstant& constant : generated.plan) {
-    std::printf("  %-8s %-28s %s\n", constant.type.c_str(), constant.name.c_str(),
-                constant.value.c_str());
+    std::printf("  %-8s %-28s %s\n", constant.type.c_str(),
+                constant.name.c_str(), constant.value.c_str());
   }
   std::printf("\nparameters:\n");
   for (const ptxgen::gen::GemmKernelParameterSpec& spec :
@@ -54,8 +57,11 @@ void PrintPlan(const GemmPlan& plan) {
   }
   std::printf("\nresources (ptxas):\n");
   for (const ptxgen::compile::KernelResources& r : plan.compiled->resources) {
-    std::printf("  %d registers, %d bytes spilled (stores), %d (loads), %d bytes of stack\n",
-                r.registers, r.spill_store_bytes, r.spill_load_bytes, r.stack_frame_bytes);
+    std::printf(
+        "  %d registers, %d bytes spilled (stores), %d (loads), %d bytes of "
+        "stack\n",
+        r.registers, r.spill_store_bytes, r.spill_load_bytes,
+        r.stack_frame_bytes);
   }
   std::printf("  %zu bytes of CUDA source, %zu of PTX, %zu of CUBIN\n",
               generated.source.size(), plan.compiled->ptx.size(),
@@ -79,22 +85,27 @@ int main(int argc, char** argv) {
     if (absl::StartsWith(arg, "--out=")) {
       out = arg.substr(6);
     } else {
-      std::fprintf(stderr, "inspect_gemm: unknown flag '%s' (takes --out=DIR)\n", arg.c_str());
+      std::fprintf(stderr,
+                   "inspect_gemm: unknown flag '%s' (takes --out=DIR)\n",
+                   arg.c_str());
       return 2;
     }
   }
-  absl::StatusOr<GemmPlan> plan = ptxgen::gemm::PlanGemm(FusedProblem(), GemmTarget::H200());
+  absl::StatusOr<GemmPlan> plan =
+      ptxgen::gemm::PlanGemm(FusedProblem(), GemmTarget::H200());
   if (!plan.ok()) {
-    std::fprintf(stderr, "inspect_gemm: %s\n", std::string(plan.status().message()).c_str());
+    std::fprintf(stderr, "inspect_gemm: %s\n",
+                 std::string(plan.status().message()).c_str());
     return 1;
   }
   PrintPlan(*plan);
   const std::string base = out + "/" + plan->generated.kernel_name;
-  for (const auto& [path, text] :
-       {std::pair<std::string, const std::string&>{base + ".cu", plan->generated.source},
-        {base + ".ptx", plan->compiled->ptx}}) {
+  for (const auto& [path, text] : {std::pair<std::string, const std::string&>{
+                                       base + ".cu", plan->generated.source},
+                                   {base + ".ptx", plan->compiled->ptx}}) {
     if (absl::Status written = WriteFile(path, text); !written.ok()) {
-      std::fprintf(stderr, "inspect_gemm: %s\n", std::string(written.message()).c_str());
+      std::fprintf(stderr, "inspect_gemm: %s\n",
+                   std::string(written.message()).c_str());
       return 1;
     }
   }

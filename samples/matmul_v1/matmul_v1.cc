@@ -72,7 +72,8 @@ absl::StatusOr<Options> ParseOptions(int argc, char** argv) {
         absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
     const absl::string_view name = flag.first, value = flag.second;
     absl::Status parsed;
-    if (argv[i] == absl::string_view("--help") || argv[i] == absl::string_view("-h")) {
+    if (argv[i] == absl::string_view("--help") ||
+        argv[i] == absl::string_view("-h")) {
       options.help = true;
     } else if (name == "--m") {
       parsed = ParseSize("m", value, options.problem.m);
@@ -150,14 +151,13 @@ struct Excerpt {
 // From the line holding the first `start` at or after offset `from`
 // through the brace that closes the first block opened after it.
 absl::StatusOr<Excerpt> BlockExcerpt(absl::string_view source,
-                                     absl::string_view start,
-                                     size_t from = 0) {
+                                     absl::string_view start, size_t from = 0) {
   const size_t at = source.find(start, from);
   const size_t open = at == absl::string_view::npos ? at : source.find('{', at);
   if (open == absl::string_view::npos) {
-    return absl::NotFoundError(absl::StrCat(
-        "the generated kernel has no '", start,
-        "' block; this sample is out of date with the generator"));
+    return absl::NotFoundError(
+        absl::StrCat("the generated kernel has no '", start,
+                     "' block; this sample is out of date with the generator"));
   }
   absl::StatusOr<size_t> end = PastMatchingBrace(source, open);
   if (!end.ok()) return end.status();
@@ -213,8 +213,9 @@ absl::StatusOr<int> Planned(const gen::GeneratedGemm& generated,
       return value;
     }
   }
-  return absl::NotFoundError(absl::StrCat(
-      "the generator planned no ", name, "; this sample is out of date with it"));
+  return absl::NotFoundError(
+      absl::StrCat("the generator planned no ", name,
+                   "; this sample is out of date with it"));
 }
 
 // ---- 1. The configuration ----
@@ -234,9 +235,10 @@ absl::Status PrintSeedSpace(ptx::ScalarType element) {
     absl::PrintF("  %-15s %s\n", name,
                  verdict.ok() ? "accepted" : absl::StrCat("refused: ", why));
   }
-  absl::PrintF("\n  gemm::V1CandidateConfigs keeps the %d accepted ones; "
-               "`ptxgen gemm --schedule=v1 --autotune` times them on a GPU.\n",
-               gemm::V1CandidateConfigs(element).size());
+  absl::PrintF(
+      "\n  gemm::V1CandidateConfigs keeps the %d accepted ones; "
+      "`ptxgen gemm --schedule=v1 --autotune` times them on a GPU.\n",
+      gemm::V1CandidateConfigs(element).size());
   return absl::OkStatus();
 }
 
@@ -329,9 +331,9 @@ absl::Status PrintSharedPlan(const gen::GeneratedGemm& generated, int a_bytes,
     if (!offset->ok()) return offset->status();
   }
   if (*a + a_bytes > *b || *b + b_bytes > *barrier) {
-    return absl::InternalError(absl::StrCat(
-        "the generated kernel overlaps its shared buffers: A at +", *a,
-        ", B at +", *b, ", barrier at +", *barrier));
+    return absl::InternalError(
+        absl::StrCat("the generated kernel overlaps its shared buffers: A at +",
+                     *a, ", B at +", *b, ", barrier at +", *barrier));
   }
   absl::PrintF(
       "\n  shared memory, %d bytes dynamic, alignment slack included:\n"
@@ -467,10 +469,11 @@ absl::Status PrintOperandSteps(const gen::GeneratedGemm& generated) {
       absl::StatusOr<uint32_t> b = ptx::TileOperandOffset(b_tile, 0, k);
       if (!a.ok()) return a.status();
       if (!b.ok()) return b.status();
-      absl::PrintF("    K %2d..%2d, A rows %3d..%3d at +%5u B, B at +%4u B "
-                   "-> a_desc + %u, b_desc + %u\n",
-                   k, k + *instruction_k - 1, row, row + ptx::kWgmmaM - 1, *a,
-                   *b, *a >> 4, *b >> 4);
+      absl::PrintF(
+          "    K %2d..%2d, A rows %3d..%3d at +%5u B, B at +%4u B "
+          "-> a_desc + %u, b_desc + %u\n",
+          k, k + *instruction_k - 1, row, row + ptx::kWgmmaM - 1, *a, *b,
+          *a >> 4, *b >> 4);
     }
   }
   return absl::OkStatus();
@@ -492,13 +495,15 @@ absl::Status ShowWgmma(const gen::GeneratedGemm& generated,
   PrintExcerpt(*function);
   absl::StatusOr<std::string> name = FunctionName(*function);
   if (!name.ok()) return name.status();
-  absl::StatusOr<Excerpt> stage = BlockExcerpt(generated.source, "void mma_stage(");
+  absl::StatusOr<Excerpt> stage =
+      BlockExcerpt(generated.source, "void mma_stage(");
   if (!stage.ok()) return stage.status();
-  absl::PrintF("\nThe loop calls mma_stage once per K step (%d call), which\n"
-               "issues %d calls of %s, all between one fence and one\n"
-               "commit_group; the loop then waits for all of them.\n",
-               Occurrences(loop.text, "mma_stage("),
-               Occurrences(stage->text, absl::StrCat(*name, "(")), *name);
+  absl::PrintF(
+      "\nThe loop calls mma_stage once per K step (%d call), which\n"
+      "issues %d calls of %s, all between one fence and one\n"
+      "commit_group; the loop then waits for all of them.\n",
+      Occurrences(loop.text, "mma_stage("),
+      Occurrences(stage->text, absl::StrCat(*name, "(")), *name);
   if (absl::Status steps = PrintOperandSteps(generated); !steps.ok()) {
     return steps;
   }
@@ -516,7 +521,8 @@ absl::Status ShowEpilogue(const gen::GeneratedGemm& generated,
           "casted_acc = self.cast(acc, dtype=float16); "
           "self.store_global(gc, casted_acc, offsets=[offset_m, offset_n])");
   // The direct store strategy the kernel calls after the K loop.
-  absl::StatusOr<Excerpt> epilogue = BlockExcerpt(generated.source, "void store_tile(");
+  absl::StatusOr<Excerpt> epilogue =
+      BlockExcerpt(generated.source, "void store_tile(");
   if (!epilogue.ok()) return epilogue.status();
   absl::PrintF(
       "Each thread holds its accumulators where the wgmma fragment layout put\n"
@@ -547,8 +553,9 @@ const char* CacheSourceName(compile::CacheSource source) {
 
 void PrintDiagnostics(const compile::CompiledModule& module) {
   if (module.diagnostics.empty()) {
-    absl::PrintF("  ptxas diagnostics: none (no serialized wgmma, no injected "
-                 "waits)\n");
+    absl::PrintF(
+        "  ptxas diagnostics: none (no serialized wgmma, no injected "
+        "waits)\n");
   }
   for (const compile::CompilerDiagnostic& diagnostic : module.diagnostics) {
     absl::PrintF("  ptxas diagnostic %s: %s\n",
@@ -570,19 +577,21 @@ absl::Status CompileKernel(const gen::GeneratedGemm& generated) {
                          compile::CompileOptions{});
   if (!module.ok()) return module.status();
   const compile::CompiledModule& compiled = **module;
-  absl::PrintF("  kernel %s, %s, %d threads, %d bytes of dynamic shared "
-               "memory\n  cache: %s (%.1f ms), directory %s\n",
-               generated.kernel_name, compiled.options.arch,
-               generated.threads_per_block, generated.shared_bytes,
-               CacheSourceName(compiled.source), compiled.compile_ms,
-               cache.config().disk_enabled ? cache.config().directory
-                                           : "(disk cache off)");
+  absl::PrintF(
+      "  kernel %s, %s, %d threads, %d bytes of dynamic shared "
+      "memory\n  cache: %s (%.1f ms), directory %s\n",
+      generated.kernel_name, compiled.options.arch, generated.threads_per_block,
+      generated.shared_bytes, CacheSourceName(compiled.source),
+      compiled.compile_ms,
+      cache.config().disk_enabled ? cache.config().directory
+                                  : "(disk cache off)");
   for (const compile::KernelResources& kernel : compiled.resources) {
-    absl::PrintF("  %s: %d registers, spill stores %d B, spill loads %d B, "
-                 "stack frame %d B, static shared %d B\n",
-                 kernel.kernel, kernel.registers, kernel.spill_store_bytes,
-                 kernel.spill_load_bytes, kernel.stack_frame_bytes,
-                 kernel.static_shared_bytes);
+    absl::PrintF(
+        "  %s: %d registers, spill stores %d B, spill loads %d B, "
+        "stack frame %d B, static shared %d B\n",
+        kernel.kernel, kernel.registers, kernel.spill_store_bytes,
+        kernel.spill_load_bytes, kernel.stack_frame_bytes,
+        kernel.static_shared_bytes);
   }
   PrintDiagnostics(compiled);
   return absl::OkStatus();
@@ -630,7 +639,8 @@ absl::Status RunOnGpu(const gemm::GemmProblem& problem,
   if (!compared->passed()) {
     return absl::InternalError(absl::StrFormat(
         "the v1 kernel's result differs from cuBLAS's: relative error %.2e, "
-        "bound %.0e", compared->relative_error, compared->error_bound));
+        "bound %.0e",
+        compared->relative_error, compared->error_bound));
   }
   const double ours = compared->milliseconds;
   const double theirs = compared->cublas_milliseconds;

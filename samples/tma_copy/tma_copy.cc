@@ -64,7 +64,8 @@ absl::StatusOr<std::string> DeviceFunctions() {
   std::string text;
   for (const auto& [name, statement] : functions) {
     if (!statement.ok()) return statement.status();  // e.g. an illegal rank
-    absl::StatusOr<std::string> function = ptxgen::gen::DeviceFunction(name, *statement);
+    absl::StatusOr<std::string> function =
+        ptxgen::gen::DeviceFunction(name, *statement);
     if (!function.ok()) return function.status();
     absl::StrAppend(&text, *function, "\n");
   }
@@ -76,7 +77,8 @@ absl::StatusOr<std::string> DeviceFunctions() {
 absl::StatusOr<std::string> KernelSource() {
   absl::StatusOr<std::string> functions = DeviceFunctions();
   if (!functions.ok()) return functions.status();
-  return absl::StrFormat(R"(// tma_copy: one %dx%d box of a 2-D tensor, TMA -> shared -> global.
+  return absl::StrFormat(
+      R"(// tma_copy: one %dx%d box of a 2-D tensor, TMA -> shared -> global.
 constexpr int kBoxElements = %d;
 constexpr unsigned kBoxBytes = %d;
 
@@ -110,8 +112,8 @@ struct __align__(64) TensorMap {
   for (int i = threadIdx.x; i < kBoxElements; i += blockDim.x) out[i] = box[i];
 }
 )",
-                         kBoxRows, kBoxCols, kBoxRows * kBoxCols, kBoxBytes,
-                         *functions, kThreads, kKernelName, kBoxX, kBoxY);
+      kBoxRows, kBoxCols, kBoxRows * kBoxCols, kBoxBytes, *functions, kThreads,
+      kKernelName, kBoxX, kBoxY);
 }
 
 // The PTX lines of the TMA copy and the barrier, which NVRTC keeps as the
@@ -120,7 +122,8 @@ void PrintTmaPtx(absl::string_view ptx_text) {
   absl::PrintF("\n== PTX: the TMA and mbarrier instructions ==\n");
   for (absl::string_view line : absl::StrSplit(ptx_text, '\n')) {
     const absl::string_view code = absl::StripAsciiWhitespace(line);
-    if (absl::StrContains(code, "cp.async.bulk") || absl::StrContains(code, "mbarrier")) {
+    if (absl::StrContains(code, "cp.async.bulk") ||
+        absl::StrContains(code, "mbarrier")) {
       absl::PrintF("  %s\n", code);
     }
   }
@@ -129,13 +132,15 @@ void PrintTmaPtx(absl::string_view ptx_text) {
 // Why the kernel cannot run here, or empty when it can: no driver, no
 // device, or a device that sm_90a code does not run on.
 std::string NoGpuReason() {
-  if (absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get(); !driver.ok()) {
+  if (absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+      !driver.ok()) {
     return std::string(driver.status().message());
   }
   absl::StatusOr<int> count = runtime::DeviceCount();
   if (!count.ok()) return std::string(count.status().message());
   if (*count == 0) return "the CUDA driver reports no device";
-  absl::StatusOr<runtime::DeviceProperties> device = runtime::GetDeviceProperties(0);
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::GetDeviceProperties(0);
   if (!device.ok()) return std::string(device.status().message());
   const absl::Status arch =
       runtime::CheckArchSupported("sm_90a", device->cc_major, device->cc_minor);
@@ -158,9 +163,11 @@ uint16_t ExpectedBoxElement(int r, int c) {
 absl::StatusOr<std::vector<uint16_t>> RunOnGpu(
     const ptxgen::compile::CompiledModule& compiled) {
   // First, so that it outlives the module and buffers made in it.
-  absl::StatusOr<runtime::PrimaryContext> context = runtime::PrimaryContext::Retain(0);
+  absl::StatusOr<runtime::PrimaryContext> context =
+      runtime::PrimaryContext::Retain(0);
   if (!context.ok()) return context.status();
-  if (absl::Status current = context->SetCurrent(); !current.ok()) return current;
+  if (absl::Status current = context->SetCurrent(); !current.ok())
+    return current;
   absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(compiled);
   if (!module.ok()) return module.status();
   absl::StatusOr<runtime::Function> kernel = module->GetFunction(kKernelName);
@@ -170,10 +177,14 @@ absl::StatusOr<std::vector<uint16_t>> RunOnGpu(
   for (int r = 0; r < kRows; ++r) {
     for (int c = 0; c < kCols; ++c) tensor.push_back(TensorElement(r, c));
   }
-  absl::StatusOr<runtime::DeviceBuffer> input = runtime::DeviceBuffer::Allocate(tensor.size() * 2);
+  absl::StatusOr<runtime::DeviceBuffer> input =
+      runtime::DeviceBuffer::Allocate(tensor.size() * 2);
   if (!input.ok()) return input.status();
-  if (absl::Status s = input->CopyFromHost(tensor.data(), tensor.size() * 2); !s.ok()) return s;
-  absl::StatusOr<runtime::DeviceBuffer> output = runtime::DeviceBuffer::Allocate(kBoxBytes);
+  if (absl::Status s = input->CopyFromHost(tensor.data(), tensor.size() * 2);
+      !s.ok())
+    return s;
+  absl::StatusOr<runtime::DeviceBuffer> output =
+      runtime::DeviceBuffer::Allocate(kBoxBytes);
   if (!output.ok()) return output.status();
   // 0xffff everywhere, which no element holds: an unwritten one shows.
   if (absl::Status s = output->Memset8(0xff); !s.ok()) return s;
@@ -197,7 +208,8 @@ absl::StatusOr<std::vector<uint16_t>> RunOnGpu(
   if (absl::Status s = kernel->Launch(launch, args); !s.ok()) return s;
   if (absl::Status s = runtime::SynchronizeCurrentContext(); !s.ok()) return s;
   std::vector<uint16_t> box(kBoxRows * kBoxCols);
-  if (absl::Status s = output->CopyToHost(box.data(), kBoxBytes); !s.ok()) return s;
+  if (absl::Status s = output->CopyToHost(box.data(), kBoxBytes); !s.ok())
+    return s;
   return box;
 }
 
@@ -205,18 +217,23 @@ absl::StatusOr<std::vector<uint16_t>> RunOnGpu(
 absl::StatusOr<bool> Main() {
   absl::StatusOr<std::string> source = KernelSource();
   if (!source.ok()) return source.status();
-  absl::PrintF("== The CUDA source, its instructions from the PTX layer ==\n%s", *source);
+  absl::PrintF("== The CUDA source, its instructions from the PTX layer ==\n%s",
+               *source);
   absl::StatusOr<ptxgen::compile::CompiledModule> compiled =
-      ptxgen::compile::CompileCuda(kKernelName, *source, ptxgen::compile::CompileOptions{});
+      ptxgen::compile::CompileCuda(kKernelName, *source,
+                                   ptxgen::compile::CompileOptions{});
   if (!compiled.ok()) return compiled.status();
   PrintTmaPtx(compiled->ptx);
   for (const ptxgen::compile::KernelResources& r : compiled->resources) {
-    absl::PrintF("\nptxas: %s, %d registers, %d bytes of static shared memory\n", r.kernel,
-                 r.registers, r.static_shared_bytes);
+    absl::PrintF(
+        "\nptxas: %s, %d registers, %d bytes of static shared memory\n",
+        r.kernel, r.registers, r.static_shared_bytes);
   }
   const std::string no_gpu = NoGpuReason();
   if (!no_gpu.empty()) {
-    absl::PrintF("\nno GPU: %s\nstopping after compilation: the copy is not run\n", no_gpu);
+    absl::PrintF(
+        "\nno GPU: %s\nstopping after compilation: the copy is not run\n",
+        no_gpu);
     return true;
   }
   absl::StatusOr<std::vector<uint16_t>> box = RunOnGpu(*compiled);
@@ -224,15 +241,18 @@ absl::StatusOr<bool> Main() {
   int mismatches = 0;
   for (int r = 0; r < kBoxRows; ++r) {
     for (int c = 0; c < kBoxCols; ++c) {
-      const uint16_t got = (*box)[r * kBoxCols + c], expected = ExpectedBoxElement(r, c);
+      const uint16_t got = (*box)[r * kBoxCols + c],
+                     expected = ExpectedBoxElement(r, c);
       if (got != expected && ++mismatches <= 5) {
-        absl::PrintF("box (%d, %d): got %#06x, expected %#06x\n", r, c, got, expected);
+        absl::PrintF("box (%d, %d): got %#06x, expected %#06x\n", r, c, got,
+                     expected);
       }
     }
   }
-  absl::PrintF("\ncopied the %dx%d box at (x %d, y %d): %d of %d elements differ\n%s\n",
-               kBoxRows, kBoxCols, kBoxX, kBoxY, mismatches, kBoxRows * kBoxCols,
-               mismatches == 0 ? "PASS" : "FAIL");
+  absl::PrintF(
+      "\ncopied the %dx%d box at (x %d, y %d): %d of %d elements differ\n%s\n",
+      kBoxRows, kBoxCols, kBoxX, kBoxY, mismatches, kBoxRows * kBoxCols,
+      mismatches == 0 ? "PASS" : "FAIL");
   return mismatches == 0;
 }
 
@@ -240,13 +260,15 @@ absl::StatusOr<bool> Main() {
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    std::fprintf(stderr, "tma_copy: unknown flag '%s' (it takes none)\n", argv[1]);
+    std::fprintf(stderr, "tma_copy: unknown flag '%s' (it takes none)\n",
+                 argv[1]);
     return 2;
   }
   absl::StatusOr<bool> passed = Main();
   if (!passed.ok()) {
     std::fflush(stdout);
-    std::fprintf(stderr, "tma_copy: %s\n", std::string(passed.status().message()).c_str());
+    std::fprintf(stderr, "tma_copy: %s\n",
+                 std::string(passed.status().message()).c_str());
     return 1;
   }
   return *passed ? 0 : 1;

@@ -15,7 +15,8 @@ using Fields = std::map<std::string, std::string>;
 
 TEST(FlatJsonTest, ReadsStringsAndNumbersAsWritten) {
   absl::StatusOr<Fields> fields = ParseFlatJsonObject(
-      " {\"schema\": 1, \"config\":\"ws 64x16x64 s8\",\n \"ms\":-0.0137e+2 , \"empty\":\"\"}\n");
+      " {\"schema\": 1, \"config\":\"ws 64x16x64 s8\",\n \"ms\":-0.0137e+2 , "
+      "\"empty\":\"\"}\n");
   ASSERT_TRUE(fields.ok()) << fields.status();
   EXPECT_EQ(*fields, (Fields{{"schema", "1"},
                              {"config", "ws 64x16x64 s8"},
@@ -28,7 +29,8 @@ TEST(FlatJsonTest, UnescapesEveryEscapeIncludingSurrogatePairs) {
   absl::StatusOr<Fields> fields = ParseFlatJsonObject(
       R"({"s":"q\" b\\ s\/ \b\f\n\r\t \u00e9 \u20ac \ud83d\ude00"})");
   ASSERT_TRUE(fields.ok()) << fields.status();
-  EXPECT_EQ(fields->at("s"), "q\" b\\ s/ \b\f\n\r\t \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  EXPECT_EQ(fields->at("s"),
+            "q\" b\\ s/ \b\f\n\r\t \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
 }
 
 TEST(FlatJsonTest, RefusesAnythingElseNamingWhatAndWhere) {

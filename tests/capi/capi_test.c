@@ -32,7 +32,8 @@ static void Check(int ok, const char* what, const char* file, int line) {
   printf("%s:%d: failed: %s\n", file, line, what);
 }
 
-#define EXPECT(condition) Check((condition) != 0, #condition, __FILE__, __LINE__)
+#define EXPECT(condition) \
+  Check((condition) != 0, #condition, __FILE__, __LINE__)
 
 static void CheckStatus(ptxgenStatus_t expected, ptxgenStatus_t actual,
                         const char* call, const char* file, int line) {
@@ -53,7 +54,8 @@ static void CheckContains(const char* text, const char* part, const char* file,
          text != NULL ? text : "(NULL)");
 }
 
-#define EXPECT_CONTAINS(text, part) CheckContains((text), (part), __FILE__, __LINE__)
+#define EXPECT_CONTAINS(text, part) \
+  CheckContains((text), (part), __FILE__, __LINE__)
 
 /* ---- What the tests share ---- */
 
@@ -79,7 +81,8 @@ static ptxgenGemmProblem_t Fused(void) {
 
 /* Plans `problem` on `target` expecting a refusal with `status`, naming
    `rule` in the message; the plan stays NULL. */
-static void ExpectPlanRefused(ptxgenGemmProblem_t problem, const ptxgenTarget_t* target,
+static void ExpectPlanRefused(ptxgenGemmProblem_t problem,
+                              const ptxgenTarget_t* target,
                               ptxgenStatus_t status, const char* rule) {
   ptxgenPlan_t plan = (ptxgenPlan_t)&handle; /* anything but NULL */
   EXPECT_STATUS(status, ptxgenPlanGemm(handle, &problem, target, &plan));
@@ -91,30 +94,43 @@ static void ExpectPlanRefused(ptxgenGemmProblem_t problem, const ptxgenTarget_t*
 /* ---- The tests ---- */
 
 static void EveryStatusHasANameAndASentence(void) {
-  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_SUCCESS), "PTXGEN_STATUS_SUCCESS") == 0);
-  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_NO_DEVICE), "PTXGEN_STATUS_NO_DEVICE") == 0);
-  for (int status = PTXGEN_STATUS_SUCCESS; status <= PTXGEN_STATUS_INTERNAL_ERROR; ++status) {
-    EXPECT(strstr(ptxgenGetStatusName((ptxgenStatus_t)status), "PTXGEN_STATUS_") != NULL);
-    EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)status), "PTXGEN_STATUS_UNKNOWN") != 0);
+  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_SUCCESS),
+                "PTXGEN_STATUS_SUCCESS") == 0);
+  EXPECT(strcmp(ptxgenGetStatusName(PTXGEN_STATUS_NO_DEVICE),
+                "PTXGEN_STATUS_NO_DEVICE") == 0);
+  for (int status = PTXGEN_STATUS_SUCCESS;
+       status <= PTXGEN_STATUS_INTERNAL_ERROR; ++status) {
+    EXPECT(strstr(ptxgenGetStatusName((ptxgenStatus_t)status),
+                  "PTXGEN_STATUS_") != NULL);
+    EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)status),
+                  "PTXGEN_STATUS_UNKNOWN") != 0);
     EXPECT(strlen(ptxgenGetStatusString((ptxgenStatus_t)status)) > 0);
   }
-  EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)99), "PTXGEN_STATUS_UNKNOWN") == 0);
-  EXPECT_CONTAINS(ptxgenGetStatusString((ptxgenStatus_t)-1), "not a ptxgenStatus_t");
+  EXPECT(strcmp(ptxgenGetStatusName((ptxgenStatus_t)99),
+                "PTXGEN_STATUS_UNKNOWN") == 0);
+  EXPECT_CONTAINS(ptxgenGetStatusString((ptxgenStatus_t)-1),
+                  "not a ptxgenStatus_t");
   EXPECT(strcmp(ptxgenGetVersionString(), "0.1.0") == 0);
 }
 
 static void AnInitializedProblemIsThePlainPackedOne(void) {
   ptxgenGemmProblem_t problem;
   memset(&problem, 0x5a, sizeof problem);
-  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
-                ptxgenGemmProblemInit(&problem, 128, 256, 64, PTXGEN_TYPE_BF16));
+  EXPECT_STATUS(
+      PTXGEN_STATUS_SUCCESS,
+      ptxgenGemmProblemInit(&problem, 128, 256, 64, PTXGEN_TYPE_BF16));
   EXPECT(problem.m == 128 && problem.n == 256 && problem.k == 64);
-  EXPECT(problem.input_type == PTXGEN_TYPE_BF16 && problem.output_type == PTXGEN_TYPE_BF16);
-  EXPECT(problem.a_major == PTXGEN_MAJOR_K && problem.b_major == PTXGEN_MAJOR_K);
-  EXPECT(problem.lda == 0 && problem.ldb == 0 && problem.ldc == 0 && problem.ldd == 0);
-  EXPECT(problem.batch == 1 && problem.stride_a == 0 && problem.stride_bias == 0);
+  EXPECT(problem.input_type == PTXGEN_TYPE_BF16 &&
+         problem.output_type == PTXGEN_TYPE_BF16);
+  EXPECT(problem.a_major == PTXGEN_MAJOR_K &&
+         problem.b_major == PTXGEN_MAJOR_K);
+  EXPECT(problem.lda == 0 && problem.ldb == 0 && problem.ldc == 0 &&
+         problem.ldd == 0);
+  EXPECT(problem.batch == 1 && problem.stride_a == 0 &&
+         problem.stride_bias == 0);
   EXPECT(problem.alpha == 1.0f && problem.beta == 0.0f);
-  EXPECT(problem.bias == PTXGEN_BIAS_NONE && problem.bias_type == PTXGEN_TYPE_F32);
+  EXPECT(problem.bias == PTXGEN_BIAS_NONE &&
+         problem.bias_type == PTXGEN_TYPE_F32);
   EXPECT(problem.activation == PTXGEN_ACTIVATION_NONE);
   ptxgenTarget_t h200;
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenTargetH200(&h200));
@@ -133,10 +149,12 @@ static void PlansTheReadmesProblemsAndShowsWhatItGenerated(void) {
     for (int t = 0; t < 3; ++t) {
       ptxgenPlan_t plan = NULL;
       EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
-                    ptxgenPlanGemm(handle, &problems[p], t == 0 ? NULL : &targets[t], &plan));
+                    ptxgenPlanGemm(handle, &problems[p],
+                                   t == 0 ? NULL : &targets[t], &plan));
       EXPECT(strcmp(ptxgenGetLastErrorMessage(handle), "") == 0);
       ptxgenKernelInfo_t info;
-      EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanGetKernelInfo(plan, &info));
+      EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                    ptxgenPlanGetKernelInfo(plan, &info));
       if (plan == NULL) continue;
       char entry[512];
       snprintf(entry, sizeof entry, ".entry %s", info.kernel_name);
@@ -145,7 +163,8 @@ static void PlansTheReadmesProblemsAndShowsWhatItGenerated(void) {
       EXPECT_CONTAINS(info.ptx, ".target sm_90a");
       EXPECT_CONTAINS(info.ptx, entry);
       EXPECT(strlen(info.config_name) > 0);
-      EXPECT_CONTAINS(info.form_name, p == 0 ? "f16.kk->f16" : "bf16.km->f32+bias_n.f32+gelu");
+      EXPECT_CONTAINS(info.form_name,
+                      p == 0 ? "f16.kk->f16" : "bf16.km->f32+bias_n.f32+gelu");
       EXPECT_CONTAINS(info.kernel_name, "gemm");
       EXPECT(info.cubin != NULL && info.cubin_size > 0);
       EXPECT(info.registers > 0 && info.registers <= 255);
@@ -168,32 +187,36 @@ static void RefusesProblemsThatBreakARule(void) {
                     "GEMM: k=0 is outside 1..2147483647");
   ptxgenGemmProblem_t odd = Plain();
   odd.k = 4100;
-  ExpectPlanRefused(odd, NULL, PTXGEN_STATUS_INVALID_VALUE, "k must be a multiple of 8");
+  ExpectPlanRefused(odd, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "k must be a multiple of 8");
   ptxgenGemmProblem_t f32_inputs = Plain();
   f32_inputs.input_type = PTXGEN_TYPE_F32;
   ExpectPlanRefused(f32_inputs, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "element type must be f16 or bf16, not f32");
   ptxgenGemmProblem_t no_batch = Plain();
   no_batch.batch = 0;
-  ExpectPlanRefused(no_batch, NULL, PTXGEN_STATUS_INVALID_VALUE, "batch=0 is outside 1..65535");
+  ExpectPlanRefused(no_batch, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "batch=0 is outside 1..65535");
   ptxgenGemmProblem_t narrow = Plain();
   narrow.lda = 100;
   ExpectPlanRefused(narrow, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "lda=100 must be at least the stored row (4096 elements)");
   ptxgenGemmProblem_t zeroed;
   memset(&zeroed, 0, sizeof zeroed);
-  ExpectPlanRefused(zeroed, NULL, PTXGEN_STATUS_INVALID_VALUE, "m=0 is outside");
+  ExpectPlanRefused(zeroed, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "m=0 is outside");
 }
 
 /* A C caller may store any int in an enumeration field: each is checked. */
 static void RefusesValuesOutsideAnEnumeration(void) {
   ptxgenGemmProblem_t activation = Plain();
   activation.activation = (ptxgenActivation_t)42;
-  ExpectPlanRefused(activation, NULL, PTXGEN_STATUS_INVALID_VALUE,
-                    "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t "
-                    "(PTXGEN_ACTIVATION_NONE=0, PTXGEN_ACTIVATION_RELU=1, "
-                    "PTXGEN_ACTIVATION_GELU=2, PTXGEN_ACTIVATION_GELU_TANH=3, "
-                    "PTXGEN_ACTIVATION_SILU=4)");
+  ExpectPlanRefused(
+      activation, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t "
+      "(PTXGEN_ACTIVATION_NONE=0, PTXGEN_ACTIVATION_RELU=1, "
+      "PTXGEN_ACTIVATION_GELU=2, PTXGEN_ACTIVATION_GELU_TANH=3, "
+      "PTXGEN_ACTIVATION_SILU=4)");
   ptxgenGemmProblem_t major = Plain();
   major.a_major = (ptxgenMajor_t)-1;
   ExpectPlanRefused(major, NULL, PTXGEN_STATUS_INVALID_VALUE,
@@ -201,8 +224,9 @@ static void RefusesValuesOutsideAnEnumeration(void) {
                     "(PTXGEN_MAJOR_K=0, PTXGEN_MAJOR_MN=1)");
   ptxgenGemmProblem_t type = Plain();
   type.output_type = (ptxgenDataType_t)3;
-  ExpectPlanRefused(type, NULL, PTXGEN_STATUS_INVALID_VALUE,
-                    "ptxgenGemmProblem_t.output_type: 3 is not a ptxgenDataType_t");
+  ExpectPlanRefused(
+      type, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "ptxgenGemmProblem_t.output_type: 3 is not a ptxgenDataType_t");
   ptxgenGemmProblem_t bias = Plain();
   bias.bias = (ptxgenBias_t)7;
   ExpectPlanRefused(bias, NULL, PTXGEN_STATUS_INVALID_VALUE,
@@ -232,25 +256,40 @@ static void RefusesNullArguments(void) {
   ptxgenGemm_t gemm = NULL;
   ptxgenKernelInfo_t info;
   EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenCreate(NULL));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmProblemInit(NULL, 1, 1, 8, PTXGEN_TYPE_F16));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmProblemInit(NULL, 1, 1, 8, PTXGEN_TYPE_F16));
   EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenTargetH200(NULL));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(NULL, &problem, NULL, &plan));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, NULL, NULL, &plan));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenPlanGemm: problem is NULL");
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, &problem, NULL, NULL));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenPlanGemm: plan is NULL");
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGetKernelInfo(NULL, &info));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(NULL, &problem, &gemm));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, NULL, &gemm));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: problem is NULL");
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, &problem, NULL));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: gemm is NULL");
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmGetKernelInfo(NULL, &info));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanGemm(NULL, &problem, NULL, &plan));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanGemm(handle, NULL, NULL, &plan));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenPlanGemm: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanGemm(handle, &problem, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenPlanGemm: plan is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanGetKernelInfo(NULL, &info));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepare(NULL, &problem, &gemm));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepare(handle, NULL, &gemm));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepare: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepare(handle, &problem, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepare: gemm is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmGetKernelInfo(NULL, &info));
   EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
                 ptxgenGemmRun(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
-                ptxgenGemmRun(handle, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmRun: gemm is NULL");
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRun(handle, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRun: gemm is NULL");
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(NULL), "the handle is NULL");
   /* Destroying nothing is nothing. */
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenDestroy(NULL));
@@ -262,14 +301,19 @@ static void RefusesNullArguments(void) {
 static void PreparingWithoutADeviceIsNoDevice(void) {
   const ptxgenGemmProblem_t problem = Plain();
   ptxgenGemm_t gemm = (ptxgenGemm_t)&handle;
-  EXPECT_STATUS(PTXGEN_STATUS_NO_DEVICE, ptxgenGemmPrepare(handle, &problem, &gemm));
+  EXPECT_STATUS(PTXGEN_STATUS_NO_DEVICE,
+                ptxgenGemmPrepare(handle, &problem, &gemm));
   EXPECT(gemm == NULL);
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "ptxgenGemmPrepare: no CUDA driver found");
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "/nonexistent/libcuda.so.1");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepare: no CUDA driver found");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "/nonexistent/libcuda.so.1");
   ptxgenGemmProblem_t odd = Plain();
   odd.k = 4100;
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenGemmPrepare(handle, &odd, &gemm));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "k must be a multiple of 8");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepare(handle, &odd, &gemm));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "k must be a multiple of 8");
 }
 
 static void* FailInAnotherThread(void* unused) {
@@ -278,7 +322,8 @@ static void* FailInAnotherThread(void* unused) {
   empty.k = 0;
   ptxgenPlan_t plan = NULL;
   ptxgenPlanGemm(handle, &empty, NULL, &plan);
-  return strstr(ptxgenGetLastErrorMessage(handle), "k=0") != NULL ? handle : NULL;
+  return strstr(ptxgenGetLastErrorMessage(handle), "k=0") != NULL ? handle
+                                                                  : NULL;
 }
 
 /* Like errno: a thread's failure does not overwrite another's message. */
@@ -286,13 +331,15 @@ static void EachThreadReadsItsOwnLastMessage(void) {
   ptxgenGemmProblem_t odd = Plain();
   odd.k = 4100;
   ptxgenPlan_t plan = NULL;
-  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE, ptxgenPlanGemm(handle, &odd, NULL, &plan));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanGemm(handle, &odd, NULL, &plan));
   pthread_t thread;
   void* saw_its_own = NULL;
   EXPECT(pthread_create(&thread, NULL, FailInAnotherThread, NULL) == 0);
   EXPECT(pthread_join(thread, &saw_its_own) == 0);
   EXPECT(saw_its_own == handle);
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "k must be a multiple of 8");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "k must be a multiple of 8");
 }
 
 /* ---- main ---- */
@@ -303,7 +350,8 @@ struct TestCase {
   int failures;
 };
 
-#define TEST_CASE(name) {#name, name, 0}
+#define TEST_CASE(name) \
+  { #name, name, 0 }
 
 static struct TestCase tests[] = {
     TEST_CASE(EveryStatusHasANameAndASentence),
@@ -322,9 +370,11 @@ static void WriteXml(const char* path, int count, int failed) {
   if (xml == NULL) return;
   fprintf(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(xml, "<testsuites tests=\"%d\" failures=\"%d\">\n", count, failed);
-  fprintf(xml, "  <testsuite name=\"CApi\" tests=\"%d\" failures=\"%d\">\n", count, failed);
+  fprintf(xml, "  <testsuite name=\"CApi\" tests=\"%d\" failures=\"%d\">\n",
+          count, failed);
   for (int i = 0; i < count; ++i) {
-    fprintf(xml, "    <testcase name=\"%s\" classname=\"CApi\" status=\"run\">", tests[i].name);
+    fprintf(xml, "    <testcase name=\"%s\" classname=\"CApi\" status=\"run\">",
+            tests[i].name);
     if (tests[i].failures > 0) {
       fprintf(xml, "<failure message=\"%d failed checks (see the test log)\"/>",
               tests[i].failures);
@@ -348,7 +398,8 @@ int main(void) {
     tests[i].run();
     tests[i].failures = current_failures;
     failed += current_failures > 0;
-    printf("[ %s ] CApi.%s\n", current_failures > 0 ? " FAILED " : "      OK", tests[i].name);
+    printf("[ %s ] CApi.%s\n", current_failures > 0 ? " FAILED " : "      OK",
+           tests[i].name);
   }
   ptxgenDestroy(handle);
   const char* xml = getenv("XML_OUTPUT_FILE");

@@ -64,8 +64,11 @@ TEST(CacheConfigFromEnvironment, RelativePathsAreRefusedWithAWarning) {
   EXPECT_EQ(config.directory, "/c/home/.cache/ptxgen");
   EXPECT_TRUE(config.disk_enabled);
   ASSERT_EQ(config.warnings.size(), 2u);
-  EXPECT_TRUE(Contains(config.warnings[0], "PTXGEN_CACHE_DIR='cache' is not an absolute path"));
-  EXPECT_TRUE(Contains(config.warnings[1], "XDG_CACHE_HOME='relative/cache' is not an absolute path"));
+  EXPECT_TRUE(Contains(config.warnings[0],
+                       "PTXGEN_CACHE_DIR='cache' is not an absolute path"));
+  EXPECT_TRUE(
+      Contains(config.warnings[1],
+               "XDG_CACHE_HOME='relative/cache' is not an absolute path"));
 }
 
 TEST(CacheConfigFromEnvironment, ARelativeHomeLeavesNoFolder) {
@@ -106,9 +109,9 @@ TEST(CacheConfigFromEnvironment, CacheDisableSwitch) {
   const struct {
     const char* value;
     bool disk_enabled;
-  } kCases[] = {{"1", false},    {"true", false}, {"yes", false}, {"on", false},
-                {"maybe", false}, {"0", true},     {"false", true}, {"no", true},
-                {"", true}};
+  } kCases[] = {{"1", false},    {"true", false},  {"yes", false},
+                {"on", false},   {"maybe", false}, {"0", true},
+                {"false", true}, {"no", true},     {"", true}};
   for (const auto& c : kCases) {
     SetEnvironment("/c/dir", nullptr, nullptr, c.value);
     EXPECT_EQ(CacheConfigFromEnvironment().disk_enabled, c.disk_enabled)
@@ -123,8 +126,9 @@ TEST(CacheConfigFromEnvironment, CachePathListsReadOnlyFoldersInOrder) {
   setenv("PTXGEN_CACHE_PATH", "/opt/app/kernels::/usr/share/ptxgen:", 1);
   const CacheConfig config = CacheConfigFromEnvironment();
   EXPECT_EQ(config.directory, "/c/dir");
-  EXPECT_EQ(config.read_only_directories,
-            (std::vector<std::string>{"/opt/app/kernels", "/usr/share/ptxgen"}));
+  EXPECT_EQ(
+      config.read_only_directories,
+      (std::vector<std::string>{"/opt/app/kernels", "/usr/share/ptxgen"}));
   EXPECT_TRUE(config.warnings.empty());
 }
 
@@ -132,7 +136,8 @@ TEST(CacheConfigFromEnvironment, ARelativeCachePathFolderIsRefusedAlone) {
   SetEnvironment("/c/dir", nullptr, nullptr);
   setenv("PTXGEN_CACHE_PATH", "bundle:/opt/bundle", 1);
   const CacheConfig config = CacheConfigFromEnvironment();
-  EXPECT_EQ(config.read_only_directories, std::vector<std::string>{"/opt/bundle"});
+  EXPECT_EQ(config.read_only_directories,
+            std::vector<std::string>{"/opt/bundle"});
   ASSERT_EQ(config.warnings.size(), 1u);
   EXPECT_TRUE(Contains(config.warnings[0],
                        "PTXGEN_CACHE_PATH='bundle' is not an absolute path: "
@@ -168,7 +173,8 @@ TEST(ParseByteCount, TakesDigitsWithAnOptionalBinarySuffix) {
                           "9999999999999999999", "9999999999G"}) {
     absl::StatusOr<int64_t> parsed = ParseByteCount(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
-    EXPECT_TRUE(Contains(parsed.status().message(), "with an optional K, M or G"));
+    EXPECT_TRUE(
+        Contains(parsed.status().message(), "with an optional K, M or G"));
   }
 }
 
@@ -178,7 +184,8 @@ TEST(CacheConfigFromEnvironment, DumpDirIsTakenWhenAbsolute) {
   setenv("PTXGEN_DUMP_DIR", "/c/dumps", 1);
   EXPECT_EQ(CacheConfigFromEnvironment().dump_directory, "/c/dumps");
   // Its SASS comes from a disassembler on $PATH.
-  EXPECT_EQ(CacheConfigFromEnvironment().disassembler_path, std::string(getenv("PATH")));
+  EXPECT_EQ(CacheConfigFromEnvironment().disassembler_path,
+            std::string(getenv("PATH")));
   setenv("PTXGEN_DUMP_DIR", "dumps", 1);
   const CacheConfig config = CacheConfigFromEnvironment();
   EXPECT_EQ(config.dump_directory, "");

@@ -33,8 +33,8 @@ absl::Status GiveAway(const std::string& path) {
     return absl::FailedPreconditionError("giving a file away needs root");
   }
   if (chown(path.c_str(), kOtherUser, kOtherUser) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("chown to uid ", kOtherUser, " fails here: ", strerror(errno)));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "chown to uid ", kOtherUser, " fails here: ", strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -77,7 +77,7 @@ class CacheTrustTest : public ::testing::Test {
 
   // A folder holding a copy of the valid entry, with `folder_mode`.
   std::string PlantedFolder(mode_t folder_mode) {
-    const std::string folder = FreshTestDirectory("planted");
+    std::string folder = FreshTestDirectory("planted");
     EXPECT_EQ(mkdir(folder.c_str(), 0700), 0);
     CopyFile(valid_entry_, EntryIn(folder));
     EXPECT_EQ(chmod(folder.c_str(), folder_mode), 0);
@@ -106,7 +106,8 @@ class CacheTrustTest : public ::testing::Test {
     EXPECT_TRUE(Contains(warning, "kernel cache folder not used")) << warning;
     EXPECT_TRUE(Contains(warning, folder)) << warning;
     EXPECT_TRUE(Contains(warning, "mode " + mode)) << warning;
-    EXPECT_TRUE(Contains(warning, "not writable by group or others")) << warning;
+    EXPECT_TRUE(Contains(warning, "not writable by group or others"))
+        << warning;
     cache.ClearMemory();
     EXPECT_TRUE(Lookup(cache)->cache_warnings.empty()) << "warned twice";
     EXPECT_EQ(ListDirectory(folder), before) << "the cache wrote into it";
@@ -114,7 +115,8 @@ class CacheTrustTest : public ::testing::Test {
 
   // The entry is a miss with one warning naming `reason`; the recompiled
   // entry replaces it, and the next process hits that one.
-  void ExpectEntryRefused(const std::string& folder, const std::string& reason) {
+  void ExpectEntryRefused(const std::string& folder,
+                          const std::string& reason) {
     auto module = Lookup(Cache(folder));
     ASSERT_TRUE(module);
     EXPECT_EQ(module->source, CacheSource::kCompiled);
@@ -213,7 +215,8 @@ TEST_F(CacheTrustTest, TemporariesNamedAsTheOldSchemeWouldDoNotBlockWrites) {
   const std::string folder = FreshTestDirectory("fresh");
   ASSERT_EQ(mkdir(folder.c_str(), 0700), 0);
   for (int counter = 0; counter < 4; ++counter) {
-    std::ofstream(absl::StrCat(EntryIn(folder), ".tmp.", getpid(), ".", counter))
+    std::ofstream(
+        absl::StrCat(EntryIn(folder), ".tmp.", getpid(), ".", counter))
         << "left by a dead writer";
   }
   auto module = Lookup(Cache(folder));
@@ -231,7 +234,8 @@ int64_t ModifiedNs(const std::string& path) {
   return int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
 }
 
-TEST_F(CacheTrustTest, AReadOnlyFolderIsSearchedAfterTheWritableOneAndOnlyRead) {
+TEST_F(CacheTrustTest,
+       AReadOnlyFolderIsSearchedAfterTheWritableOneAndOnlyRead) {
   const std::string bundle = PlantedFolder(0700);
   const std::string writable = FreshTestDirectory("writable");
   const int64_t before = ModifiedNs(EntryIn(bundle));
@@ -243,8 +247,10 @@ TEST_F(CacheTrustTest, AReadOnlyFolderIsSearchedAfterTheWritableOneAndOnlyRead) 
   EXPECT_TRUE(Contains(module->cache_warnings[0],
                        "read-only kernel cache folder skipped: no folder"));
   EXPECT_EQ(ListDirectory(bundle), std::vector<std::string>{key_ + ".kernel"});
-  EXPECT_EQ(ModifiedNs(EntryIn(bundle)), before) << "a bundle's entry was touched";
-  EXPECT_TRUE(ListDirectory(writable).empty()) << "a hit wrote to the writable folder";
+  EXPECT_EQ(ModifiedNs(EntryIn(bundle)), before)
+      << "a bundle's entry was touched";
+  EXPECT_TRUE(ListDirectory(writable).empty())
+      << "a hit wrote to the writable folder";
 }
 
 TEST_F(CacheTrustTest, TheWritableFolderIsAskedFirst) {
@@ -265,19 +271,25 @@ TEST_F(CacheTrustTest, TheWritableFolderIsAskedFirst) {
 TEST_F(CacheTrustTest, AReadOnlyFolderOthersMayWriteIsSkipped) {
   for (const mode_t mode : {mode_t{0777}, mode_t{0770}}) {
     const std::string bundle = PlantedFolder(mode);
-    const std::string writable = FreshTestDirectory(absl::StrCat("writable", mode));
+    const std::string writable =
+        FreshTestDirectory(absl::StrCat("writable", mode));
     KernelCache& cache = Cache(writable, {bundle});
     auto module = Lookup(cache);
     ASSERT_TRUE(module);
     EXPECT_EQ(module->source, CacheSource::kCompiled);
     ASSERT_EQ(module->cache_warnings.size(), 1u);
     const std::string& warning = module->cache_warnings[0];
-    EXPECT_TRUE(Contains(warning, "read-only kernel cache folder skipped")) << warning;
+    EXPECT_TRUE(Contains(warning, "read-only kernel cache folder skipped"))
+        << warning;
     EXPECT_TRUE(Contains(warning, bundle)) << warning;
-    EXPECT_TRUE(Contains(warning, absl::StrFormat("mode %04o", mode))) << warning;
-    EXPECT_TRUE(Contains(warning, "not writable by group or others")) << warning;
-    EXPECT_EQ(ListDirectory(bundle), std::vector<std::string>{key_ + ".kernel"});
-    EXPECT_EQ(ListDirectory(writable), std::vector<std::string>{key_ + ".kernel"});
+    EXPECT_TRUE(Contains(warning, absl::StrFormat("mode %04o", mode)))
+        << warning;
+    EXPECT_TRUE(Contains(warning, "not writable by group or others"))
+        << warning;
+    EXPECT_EQ(ListDirectory(bundle),
+              std::vector<std::string>{key_ + ".kernel"});
+    EXPECT_EQ(ListDirectory(writable),
+              std::vector<std::string>{key_ + ".kernel"});
     cache.ClearMemory();
     EXPECT_TRUE(Lookup(cache)->cache_warnings.empty()) << "warned twice";
     // Cleaned up so that PlantedFolder can make it again.
@@ -296,7 +308,8 @@ TEST_F(CacheTrustTest, AReadOnlyFolderOfAnotherOwnerIsSkipped) {
   ASSERT_TRUE(module);
   EXPECT_EQ(module->source, CacheSource::kCompiled);
   ASSERT_EQ(module->cache_warnings.size(), 1u);
-  EXPECT_TRUE(Contains(module->cache_warnings[0], absl::StrCat("uid ", kOtherUser)));
+  EXPECT_TRUE(
+      Contains(module->cache_warnings[0], absl::StrCat("uid ", kOtherUser)));
 }
 
 // An entry that fails the rule in a trusted bundle is not used, and stays:
@@ -309,10 +322,12 @@ TEST_F(CacheTrustTest, AnUntrustedEntryOfAReadOnlyFolderIsLeftAsItIs) {
   ASSERT_TRUE(module);
   EXPECT_EQ(module->source, CacheSource::kCompiled);
   ASSERT_EQ(module->cache_warnings.size(), 1u);
-  EXPECT_TRUE(Contains(module->cache_warnings[0], "read-only kernel cache entry"));
+  EXPECT_TRUE(
+      Contains(module->cache_warnings[0], "read-only kernel cache entry"));
   EXPECT_TRUE(Contains(module->cache_warnings[0], "mode 0666"));
   EXPECT_EQ(ReadFile(EntryIn(bundle)), ReadFile(valid_entry_));
-  EXPECT_EQ(ListDirectory(writable), std::vector<std::string>{key_ + ".kernel"});
+  EXPECT_EQ(ListDirectory(writable),
+            std::vector<std::string>{key_ + ".kernel"});
 }
 
 TEST_F(CacheTrustTest, TheFoldersItCreatesAreOnlyItsOwners) {

@@ -26,14 +26,15 @@ int main(int argc, char** argv) {
     }
     usleep(1000);
   }
-  using namespace ptxgen::compile;
-  KernelCache cache(CacheConfig{/*disk_enabled=*/true, argv[1]});
+  ptxgen::compile::KernelCache cache(
+      ptxgen::compile::CacheConfig{/*disk_enabled=*/true, argv[1]});
   auto module =
-      cache.GetOrCompile("tiny", test_kernels::kTinyKernel, CompileOptions{});
+      cache.GetOrCompile("tiny", ptxgen::compile::test_kernels::kTinyKernel,
+                         ptxgen::compile::CompileOptions{});
   if (!module.ok()) {
     std::cerr << module.status() << "\n";
     return 1;
   }
-  std::cout << ToJson(**module) << "\n";
+  std::cout << ptxgen::compile::ToJson(**module) << "\n";
   return 0;
 }

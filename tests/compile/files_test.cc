@@ -53,13 +53,14 @@ TEST_F(TrustedFolderTest, AFolderOthersMayWriteIsRefusedNamingTheRule) {
   ASSERT_TRUE(absl::IsPermissionDenied(folder.status())) << folder.status();
   EXPECT_TRUE(Contains(folder.status().message(), path_));
   EXPECT_TRUE(Contains(folder.status().message(), "mode 0757"));
-  EXPECT_TRUE(Contains(folder.status().message(),
-                       "owned by the effective user"));
+  EXPECT_TRUE(
+      Contains(folder.status().message(), "owned by the effective user"));
 }
 
 TEST_F(TrustedFolderTest, WrittenFilesReadBackWithTheirMagic) {
   TrustedFolder folder = Made();
-  ASSERT_TRUE(folder.WriteFileAtomically("entry", std::string(kMagic) + "body").ok());
+  ASSERT_TRUE(
+      folder.WriteFileAtomically("entry", std::string(kMagic) + "body").ok());
   absl::StatusOr<std::string> bytes = folder.ReadFile("entry", kMagic, 1000);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   EXPECT_EQ(*bytes, std::string(kMagic) + "body");
@@ -86,7 +87,8 @@ TEST_F(TrustedFolderTest, ReadFileSaysWhyItRefuses) {
   };
   for (const auto& c : kCases) {
     absl::StatusOr<std::string> bytes = folder.ReadFile(c.name, kMagic, 64);
-    EXPECT_EQ(bytes.status().code(), c.code) << c.name << ": " << bytes.status();
+    EXPECT_EQ(bytes.status().code(), c.code)
+        << c.name << ": " << bytes.status();
     EXPECT_TRUE(Contains(bytes.status().message(), c.reason))
         << c.name << ": " << bytes.status();
   }
@@ -100,7 +102,8 @@ TEST_F(TrustedFolderTest, SubfoldersFollowTheSameRuleAndNoLinks) {
                        "symbolic link"));
   ASSERT_EQ(mkdir((path_ + "/open").c_str(), 0700), 0);
   ASSERT_EQ(chmod((path_ + "/open").c_str(), 0777), 0);
-  EXPECT_TRUE(absl::IsPermissionDenied(folder.Subfolder("open", false).status()));
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(folder.Subfolder("open", false).status()));
 }
 
 // Temporaries of writers that died: deleted once an hour old, not sooner.
@@ -143,14 +146,16 @@ TEST_F(TrustedFolderTest, ListFilesGivesRegularFilesWithSizeAndTime) {
   ASSERT_EQ(files->size(), 1u);
   EXPECT_EQ((*files)[0].name, "a");
   EXPECT_EQ((*files)[0].bytes, 5);
-  EXPECT_EQ((*files)[0].modified_ns, int64_t{an_hour_ago[0].tv_sec} * 1000000000);
+  EXPECT_EQ((*files)[0].modified_ns,
+            int64_t{an_hour_ago[0].tv_sec} * 1000000000);
   EXPECT_EQ((*files)[0].owner, geteuid());
 
   // A use moves the time to now.
   folder.Touch("a");
   files = folder.ListFiles();
   ASSERT_TRUE(files.ok());
-  EXPECT_GE((*files)[0].modified_ns, (int64_t{time(nullptr)} - 60) * 1000000000);
+  EXPECT_GE((*files)[0].modified_ns,
+            (int64_t{time(nullptr)} - 60) * 1000000000);
 }
 
 TEST_F(TrustedFolderTest, RemoveFileRemovesOneFileAndSaysWhenItIsNotThere) {

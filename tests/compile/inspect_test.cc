@@ -150,7 +150,7 @@ CompiledModule ModuleWithCubin() {
 
 // An empty directory to serve as the whole search path.
 std::string EmptyPathDirectory() {
-  const std::string directory = FreshTestDirectory();
+  std::string directory = FreshTestDirectory();
   mkdir(directory.c_str(), 0700);
   return directory;
 }

@@ -185,8 +185,9 @@ TEST_F(CacheTest, MemoryKeepsTheMostRecentlyUsedModules) {
   const std::string a = kTinyKernel, b = a + "// b\n", c = a + "// c\n";
   Get(cache, a);
   Get(cache, b);
-  EXPECT_EQ(Get(cache, a)->source, CacheSource::kMemoryCache);  // a is newer than b
-  Get(cache, c);                                                  // drops b
+  EXPECT_EQ(Get(cache, a)->source,
+            CacheSource::kMemoryCache);  // a is newer than b
+  Get(cache, c);                         // drops b
   EXPECT_EQ(Get(cache, a)->source, CacheSource::kMemoryCache);
   EXPECT_EQ(Get(cache, c)->source, CacheSource::kMemoryCache);
   EXPECT_EQ(Get(cache, b)->source, CacheSource::kDiskCache);
@@ -262,17 +263,19 @@ class CorruptEntryTest : public CacheTest {
 
 TEST_F(CorruptEntryTest, TruncatedEntry) {
   ExpectRecovery(
-      [](std::string bytes) { return bytes.substr(0, bytes.size() / 2); },
+      [](const std::string& bytes) {
+        return bytes.substr(0, bytes.size() / 2);
+      },
       "checksum mismatch");
 }
 
 TEST_F(CorruptEntryTest, TruncatedToAlmostNothing) {
-  ExpectRecovery([](std::string bytes) { return bytes.substr(0, 30); },
+  ExpectRecovery([](const std::string& bytes) { return bytes.substr(0, 30); },
                  "truncated");
 }
 
 TEST_F(CorruptEntryTest, EmptyFile) {
-  ExpectRecovery([](std::string) { return std::string(); }, "truncated");
+  ExpectRecovery([](const std::string&) { return std::string(); }, "truncated");
 }
 
 TEST_F(CorruptEntryTest, OneFlippedByteInTheCubin) {
@@ -286,7 +289,7 @@ TEST_F(CorruptEntryTest, OneFlippedByteInTheCubin) {
 
 TEST_F(CorruptEntryTest, ForeignFile) {
   ExpectRecovery(
-      [](std::string) {
+      [](const std::string&) {
         return std::string(
             "\x7f"
             "ELF not ours");
@@ -297,7 +300,7 @@ TEST_F(CorruptEntryTest, ForeignFile) {
 TEST_F(CorruptEntryTest, ValidEntryOfAnotherRequest) {
   // Intact and checksummed, but written for other source: never used.
   ExpectRecovery(
-      [this](std::string) {
+      [this](const std::string&) {
         KernelCache& other = NewCache();
         auto module = Get(other, std::string(kTinyKernel) + "// other\n");
         return ReadFile(other.EntryPath(module->cache_key));
@@ -316,7 +319,8 @@ TEST_F(CacheTest, AFifoOrALinkWhereAnEntryBelongsIsNotRead) {
     std::function<void()> replace;
     const char* reason;
   } replacements[] = {
-      {[&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); }, "is not a regular file"},
+      {[&] { ASSERT_EQ(mkfifo(path.c_str(), 0644), 0); },
+       "is not a regular file"},
       {[&] { ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0); },
        "is a symbolic link"},
   };
@@ -340,7 +344,8 @@ TEST_F(CacheTest, AFileWhereTheFolderBelongsTurnsTheDiskOffWithOneWarning) {
   ASSERT_TRUE(module);
   EXPECT_EQ(module->source, CacheSource::kCompiled);
   ASSERT_EQ(module->cache_warnings.size(), 1u);
-  EXPECT_TRUE(Contains(module->cache_warnings[0], "kernel cache folder not used"));
+  EXPECT_TRUE(
+      Contains(module->cache_warnings[0], "kernel cache folder not used"));
   EXPECT_TRUE(Contains(module->cache_warnings[0], "Not a directory"));
   cache.ClearMemory();
   EXPECT_TRUE(Get(cache)->cache_warnings.empty()) << "warned twice";
@@ -358,7 +363,8 @@ class DumpTest : public CacheTest {
   }
 
   // The dump's file with `extension` of `module`.
-  std::string Dumped(const CompiledModule& module, absl::string_view extension) {
+  std::string Dumped(const CompiledModule& module,
+                     absl::string_view extension) {
     return absl::StrCat(dumps_, "/tiny.", module.cache_key.substr(0, 16), ".",
                         extension);
   }
@@ -387,7 +393,8 @@ TEST_F(DumpTest, ACompiledKernelLeavesItsSourcePtxLogAndResources) {
 TEST_F(DumpTest, ADisassemblerAtHandAddsTheSass) {
   const std::string tools = FreshTestDirectory("tools");
   ASSERT_EQ(mkdir(tools.c_str(), 0700), 0) << tools;
-  WriteFile(tools + "/nvdisasm", "#!/bin/sh\necho \"SASS of a cubin of $(wc -c < \"$1\") bytes\"\n");
+  WriteFile(tools + "/nvdisasm",
+            "#!/bin/sh\necho \"SASS of a cubin of $(wc -c < \"$1\") bytes\"\n");
   ASSERT_EQ(chmod((tools + "/nvdisasm").c_str(), 0755), 0);
   CacheConfig config{true, directory_};
   config.dump_directory = dumps_;
@@ -395,8 +402,9 @@ TEST_F(DumpTest, ADisassemblerAtHandAddsTheSass) {
   auto module = Get(NewCache(std::move(config)));
   ASSERT_TRUE(module);
   EXPECT_EQ(ListDirectory(dumps_).size(), 5u);
-  EXPECT_EQ(ReadFile(Dumped(*module, "sass")),
-            absl::StrCat("SASS of a cubin of ", module->cubin.size(), " bytes\n"));
+  EXPECT_EQ(
+      ReadFile(Dumped(*module, "sass")),
+      absl::StrCat("SASS of a cubin of ", module->cubin.size(), " bytes\n"));
   EXPECT_TRUE(Warnings().empty());
 }
 
@@ -424,7 +432,8 @@ TEST_F(DumpTest, AKernelDumpedBeforeIsLeftAsItIs) {
 TEST_F(DumpTest, AFileInTheWayIsKeptAndTheKernelStillWorks) {
   ASSERT_EQ(mkdir(dumps_.c_str(), 0700), 0);
   const std::string key = KernelCacheKey("tiny", kTinyKernel, CompileOptions{});
-  const std::string in_the_way = absl::StrCat(dumps_, "/tiny.", key.substr(0, 16), ".ptx");
+  const std::string in_the_way =
+      absl::StrCat(dumps_, "/tiny.", key.substr(0, 16), ".ptx");
   WriteFile(in_the_way, "someone else's notes");
   auto module = Get(DumpingCache());
   ASSERT_TRUE(module);
@@ -446,7 +455,8 @@ TEST_F(DumpTest, AFolderThatCannotBeMadeIsOneWarning) {
   ASSERT_EQ(module->cache_warnings.size(), 1u);
   EXPECT_TRUE(Contains(module->cache_warnings[0],
                        "no kernels are dumped (PTXGEN_DUMP_DIR)"));
-  EXPECT_TRUE(Get(cache, std::string(kTinyKernel) + "// b\n")->cache_warnings.empty())
+  EXPECT_TRUE(
+      Get(cache, std::string(kTinyKernel) + "// b\n")->cache_warnings.empty())
       << "warned twice";
 }
 
@@ -479,7 +489,8 @@ TEST_F(CacheTest, TheEntryJustWrittenStaysEvenBeyondTheCap) {
   config.max_bytes = 1;
   auto module = Get(NewCache(std::move(config)));
   ASSERT_TRUE(module);
-  EXPECT_EQ(Names(directory_), std::set<std::string>{module->cache_key + ".kernel"});
+  EXPECT_EQ(Names(directory_),
+            std::set<std::string>{module->cache_key + ".kernel"});
 }
 
 // ---- maintenance: what `ptxgen cache` shows and removes ----
@@ -500,9 +511,11 @@ class MaintenanceTest : public CacheTest {
   }
 
   std::vector<CacheEntryFile> Entries(const KernelCache& cache) {
-    absl::StatusOr<std::vector<CacheFolderContents>> contents = cache.Contents();
+    absl::StatusOr<std::vector<CacheFolderContents>> contents =
+        cache.Contents();
     EXPECT_TRUE(contents.ok()) << contents.status();
-    return contents.ok() ? contents->front().entries : std::vector<CacheEntryFile>();
+    return contents.ok() ? contents->front().entries
+                         : std::vector<CacheEntryFile>();
   }
 
   std::string key_a_, key_b_, entry_a_, entry_b_;
@@ -545,14 +558,17 @@ TEST_F(MaintenanceTest, VerifyNamesTheModuleOrWhyAnEntryWouldNotBeUsed) {
 
   const std::string bytes = ReadFile(entry_a_);
   WriteFile(entry_a_, bytes.substr(0, bytes.size() / 2));
-  EXPECT_TRUE(Contains(cache.Verify(entries[0]).status().message(), "checksum mismatch"));
+  EXPECT_TRUE(Contains(cache.Verify(entries[0]).status().message(),
+                       "checksum mismatch"));
   // Intact, but filed under another key.
   WriteFile(entry_a_, ReadFile(entry_b_));
-  EXPECT_TRUE(Contains(cache.Verify(entries[0]).status().message(), "another key"));
+  EXPECT_TRUE(
+      Contains(cache.Verify(entries[0]).status().message(), "another key"));
 }
 
 TEST_F(MaintenanceTest, PruneRemovesInvalidEntriesThenTheLeastRecentlyUsed) {
-  const std::string corrupt = directory_ + "/" + std::string(64, 'c') + ".kernel";
+  const std::string corrupt =
+      directory_ + "/" + std::string(64, 'c') + ".kernel";
   WriteFile(corrupt, "not an entry");
   KernelCache& cache = NewCache();
   absl::StatusOr<std::vector<CacheEntryFile>> removed = cache.Prune(0);
@@ -574,7 +590,8 @@ TEST_F(MaintenanceTest, ClearRemovesEveryEntryAndNothingElse) {
   absl::StatusOr<std::vector<CacheEntryFile>> removed = NewCache().Clear();
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_EQ(removed->size(), 2u);
-  EXPECT_EQ(Names(directory_), (std::set<std::string>{"autotune", "notes.txt"}));
+  EXPECT_EQ(Names(directory_),
+            (std::set<std::string>{"autotune", "notes.txt"}));
 }
 
 TEST_F(CacheTest, MaintenanceOfAFolderNotThereYetFindsNothing) {
@@ -588,7 +605,8 @@ TEST_F(CacheTest, MaintenanceOfAFolderNotThereYetFindsNothing) {
 
 TEST_F(CacheTest, MaintenanceWithTheDiskOffSaysSo) {
   KernelCache& cache = NewCache(/*disk_enabled=*/false);
-  EXPECT_TRUE(Contains(cache.Contents().status().message(), "the disk cache is off"));
+  EXPECT_TRUE(
+      Contains(cache.Contents().status().message(), "the disk cache is off"));
   EXPECT_TRUE(absl::IsFailedPrecondition(cache.Clear().status()));
 }
 

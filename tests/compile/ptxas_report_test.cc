@@ -61,7 +61,8 @@ TEST(ParsePtxasReport, ReadsEveryEntryFunction) {
 TEST(ParsePtxasReport, SumsPtxasCompileTimes) {
   EXPECT_DOUBLE_EQ(ParsePtxasReport(kTwoKernelLog).ptxas_milliseconds,
                    157.879 + 1.678);
-  EXPECT_EQ(ParsePtxasReport("ptxas info    : Compile time = soon\n").ptxas_milliseconds,
+  EXPECT_EQ(ParsePtxasReport("ptxas info    : Compile time = soon\n")
+                .ptxas_milliseconds,
             0);
 }
 

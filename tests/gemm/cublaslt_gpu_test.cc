@@ -99,7 +99,8 @@ absl::StatusOr<Operand> RandomOperand(int64_t count, ScalarType type,
                                       uint32_t seed, int64_t offset) {
   const int64_t bytes = count * ptx::SizeInBytes(type) + offset;
   // Even 16-bit counts, so that DownloadHalves reads whole elements.
-  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate((bytes + 3) / 4 * 4);
+  absl::StatusOr<DeviceBuffer> buffer =
+      DeviceBuffer::Allocate((bytes + 3) / 4 * 4);
   if (!buffer.ok()) return buffer.status();
   if (type == ScalarType::kF32) {
     std::vector<float> words(buffer->size() / 4);
@@ -108,20 +109,22 @@ absl::StatusOr<Operand> RandomOperand(int64_t count, ScalarType type,
       state = state * 1664525u + 1013904223u;
       word = static_cast<float>(state >> 8) / (1 << 23) - 1.0f;
     }
-    if (absl::Status copied = buffer->CopyFromHost(words.data(), buffer->size());
+    if (absl::Status copied =
+            buffer->CopyFromHost(words.data(), buffer->size());
         !copied.ok()) {
       return copied;
     }
-  } else if (absl::Status filled =
-                 FillRandom(buffer->address(), static_cast<int64_t>(buffer->size() / 2),
-                            type, seed, nullptr);
+  } else if (absl::Status filled = FillRandom(
+                 buffer->address(), static_cast<int64_t>(buffer->size() / 2),
+                 type, seed, nullptr);
              !filled.ok()) {
     return filled;
   }
   absl::StatusOr<std::vector<double>> host = DownloadValues(*buffer, type);
   if (!host.ok()) return host.status();
   host->erase(host->begin(), host->begin() + offset / ptx::SizeInBytes(type));
-  const CUdeviceptr address = buffer->address() + static_cast<CUdeviceptr>(offset);
+  const CUdeviceptr address =
+      buffer->address() + static_cast<CUdeviceptr>(offset);
   return Operand{*std::move(buffer), address, *std::move(host)};
 }
 
@@ -158,17 +161,20 @@ std::vector<Case> Cases() {
   for (ScalarType type : {ScalarType::kF16, ScalarType::kBF16}) {
     for (bool a_k_major : {true, false}) {
       for (bool b_k_major : {true, false}) {
-        cases.push_back({absl::StrCat(ptx::PtxName(type), "_A",
-                                      a_k_major ? "K" : "MN", "_B",
-                                      b_k_major ? "K" : "MN"),
-                         Packed(type, a_k_major, b_k_major)});
+        cases.push_back(
+            {absl::StrCat(ptx::PtxName(type), "_A", a_k_major ? "K" : "MN",
+                          "_B", b_k_major ? "K" : "MN"),
+             Packed(type, a_k_major, b_k_major)});
       }
     }
   }
-  cases.push_back({"f16_padded_AMN_BK", Padded(Packed(ScalarType::kF16, false, true))});
-  cases.push_back({"bf16_padded_AK_BMN", Padded(Packed(ScalarType::kBF16, true, false))});
+  cases.push_back(
+      {"f16_padded_AMN_BK", Padded(Packed(ScalarType::kF16, false, true))});
+  cases.push_back(
+      {"bf16_padded_AK_BMN", Padded(Packed(ScalarType::kBF16, true, false))});
   {
-    LtGemm g = Packed(ScalarType::kF16, true, true, ScalarType::kF16, 33, 24, 40);
+    LtGemm g =
+        Packed(ScalarType::kF16, true, true, ScalarType::kF16, 33, 24, 40);
     cases.push_back({"f16_ragged_33x24x40", g});
   }
   {
@@ -249,23 +255,28 @@ class CublasLtGpuTest : public testing_support::HopperTest,
 TEST_P(CublasLtGpuTest, MatchesTheHostReference) {
   const LtGemm& g = GetParam().gemm;
   SCOPED_TRACE(DescribeLtGemm(g));
-  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(GetParam().name));
+  const uint32_t seed =
+      static_cast<uint32_t>(std::hash<std::string>()(GetParam().name));
   const int64_t offset = GetParam().offset;
   absl::StatusOr<Operand> a = RandomOperand(SpanOfA(g), g.a_type, seed, offset);
-  absl::StatusOr<Operand> b = RandomOperand(SpanOfB(g), g.b_type, seed + 1, offset);
+  absl::StatusOr<Operand> b =
+      RandomOperand(SpanOfB(g), g.b_type, seed + 1, offset);
   absl::StatusOr<Operand> bias =
       RandomOperand(SpanOfBias(g), g.bias_type, seed + 2, offset);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   ASSERT_TRUE(bias.ok()) << bias.status();
-  absl::StatusOr<Operand> c = RandomOperand(
-      GetParam().in_place ? SpanOfD(g) : SpanOfC(g), g.c_type, seed + 3, offset);
+  absl::StatusOr<Operand> c =
+      RandomOperand(GetParam().in_place ? SpanOfD(g) : SpanOfC(g), g.c_type,
+                    seed + 3, offset);
   ASSERT_TRUE(c.ok()) << c.status();
   absl::StatusOr<DeviceBuffer> d = DeviceBuffer::Allocate(
-      static_cast<size_t>(SpanOfD(g) * ptx::SizeInBytes(g.d_type) + offset + 3) /
+      static_cast<size_t>(SpanOfD(g) * ptx::SizeInBytes(g.d_type) + offset +
+                          3) /
       4 * 4);
   ASSERT_TRUE(d.ok()) << d.status();
-  absl::StatusOr<DeviceBuffer> workspace = DeviceBuffer::Allocate(kLtWorkspaceBytes);
+  absl::StatusOr<DeviceBuffer> workspace =
+      DeviceBuffer::Allocate(kLtWorkspaceBytes);
   ASSERT_TRUE(workspace.ok()) << workspace.status();
   const CUdeviceptr d_address =
       GetParam().in_place ? c->address
@@ -285,16 +296,16 @@ TEST_P(CublasLtGpuTest, MatchesTheHostReference) {
     SCOPED_TRACE(run);
     if (!GetParam().in_place) {
       ASSERT_TRUE(
-          Poison(d->address(), static_cast<int64_t>(d->size() / 2), nullptr).ok());
+          Poison(d->address(), static_cast<int64_t>(d->size() / 2), nullptr)
+              .ok());
     }
     void* space = reinterpret_cast<void*>(workspace->address());
     const absl::Status status =
-        run < 2 ? prepared->Run(a->address, b->address, c->address, d_address,
-                                bias->address, nullptr, space,
-                                kLtWorkspaceBytes)
-                : RunCublasLt(g, a->address, b->address, c->address, d_address,
-                              bias->address, nullptr, space,
-                              kLtWorkspaceBytes);
+        run < 2
+            ? prepared->Run(a->address, b->address, c->address, d_address,
+                            bias->address, nullptr, space, kLtWorkspaceBytes)
+            : RunCublasLt(g, a->address, b->address, c->address, d_address,
+                          bias->address, nullptr, space, kLtWorkspaceBytes);
     ASSERT_TRUE(status.ok()) << status;
     absl::StatusOr<std::vector<double>> result =
         DownloadValues(GetParam().in_place ? c->buffer : *d, g.d_type);
@@ -306,7 +317,8 @@ TEST_P(CublasLtGpuTest, MatchesTheHostReference) {
     for (int batch = 0; batch < g.batch; ++batch) {
       for (int64_t i = 0; i < g.m; ++i) {
         for (int64_t j = 0; j < g.ldd; ++j) {
-          const size_t at = static_cast<size_t>(batch * g.stride_d + i * g.ldd + j);
+          const size_t at =
+              static_cast<size_t>(batch * g.stride_d + i * g.ldd + j);
           if (j < g.n) {
             inside.push_back((*result)[at]);
             reference.push_back(expected[at]);

@@ -71,7 +71,8 @@ TEST(LoadCublasLt, ALibraryThatCannotCreateAHandleIsRefusedByName) {
             "(cublasLtCreate returned 3)");
 }
 
-TEST(LoadCublasLt, ALibraryWithoutTheEntryPointsIsRefusedNamingTheFirstMissing) {
+TEST(LoadCublasLt,
+     ALibraryWithoutTheEntryPointsIsRefusedNamingTheFirstMissing) {
   const absl::StatusOr<CublasLtLibrary> lt = LoadCublasLt("libc.so.6");
   ASSERT_FALSE(lt.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(lt.status()));

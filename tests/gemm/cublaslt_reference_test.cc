@@ -101,7 +101,8 @@ TEST_P(MajorTest, SwapsTheOperandsAndTransposesToViewDAsColumnMajorDT) {
   EXPECT_EQ(call->d.rows, uint64_t{kN});
   EXPECT_EQ(call->d.cols, uint64_t{kM});
   EXPECT_EQ(call->d.ld, kN + 32);
-  for (const CublasLtLayout* layout : {&call->a, &call->b, &call->c, &call->d}) {
+  for (const CublasLtLayout* layout :
+       {&call->a, &call->b, &call->c, &call->d}) {
     EXPECT_EQ(layout->type, CUDA_R_16F);
     EXPECT_EQ(layout->batch_count, 1);
     EXPECT_EQ(layout->batch_stride, 0);
@@ -114,12 +115,12 @@ TEST_P(MajorTest, SwapsTheOperandsAndTransposesToViewDAsColumnMajorDT) {
   EXPECT_FALSE(call->uses_bias);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryMajor, MajorTest, testing::ValuesIn(kMajorCases),
-    [](const testing::TestParamInfo<MajorCase>& info) {
-      return absl::StrCat("A", info.param.a_k_major ? "K" : "MN", "_B",
-                          info.param.b_k_major ? "K" : "MN");
-    });
+INSTANTIATE_TEST_SUITE_P(EveryMajor, MajorTest, testing::ValuesIn(kMajorCases),
+                         [](const testing::TestParamInfo<MajorCase>& info) {
+                           return absl::StrCat(
+                               "A", info.param.a_k_major ? "K" : "MN", "_B",
+                               info.param.b_k_major ? "K" : "MN");
+                         });
 
 // The product as cuBLASLt defines it, from the layouts ToCublasLt gives,
 // against ptxgen's definition, on small integer matrices: the mapping
@@ -134,10 +135,10 @@ TEST(ToCublasLt, TheColumnMajorProductIsPtxgensProduct) {
     gemm.ldd += 3;
     const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
     ASSERT_TRUE(call.ok()) << call.status();
-    std::vector<double> a(static_cast<size_t>(
-        (major.a_k_major ? m : k) * gemm.lda));
-    std::vector<double> b(static_cast<size_t>(
-        (major.b_k_major ? n : k) * gemm.ldb));
+    std::vector<double> a(
+        static_cast<size_t>((major.a_k_major ? m : k) * gemm.lda));
+    std::vector<double> b(
+        static_cast<size_t>((major.b_k_major ? n : k) * gemm.ldb));
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3;
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) - 2;
     auto a_at = [&](int64_t i, int64_t l) {  // ptxgen's A(i,l)
@@ -211,7 +212,8 @@ TEST(ToCublasLt, BatchesCarryTheirStridesToTheSwappedOperands) {
   gemm.bias = Bias::kAlongN;
   const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
   ASSERT_TRUE(call.ok()) << call.status();
-  for (const CublasLtLayout* layout : {&call->a, &call->b, &call->c, &call->d}) {
+  for (const CublasLtLayout* layout :
+       {&call->a, &call->b, &call->c, &call->d}) {
     EXPECT_EQ(layout->batch_count, 3);
   }
   EXPECT_EQ(call->a.batch_stride, 20000);  // A' is B
@@ -252,12 +254,15 @@ TEST(ToCublasLt, EachBiasAndActivationHasItsEpilogue) {
     bool uses_bias;
   };
   for (const Case& c : {
-           Case{Bias::kNone, Activation::kNone, CUBLASLT_EPILOGUE_DEFAULT, false},
+           Case{Bias::kNone, Activation::kNone, CUBLASLT_EPILOGUE_DEFAULT,
+                false},
            Case{Bias::kNone, Activation::kRelu, CUBLASLT_EPILOGUE_RELU, false},
            Case{Bias::kNone, Activation::kGelu, CUBLASLT_EPILOGUE_GELU, false},
            Case{Bias::kAlongN, Activation::kNone, CUBLASLT_EPILOGUE_BIAS, true},
-           Case{Bias::kAlongN, Activation::kRelu, CUBLASLT_EPILOGUE_RELU_BIAS, true},
-           Case{Bias::kAlongN, Activation::kGelu, CUBLASLT_EPILOGUE_GELU_BIAS, true},
+           Case{Bias::kAlongN, Activation::kRelu, CUBLASLT_EPILOGUE_RELU_BIAS,
+                true},
+           Case{Bias::kAlongN, Activation::kGelu, CUBLASLT_EPILOGUE_GELU_BIAS,
+                true},
        }) {
     LtGemm gemm = Padded(true, true);
     gemm.bias = c.bias;
@@ -272,11 +277,11 @@ TEST(ToCublasLt, EachBiasAndActivationHasItsEpilogue) {
 TEST(ToCublasLt, WithBetaZeroCIsNotReadAndTakesDsLayout) {
   LtGemm gemm = Padded(true, true);
   gemm.beta = 0;
-  gemm.ldc = 0;                       // ignored
-  gemm.c_type = ScalarType::kBF16;    // ignored
+  gemm.ldc = 0;                     // ignored
+  gemm.c_type = ScalarType::kBF16;  // ignored
   gemm.batch = 2;
   gemm.stride_d = kM * (kN + 32);
-  gemm.stride_c = -1;                 // ignored
+  gemm.stride_c = -1;  // ignored
   const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
   ASSERT_TRUE(call.ok()) << call.status();
   EXPECT_FALSE(call->reads_c);
@@ -298,7 +303,8 @@ const Refusal kRefusals[] = {
     {"n_negative", [](LtGemm& g) { g.n = -4; },
      absl::StatusCode::kInvalidArgument, "n=-4 is not in 1..2147483647"},
     {"k_huge", [](LtGemm& g) { g.k = int64_t{1} << 31; },
-     absl::StatusCode::kInvalidArgument, "k=2147483648 is not in 1..2147483647"},
+     absl::StatusCode::kInvalidArgument,
+     "k=2147483648 is not in 1..2147483647"},
     {"lda_short_k_major", [](LtGemm& g) { g.lda = kK - 1; },
      absl::StatusCode::kInvalidArgument,
      "lda=31 is not in 32..2147483647 (A is [m,k], K-major)"},
@@ -319,10 +325,11 @@ const Refusal kRefusals[] = {
     {"ldc_short", [](LtGemm& g) { g.ldc = kN - 8; },
      absl::StatusCode::kInvalidArgument,
      "ldc=120 is not in 128..2147483647 (C is [m,n])"},
-    {"ldd_zero", [](LtGemm& g) { g.ldd = 0; }, absl::StatusCode::kInvalidArgument,
+    {"ldd_zero", [](LtGemm& g) { g.ldd = 0; },
+     absl::StatusCode::kInvalidArgument,
      "ldd=0 is not in 128..2147483647 (D is [m,n])"},
-    {"batch0", [](LtGemm& g) { g.batch = 0; }, absl::StatusCode::kInvalidArgument,
-     "batch=0 is not at least 1"},
+    {"batch0", [](LtGemm& g) { g.batch = 0; },
+     absl::StatusCode::kInvalidArgument, "batch=0 is not at least 1"},
     {"batches_of_d_overlap",
      [](LtGemm& g) {
        g.batch = 2;
@@ -354,9 +361,7 @@ const Refusal kRefusals[] = {
      "a_type f16 and b_type bf16 differ: cuBLASLt mixes input types only for "
      "fp8, not supported yet"},
     {"f16_to_bf16",
-     [](LtGemm& g) {
-       g.c_type = g.d_type = g.bias_type = ScalarType::kBF16;
-     },
+     [](LtGemm& g) { g.c_type = g.d_type = g.bias_type = ScalarType::kBF16; },
      absl::StatusCode::kUnimplemented,
      "f16 inputs give f16 or f32 outputs, not d_type bf16"},
     {"c_type_differs", [](LtGemm& g) { g.c_type = ScalarType::kF32; },
@@ -397,13 +402,15 @@ TEST_P(RefusalTest, IsRefusedByNameBeforeAnyCall) {
   EXPECT_EQ(std::string(call.status().message()),
             absl::StrCat("cuBLASLt reference: ", GetParam().message));
   // The same refusal from the one-call path, with or without cuBLASLt.
-  const absl::Status run = RunCublasLt(gemm, 0, 0, 0, 0, 0, nullptr, nullptr, 0);
+  const absl::Status run =
+      RunCublasLt(gemm, 0, 0, 0, 0, 0, nullptr, nullptr, 0);
   EXPECT_EQ(run, call.status());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Refusals, RefusalTest, testing::ValuesIn(kRefusals),
-    [](const testing::TestParamInfo<Refusal>& info) { return info.param.what; });
+INSTANTIATE_TEST_SUITE_P(Refusals, RefusalTest, testing::ValuesIn(kRefusals),
+                         [](const testing::TestParamInfo<Refusal>& info) {
+                           return info.param.what;
+                         });
 
 TEST(ToCublasLt, WhatBetaZeroIgnoresIsNotChecked) {
   LtGemm gemm = Padded(true, true);
@@ -538,10 +545,9 @@ TEST_F(PreparedLtGemmTest, HandsCublasLtTheTranslatedCall) {
   const int stream_tag = 0;
   CUstream stream = reinterpret_cast<CUstream>(const_cast<int*>(&stream_tag));
   char workspace[16];
-  ASSERT_TRUE(prepared
-                  ->Run(kA, kB, kC, kD, kBias, stream, workspace,
-                        kStubWorkspace)
-                  .ok());
+  ASSERT_TRUE(
+      prepared->Run(kA, kB, kC, kD, kBias, stream, workspace, kStubWorkspace)
+          .ok());
 
   // Pointers: A' is ptxgen's B, B' is ptxgen's A.
   EXPECT_EQ(Value("matmul.A"), static_cast<double>(kB));
@@ -586,7 +592,8 @@ TEST_F(PreparedLtGemmTest, HandsCublasLtTheTranslatedCall) {
     EXPECT_EQ(Value(name + ".rows"), layout.rows);
     EXPECT_EQ(Value(name + ".cols"), layout.cols);
     EXPECT_EQ(Value(name + ".ld"), layout.ld);
-    EXPECT_EQ(Value(Attribute(layout.name, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)), 2);
+    EXPECT_EQ(Value(Attribute(layout.name, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)),
+              2);
     EXPECT_EQ(Value(Attribute(layout.name,
                               CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)),
               layout.stride);
@@ -604,20 +611,25 @@ TEST_F(PreparedLtGemmTest, APlainGemmSetsNoBiasAndNoBatch) {
       prepared->Run(kA, kB, kC, kD, 0, nullptr, nullptr, kStubWorkspace).ok());
   char workspace[16];
   ASSERT_TRUE(
-      prepared->Run(kA, kB, kC, kD, 0, nullptr, workspace, kStubWorkspace).ok());
-  EXPECT_EQ(Value(Attribute("pref", CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES)), 0);
+      prepared->Run(kA, kB, kC, kD, 0, nullptr, workspace, kStubWorkspace)
+          .ok());
+  EXPECT_EQ(Value(Attribute("pref", CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES)),
+            0);
   EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_EPILOGUE)),
             CUBLASLT_EPILOGUE_DEFAULT);
   EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_TRANSA)), CUBLAS_OP_T);
-  EXPECT_TRUE(std::isnan(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_BIAS_POINTER))));
-  EXPECT_TRUE(std::isnan(Value(Attribute("D", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT))));
+  EXPECT_TRUE(
+      std::isnan(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_BIAS_POINTER))));
+  EXPECT_TRUE(
+      std::isnan(Value(Attribute("D", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT))));
 }
 
 TEST_F(PreparedLtGemmTest, WithBetaZeroDIsPassedAsC) {
   LtGemm gemm = Padded(false, true);
   gemm.beta = 0;
   TheStub().reset(0, 1, 0);
-  absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(*lt_, gemm, 0);
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(*lt_, gemm, 0);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   EXPECT_EQ(prepared->workspace_bytes(), 0u);
   ASSERT_TRUE(prepared->Run(kA, kB, /*c=*/0, kD, 0, nullptr, nullptr, 0).ok());
@@ -667,11 +679,13 @@ TEST_F(PreparedLtGemmTest, RunRefusesWhatCublasLtWouldMisread) {
 TEST_F(PreparedLtGemmTest, InPlaceWithOneLayoutRuns) {
   LtGemm gemm = Padded(true, true);
   gemm.ldc = gemm.ldd;
-  absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(*lt_, gemm, 0);
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(*lt_, gemm, 0);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   char workspace[16];
   EXPECT_TRUE(
-      prepared->Run(kA, kB, kD, kD, 0, nullptr, workspace, kStubWorkspace).ok());
+      prepared->Run(kA, kB, kD, kD, 0, nullptr, workspace, kStubWorkspace)
+          .ok());
   EXPECT_EQ(Value("matmul.C"), static_cast<double>(kD));
 }
 

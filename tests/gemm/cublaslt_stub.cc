@@ -206,10 +206,9 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
                               const void* alpha, const void* a,
                               cublasLtMatrixLayout_t a_layout, const void* b,
-                              cublasLtMatrixLayout_t b_layout,
-                              const void* beta, const void* c,
-                              cublasLtMatrixLayout_t c_layout, void* d,
-                              cublasLtMatrixLayout_t d_layout,
+                              cublasLtMatrixLayout_t b_layout, const void* beta,
+                              const void* c, cublasLtMatrixLayout_t c_layout,
+                              void* d, cublasLtMatrixLayout_t d_layout,
                               const cublasLtMatmulAlgo_t* algo,
                               void* workspace_pointer, size_t workspace_bytes,
                               cudaStream_t stream) {

@@ -32,10 +32,10 @@ constexpr int kRounds = 3;
 // Small enough for a host reference per thread and round; tile multiples,
 // ragged sizes and a k shorter than a tile.
 const GemmProblem kProblems[] = {
-    {256, 256, 256, ScalarType::kF16},  {257, 129, 72, ScalarType::kBF16},
-    {384, 512, 128, ScalarType::kF16},  {130, 300, 520, ScalarType::kBF16},
-    {1, 1024, 512, ScalarType::kF16},   {200, 300, 24, ScalarType::kBF16},
-    {512, 256, 192, ScalarType::kF16},  {999, 64, 136, ScalarType::kBF16},
+    {256, 256, 256, ScalarType::kF16}, {257, 129, 72, ScalarType::kBF16},
+    {384, 512, 128, ScalarType::kF16}, {130, 300, 520, ScalarType::kBF16},
+    {1, 1024, 512, ScalarType::kF16},  {200, 300, 24, ScalarType::kBF16},
+    {512, 256, 192, ScalarType::kF16}, {999, 64, 136, ScalarType::kBF16},
 };
 
 // Thread i's configuration: the heuristic's for even i, otherwise one of
@@ -50,18 +50,24 @@ gen::GemmConfig ConfigOfThread(int thread, const GemmProblem& problem,
 
 // `gemm`, prepared for `problem`, run on fresh inputs from `seed` on a
 // stream of its own: "" when the result matched, else what failed.
-std::string RunAndCheck(const Gemm& gemm, const GemmProblem& problem, uint32_t seed) {
+std::string RunAndCheck(const Gemm& gemm, const GemmProblem& problem,
+                        uint32_t seed) {
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return absl::StrCat("stream: ", stream.status().message());
-  const int64_t a_count = problem.m * problem.k, b_count = problem.n * problem.k,
+  const int64_t a_count = problem.m * problem.k,
+                b_count = problem.n * problem.k,
                 c_count = problem.m * problem.n;
-  absl::StatusOr<runtime::DeviceBuffer> a = runtime::DeviceBuffer::Allocate(a_count * 2);
-  absl::StatusOr<runtime::DeviceBuffer> b = runtime::DeviceBuffer::Allocate(b_count * 2);
-  absl::StatusOr<runtime::DeviceBuffer> c = runtime::DeviceBuffer::Allocate(c_count * 2);
+  absl::StatusOr<runtime::DeviceBuffer> a =
+      runtime::DeviceBuffer::Allocate(a_count * 2);
+  absl::StatusOr<runtime::DeviceBuffer> b =
+      runtime::DeviceBuffer::Allocate(b_count * 2);
+  absl::StatusOr<runtime::DeviceBuffer> c =
+      runtime::DeviceBuffer::Allocate(c_count * 2);
   if (!a.ok() || !b.ok() || !c.ok()) return "allocation failed";
   for (const absl::Status& step :
        {FillRandom(a->address(), a_count, problem.element, seed, stream->get()),
-        FillRandom(b->address(), b_count, problem.element, seed + 1, stream->get()),
+        FillRandom(b->address(), b_count, problem.element, seed + 1,
+                   stream->get()),
         Poison(c->address(), c_count, stream->get()),
         gemm.Run(a->address(), b->address(), c->address(), stream->get()),
         stream->Synchronize()}) {
@@ -98,17 +104,18 @@ TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
     auto* barrier = new absl::Barrier(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t, round, barrier] {
-        const GemmProblem& problem = kProblems[(t + round) % std::size(kProblems)];
+        const GemmProblem& problem =
+            kProblems[(t + round) % std::size(kProblems)];
         const gen::GemmConfig config =
             ConfigOfThread(t, problem, properties().sm_count);
         if (barrier->Block()) delete barrier;
         const std::string failed = PrepareRunAndCheck(
             problem, config, static_cast<uint32_t>(1000 * round + 10 * t));
         if (!failed.empty()) {
-          failures[t].push_back(absl::StrCat(
-              "round ", round, ", ", ptx::PtxName(problem.element), " ",
-              problem.m, "x", problem.n, "x", problem.k, ", ",
-              gen::ConfigName(config), ": ", failed));
+          failures[t].push_back(
+              absl::StrCat("round ", round, ", ", ptx::PtxName(problem.element),
+                           " ", problem.m, "x", problem.n, "x", problem.k, ", ",
+                           gen::ConfigName(config), ": ", failed));
         }
       });
     }
@@ -126,7 +133,8 @@ TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
 // in memory only) prepared in the background while this thread prepares
 // and runs a GEMM of its own; each future's Gemm then runs correctly, in
 // the context that was current when it was asked for.
-TEST_F(GemmConcurrencyGpuTest, PreparesSeveralProblemsInTheBackgroundWhileTheCallerWorks) {
+TEST_F(GemmConcurrencyGpuTest,
+       PreparesSeveralProblemsInTheBackgroundWhileTheCallerWorks) {
   compile::CacheConfig memory_only;
   memory_only.disk_enabled = false;
   compile::KernelCache cache(memory_only);
@@ -137,14 +145,16 @@ TEST_F(GemmConcurrencyGpuTest, PreparesSeveralProblemsInTheBackgroundWhileTheCal
     futures.push_back(Gemm::PrepareAsync(problem, options));
   }
   const GemmProblem own{320, 192, 264, ScalarType::kF16};
-  EXPECT_EQ(PrepareRunAndCheck(own, HeuristicConfig(own, properties().sm_count), 7), "")
+  EXPECT_EQ(
+      PrepareRunAndCheck(own, HeuristicConfig(own, properties().sm_count), 7),
+      "")
       << "the caller's own GEMM, meanwhile";
   const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
   ASSERT_TRUE(caller.ok()) << caller.status();
   for (size_t i = 0; i < futures.size(); ++i) {
     const GemmProblem& problem = kProblems[i];
-    SCOPED_TRACE(absl::StrCat(ptx::PtxName(problem.element), " ", problem.m, "x",
-                              problem.n, "x", problem.k));
+    SCOPED_TRACE(absl::StrCat(ptx::PtxName(problem.element), " ", problem.m,
+                              "x", problem.n, "x", problem.k));
     absl::StatusOr<Gemm> gemm = futures[i].get();
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     EXPECT_EQ(gemm->context(), *caller);

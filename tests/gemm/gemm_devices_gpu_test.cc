@@ -72,8 +72,8 @@ absl::StatusOr<CUcontext> CreateContext(int ordinal) {
   absl::StatusOr<CUdevice> device = runtime::GetDevice(ordinal);
   if (!device.ok()) return device.status();
   CUcontext context = nullptr;
-  if (absl::Status created =
-          driver.Check(driver.cuCtxCreate(&context, nullptr, 0, *device), "cuCtxCreate");
+  if (absl::Status created = driver.Check(
+          driver.cuCtxCreate(&context, nullptr, 0, *device), "cuCtxCreate");
       !created.ok()) {
     return created;
   }
@@ -100,19 +100,24 @@ CUcontext SecondContext() {
 }
 
 // Uniform in [-1, 1) from `seed`, as 16-bit floats of `element`.
-std::vector<uint16_t> RandomHalves(int64_t count, ScalarType element, uint32_t seed) {
+std::vector<uint16_t> RandomHalves(int64_t count, ScalarType element,
+                                   uint32_t seed) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<uint16_t> halves(static_cast<size_t>(count));
-  for (uint16_t& half : halves) half = FloatToHalfBits(uniform(generator), element);
+  for (uint16_t& half : halves)
+    half = FloatToHalfBits(uniform(generator), element);
   return halves;
 }
 
-absl::StatusOr<runtime::DeviceBuffer> Upload(const std::vector<uint16_t>& halves) {
+absl::StatusOr<runtime::DeviceBuffer> Upload(
+    const std::vector<uint16_t>& halves) {
   const size_t bytes = halves.size() * sizeof(uint16_t);
-  absl::StatusOr<runtime::DeviceBuffer> buffer = runtime::DeviceBuffer::Allocate(bytes);
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(bytes);
   if (!buffer.ok()) return buffer.status();
-  if (absl::Status copied = buffer->CopyFromHost(halves.data(), bytes); !copied.ok()) {
+  if (absl::Status copied = buffer->CopyFromHost(halves.data(), bytes);
+      !copied.ok()) {
     return copied;
   }
   return buffer;
@@ -126,8 +131,10 @@ struct Operands {
   runtime::DeviceBuffer a, b, d;
 };
 
-absl::StatusOr<Operands> NewOperands(const GemmProblem& problem, uint32_t seed) {
-  std::vector<uint16_t> host_a = RandomHalves(problem.m * problem.k, problem.element, seed);
+absl::StatusOr<Operands> NewOperands(const GemmProblem& problem,
+                                     uint32_t seed) {
+  std::vector<uint16_t> host_a =
+      RandomHalves(problem.m * problem.k, problem.element, seed);
   std::vector<uint16_t> host_b =
       RandomHalves(problem.n * problem.k, problem.element, seed + 1);
   absl::StatusOr<runtime::DeviceBuffer> a = Upload(host_a);
@@ -137,8 +144,8 @@ absl::StatusOr<Operands> NewOperands(const GemmProblem& problem, uint32_t seed) 
   absl::StatusOr<runtime::DeviceBuffer> d =
       runtime::DeviceBuffer::Allocate(problem.m * problem.n * sizeof(uint16_t));
   if (!d.ok()) return d.status();
-  return Operands{problem, std::move(host_a), std::move(host_b), *std::move(a),
-                  *std::move(b), *std::move(d)};
+  return Operands{problem,       std::move(host_a), std::move(host_b),
+                  *std::move(a), *std::move(b),     *std::move(d)};
 }
 
 GemmOperands Pointers(const Operands& a_from, const Operands& b_and_d) {
@@ -157,7 +164,8 @@ std::string Mismatch(const Operands& a_from, const Operands& b_and_d) {
   absl::StatusOr<std::vector<uint16_t>> d = DownloadHalves(b_and_d.d);
   if (!d.ok()) return absl::StrCat("downloading D: ", d.status().message());
   const double error = RelativeErrorByNorm(
-      *d, HostReferenceGemm(problem, a_from.host_a, b_and_d.host_b), problem.element);
+      *d, HostReferenceGemm(problem, a_from.host_a, b_and_d.host_b),
+      problem.element);
   if (error < ErrorBound(problem.element)) return "";
   return absl::StrCat("relative error ", error, " over the bound ",
                       ErrorBound(problem.element));
@@ -171,22 +179,25 @@ struct Outcome {
 
 // `gemm` on A of `a_from` and B and D of `b_and_d`, D poisoned first (D and
 // the stream must be the current context's), then checked.
-Outcome RunAndCheck(const Gemm& gemm, const Operands& a_from, const Operands& b_and_d,
-                    CUstream stream = nullptr) {
+Outcome RunAndCheck(const Gemm& gemm, const Operands& a_from,
+                    const Operands& b_and_d, CUstream stream = nullptr) {
   const GemmProblem& problem = b_and_d.problem;
-  if (absl::Status poisoned = Poison(b_and_d.d.address(), problem.m * problem.n, stream);
+  if (absl::Status poisoned =
+          Poison(b_and_d.d.address(), problem.m * problem.n, stream);
       !poisoned.ok()) {
     return {poisoned, ""};
   }
   const absl::Status run = gemm.Run(Pointers(a_from, b_and_d), stream);
   if (!run.ok()) return {run, ""};
-  if (absl::Status synced = runtime::SynchronizeCurrentContext(); !synced.ok()) {
+  if (absl::Status synced = runtime::SynchronizeCurrentContext();
+      !synced.ok()) {
     return {run, absl::StrCat("after the run: ", synced.message())};
   }
   return {run, Mismatch(a_from, b_and_d)};
 }
 
-Outcome RunAndCheck(const Gemm& gemm, const Operands& operands, CUstream stream = nullptr) {
+Outcome RunAndCheck(const Gemm& gemm, const Operands& operands,
+                    CUstream stream = nullptr) {
   return RunAndCheck(gemm, operands, operands, stream);
 }
 
@@ -224,7 +235,8 @@ class GemmDevicesGpuTest : public testing_support::HopperTest {};
 // Prepare for device 0 by name, called in device 0's primary context and
 // in a second context: the Gemm is the primary context's, the caller's
 // context is current again afterwards, and the result matches cuBLAS.
-TEST_F(GemmDevicesGpuTest, ExplicitDeviceZeroMatchesCublasAndKeepsTheCallersContext) {
+TEST_F(GemmDevicesGpuTest,
+       ExplicitDeviceZeroMatchesCublasAndKeepsTheCallersContext) {
   const CUcontext primary = PrimaryContextOf(0);
   ASSERT_NE(SecondContext(), nullptr);
   for (const CUcontext caller : {primary, SecondContext()}) {
@@ -247,8 +259,9 @@ TEST_F(GemmDevicesGpuTest, ExplicitDeviceZeroMatchesCublasAndKeepsTheCallersCont
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     absl::StatusOr<CublasComparison> compared = CompareWithCublas(*gemm);
     ASSERT_TRUE(compared.ok()) << compared.status();
-    EXPECT_TRUE(compared->passed()) << problem.m << "x" << problem.n << "x" << problem.k
-                                    << ": relative error " << compared->relative_error;
+    EXPECT_TRUE(compared->passed())
+        << problem.m << "x" << problem.n << "x" << problem.k
+        << ": relative error " << compared->relative_error;
   }
 }
 
@@ -267,9 +280,15 @@ TEST_F(GemmDevicesGpuTest, AThreadWithNoContextPreparesForADeviceAndRunsThere) {
   runtime::DeviceBuffer b = allocate(problem.n * problem.k);
   runtime::DeviceBuffer c = allocate(problem.m * problem.n);
   runtime::DeviceBuffer reference = allocate(problem.m * problem.n);
-  ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element, 5, nullptr).ok());
-  ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element, 6, nullptr).ok());
-  ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(), nullptr).ok());
+  ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element, 5,
+                         nullptr)
+                  .ok());
+  ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element, 6,
+                         nullptr)
+                  .ok());
+  ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(),
+                         nullptr)
+                  .ok());
   ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
   ASSERT_TRUE(runtime::SynchronizeCurrentContext().ok());
 
@@ -290,7 +309,8 @@ TEST_F(GemmDevicesGpuTest, AThreadWithNoContextPreparesForADeviceAndRunsThere) {
   worker.join();
   ASSERT_TRUE(prepared.ok()) << prepared;
   EXPECT_EQ(before, nullptr);
-  EXPECT_EQ(after_prepare, nullptr) << "Prepare for a device restores the caller's (none)";
+  EXPECT_EQ(after_prepare, nullptr)
+      << "Prepare for a device restores the caller's (none)";
   ASSERT_TRUE(ran.ok()) << ran;
   EXPECT_EQ(after_run, gemm_context) << "Run makes the Gemm's context current";
   ASSERT_TRUE(synced.ok()) << synced;
@@ -301,20 +321,24 @@ TEST_F(GemmDevicesGpuTest, AThreadWithNoContextPreparesForADeviceAndRunsThere) {
             ErrorBound(problem.element));
 }
 
-TEST_F(GemmDevicesGpuTest, AnOrdinalThatNamesNoDeviceIsRefusedByTheOptionsName) {
+TEST_F(GemmDevicesGpuTest,
+       AnOrdinalThatNamesNoDeviceIsRefusedByTheOptionsName) {
   const absl::StatusOr<int> count = runtime::DeviceCount();
   ASSERT_TRUE(count.ok()) << count.status();
   const GemmProblem problem{256, 256, 256, ScalarType::kF16};
   for (const int ordinal : {*count, *count + 5, -1}) {
     const std::string expected =
-        ordinal < 0 ? absl::StrCat("GEMM: GemmOptions::device=", ordinal,
-                                   " is not a device ordinal (0 or more)")
-                    : absl::StrCat("GEMM: GemmOptions::device=", ordinal,
-                                   " is not below the driver's device count, ", *count);
-    const absl::Status direct = Gemm::Prepare(problem, OnDevice(ordinal)).status();
+        ordinal < 0
+            ? absl::StrCat("GEMM: GemmOptions::device=", ordinal,
+                           " is not a device ordinal (0 or more)")
+            : absl::StrCat("GEMM: GemmOptions::device=", ordinal,
+                           " is not below the driver's device count, ", *count);
+    const absl::Status direct =
+        Gemm::Prepare(problem, OnDevice(ordinal)).status();
     EXPECT_TRUE(absl::IsInvalidArgument(direct)) << direct;
     EXPECT_EQ(direct.message(), expected);
-    EXPECT_EQ(Gemm::PrepareAsync(problem, OnDevice(ordinal)).get().status(), direct);
+    EXPECT_EQ(Gemm::PrepareAsync(problem, OnDevice(ordinal)).get().status(),
+              direct);
   }
 }
 
@@ -323,7 +347,8 @@ TEST_F(GemmDevicesGpuTest, AnOrdinalThatNamesNoDeviceIsRefusedByTheOptionsName) 
 // Gemm is refused in the other context, on the other's stream, and with
 // the other's memory unless the driver lets its kernel reach it; neither
 // context is harmed.
-TEST_F(GemmDevicesGpuTest, ASecondContextOnTheDeviceLoadsItsOwnKernelAndRunsThere) {
+TEST_F(GemmDevicesGpuTest,
+       ASecondContextOnTheDeviceLoadsItsOwnKernelAndRunsThere) {
   const CUcontext primary = PrimaryContextOf(0);
   const CUcontext second = SecondContext();
   ASSERT_NE(second, nullptr);
@@ -353,12 +378,16 @@ TEST_F(GemmDevicesGpuTest, ASecondContextOnTheDeviceLoadsItsOwnKernelAndRunsTher
     EXPECT_TRUE(absl::IsFailedPrecondition(crossed.run)) << crossed.run;
     EXPECT_TRUE(absl::StrContains(
         crossed.run.message(),
-        absl::StrCat("GEMM: a Gemm runs only in the context it was prepared in, context ",
-                     Hex(primary), " (device 0), but this thread's current context is "
-                     "context ", Hex(second), " (device 0)")))
+        absl::StrCat("GEMM: a Gemm runs only in the context it was prepared "
+                     "in, context ",
+                     Hex(primary),
+                     " (device 0), but this thread's current context is "
+                     "context ",
+                     Hex(second), " (device 0)")))
         << crossed.run;
-    ExpectRefusedOrCorrect(RunAndCheck(*in_second, *primary_operands, *second_operands),
-                           absl::StrCat("is memory of context ", Hex(primary)));
+    ExpectRefusedOrCorrect(
+        RunAndCheck(*in_second, *primary_operands, *second_operands),
+        absl::StrCat("is memory of context ", Hex(primary)));
 
     absl::StatusOr<runtime::Stream> second_stream = runtime::Stream::Create();
     ASSERT_TRUE(second_stream.ok()) << second_stream.status();
@@ -374,8 +403,9 @@ TEST_F(GemmDevicesGpuTest, ASecondContextOnTheDeviceLoadsItsOwnKernelAndRunsTher
           absl::StrCat("GEMM: the stream belongs to context ", Hex(second),
                        ", not to this Gemm's context ", Hex(primary))))
           << wrong_stream;
-      ExpectRefusedOrCorrect(RunAndCheck(*in_primary, *second_operands, *primary_operands),
-                             absl::StrCat("is memory of context ", Hex(second)));
+      ExpectRefusedOrCorrect(
+          RunAndCheck(*in_primary, *second_operands, *primary_operands),
+          absl::StrCat("is memory of context ", Hex(second)));
     }
     ExpectCorrect(RunAndCheck(*in_second, *second_operands));
   }
@@ -385,7 +415,8 @@ TEST_F(GemmDevicesGpuTest, ASecondContextOnTheDeviceLoadsItsOwnKernelAndRunsTher
 // Contexts created one after another, each destroyed after use: the driver
 // often hands a new context the handle of the one destroyed before it, and
 // loaded kernels are kept by context ID, so each context loads its own.
-TEST_F(GemmDevicesGpuTest, ContextsCreatedAfterDestroyedOnesLoadTheirOwnKernels) {
+TEST_F(GemmDevicesGpuTest,
+       ContextsCreatedAfterDestroyedOnesLoadTheirOwnKernels) {
   const GemmProblem problem{256, 256, 128, ScalarType::kF16};
   GemmOptions unsplit;
   unsplit.config = UnsplitConfig(problem, properties().sm_count);
@@ -409,13 +440,15 @@ TEST_F(GemmDevicesGpuTest, ContextsCreatedAfterDestroyedOnesLoadTheirOwnKernels)
     }
     ASSERT_EQ(TheDriver().cuCtxDestroy(*context), CUDA_SUCCESS);
   }
-  RecordProperty("context_handles_reused", kContexts - static_cast<int>(handles.size()));
+  RecordProperty("context_handles_reused",
+                 kContexts - static_cast<int>(handles.size()));
 }
 
 // Two threads at once, one in device 0's primary context and one in a
 // second context, each preparing and running its own problems on its own
 // stream, round after round.
-TEST_F(GemmDevicesGpuTest, TwoThreadsInTwoContextsOfTheDevicePrepareAndRunAtOnce) {
+TEST_F(GemmDevicesGpuTest,
+       TwoThreadsInTwoContextsOfTheDevicePrepareAndRunAtOnce) {
   const CUcontext contexts[] = {PrimaryContextOf(0), SecondContext()};
   ASSERT_NE(contexts[1], nullptr);
   constexpr int kRounds = 3;
@@ -443,20 +476,23 @@ TEST_F(GemmDevicesGpuTest, TwoThreadsInTwoContextsOfTheDevicePrepareAndRunAtOnce
       }
       for (int round = 0; round < kRounds; ++round) {
         const GemmProblem& problem = problems[t][round];
-        const std::string name = absl::StrCat("round ", round, ", ", problem.m, "x",
-                                              problem.n, "x", problem.k, ": ");
+        const std::string name =
+            absl::StrCat("round ", round, ", ", problem.m, "x", problem.n, "x",
+                         problem.k, ": ");
         absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
         if (!gemm.ok()) {
           failures[t].push_back(absl::StrCat(name, gemm.status().message()));
           continue;
         }
         if (gemm->context() != contexts[t]) {
-          failures[t].push_back(absl::StrCat(name, "prepared in ", Hex(gemm->context())));
+          failures[t].push_back(
+              absl::StrCat(name, "prepared in ", Hex(gemm->context())));
         }
         absl::StatusOr<Operands> operands =
             NewOperands(problem, static_cast<uint32_t>(100 * t + round));
         if (!operands.ok()) {
-          failures[t].push_back(absl::StrCat(name, operands.status().message()));
+          failures[t].push_back(
+              absl::StrCat(name, operands.status().message()));
           continue;
         }
         const Outcome outcome = RunAndCheck(*gemm, *operands, stream->get());
@@ -470,7 +506,8 @@ TEST_F(GemmDevicesGpuTest, TwoThreadsInTwoContextsOfTheDevicePrepareAndRunAtOnce
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < 2; ++t) {
     for (const std::string& failure : failures[t]) {
-      ADD_FAILURE() << (t == 0 ? "primary context" : "second context") << ", " << failure;
+      ADD_FAILURE() << (t == 0 ? "primary context" : "second context") << ", "
+                    << failure;
     }
   }
 }
@@ -499,7 +536,8 @@ TEST_F(GemmDevicesGpuTest, PrepareAsyncPreparesInTheCallersContext) {
   }
   absl::StatusOr<Operands> operands = NewOperands(problem, 21);
   ASSERT_TRUE(operands.ok()) << operands.status();
-  for (std::future<absl::StatusOr<Gemm>>* future : {&from_primary, &for_device_0}) {
+  for (std::future<absl::StatusOr<Gemm>>* future :
+       {&from_primary, &for_device_0}) {
     absl::StatusOr<Gemm> gemm = future->get();
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     EXPECT_EQ(gemm->context(), primary);
@@ -510,7 +548,8 @@ TEST_F(GemmDevicesGpuTest, PrepareAsyncPreparesInTheCallersContext) {
 // Run's host time with its context, stream and pointer checks, beside the
 // time of those driver queries alone (the figures go to the test's XML
 // properties and stdout; gemm_bench --mode=launch measures Run alone).
-TEST_F(GemmDevicesGpuTest, RunsContextAndPointerChecksAreASmallPartOfItsHostTime) {
+TEST_F(GemmDevicesGpuTest,
+       RunsContextAndPointerChecksAreASmallPartOfItsHostTime) {
   const GemmProblem problem{128, 128, 64, ScalarType::kF16};
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
   ASSERT_TRUE(gemm.ok()) << gemm.status();
@@ -549,9 +588,10 @@ TEST_F(GemmDevicesGpuTest, RunsContextAndPointerChecksAreASmallPartOfItsHostTime
   });
   RecordProperty("run_host_us", absl::StrFormat("%.3f", run_us));
   RecordProperty("checks_host_us", absl::StrFormat("%.3f", checks_us));
-  std::cout << absl::StrFormat("Run: %.2f us of host time a call, of which the "
-                               "context, stream and pointer checks %.2f us\n",
-                               run_us, checks_us);
+  std::cout << absl::StrFormat(
+      "Run: %.2f us of host time a call, of which the "
+      "context, stream and pointer checks %.2f us\n",
+      run_us, checks_us);
   EXPECT_LT(checks_us, run_us / 2);
 }
 
@@ -565,8 +605,10 @@ class TwoDeviceGpuTest : public GemmDevicesGpuTest {
     if (IsSkipped() || HasFatalFailure()) return;
     const absl::StatusOr<int> count = runtime::DeviceCount();
     ASSERT_TRUE(count.ok()) << count.status();
-    if (*count < 2) GTEST_SKIP() << "needs two GPUs; the driver sees " << *count;
-    const absl::StatusOr<runtime::DeviceProperties> second = runtime::GetDeviceProperties(1);
+    if (*count < 2)
+      GTEST_SKIP() << "needs two GPUs; the driver sees " << *count;
+    const absl::StatusOr<runtime::DeviceProperties> second =
+        runtime::GetDeviceProperties(1);
     ASSERT_TRUE(second.ok()) << second.status();
     if (second->cc_major != 9 || second->cc_minor != 0) {
       GTEST_SKIP() << "needs device 1 to be compute capability 9.0 too; it ("
@@ -589,20 +631,23 @@ absl::Status CublasOn(const CublasLibrary& cublas, const GemmProblem& problem,
       cublas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(problem.n),
       static_cast<int>(problem.m), static_cast<int>(problem.k), &alpha,
       reinterpret_cast<const void*>(b), type, static_cast<int>(problem.k),
-      reinterpret_cast<const void*>(a), type, static_cast<int>(problem.k), &beta,
-      reinterpret_cast<void*>(c), type, static_cast<int>(problem.n), CUBLAS_COMPUTE_32F,
-      CUBLAS_GEMM_DEFAULT);
+      reinterpret_cast<const void*>(a), type, static_cast<int>(problem.k),
+      &beta, reinterpret_cast<void*>(c), type, static_cast<int>(problem.n),
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("cublasGemmEx: status ", static_cast<int>(status)));
+  return absl::InternalError(
+      absl::StrCat("cublasGemmEx: status ", static_cast<int>(status)));
 }
 
 // "" when `gemm` matches `cublas` on fresh random inputs in the current
 // context (the device both serve), else what failed.
-std::string CheckAgainstCublas(const Gemm& gemm, const CublasLibrary& cublas, uint32_t seed) {
+std::string CheckAgainstCublas(const Gemm& gemm, const CublasLibrary& cublas,
+                               uint32_t seed) {
   const GemmProblem& problem = gemm.problem();
   std::vector<runtime::DeviceBuffer> buffers;
-  for (const int64_t elements : {problem.m * problem.k, problem.n * problem.k,
-                                 problem.m * problem.n, problem.m * problem.n}) {
+  for (const int64_t elements :
+       {problem.m * problem.k, problem.n * problem.k, problem.m * problem.n,
+        problem.m * problem.n}) {
     absl::StatusOr<runtime::DeviceBuffer> buffer =
         runtime::DeviceBuffer::Allocate(elements * sizeof(uint16_t));
     if (!buffer.ok()) return std::string(buffer.status().message());
@@ -612,7 +657,8 @@ std::string CheckAgainstCublas(const Gemm& gemm, const CublasLibrary& cublas, ui
                     c = buffers[2].address(), reference = buffers[3].address();
   for (const absl::Status& step :
        {FillRandom(a, problem.m * problem.k, problem.element, seed, nullptr),
-        FillRandom(b, problem.n * problem.k, problem.element, seed + 1, nullptr),
+        FillRandom(b, problem.n * problem.k, problem.element, seed + 1,
+                   nullptr),
         CublasOn(cublas, problem, a, b, reference),
         Poison(c, problem.m * problem.n, nullptr), gemm.Run(a, b, c, nullptr),
         runtime::SynchronizeCurrentContext()}) {
@@ -629,10 +675,12 @@ std::string CheckAgainstCublas(const Gemm& gemm, const CublasLibrary& cublas, ui
 
 // A thread per device, each preparing its own problems for its device by
 // ordinal and checking them against cuBLAS on that device, at once.
-TEST_F(TwoDeviceGpuTest, TwoDevicesFromTwoThreadsEachMatchCublasOnItsOwnDevice) {
+TEST_F(TwoDeviceGpuTest,
+       TwoDevicesFromTwoThreadsEachMatchCublasOnItsOwnDevice) {
   constexpr int kRounds = 2;
   const GemmProblem problems[2][kRounds] = {
-      {{2048, 1536, 1024, ScalarType::kF16}, {1000, 999, 136, ScalarType::kBF16}},
+      {{2048, 1536, 1024, ScalarType::kF16},
+       {1000, 999, 136, ScalarType::kBF16}},
       {{1536, 2560, 768, ScalarType::kBF16}, {4096, 64, 512, ScalarType::kF16}},
   };
   std::vector<std::string> failures[2];
@@ -654,10 +702,12 @@ TEST_F(TwoDeviceGpuTest, TwoDevicesFromTwoThreadsEachMatchCublasOnItsOwnDevice) 
       }
       for (int round = 0; round < kRounds; ++round) {
         const GemmProblem& problem = problems[device][round];
-        const std::string name = absl::StrCat(problem.m, "x", problem.n, "x", problem.k, ": ");
+        const std::string name =
+            absl::StrCat(problem.m, "x", problem.n, "x", problem.k, ": ");
         absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, OnDevice(device));
         if (!gemm.ok()) {
-          failures[device].push_back(absl::StrCat(name, gemm.status().message()));
+          failures[device].push_back(
+              absl::StrCat(name, gemm.status().message()));
           continue;
         }
         if (gemm->device() != device || gemm->context() != (*primary)->get()) {
@@ -665,9 +715,10 @@ TEST_F(TwoDeviceGpuTest, TwoDevicesFromTwoThreadsEachMatchCublasOnItsOwnDevice) 
                                                   gemm->device(), " in ",
                                                   Hex(gemm->context())));
         }
-        const std::string failed =
-            CheckAgainstCublas(*gemm, *cublas, static_cast<uint32_t>(50 * device + round));
-        if (!failed.empty()) failures[device].push_back(absl::StrCat(name, failed));
+        const std::string failed = CheckAgainstCublas(
+            *gemm, *cublas, static_cast<uint32_t>(50 * device + round));
+        if (!failed.empty())
+          failures[device].push_back(absl::StrCat(name, failed));
       }
     });
   }
@@ -697,24 +748,31 @@ TEST_F(TwoDeviceGpuTest, AGemmPerDevicePreparedOnOneThreadRunsFromAnother) {
     absl::StatusOr<runtime::ScopedCurrentContext> entered =
         runtime::ScopedCurrentContext::Push(contexts[device]);
     ASSERT_TRUE(entered.ok()) << entered.status();
-    absl::StatusOr<Operands> made = NewOperands(problem, static_cast<uint32_t>(60 + device));
+    absl::StatusOr<Operands> made =
+        NewOperands(problem, static_cast<uint32_t>(60 + device));
     ASSERT_TRUE(made.ok()) << made.status();
     operands[device] = *std::move(made);
-    ASSERT_TRUE(Poison(operands[device]->d.address(), problem.m * problem.n, nullptr).ok());
+    ASSERT_TRUE(
+        Poison(operands[device]->d.address(), problem.m * problem.n, nullptr)
+            .ok());
     ASSERT_TRUE(runtime::SynchronizeCurrentContext().ok());
   }
   EXPECT_EQ(Current(), contexts[0]);
 
-  const absl::Status crossed = gemms[1]->Run(Pointers(*operands[1], *operands[1]), nullptr);
+  const absl::Status crossed =
+      gemms[1]->Run(Pointers(*operands[1], *operands[1]), nullptr);
   EXPECT_TRUE(absl::IsFailedPrecondition(crossed)) << crossed;
   EXPECT_TRUE(absl::StrContains(
-      crossed.message(), absl::StrCat("prepared in, context ", Hex(contexts[1]),
-                                      " (device 1), but this thread's current context "
-                                      "is context ", Hex(contexts[0]), " (device 0)")))
+      crossed.message(),
+      absl::StrCat("prepared in, context ", Hex(contexts[1]),
+                   " (device 1), but this thread's current context "
+                   "is context ",
+                   Hex(contexts[0]), " (device 0)")))
       << crossed;
   ExpectRefusedOrCorrect(RunAndCheck(*gemms[0], *operands[1], *operands[0]),
                          "is memory of device 1");
-  ASSERT_TRUE(Poison(operands[0]->d.address(), problem.m * problem.n, nullptr).ok());
+  ASSERT_TRUE(
+      Poison(operands[0]->d.address(), problem.m * problem.n, nullptr).ok());
   ASSERT_TRUE(runtime::SynchronizeCurrentContext().ok());
 
   absl::Status ran[2], synced[2];
@@ -722,7 +780,8 @@ TEST_F(TwoDeviceGpuTest, AGemmPerDevicePreparedOnOneThreadRunsFromAnother) {
   std::vector<std::thread> threads;
   for (int device = 0; device < 2; ++device) {
     threads.emplace_back([&, device] {
-      ran[device] = gemms[device]->Run(Pointers(*operands[device], *operands[device]), nullptr);
+      ran[device] = gemms[device]->Run(
+          Pointers(*operands[device], *operands[device]), nullptr);
       current_after[device] = Current();
       synced[device] = runtime::SynchronizeCurrentContext();
     });

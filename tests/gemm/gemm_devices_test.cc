@@ -32,8 +32,10 @@ GemmOptions OnDevice(int ordinal) {
 struct BothStatuses {
   absl::Status direct, background;
 };
-BothStatuses PrepareBothWays(const GemmProblem& problem, const GemmOptions& options) {
-  std::future<absl::StatusOr<Gemm>> background = Gemm::PrepareAsync(problem, options);
+BothStatuses PrepareBothWays(const GemmProblem& problem,
+                             const GemmOptions& options) {
+  std::future<absl::StatusOr<Gemm>> background =
+      Gemm::PrepareAsync(problem, options);
   const absl::Status direct = Gemm::Prepare(problem, options).status();
   return {direct, background.get().status()};
 }
@@ -46,15 +48,18 @@ TEST(GemmDevices, PrepareAsyncRefusesAnInvalidProblemAsPrepareDoes) {
 }
 
 TEST(GemmDevices, PrepareAsyncReportsTheMissingDriverAsPrepareDoes) {
-  const BothStatuses refused = PrepareBothWays({256, 256, 256, ScalarType::kF16}, {});
+  const BothStatuses refused =
+      PrepareBothWays({256, 256, 256, ScalarType::kF16}, {});
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.direct)) << refused.direct;
-  EXPECT_TRUE(absl::StrContains(refused.direct.message(), "no CUDA driver found"))
+  EXPECT_TRUE(
+      absl::StrContains(refused.direct.message(), "no CUDA driver found"))
       << refused.direct;
   EXPECT_EQ(refused.background, refused.direct);
 }
 
 TEST(GemmDevices, ANegativeDeviceOrdinalIsRefusedByTheOptionsName) {
-  const BothStatuses refused = PrepareBothWays({256, 256, 256, ScalarType::kF16}, OnDevice(-1));
+  const BothStatuses refused =
+      PrepareBothWays({256, 256, 256, ScalarType::kF16}, OnDevice(-1));
   EXPECT_TRUE(absl::IsInvalidArgument(refused.direct)) << refused.direct;
   EXPECT_EQ(refused.direct.message(),
             "GEMM: GemmOptions::device=-1 is not a device ordinal (0 or more)");
@@ -62,16 +67,19 @@ TEST(GemmDevices, ANegativeDeviceOrdinalIsRefusedByTheOptionsName) {
 }
 
 TEST(GemmDevices, TheProblemsRulesComeBeforeTheDevice) {
-  const BothStatuses refused = PrepareBothWays({0, 8, 8, ScalarType::kF16}, OnDevice(-1));
+  const BothStatuses refused =
+      PrepareBothWays({0, 8, 8, ScalarType::kF16}, OnDevice(-1));
   EXPECT_EQ(refused.direct.message(), "GEMM: m=0 is outside 1..2147483647");
   EXPECT_EQ(refused.background, refused.direct);
 }
 
 // Past the sign, whether an ordinal names a device is the driver's to say.
 TEST(GemmDevices, AnOrdinalBeyondTheDevicesNeedsTheDriverToTell) {
-  const BothStatuses refused = PrepareBothWays({256, 256, 256, ScalarType::kF16}, OnDevice(7));
+  const BothStatuses refused =
+      PrepareBothWays({256, 256, 256, ScalarType::kF16}, OnDevice(7));
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.direct)) << refused.direct;
-  EXPECT_TRUE(absl::StrContains(refused.direct.message(), "no CUDA driver found"))
+  EXPECT_TRUE(
+      absl::StrContains(refused.direct.message(), "no CUDA driver found"))
       << refused.direct;
   EXPECT_EQ(refused.background, refused.direct);
 }

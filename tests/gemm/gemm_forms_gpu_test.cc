@@ -63,13 +63,13 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
 struct Shape {
   int64_t m, n, k;
 };
-constexpr Shape kTiles{256, 256, 128};       // multiples of every tile
+constexpr Shape kTiles{256, 256, 128};  // multiples of every tile
 constexpr Shape kTiles2{384, 512, 192};
 constexpr Shape kRagged{257, 129, 72};
 constexpr Shape kLarge{1000, 999, 136};
 constexpr Shape kTiny{1, 8, 16};
-constexpr Shape kShortK{200, 300, 24};       // k below block_k
-constexpr Shape kOddK{129, 257, 77};         // K-major rows need padding
+constexpr Shape kShortK{200, 300, 24};  // k below block_k
+constexpr Shape kOddK{129, 257, 77};    // K-major rows need padding
 
 // A's major order, then B's.
 enum class Layout { kKK, kKMN, kMNK, kMNMN };
@@ -99,9 +99,15 @@ struct Case {
   bool c_is_d = false;  // one buffer for C and D
   Pick pick = Pick::kHeuristic;
 
-  Case To(ScalarType output) const { return With([&](Case& c) { c.problem.output = output; }); }
-  Case Alpha(float alpha) const { return With([&](Case& c) { c.problem.alpha = alpha; }); }
-  Case Beta(float beta) const { return With([&](Case& c) { c.problem.beta = beta; }); }
+  Case To(ScalarType output) const {
+    return With([&](Case& c) { c.problem.output = output; });
+  }
+  Case Alpha(float alpha) const {
+    return With([&](Case& c) { c.problem.alpha = alpha; });
+  }
+  Case Beta(float beta) const {
+    return With([&](Case& c) { c.problem.beta = beta; });
+  }
   // D = ... + beta * D as it was (beta 1 unless set).
   Case CIsD() const {
     return With([&](Case& c) {
@@ -118,12 +124,22 @@ struct Case {
   Case Act(Activation activation) const {
     return With([&](Case& c) { c.problem.activation = activation; });
   }
-  Case Batch(int64_t batch) const { return With([&](Case& c) { c.problem.batch = batch; }); }
-  Case Padded() const { return With([&](Case& c) { c.padding = Padding::kAligned; }); }
-  Case PaddedOdd() const { return With([&](Case& c) { c.padding = Padding::kOdd; }); }
-  Case Config(Pick pick) const { return With([&](Case& c) { c.pick = pick; }); }
+  Case Batch(int64_t batch) const {
+    return With([&](Case& c) { c.problem.batch = batch; });
+  }
+  Case Padded() const {
+    return With([&](Case& c) { c.padding = Padding::kAligned; });
+  }
+  Case PaddedOdd() const {
+    return With([&](Case& c) { c.padding = Padding::kOdd; });
+  }
+  Case Config(Pick pick) const {
+    return With([&](Case& c) { c.pick = pick; });
+  }
   // C and D stored [n, m].
-  Case DTransposed() const { return With([&](Case& c) { c.problem.d_transposed = true; }); }
+  Case DTransposed() const {
+    return With([&](Case& c) { c.problem.d_transposed = true; });
+  }
 
  private:
   Case With(const std::function<void(Case&)>& change) const {
@@ -211,9 +227,19 @@ std::vector<Case> Cases() {
 
       // Every op at once.
       F16(kKK, kLarge).Alpha(0.75f).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu),
-      BF16(kMNK, kRagged).To(kF32).Alpha(1.25f).Beta(-1).Bias(kAlongM, kBF16).Act(kSilu),
+      BF16(kMNK, kRagged)
+          .To(kF32)
+          .Alpha(1.25f)
+          .Beta(-1)
+          .Bias(kAlongM, kBF16)
+          .Act(kSilu),
       F16(kKMN, kTiles).To(kBF16).CIsD().Bias(kAlongN, kF16).Act(kRelu),
-      BF16(kMNMN, kOddK).To(kF16).Alpha(2).Beta(0.25f).Bias(kAlongM, kF32).Act(kGeluTanh),
+      BF16(kMNMN, kOddK)
+          .To(kF16)
+          .Alpha(2)
+          .Beta(0.25f)
+          .Bias(kAlongM, kF32)
+          .Act(kGeluTanh),
 
       // Batches (packed: one bias for the whole batch) and padding (with a
       // batch: a bias per matrix).
@@ -225,32 +251,70 @@ std::vector<Case> Cases() {
       F16(kMNMN, kLarge).To(kF32).PaddedOdd(),
       BF16(kKK, kRagged).Batch(3).Bias(kAlongM, kF32).Act(kRelu),
       F16(kMNK, kShortK).Batch(3).Padded().Beta(0.5f).Bias(kAlongN, kBF16),
-      BF16(kMNMN, kTiles).Batch(3).Padded().Alpha(0.5f).Bias(kAlongM, kF16).Act(kGelu),
+      BF16(kMNMN, kTiles)
+          .Batch(3)
+          .Padded()
+          .Alpha(0.5f)
+          .Bias(kAlongM, kF16)
+          .Act(kGelu),
       F16(kKK, kTiny).Batch(3).PaddedOdd().Beta(1).Bias(kAlongN, kF16),
       BF16(kKMN, kOddK).To(kF32).Batch(3).PaddedOdd().CIsD().Act(kSilu),
 
       // Explicit configurations: stream-K (every tile's k-tiles shared out
       // over all resident CTAs, partial sums meeting in the workspace) and
       // 2-CTA clusters (B multicast to a pair of tile rows).
-      F16(kKMN, {640, 768, 1032}).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu)
+      F16(kKMN, {640, 768, 1032})
+          .Beta(0.5f)
+          .Bias(kAlongN, kF32)
+          .Act(kGelu)
           .Config(Pick::kStreamK),
-      BF16(kMNK, {384, 520, 1000}).To(kF32).CIsD().Bias(kAlongM, kBF16).Act(kSilu)
+      BF16(kMNK, {384, 520, 1000})
+          .To(kF32)
+          .CIsD()
+          .Bias(kAlongM, kBF16)
+          .Act(kSilu)
           .Config(Pick::kStreamK),
-      F16(kMNMN, kRagged).To(kBF16).Batch(3).PaddedOdd().Alpha(1.5f).Beta(-0.5f)
-          .Act(kGeluTanh).Config(Pick::kStreamK),
-      F16(kMNK, {520, 600, 200}).Beta(1).Bias(kAlongM, kF16).Act(kRelu)
+      F16(kMNMN, kRagged)
+          .To(kBF16)
+          .Batch(3)
+          .PaddedOdd()
+          .Alpha(1.5f)
+          .Beta(-0.5f)
+          .Act(kGeluTanh)
+          .Config(Pick::kStreamK),
+      F16(kMNK, {520, 600, 200})
+          .Beta(1)
+          .Bias(kAlongM, kF16)
+          .Act(kRelu)
           .Config(Pick::kCluster2),
-      BF16(kKMN, kLarge).To(kF32).Bias(kAlongN, kBF16).Act(kGelu).Config(Pick::kCluster2),
-      F16(kMNMN, kShortK).Batch(3).Padded().CIsD().Alpha(0.5f).Act(kSilu)
+      BF16(kKMN, kLarge)
+          .To(kF32)
+          .Bias(kAlongN, kBF16)
+          .Act(kGelu)
           .Config(Pick::kCluster2),
-      BF16(kMNK, {640, 768, 1032}).To(kF16).Beta(0.25f).Bias(kAlongN, kF16).Act(kGelu)
+      F16(kMNMN, kShortK)
+          .Batch(3)
+          .Padded()
+          .CIsD()
+          .Alpha(0.5f)
+          .Act(kSilu)
+          .Config(Pick::kCluster2),
+      BF16(kMNK, {640, 768, 1032})
+          .To(kF16)
+          .Beta(0.25f)
+          .Bias(kAlongN, kF16)
+          .Act(kGelu)
           .Config(Pick::kCluster2StreamK),
 
       // D (and C) stored [n, m].
       F16(kKK, kRagged).DTransposed(),
       BF16(kMNK, kLarge).To(kF32).DTransposed().Beta(0.5f).Bias(kAlongM, kF32),
       F16(kKMN, kTiles).To(kBF16).DTransposed().CIsD().Act(kGelu),
-      BF16(kMNMN, kShortK).DTransposed().Batch(3).PaddedOdd().Bias(kAlongN, kBF16),
+      BF16(kMNMN, kShortK)
+          .DTransposed()
+          .Batch(3)
+          .PaddedOdd()
+          .Bias(kAlongN, kBF16),
 
       // Skinny problems: the heuristic swaps a short m into the tile's
       // columns (m = 1, 13, 16, 40) and keeps a short n there (n = 5, 24).
@@ -263,15 +327,28 @@ std::vector<Case> Cases() {
       F16(kMNK, {24, 700, 96}).DTransposed().Beta(-1).Batch(3).Padded(),
       // Swapped kernels forced on problems the heuristic runs unswapped.
       F16(kKMN, kRagged).Beta(0.5f).Bias(kAlongN, kF16).Config(Pick::kSwapped),
-      BF16(kMNMN, kLarge).To(kF32).Batch(3).PaddedOdd().Bias(kAlongM, kBF16).Act(kGeluTanh)
+      BF16(kMNMN, kLarge)
+          .To(kF32)
+          .Batch(3)
+          .PaddedOdd()
+          .Bias(kAlongM, kBF16)
+          .Act(kGeluTanh)
           .Config(Pick::kSwapped),
       F16(kKK, kTiles2).DTransposed().CIsD().Config(Pick::kSwapped),
 
       // Split-K whose slices meet in a cluster, the whole epilogue in the
       // cluster's first CTA; slices of no k-tiles where k is short.
-      F16(kKMN, {640, 768, 1032}).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu)
+      F16(kKMN, {640, 768, 1032})
+          .Beta(0.5f)
+          .Bias(kAlongN, kF32)
+          .Act(kGelu)
           .Config(Pick::kSplitInCluster2),
-      BF16(kMNMN, kRagged).To(kF32).Batch(3).PaddedOdd().Alpha(1.5f).Bias(kAlongM, kBF16)
+      BF16(kMNMN, kRagged)
+          .To(kF32)
+          .Batch(3)
+          .PaddedOdd()
+          .Alpha(1.5f)
+          .Bias(kAlongM, kBF16)
           .Config(Pick::kSplitInCluster8),
       F16(kKK, kRagged).DTransposed().CIsD().Config(Pick::kSplitInCluster8),
       BF16(kMNMN, kOddK).Beta(-0.5f).Act(kSilu).Config(Pick::kSplitInCluster2),
@@ -283,15 +360,18 @@ ScalarType OutputOf(const GemmProblem& problem) {
   return problem.output.value_or(problem.element);
 }
 
-absl::string_view MajorName(MajorOrder major) { return major == MajorOrder::kK ? "K" : "MN"; }
+absl::string_view MajorName(MajorOrder major) {
+  return major == MajorOrder::kK ? "K" : "MN";
+}
 
 // The case as a specification: "bf16_AMN_BK_to_f32_257x129x72_beta_C_
 // bias_m_bf16_silu_batch3_padded_odd_stream_k".
 std::string Name(const Case& c) {
   const GemmProblem& p = c.problem;
-  std::string name = absl::StrCat(ptx::PtxName(p.element), "_A", MajorName(p.a_major), "_B",
-                                  MajorName(p.b_major), "_to_", ptx::PtxName(OutputOf(p)),
-                                  "_", p.m, "x", p.n, "x", p.k);
+  std::string name =
+      absl::StrCat(ptx::PtxName(p.element), "_A", MajorName(p.a_major), "_B",
+                   MajorName(p.b_major), "_to_", ptx::PtxName(OutputOf(p)), "_",
+                   p.m, "x", p.n, "x", p.k);
   if (p.alpha != 1) absl::StrAppend(&name, "_alpha");
   if (c.c_is_d) {
     absl::StrAppend(&name, "_C_is_D");
@@ -310,13 +390,26 @@ std::string Name(const Case& c) {
   if (c.padding == Padding::kAligned) absl::StrAppend(&name, "_padded");
   if (c.padding == Padding::kOdd) absl::StrAppend(&name, "_padded_odd");
   switch (c.pick) {
-    case Pick::kHeuristic: break;
-    case Pick::kStreamK: absl::StrAppend(&name, "_stream_k"); break;
-    case Pick::kCluster2: absl::StrAppend(&name, "_cluster2"); break;
-    case Pick::kCluster2StreamK: absl::StrAppend(&name, "_cluster2_stream_k"); break;
-    case Pick::kSwapped: absl::StrAppend(&name, "_swapped"); break;
-    case Pick::kSplitInCluster2: absl::StrAppend(&name, "_split2_in_cluster"); break;
-    case Pick::kSplitInCluster8: absl::StrAppend(&name, "_split8_in_cluster"); break;
+    case Pick::kHeuristic:
+      break;
+    case Pick::kStreamK:
+      absl::StrAppend(&name, "_stream_k");
+      break;
+    case Pick::kCluster2:
+      absl::StrAppend(&name, "_cluster2");
+      break;
+    case Pick::kCluster2StreamK:
+      absl::StrAppend(&name, "_cluster2_stream_k");
+      break;
+    case Pick::kSwapped:
+      absl::StrAppend(&name, "_swapped");
+      break;
+    case Pick::kSplitInCluster2:
+      absl::StrAppend(&name, "_split2_in_cluster");
+      break;
+    case Pick::kSplitInCluster8:
+      absl::StrAppend(&name, "_split8_in_cluster");
+      break;
   }
   return name;
 }
@@ -338,8 +431,12 @@ Rows RowsOfB(const GemmProblem& p) {
   return p.b_major == MajorOrder::kK ? Rows{p.n, p.k} : Rows{p.k, p.n};
 }
 // C and D: [m, n], or [n, m] transposed.
-Rows RowsOfD(const GemmProblem& p) { return p.d_transposed ? Rows{p.n, p.m} : Rows{p.m, p.n}; }
-int64_t BiasLength(const GemmProblem& p) { return p.bias == kAlongM ? p.m : p.n; }
+Rows RowsOfD(const GemmProblem& p) {
+  return p.d_transposed ? Rows{p.n, p.m} : Rows{p.m, p.n};
+}
+int64_t BiasLength(const GemmProblem& p) {
+  return p.bias == kAlongM ? p.m : p.n;
+}
 
 // The problem Prepare gets for a case. A and B take packed rows where those
 // start 16 bytes apart (TMA's rule), else the least leading dimension that
@@ -349,7 +446,8 @@ GemmProblem ProblemOf(const Case& c) {
   GemmProblem p = c.problem;
   const int64_t per_16_bytes = 16 / ptx::SizeInBytes(p.element);
   const Rows a = RowsOfA(p), b = RowsOfB(p), d = RowsOfD(p);
-  const int64_t a_row = RoundUp(a.row, per_16_bytes), b_row = RoundUp(b.row, per_16_bytes);
+  const int64_t a_row = RoundUp(a.row, per_16_bytes),
+                b_row = RoundUp(b.row, per_16_bytes);
   if (a_row != a.row) p.lda = a_row;
   if (b_row != b.row) p.ldb = b_row;
   const bool batched = p.batch > 1;
@@ -452,15 +550,18 @@ struct Operand {
   std::vector<double> host;
 };
 
-absl::StatusOr<DeviceBuffer> AllocateFor(const Stored& layout, ScalarType type) {
+absl::StatusOr<DeviceBuffer> AllocateFor(const Stored& layout,
+                                         ScalarType type) {
   return DeviceBuffer::Allocate(
       static_cast<size_t>(RoundUp(layout.Span() * ptx::SizeInBytes(type), 4)));
 }
 
-absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type, uint32_t seed) {
+absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type,
+                                      uint32_t seed) {
   absl::StatusOr<DeviceBuffer> buffer = AllocateFor(layout, type);
   if (!buffer.ok()) return buffer.status();
-  const int64_t count = static_cast<int64_t>(buffer->size()) / ptx::SizeInBytes(type);
+  const int64_t count =
+      static_cast<int64_t>(buffer->size()) / ptx::SizeInBytes(type);
   const std::vector<bool> inside = layout.Mask(count);
   std::vector<double> host(static_cast<size_t>(count));
   if (type == kF32) {
@@ -469,15 +570,18 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type, uin
     uint32_t state = seed * 2654435761u + 1;
     for (size_t i = 0; i < words.size(); ++i) {
       state = state * 1664525u + 1013904223u;
-      words[i] = inside[i] ? static_cast<float>(state >> 8) / (1 << 23) - 1.0f : NAN;
+      words[i] =
+          inside[i] ? static_cast<float>(state >> 8) / (1 << 23) - 1.0f : NAN;
       host[i] = words[i];
     }
-    if (absl::Status copied = buffer->CopyFromHost(words.data(), buffer->size());
+    if (absl::Status copied =
+            buffer->CopyFromHost(words.data(), buffer->size());
         !copied.ok()) {
       return copied;
     }
   } else {
-    if (absl::Status filled = FillRandom(buffer->address(), count, type, seed, nullptr);
+    if (absl::Status filled =
+            FillRandom(buffer->address(), count, type, seed, nullptr);
         !filled.ok()) {
       return filled;
     }
@@ -487,7 +591,8 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type, uin
       if (!inside[i]) (*bits)[i] = 0xFFFF;  // NaN in f16 and in bf16
       host[i] = HalfBitsToFloat((*bits)[i], type);
     }
-    if (absl::Status copied = buffer->CopyFromHost(bits->data(), buffer->size());
+    if (absl::Status copied =
+            buffer->CopyFromHost(bits->data(), buffer->size());
         !copied.ok()) {
       return copied;
     }
@@ -508,12 +613,17 @@ double Activate(Activation activation, double x) {
   constexpr double kSqrtHalf = 0.70710678118654752;
   constexpr double kSqrt2OverPi = 0.79788456080286536;
   switch (activation) {
-    case Activation::kNone: return x;
-    case Activation::kRelu: return std::max(x, 0.0);
-    case Activation::kGelu: return 0.5 * x * (1 + std::erf(x * kSqrtHalf));
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return std::max(x, 0.0);
+    case Activation::kGelu:
+      return 0.5 * x * (1 + std::erf(x * kSqrtHalf));
     case Activation::kGeluTanh:
-      return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-    case Activation::kSilu: return x / (1 + std::exp(-x));
+      return 0.5 * x *
+             (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+    case Activation::kSilu:
+      return x / (1 + std::exp(-x));
   }
   return NAN;
 }
@@ -526,9 +636,12 @@ double Activate(Activation activation, double x) {
 // when C and D are stored transposed; the bias's element i (along m) or j
 // (along n).
 std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
-                              const std::vector<double>& a, const std::vector<double>& b,
-                              const std::vector<double>* c, const std::vector<double>* bias) {
-  const bool a_k = p.a_major == MajorOrder::kK, b_k = p.b_major == MajorOrder::kK;
+                              const std::vector<double>& a,
+                              const std::vector<double>& b,
+                              const std::vector<double>* c,
+                              const std::vector<double>* bias) {
+  const bool a_k = p.a_major == MajorOrder::kK,
+             b_k = p.b_major == MajorOrder::kK;
   std::vector<double> d(static_cast<size_t>(p.batch * p.m * p.n));
   // Each batch's A as [m][k] and B as [n][k], for a contiguous inner loop.
   std::vector<double> a_rows(static_cast<size_t>(p.m * p.k));
@@ -552,7 +665,8 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
         for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
         double value = static_cast<double>(p.alpha) * sum;
         if (p.beta != 0) {
-          value += static_cast<double>(p.beta) * (*c)[l.c.AtOutput(batch, i, j, p.d_transposed)];
+          value += static_cast<double>(p.beta) *
+                   (*c)[l.c.AtOutput(batch, i, j, p.d_transposed)];
         }
         if (p.bias != BiasAlong::kNone) {
           value += (*bias)[l.bias.At(batch, 0, p.bias == kAlongM ? i : j)];
@@ -566,7 +680,8 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
 
 // ||result - reference|| / ||reference||; +infinity for a NaN or infinity in
 // `result` (as RelativeErrorByNorm of verification.h, for any output type).
-double RelativeError(const std::vector<double>& result, const std::vector<double>& reference) {
+double RelativeError(const std::vector<double>& result,
+                     const std::vector<double>& reference) {
   double difference = 0, norm = 0;
   for (size_t i = 0; i < result.size(); ++i) {
     if (!std::isfinite(result[i])) return INFINITY;
@@ -579,25 +694,35 @@ double RelativeError(const std::vector<double>& result, const std::vector<double
 // 16-bit D: ErrorBound. f32 D: the products of 16-bit inputs are exact in
 // f32, so only the f32 accumulation over k and the f32 epilogue (erff,
 // tanhf, __expf) remain: 1e-5 relative by norm.
-double Bound(ScalarType output) { return output == kF32 ? 1e-5 : ErrorBound(output); }
+double Bound(ScalarType output) {
+  return output == kF32 ? 1e-5 : ErrorBound(output);
+}
 
 // ---------------------------------------------------------------------------
 // Running a case.
 
 bool IsKind(const gen::GemmConfig& config, Pick pick) {
   switch (pick) {
-    case Pick::kHeuristic: return true;
-    case Pick::kStreamK: return config.stream_k && config.cluster_m == 1;
-    case Pick::kCluster2: return config.cluster_m == 2 && !config.stream_k;
-    case Pick::kCluster2StreamK: return config.cluster_m == 2 && config.stream_k;
-    case Pick::kSwapped: return false;
-    case Pick::kSplitInCluster2: return config.split_k_in_cluster && config.split_k == 2;
-    case Pick::kSplitInCluster8: return config.split_k_in_cluster && config.split_k == 8;
+    case Pick::kHeuristic:
+      return true;
+    case Pick::kStreamK:
+      return config.stream_k && config.cluster_m == 1;
+    case Pick::kCluster2:
+      return config.cluster_m == 2 && !config.stream_k;
+    case Pick::kCluster2StreamK:
+      return config.cluster_m == 2 && config.stream_k;
+    case Pick::kSwapped:
+      return false;
+    case Pick::kSplitInCluster2:
+      return config.split_k_in_cluster && config.split_k == 2;
+    case Pick::kSplitInCluster8:
+      return config.split_k_in_cluster && config.split_k == 8;
   }
   return false;
 }
 
-absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem, Pick pick) {
+absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem,
+                                             Pick pick) {
   if (pick == Pick::kSwapped) {
     // What the heuristic would run on the swapped problem, run swapped:
     // the kernel sees the same problem either way.
@@ -608,13 +733,14 @@ absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem, Pick pi
   }
   const gen::GemmForm form = FormOf(problem);
   for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
-    if (IsKind(config, pick) && gen::ValidateGemmConfigForForm(config, form).ok() &&
+    if (IsKind(config, pick) &&
+        gen::ValidateGemmConfigForForm(config, form).ok() &&
         CheckConfigFitsProblem(config, problem).ok()) {
       return config;
     }
   }
-  return absl::NotFoundError(absl::StrCat("no candidate configuration of the kind computes ",
-                                          gen::FormName(form)));
+  return absl::NotFoundError(absl::StrCat(
+      "no candidate configuration of the kind computes ", gen::FormName(form)));
 }
 
 class GemmFormsGpuTest : public testing_support::HopperTest,
@@ -642,10 +768,12 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
   EXPECT_EQ(resolved.stride_c, layouts.c.stride);
   EXPECT_EQ(resolved.stride_d, layouts.d.stride);
 
-  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(Name(test_case)));
+  const uint32_t seed =
+      static_cast<uint32_t>(std::hash<std::string>()(Name(test_case)));
   absl::StatusOr<Operand> a = RandomOperand(layouts.a, problem.element, seed);
   ASSERT_TRUE(a.ok()) << a.status();
-  absl::StatusOr<Operand> b = RandomOperand(layouts.b, problem.element, seed + 1);
+  absl::StatusOr<Operand> b =
+      RandomOperand(layouts.b, problem.element, seed + 1);
   ASSERT_TRUE(b.ok()) << b.status();
   const bool reads_c = problem.beta != 0;
   const bool has_bias = problem.bias != BiasAlong::kNone;
@@ -661,12 +789,13 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     ASSERT_TRUE(bias.ok()) << bias.status();
   }
   const std::vector<double> expected =
-      Reference(problem, layouts, a->host, b->host, reads_c ? &c->host : nullptr,
-                has_bias ? &bias->host : nullptr);
+      Reference(problem, layouts, a->host, b->host,
+                reads_c ? &c->host : nullptr, has_bias ? &bias->host : nullptr);
 
   GemmOptions options;
   if (test_case.pick != Pick::kHeuristic) {
-    absl::StatusOr<gen::GemmConfig> config = PickedConfig(problem, test_case.pick);
+    absl::StatusOr<gen::GemmConfig> config =
+        PickedConfig(problem, test_case.pick);
     ASSERT_TRUE(config.ok()) << config.status();
     options.config = *config;
   }
@@ -680,7 +809,8 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     ASSERT_TRUE(own_d.ok()) << own_d.status();
   }
   DeviceBuffer& d = test_case.c_is_d ? c->buffer : *own_d;
-  const int64_t d_count = static_cast<int64_t>(d.size()) / ptx::SizeInBytes(output);
+  const int64_t d_count =
+      static_cast<int64_t>(d.size()) / ptx::SizeInBytes(output);
   const std::vector<bool> inside = layouts.d.Mask(d_count);
   // C and the bias are passed only when the problem has them (0 otherwise:
   // never read).
@@ -688,7 +818,8 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
                               reads_c ? c->buffer.address() : 0, d.address(),
                               has_bias ? bias->buffer.address() : 0};
 
-  const int runs = test_case.pick != Pick::kHeuristic && !test_case.c_is_d ? 2 : 1;
+  const int runs =
+      test_case.pick != Pick::kHeuristic && !test_case.c_is_d ? 2 : 1;
   for (int run = 0; run < runs; ++run) {
     SCOPED_TRACE(absl::StrCat("run ", run));
     if (!test_case.c_is_d) {
@@ -704,7 +835,8 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     for (int64_t batch = 0; batch < problem.batch; ++batch) {
       for (int64_t i = 0; i < problem.m; ++i) {
         for (int64_t j = 0; j < problem.n; ++j) {
-          computed.push_back((*result)[layouts.d.AtOutput(batch, i, j, problem.d_transposed)]);
+          computed.push_back(
+              (*result)[layouts.d.AtOutput(batch, i, j, problem.d_transposed)]);
         }
       }
     }
@@ -715,10 +847,11 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
       }
     }
     EXPECT_LT(RelativeError(computed, expected), Bound(output));
-    EXPECT_EQ(written, 0) << "elements of D outside [m, n] of every batch were written, "
-                             "the first at element "
-                          << first_written << " (ldd " << layouts.d.ld << ", stride_d "
-                          << layouts.d.stride << ")";
+    EXPECT_EQ(written, 0)
+        << "elements of D outside [m, n] of every batch were written, "
+           "the first at element "
+        << first_written << " (ldd " << layouts.d.ld << ", stride_d "
+        << layouts.d.stride << ")";
   }
 }
 
@@ -740,13 +873,15 @@ TEST(GemmFormsTable, EveryCaseIsAValidProblemOfItsOwnName) {
     const absl::Status valid = ValidateProblem(problem);
     EXPECT_TRUE(valid.ok()) << valid;
     if (!valid.ok()) continue;
-    absl::StatusOr<gen::GemmConfig> config = c.pick == Pick::kHeuristic
-                                                 ? HeuristicConfig(problem, target.sm_count)
-                                                 : PickedConfig(problem, c.pick);
+    absl::StatusOr<gen::GemmConfig> config =
+        c.pick == Pick::kHeuristic ? HeuristicConfig(problem, target.sm_count)
+                                   : PickedConfig(problem, c.pick);
     ASSERT_TRUE(config.ok()) << config.status();
-    const absl::StatusOr<int> resident = TargetResidentClusters(*config, target);
+    const absl::StatusOr<int> resident =
+        TargetResidentClusters(*config, target);
     ASSERT_TRUE(resident.ok()) << resident.status();
-    const absl::StatusOr<gen::GemmGrid> grid = PlanGemmLaunch(problem, *config, *resident);
+    const absl::StatusOr<gen::GemmGrid> grid =
+        PlanGemmLaunch(problem, *config, *resident);
     EXPECT_TRUE(grid.ok()) << gen::ConfigName(*config) << ": " << grid.status();
   }
 }
@@ -770,16 +905,19 @@ GemmProblem Square(int64_t size, ScalarType element = kF16) {
 
 std::vector<Refusal> Refusals() {
   std::vector<Refusal> refusals;
-  auto add = [&](std::string what, std::function<void(GemmProblem&)> change,
+  auto add = [&](std::string what,
+                 const std::function<void(GemmProblem&)>& change,
                  std::vector<std::string> parts) {
     GemmProblem p = Square(64);
     change(p);
     refusals.push_back({std::move(what), p, std::move(parts)});
   };
-  add("m = 0", [](GemmProblem& p) { p.m = 0; }, {"m=0 is outside 1..2147483647"});
+  add("m = 0", [](GemmProblem& p) { p.m = 0; },
+      {"m=0 is outside 1..2147483647"});
   add("k = 2^31", [](GemmProblem& p) { p.k = int64_t{1} << 31; },
       {"k=2147483648 is outside 1..2147483647"});
-  add("f32 inputs", [](GemmProblem& p) { p.element = kF32; }, {"f16 or bf16", "f32"});
+  add("f32 inputs", [](GemmProblem& p) { p.element = kF32; },
+      {"f16 or bf16", "f32"});
   add("MN-major e4m3 inputs",
       [](GemmProblem& p) {
         p.element = ScalarType::kE4M3;
@@ -794,7 +932,8 @@ std::vector<Refusal> Refusals() {
         p.bias_type = ScalarType::kS8;
       },
       {"bias must be f16, bf16 or f32", "s8"});
-  add("K-major lda < k", [](GemmProblem& p) { p.lda = 32; }, {"lda=32", "at least the stored row"});
+  add("K-major lda < k", [](GemmProblem& p) { p.lda = 32; },
+      {"lda=32", "at least the stored row"});
   add("MN-major lda < m",
       [](GemmProblem& p) {
         p.a_major = MajorOrder::kMN;
@@ -815,7 +954,8 @@ std::vector<Refusal> Refusals() {
         p.ldc = 63;
       },
       {"ldc=63", "at least the stored row"});
-  add("ldd < n", [](GemmProblem& p) { p.ldd = 60; }, {"ldd=60", "at least the stored row"});
+  add("ldd < n", [](GemmProblem& p) { p.ldd = 60; },
+      {"ldd=60", "at least the stored row"});
   add("ldd < m, D transposed",
       [](GemmProblem& p) {
         p.d_transposed = true;
@@ -839,7 +979,8 @@ std::vector<Refusal> Refusals() {
         p.stride_d = 64 * 80 - 1;
       },
       {"stride_d=5119", "at least one matrix (5120 elements)"});
-  add("lda of 136 bytes", [](GemmProblem& p) { p.lda = 68; }, {"lda=68", "16-byte boundary"});
+  add("lda of 136 bytes", [](GemmProblem& p) { p.lda = 68; },
+      {"lda=68", "16-byte boundary"});
   add("ldb of 200 bytes, MN-major",
       [](GemmProblem& p) {
         p.b_major = MajorOrder::kMN;
@@ -861,7 +1002,8 @@ std::vector<Refusal> Refusals() {
       },
       {"stride_a=4100", "multiple of 16 bytes"});
   add("batch = 0", [](GemmProblem& p) { p.batch = 0; }, {"batch=0", "65535"});
-  add("batch = 65536", [](GemmProblem& p) { p.batch = 65536; }, {"batch=65536", "65535"});
+  add("batch = 65536", [](GemmProblem& p) { p.batch = 65536; },
+      {"batch=65536", "65535"});
   add("overlapping matrices of D",
       [](GemmProblem& p) {
         p.batch = 2;

@@ -39,13 +39,13 @@ std::string Name(const Shape& shape) {
 }
 
 const Shape kShapes[] = {
-    {256, 256, 256},    {512, 1024, 512},  {384, 768, 1024},  // tile multiples
-    {257, 129, 72},     {1000, 999, 136},  {130, 300, 520},   // ragged
-    {1, 8, 16},         {3, 5, 8},                            // tiny
-    {1, 4096, 4096},    {17, 2048, 1024},  {64, 8192, 512},   // skinny
-    {1000, 24, 520},                                          // skinny n
-    {256, 200, 5000},                                         // few tiles, long k
-    {128, 128, 8},      {200, 300, 24},                       // k < block_k
+    {256, 256, 256},  {512, 1024, 512}, {384, 768, 1024},  // tile multiples
+    {257, 129, 72},   {1000, 999, 136}, {130, 300, 520},   // ragged
+    {1, 8, 16},       {3, 5, 8},                           // tiny
+    {1, 4096, 4096},  {17, 2048, 1024}, {64, 8192, 512},   // skinny
+    {1000, 24, 520},                                       // skinny n
+    {256, 200, 5000},                                      // few tiles, long k
+    {128, 128, 8},    {200, 300, 24},                      // k < block_k
 };
 
 // 16-bit elements on the device.
@@ -64,11 +64,13 @@ std::vector<uint16_t> Download(const runtime::DeviceBuffer& buffer) {
 
 // The Hilbert tile order on the last of `configs` (the heuristic's), on the
 // last with a 2-CTA cluster and on the last with stream-K.
-std::vector<gen::GemmConfig> HilbertVariants(const std::vector<gen::GemmConfig>& configs) {
+std::vector<gen::GemmConfig> HilbertVariants(
+    const std::vector<gen::GemmConfig>& configs) {
   std::vector<gen::GemmConfig> variants;
   auto add_first = [&](auto predicate) {
     for (auto it = configs.rbegin(); it != configs.rend(); ++it) {
-      if (it->schedule == gen::GemmSchedule::kWarpSpecialized && predicate(*it)) {
+      if (it->schedule == gen::GemmSchedule::kWarpSpecialized &&
+          predicate(*it)) {
         gen::GemmConfig curve = *it;
         curve.tile_order = gen::TileOrder::kHilbert;
         variants.push_back(curve);
@@ -77,19 +79,20 @@ std::vector<gen::GemmConfig> HilbertVariants(const std::vector<gen::GemmConfig>&
     }
   };
   add_first([](const gen::GemmConfig&) { return true; });
-  add_first([](const gen::GemmConfig& config) { return config.cluster_m == 2; });
+  add_first(
+      [](const gen::GemmConfig& config) { return config.cluster_m == 2; });
   add_first([](const gen::GemmConfig& config) { return config.stream_k; });
   return variants;
 }
 
-class GemmGpuTest : public testing_support::HopperTest,
-                    public testing::WithParamInterface<std::tuple<ScalarType, Shape>> {
+class GemmGpuTest
+    : public testing_support::HopperTest,
+      public testing::WithParamInterface<std::tuple<ScalarType, Shape>> {
  protected:
   GemmProblem Problem() const {
     const auto& [element, shape] = GetParam();
     return GemmProblem{shape.m, shape.n, shape.k, element};
   }
-
 };
 
 // Fresh inputs for every test (seeded by the test's name), one reference,
@@ -98,14 +101,17 @@ TEST_P(GemmGpuTest, EveryConfigurationMatchesTheReference) {
   const GemmProblem problem = Problem();
   const std::string test_name =
       testing::UnitTest::GetInstance()->current_test_info()->name();
-  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(test_name));
+  const uint32_t seed =
+      static_cast<uint32_t>(std::hash<std::string>()(test_name));
   runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
   runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
   runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
   ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element,
-                         seed, nullptr).ok());
+                         seed, nullptr)
+                  .ok());
   ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element,
-                         seed + 1, nullptr).ok());
+                         seed + 1, nullptr)
+                  .ok());
 
   std::vector<double> host_reference;
   std::vector<uint16_t> cublas_reference;
@@ -114,7 +120,8 @@ TEST_P(GemmGpuTest, EveryConfigurationMatchesTheReference) {
   } else {
     runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
     ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(),
-                           reference.address(), nullptr).ok());
+                           reference.address(), nullptr)
+                    .ok());
     cublas_reference = Download(reference);
   }
 
@@ -183,17 +190,24 @@ TEST_F(GemmRulesGpuTest, StreamKMatchesCublasRunAfterRun) {
       ASSERT_FALSE(gemms.empty());
       for (int run = 0; run < 3; ++run) {
         const uint32_t seed = 1000 * run + static_cast<uint32_t>(shape.k);
-        ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, element, seed, nullptr).ok());
-        ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, element, seed + 1, nullptr).ok());
-        ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(),
-                               nullptr).ok());
+        ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, element,
+                               seed, nullptr)
+                        .ok());
+        ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, element,
+                               seed + 1, nullptr)
+                        .ok());
+        ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(),
+                               reference.address(), nullptr)
+                        .ok());
         const std::vector<uint16_t> expected = Download(reference);
         for (const Gemm& gemm : gemms) {
-          SCOPED_TRACE(absl::StrCat(gen::ConfigName(gemm.config()), " on ", Name(shape),
-                                    " run ", run));
+          SCOPED_TRACE(absl::StrCat(gen::ConfigName(gemm.config()), " on ",
+                                    Name(shape), " run ", run));
           ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
-          ASSERT_TRUE(gemm.Run(a.address(), b.address(), c.address(), nullptr).ok());
-          EXPECT_LT(RelativeErrorByNorm(Download(c), expected, element), ErrorBound(element));
+          ASSERT_TRUE(
+              gemm.Run(a.address(), b.address(), c.address(), nullptr).ok());
+          EXPECT_LT(RelativeErrorByNorm(Download(c), expected, element),
+                    ErrorBound(element));
         }
       }
     }
@@ -226,9 +240,15 @@ TEST_F(GemmRulesGpuTest, EveryScheduleRunsCapturedInACudaGraph) {
     runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
     runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
     runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
-    ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element, 7, nullptr).ok());
-    ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element, 8, nullptr).ok());
-    ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(), reference.address(), nullptr).ok());
+    ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element,
+                           7, nullptr)
+                    .ok());
+    ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element,
+                           8, nullptr)
+                    .ok());
+    ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(),
+                           reference.address(), nullptr)
+                    .ok());
     const std::vector<uint16_t> expected = Download(reference);
     for (const gen::GemmConfig& config : configs) {
       SCOPED_TRACE(absl::StrCat(gen::ConfigName(config), " on ", Name(shape)));
@@ -236,18 +256,22 @@ TEST_F(GemmRulesGpuTest, EveryScheduleRunsCapturedInACudaGraph) {
       options.config = config;
       absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
       ASSERT_TRUE(gemm.ok()) << gemm.status();
-      ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
-                                                CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+      ASSERT_EQ((*driver)->cuStreamBeginCapture(
+                    stream->get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                 CUDA_SUCCESS);
-      const absl::Status run = gemm->Run(a.address(), b.address(), c.address(), stream->get());
+      const absl::Status run =
+          gemm->Run(a.address(), b.address(), c.address(), stream->get());
       CUgraph graph = nullptr;
-      ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph), CUDA_SUCCESS);
+      ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph),
+                CUDA_SUCCESS);
       ASSERT_TRUE(run.ok()) << run;
       CUgraphExec replay = nullptr;
-      ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0), CUDA_SUCCESS);
+      ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0),
+                CUDA_SUCCESS);
       for (int replays = 0; replays < 3; ++replays) {
         ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
-        ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()), CUDA_SUCCESS);
+        ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()),
+                  CUDA_SUCCESS);
         ASSERT_TRUE(stream->Synchronize().ok());
         EXPECT_LT(RelativeErrorByNorm(Download(c), expected, problem.element),
                   ErrorBound(problem.element))
@@ -278,15 +302,16 @@ TEST_F(GemmRulesGpuTest, NullOrMisalignedPointersAreRefused) {
   EXPECT_NE(run.message().find("A must be 16-byte aligned"),
             absl::string_view::npos)
       << run;
-  const absl::Status null_c = gemm->Run(buffer.address(), buffer.address(), 0, nullptr);
+  const absl::Status null_c =
+      gemm->Run(buffer.address(), buffer.address(), 0, nullptr);
   // The three-pointer call writes D = c.
   EXPECT_EQ(null_c.message(), "GEMM: D is a null pointer");
 }
 
 // Checked before any device memory is touched, so this runs without a GPU.
 TEST(GemmRules, RotatingOperandsRefuseAProblemTheKernelsCannotTake) {
-  const absl::StatusOr<RotatingGemmOperands> empty =
-      RandomRotatingGemmOperands(GemmProblem{8, 8, 0, ScalarType::kF16}, 64 << 20, 1, nullptr);
+  const absl::StatusOr<RotatingGemmOperands> empty = RandomRotatingGemmOperands(
+      GemmProblem{8, 8, 0, ScalarType::kF16}, 64 << 20, 1, nullptr);
   EXPECT_EQ(empty.status().message(), "GEMM: k=0 is outside 1..2147483647");
 }
 
@@ -314,7 +339,8 @@ TEST_F(GemmRulesGpuTest, RotatingOperandsOutgrowL2WithDistinctCopies) {
 
 TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
   const GemmProblem problem{512, 512, 512, ScalarType::kF16};
-  const std::vector<gen::GemmConfig> candidates = V1CandidateConfigs(problem.element);
+  const std::vector<gen::GemmConfig> candidates =
+      V1CandidateConfigs(problem.element);
   absl::StatusOr<TuningReport> tuned =
       Autotune(problem, candidates, compile::KernelCache::Default(),
                AutotuneOptions{/*use_records=*/false});

@@ -68,7 +68,8 @@ TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
           absl::StrCat(gen::FormName(FormOf(problem)), " on ", sms, " SMs");
       EXPECT_EQ(plan->config, HeuristicConfig(problem, sms)) << what;
       EXPECT_EQ(plan->resident_clusters, sms / plan->config.cluster_m) << what;
-      EXPECT_LE(plan->grid.x, int64_t{plan->resident_clusters} * plan->config.cluster_m)
+      EXPECT_LE(plan->grid.x,
+                int64_t{plan->resident_clusters} * plan->config.cluster_m)
           << what;
       const absl::StatusOr<gen::GemmGrid> grid =
           PlanGemmLaunch(problem, plan->config, plan->resident_clusters);
@@ -82,19 +83,22 @@ TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
       ASSERT_NE(plan->compiled, nullptr) << what;
       EXPECT_EQ(plan->compiled->options.arch, "sm_90a") << what;
       EXPECT_TRUE(Contains(plan->compiled->ptx, ".target sm_90a")) << what;
-      EXPECT_TRUE(Contains(plan->compiled->ptx,
-                           absl::StrCat(".entry ", plan->generated.kernel_name)))
+      EXPECT_TRUE(
+          Contains(plan->compiled->ptx,
+                   absl::StrCat(".entry ", plan->generated.kernel_name)))
           << what;
       EXPECT_FALSE(plan->compiled->cubin.empty()) << what;
       EXPECT_EQ(plan->problem.ldd, 4096) << what;  // resolved
     }
   }
-  EXPECT_FALSE(runtime::Driver::Get().ok()) << "the plans above needed no driver";
+  EXPECT_FALSE(runtime::Driver::Get().ok())
+      << "the plans above needed no driver";
 }
 
 TEST(PlanTest, AGivenConfigIsPlannedAsGiven) {
   GemmOptions options;
-  options.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
+  options.config =
+      *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
   const absl::StatusOr<GemmPlan> plan = PlanGemm(Plain(), WithSms(66), options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->config, *options.config);
@@ -104,7 +108,8 @@ TEST(PlanTest, AGivenConfigIsPlannedAsGiven) {
   EXPECT_EQ(plan->grid.cluster_x, 2);
 }
 
-void ExpectRefused(const absl::StatusOr<GemmPlan>& plan, absl::string_view rule) {
+void ExpectRefused(const absl::StatusOr<GemmPlan>& plan,
+                   absl::string_view rule) {
   ASSERT_FALSE(plan.ok()) << "planned, though it breaks: " << rule;
   EXPECT_TRUE(Contains(plan.status().message(), rule));
 }
@@ -115,23 +120,28 @@ TEST(PlanTest, RefusesTargetsTheKernelsAreNotFor) {
   ExpectRefused(PlanGemm(Plain(), ampere),
                 "GEMM target: arch 'sm_80' is not one the GEMM kernels are "
                 "generated for: only sm_90a has wgmma");
-  ExpectRefused(PlanGemm(Plain(), WithSms(0)), "GEMM target: sm_count=0 is outside 1..1024");
-  ExpectRefused(PlanGemm(Plain(), WithSms(1025)), "sm_count=1025 is outside 1..1024");
+  ExpectRefused(PlanGemm(Plain(), WithSms(0)),
+                "GEMM target: sm_count=0 is outside 1..1024");
+  ExpectRefused(PlanGemm(Plain(), WithSms(1025)),
+                "sm_count=1025 is outside 1..1024");
   GemmTarget tiny = GemmTarget::H200();
   tiny.max_shared_bytes_per_block_optin = 16 * 1024;
-  ExpectRefused(PlanGemm(Plain(), tiny),
-                "GEMM target: max_shared_bytes_per_block_optin=16384 is below the "
-                "49152 bytes every CUDA GPU gives a block");
+  ExpectRefused(
+      PlanGemm(Plain(), tiny),
+      "GEMM target: max_shared_bytes_per_block_optin=16384 is below the "
+      "49152 bytes every CUDA GPU gives a block");
   ExpectRefused(PlanGemm(Plain(), GemmTarget{}), "sm_count=0");
 }
 
 TEST(PlanTest, RefusesWhatTheTargetCannotHold) {
   GemmTarget small = GemmTarget::H200();
   small.max_shared_bytes_per_block_optin = 100 * 1024;
-  ExpectRefused(PlanGemm(Plain(), small), "bytes of shared memory per block; the target "
-                                          "gives at most 102400");
+  ExpectRefused(PlanGemm(Plain(), small),
+                "bytes of shared memory per block; the target "
+                "gives at most 102400");
   GemmOptions pair;
-  pair.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
+  pair.config =
+      *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
   ExpectRefused(PlanGemm(Plain(), WithSms(1), pair),
                 "launches clusters of 2 CTAs, one per SM; the target has 1 SM");
 }
@@ -139,13 +149,17 @@ TEST(PlanTest, RefusesWhatTheTargetCannotHold) {
 TEST(PlanTest, RefusesTheProblemsAndConfigsPrepareRefuses) {
   GemmProblem empty = Plain();
   empty.k = 0;
-  ExpectRefused(PlanGemm(empty, GemmTarget::H200()), "GEMM: k=0 is outside 1..2147483647");
+  ExpectRefused(PlanGemm(empty, GemmTarget::H200()),
+                "GEMM: k=0 is outside 1..2147483647");
   GemmProblem odd = Plain();
   odd.k = 4100;
   ExpectRefused(PlanGemm(odd, GemmTarget::H200()), "k must be a multiple of 8");
-  GemmOptions tma;  // the fused form's D is f32, computed by the direct epilogue
-  tma.config = *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent");
-  ExpectRefused(PlanGemm(Fused(), GemmTarget::H200(), tma), "TMA-store epilogue");
+  GemmOptions
+      tma;  // the fused form's D is f32, computed by the direct epilogue
+  tma.config =
+      *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent");
+  ExpectRefused(PlanGemm(Fused(), GemmTarget::H200(), tma),
+                "TMA-store epilogue");
 }
 
 // Timing needs the device; a plan refuses rather than quietly taking the
@@ -153,10 +167,14 @@ TEST(PlanTest, RefusesTheProblemsAndConfigsPrepareRefuses) {
 TEST(PlanTest, RefusesToAutotuneWithoutADevice) {
   GemmOptions options;
   options.selection = Selection::kAutotune;
-  const absl::StatusOr<GemmPlan> plan = PlanGemm(Plain(), GemmTarget::H200(), options);
+  const absl::StatusOr<GemmPlan> plan =
+      PlanGemm(Plain(), GemmTarget::H200(), options);
   EXPECT_TRUE(absl::IsFailedPrecondition(plan.status())) << plan.status();
-  ExpectRefused(plan, "autotuning (Selection::kAutotune) times the candidates on the device");
-  options.config = HeuristicConfig(Plain(), 132);  // a given config needs no timing
+  ExpectRefused(
+      plan,
+      "autotuning (Selection::kAutotune) times the candidates on the device");
+  options.config =
+      HeuristicConfig(Plain(), 132);  // a given config needs no timing
   EXPECT_TRUE(PlanGemm(Plain(), GemmTarget::H200(), options).ok());
 }
 
@@ -182,9 +200,10 @@ TEST(PlanTest, ADevicesTargetIsItsSmsAndSharedMemory) {
   a100.sm_count = 108;
   const absl::StatusOr<GemmTarget> refused = GemmTargetOf(a100);
   ASSERT_FALSE(refused.ok());
-  EXPECT_TRUE(Contains(refused.status().message(),
-                       "GEMM target: device 0 (NVIDIA A100): sm_90a code runs only on "
-                       "compute capability 9.0"));
+  EXPECT_TRUE(
+      Contains(refused.status().message(),
+               "GEMM target: device 0 (NVIDIA A100): sm_90a code runs only on "
+               "compute capability 9.0"));
 }
 
 // ---- The command line prints this plan ----
@@ -197,9 +216,11 @@ struct CliRun {
 // tools/ptxgen (a data dependency; the working directory is the runfiles
 // root) with `flags`, this binary's environment: no driver, no disk cache.
 CliRun Ptxgen(const std::string& flags) {
-  const std::string err_path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/ptxgen.err");
+  const std::string err_path =
+      absl::StrCat(std::getenv("TEST_TMPDIR"), "/ptxgen.err");
   CliRun run;
-  FILE* out = popen(absl::StrCat("tools/ptxgen ", flags, " 2>", err_path).c_str(), "r");
+  FILE* out =
+      popen(absl::StrCat("tools/ptxgen ", flags, " 2>", err_path).c_str(), "r");
   if (out == nullptr) return run;
   char buffer[4096];
   for (size_t got; (got = fread(buffer, 1, sizeof buffer, out)) > 0;) {
@@ -214,11 +235,13 @@ TEST(PlanTest, TheCommandLinePrintsThePlan) {
   const absl::StatusOr<GemmPlan> plan = PlanGemm(Fused(), WithSms(66));
   ASSERT_TRUE(plan.ok()) << plan.status();
   const CliRun run = Ptxgen(
-      "gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --b-major=n --out-dtype=f32 "
+      "gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --b-major=n "
+      "--out-dtype=f32 "
       "--bias=n --activation=gelu --sms=66 --emit=ptx");
-  EXPECT_TRUE(run.out == plan->compiled->ptx) << "the CLI's PTX is not the plan's";
-  EXPECT_TRUE(Contains(run.err, absl::StrCat("ptxgen: ", gen::ConfigName(plan->config),
-                                             "\n")));
+  EXPECT_TRUE(run.out == plan->compiled->ptx)
+      << "the CLI's PTX is not the plan's";
+  EXPECT_TRUE(Contains(
+      run.err, absl::StrCat("ptxgen: ", gen::ConfigName(plan->config), "\n")));
 }
 
 // ---- The README's library example ----
@@ -227,6 +250,8 @@ TEST(PlanTest, TheCommandLinePrintsThePlan) {
 // markers; TheReadmeShowsThisCode checks README.md has them verbatim).
 TEST(PlanTest, TheReadmesExampleWorksWithoutAGpu) {
   const int64_t m = 4096, n = 4096, k = 4096;
+  // The README's lines as written there:
+  // clang-format off
   // From README.md:
   ptxgen::gemm::GemmProblem p{m, n, k, ptxgen::ptx::ScalarType::kBF16};
   p.b_major = ptxgen::ptx::MajorOrder::kMN;       // B stored [k,n]
@@ -243,8 +268,10 @@ TEST(PlanTest, TheReadmesExampleWorksWithoutAGpu) {
   const std::string& cuda = plan->generated.source;  // plan->config, ->grid: what Prepare would pick
   const std::string& ptx = plan->compiled->ptx;      // NVRTC's; ->cubin, ->resources too
   // End of README.md.
+  // clang-format on
   EXPECT_TRUE(Contains(cuda, plan->generated.kernel_name));
-  EXPECT_TRUE(Contains(ptx, absl::StrCat(".entry ", plan->generated.kernel_name)));
+  EXPECT_TRUE(
+      Contains(ptx, absl::StrCat(".entry ", plan->generated.kernel_name)));
   EXPECT_EQ(plan->config, HeuristicConfig(Fused(), 132));
 }
 
@@ -270,13 +297,15 @@ std::vector<std::string> ReadmeBlocks(const std::string& source) {
 
 TEST(PlanTest, TheReadmeShowsThisCode) {
   const std::string readme = ReadFile("README.md");
-  const std::vector<std::string> blocks = ReadmeBlocks(ReadFile("tests/gemm/plan_test.cc"));
+  const std::vector<std::string> blocks =
+      ReadmeBlocks(ReadFile("tests/gemm/plan_test.cc"));
   ASSERT_EQ(blocks.size(), 3u);
   size_t after = 0;
   for (const std::string& block : blocks) {
     const size_t at = readme.find(block, after);
-    EXPECT_NE(at, std::string::npos) << "README.md lacks, after its earlier blocks:\n"
-                                     << block;
+    EXPECT_NE(at, std::string::npos)
+        << "README.md lacks, after its earlier blocks:\n"
+        << block;
     if (at != std::string::npos) after = at + block.size();
   }
 }

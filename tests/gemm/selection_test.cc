@@ -25,40 +25,53 @@ TEST(SelectionTest, LargeProblemsGet128x256TilesWithTheTmaStore) {
   EXPECT_TRUE(gen::ValidateGemmConfig(config, ScalarType::kF16).ok());
 }
 
-TEST(SelectionTest, OneNearlyFullWaveOfWideTilesStoresCInHalvesForAFourthStage) {
+TEST(SelectionTest,
+     OneNearlyFullWaveOfWideTilesStoresCInHalvesForAFourthStage) {
   // 2048^3: 128 tiles of 128x256 on 132 SMs.
   const gen::GemmConfig config =
       HeuristicConfig({2048, 2048, 2048, ScalarType::kF16}, 132);
-  EXPECT_EQ(gen::ConfigName(config), "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
+  EXPECT_EQ(gen::ConfigName(config),
+            "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
   // 96 such tiles would leave a quarter of the SMs idle: 128x128 tiles.
-  EXPECT_EQ(HeuristicConfig({1536, 2048, 2048, ScalarType::kF16}, 132).block_n, 128);
+  EXPECT_EQ(HeuristicConfig({1536, 2048, 2048, ScalarType::kF16}, 132).block_n,
+            128);
   // Rows of C that TMA cannot store: the direct epilogue, which has room
   // for 4 stages anyway.
   const gen::GemmConfig direct =
       HeuristicConfig({2048, 2044, 2048, ScalarType::kF16}, 132);
-  EXPECT_EQ(gen::ConfigName(direct), "ws 128x256x64 s4 c2 w1 m1 direct g8 persistent");
+  EXPECT_EQ(gen::ConfigName(direct),
+            "ws 128x256x64 s4 c2 w1 m1 direct g8 persistent");
 }
 
 TEST(SelectionTest, StreamKOnlyForAMostlyIdleLastWaveWithLongShares) {
   // 64 x 32 = 2048 tiles on 132 SMs: 15 waves and 68 tiles left over,
   // shared out as 66 k-tiles per SM.
-  EXPECT_TRUE(HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).stream_k);
+  EXPECT_TRUE(
+      HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).stream_k);
   // 33 x 8 = 264 tiles: exactly two waves.
-  EXPECT_FALSE(HeuristicConfig({33 * 128, 8 * 256, 4096, ScalarType::kF16}, 132).stream_k);
+  EXPECT_FALSE(HeuristicConfig({33 * 128, 8 * 256, 4096, ScalarType::kF16}, 132)
+                   .stream_k);
   // 512 tiles: the last wave is 88% full.
-  EXPECT_FALSE(HeuristicConfig({4096, 4096, 4096, ScalarType::kF16}, 132).stream_k);
+  EXPECT_FALSE(
+      HeuristicConfig({4096, 4096, 4096, ScalarType::kF16}, 132).stream_k);
   // Shares of 8 k-tiles.
-  EXPECT_FALSE(HeuristicConfig({8192, 8192, 1024, ScalarType::kF16}, 132).stream_k);
+  EXPECT_FALSE(
+      HeuristicConfig({8192, 8192, 1024, ScalarType::kF16}, 132).stream_k);
   // 8 tiles left over, 4 SMs each: shares of 64 k-tiles.
-  EXPECT_TRUE(HeuristicConfig({16384, 16384, 16384, ScalarType::kF16}, 132).stream_k);
+  EXPECT_TRUE(
+      HeuristicConfig({16384, 16384, 16384, ScalarType::kF16}, 132).stream_k);
   // K too long to count the stream-K k-tiles in 32 bits.
-  EXPECT_FALSE(HeuristicConfig({8192, 8192, int64_t{1} << 30, ScalarType::kF16}, 132).stream_k);
+  EXPECT_FALSE(
+      HeuristicConfig({8192, 8192, int64_t{1} << 30, ScalarType::kF16}, 132)
+          .stream_k);
 }
 
 TEST(SelectionTest, ClustersShareBWhereRowsMissTheir128ByteBoundaries) {
   // k = 4104: rows of A and B 8208 bytes apart, 16 past a 128-byte line.
-  EXPECT_EQ(HeuristicConfig({7777, 3333, 4104, ScalarType::kF16}, 132).cluster_m, 2);
-  EXPECT_EQ(HeuristicConfig({7777, 3333, 4096, ScalarType::kF16}, 132).cluster_m, 1);
+  EXPECT_EQ(
+      HeuristicConfig({7777, 3333, 4104, ScalarType::kF16}, 132).cluster_m, 2);
+  EXPECT_EQ(
+      HeuristicConfig({7777, 3333, 4096, ScalarType::kF16}, 132).cluster_m, 1);
   // The rows as stored count, whichever the major order.
   GemmProblem mn{8192, 8192, 8192, ScalarType::kF16};
   mn.a_major = mn.b_major = ptx::MajorOrder::kMN;
@@ -68,24 +81,33 @@ TEST(SelectionTest, ClustersShareBWhereRowsMissTheir128ByteBoundaries) {
   GemmProblem mn_b{7777, 3336, 4104, ScalarType::kF16};
   mn_b.b_major = ptx::MajorOrder::kMN;
   const gen::GemmConfig config = HeuristicConfig(mn_b, 132);
-  EXPECT_TRUE(CheckConfigFitsProblem(config, mn_b).ok()) << gen::ConfigName(config);
+  EXPECT_TRUE(CheckConfigFitsProblem(config, mn_b).ok())
+      << gen::ConfigName(config);
 }
 
 TEST(SelectionTest, NarrowerTilesWhereTheyWasteLessOfTheGrid) {
   // 128x256: 480 tiles, 3.6 waves, and 5% of the tile area outside C;
   // 128x192: 648 tiles, 4.9 waves.
-  const gen::GemmConfig config = HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132);
+  const gen::GemmConfig config =
+      HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132);
   EXPECT_EQ(config.block_n, 192);
-  EXPECT_EQ(HeuristicConfig({6144, 6144, 6144, ScalarType::kF16}, 132).block_n, 256);
+  EXPECT_EQ(HeuristicConfig({6144, 6144, 6144, ScalarType::kF16}, 132).block_n,
+            256);
 }
 
 TEST(SelectionTest, RasterGroupsOf16RowsUnlessThatLeavesAShortLastGroup) {
   // 64 rows of 128x256 tiles: four groups of 16.
-  EXPECT_EQ(HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).raster_group, 16);
+  EXPECT_EQ(
+      HeuristicConfig({8192, 8192, 8192, ScalarType::kF16}, 132).raster_group,
+      16);
   // 24 rows: three groups of 8 rather than 16 and 8.
-  EXPECT_EQ(HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132).raster_group, 8);
+  EXPECT_EQ(
+      HeuristicConfig({3000, 5000, 2048, ScalarType::kF16}, 132).raster_group,
+      8);
   // 61 rows: neither divides them.
-  EXPECT_EQ(HeuristicConfig({7777, 8192, 4096, ScalarType::kF16}, 132).raster_group, 16);
+  EXPECT_EQ(
+      HeuristicConfig({7777, 8192, 4096, ScalarType::kF16}, 132).raster_group,
+      16);
 }
 
 TEST(SelectionTest, FewLongTilesGetTheDeepestRing) {
@@ -146,22 +168,30 @@ TEST(SelectionTest, PlanGemmLaunchRefusesWhatPrepareRefuses) {
   auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
   const int64_t huge = (int64_t{1} << 31) - 1;
   const std::tuple<GemmProblem, gen::GemmConfig, const char*> cases[] = {
-      {{0, 8, 8, ScalarType::kF16}, parse("v1 128x128x64"),
+      {{0, 8, 8, ScalarType::kF16},
+       parse("v1 128x128x64"),
        "GEMM: m=0 is outside 1..2147483647"},
-      {{64, 64, 60, ScalarType::kF16}, parse("v1 128x128x64"), "k must be a multiple of 8"},
+      {{64, 64, 60, ScalarType::kF16},
+       parse("v1 128x128x64"),
+       "k must be a multiple of 8"},
       {square, parse("v1 128x256x64"), "needs 256 accumulator registers"},
       {{64, 63, 64, ScalarType::kF16},
        parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"),
-       "stores D with TMA, which needs rows (and batches) of D on 16-byte boundaries"},
-      {{huge, huge, 8, ScalarType::kF16}, HeuristicConfig({huge, huge, 8}, 132),
+       "stores D with TMA, which needs rows (and batches) of D on 16-byte "
+       "boundaries"},
+      {{huge, huge, 8, ScalarType::kF16},
+       HeuristicConfig({huge, huge, 8}, 132),
        "the kernel counts tiles in 32 bits"},
-      {{128, huge, 8, ScalarType::kF16}, parse("v1 128x128x64"),
+      {{128, huge, 8, ScalarType::kF16},
+       parse("v1 128x128x64"),
        "a grid of 1 x 16777216 CTAs is beyond CUDA's 2147483647 x 65535"},
   };
   for (const auto& [problem, config, message] : cases) {
-    const absl::StatusOr<gen::GemmGrid> refused = PlanGemmLaunch(problem, config, 66);
+    const absl::StatusOr<gen::GemmGrid> refused =
+        PlanGemmLaunch(problem, config, 66);
     ASSERT_FALSE(refused.ok()) << message;
-    EXPECT_TRUE(absl::StrContains(refused.status().message(), message)) << refused.status();
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), message))
+        << refused.status();
   }
 }
 
@@ -169,7 +199,8 @@ TEST(SelectionTest, TheTmaStoreNeedsAlignedRowsOfC) {
   const GemmProblem odd{4096, 4099, 4096, ScalarType::kF16};
   EXPECT_EQ(HeuristicConfig(odd, 132).epilogue, gen::GemmEpilogue::kDirect);
   for (const gen::GemmConfig& config : CandidateConfigs(odd)) {
-    EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kDirect) << gen::ConfigName(config);
+    EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kDirect)
+        << gen::ConfigName(config);
   }
 }
 
@@ -178,25 +209,35 @@ TEST(SelectionTest, TheTmaStoreNeedsAlignedRowsOfC) {
 // stays there unswapped. Stream-K where 64-row tiles fill less than a
 // wave, 128-row tiles where they fill more.
 TEST(SelectionTest, SkinnyProblemsPutTheShortSideAlongANarrowTile) {
-  const gen::GemmConfig decode = HeuristicConfig({16, 4096, 4096, ScalarType::kF16}, 132);
-  EXPECT_EQ(gen::ConfigName(decode), "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
+  const gen::GemmConfig decode =
+      HeuristicConfig({16, 4096, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(decode),
+            "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
   EXPECT_EQ(HeuristicConfig({1, 4096, 4096, ScalarType::kF16}, 132).block_n, 8);
-  EXPECT_EQ(HeuristicConfig({13, 4096, 4096, ScalarType::kBF16}, 132).block_n, 16);
-  const gen::GemmConfig narrow = HeuristicConfig({4096, 24, 4096, ScalarType::kF16}, 132);
-  EXPECT_EQ(gen::ConfigName(narrow), "ws 64x24x64 s8 c1 w1 m1 direct g8 sk persistent");
+  EXPECT_EQ(HeuristicConfig({13, 4096, 4096, ScalarType::kBF16}, 132).block_n,
+            16);
+  const gen::GemmConfig narrow =
+      HeuristicConfig({4096, 24, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(narrow),
+            "ws 64x24x64 s8 c1 w1 m1 direct g8 sk persistent");
   // 224 tiles of 64 rows, more than a wave: 128-row tiles, no stream-K.
-  const gen::GemmConfig long_n = HeuristicConfig({16, 14336, 4096, ScalarType::kF16}, 132);
-  EXPECT_EQ(gen::ConfigName(long_n), "ws 128x16x64 s8 c2 w1 m1 direct g8 persistent swap");
+  const gen::GemmConfig long_n =
+      HeuristicConfig({16, 14336, 4096, ScalarType::kF16}, 132);
+  EXPECT_EQ(gen::ConfigName(long_n),
+            "ws 128x16x64 s8 c2 w1 m1 direct g8 persistent swap");
   // Above 64 rows, the tiles of every other shape.
-  EXPECT_FALSE(HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).swap_ab);
-  EXPECT_EQ(HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).block_n, 128);
+  EXPECT_FALSE(
+      HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).swap_ab);
+  EXPECT_EQ(HeuristicConfig({65, 4096, 4096, ScalarType::kF16}, 132).block_n,
+            128);
 }
 
 TEST(SelectionTest, SkinnyCandidatesAreSwappedLikeTheHeuristicsPick) {
   const GemmProblem decode{8, 8192, 8192, ScalarType::kF16};
   int skinny = 0;
   for (const gen::GemmConfig& config : CandidateConfigs(decode)) {
-    EXPECT_TRUE(CheckConfigFitsProblem(config, decode).ok()) << gen::ConfigName(config);
+    EXPECT_TRUE(CheckConfigFitsProblem(config, decode).ok())
+        << gen::ConfigName(config);
     if (config.swap_ab) {
       ++skinny;
       EXPECT_LE(config.block_n, 32) << gen::ConfigName(config);
@@ -204,9 +245,10 @@ TEST(SelectionTest, SkinnyCandidatesAreSwappedLikeTheHeuristicsPick) {
   }
   // Widths 8, 16 and 32; 64 and 128 rows; with and without stream-K.
   EXPECT_EQ(skinny, 3 * 2 * 2);
-  EXPECT_NE(std::find(CandidateConfigs(decode).begin(), CandidateConfigs(decode).end(),
-                      HeuristicConfig(decode, 132)),
-            CandidateConfigs(decode).end());
+  EXPECT_NE(
+      std::find(CandidateConfigs(decode).begin(),
+                CandidateConfigs(decode).end(), HeuristicConfig(decode, 132)),
+      CandidateConfigs(decode).end());
 }
 
 // A swapped config is checked and launched on the swapped problem: its
@@ -224,17 +266,22 @@ TEST(SelectionTest, SwappedConfigsPlanTheSwappedProblem) {
   config.block_n = gen::kStoreChunkColumns;
   const absl::Status refused = CheckConfigFitsProblem(config, decode);
   EXPECT_FALSE(refused.ok());
-  EXPECT_TRUE(absl::StrContains(refused.message(), "16-bit D [m, n]")) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "16-bit D [m, n]"))
+      << refused;
 }
 
 // 8 tiles of 64x128 over 448 k-tiles: 16 slices of 28; 64 tiles take 2.
 TEST(SelectionTest, FewTilesOverALongKAreSplit) {
-  EXPECT_EQ(HeuristicConfig({256, 256, 28672, ScalarType::kF16}, 132).split_k, 16);
-  EXPECT_EQ(HeuristicConfig({512, 1024, 16384, ScalarType::kF16}, 132).split_k, 2);
+  EXPECT_EQ(HeuristicConfig({256, 256, 28672, ScalarType::kF16}, 132).split_k,
+            16);
+  EXPECT_EQ(HeuristicConfig({512, 1024, 16384, ScalarType::kF16}, 132).split_k,
+            2);
   // 128 tiles: a wave already.
-  EXPECT_EQ(HeuristicConfig({1024, 1024, 8192, ScalarType::kF16}, 132).split_k, 1);
+  EXPECT_EQ(HeuristicConfig({1024, 1024, 8192, ScalarType::kF16}, 132).split_k,
+            1);
   // Slices of fewer than 16 k-tiles are not worth their reduction.
-  EXPECT_EQ(HeuristicConfig({256, 256, 1024, ScalarType::kF16}, 132).split_k, 1);
+  EXPECT_EQ(HeuristicConfig({256, 256, 1024, ScalarType::kF16}, 132).split_k,
+            1);
   // Split-K's reduce kernel computes the plain form only.
   GemmProblem biased{256, 256, 28672, ScalarType::kF16};
   biased.bias = BiasAlong::kN;
@@ -265,7 +312,8 @@ TEST(SelectionTest, SwappingTwiceGivesTheProblemBack) {
   EXPECT_EQ(Resolved(swapped).stride_d, Resolved(p).stride_d);
   const GemmProblem back = SwappedProblem(swapped);
   EXPECT_EQ(gen::FormName(FormOf(back)), gen::FormName(FormOf(p)));
-  EXPECT_EQ(std::tie(back.m, back.n, back.lda, back.ldb, back.stride_a, back.stride_b),
+  EXPECT_EQ(std::tie(back.m, back.n, back.lda, back.ldb, back.stride_a,
+                     back.stride_b),
             std::tie(p.m, p.n, p.lda, p.ldb, p.stride_a, p.stride_b));
 }
 

@@ -35,7 +35,8 @@ TEST(GemmConfigPartsTest, AConfigIsAnAggregateOfItsParts) {
                           GemmSchedulerConfig{TileOrder::kRaster, 16, 1, false},
                           GemmLaunchPolicy{true},
                           GemmSchedule::kWarpSpecialized};
-  EXPECT_EQ(ConfigName(config), "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent");
+  EXPECT_EQ(ConfigName(config),
+            "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent");
   // What needs one part takes that part; a config is one.
   const GemmTileShape& tile = config;
   EXPECT_EQ(StoreChunkCount(tile), 4);
@@ -51,31 +52,38 @@ TEST(GemmSharedMemoryPlannerTest, TheRingIsAsDeepAsSharedMemoryAllows) {
   EXPECT_EQ(Fit(Parse("ws 128x256x64 s3 c2 w1 m1 tma e2 g16 persistent")), 4);
   EXPECT_EQ(Fit(Parse("ws 128x256x64 s3 c2 w1 m1 direct g16 persistent")), 4);
   // 64x128x64: 24 KiB a stage; 9 would fit, the ring stops at 8.
-  EXPECT_EQ(Fit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent")), kMaxGemmStages);
+  EXPECT_EQ(Fit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent")),
+            kMaxGemmStages);
   // Not even one stage in 1 KiB.
-  EXPECT_EQ(MaxStagesThatFit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent"),
-                             ScalarType::kF16, 1024),
-            0);
+  EXPECT_EQ(
+      MaxStagesThatFit(Parse("ws 64x128x64 s3 c1 w1 m1 direct g8 persistent"),
+                       ScalarType::kF16, 1024),
+      0);
 }
 
 // The planner reads the generator's own layout: a kernel's shared bytes, as
 // a limit, hold exactly its ring, and one byte less holds one stage less.
 TEST(GemmSharedMemoryPlannerTest, AgreesWithTheGeneratedKernelsSharedBytes) {
-  for (const char* name : {"ws 128x256x64 s3 c2 w1 m1 tma g16 persistent",
-                           "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent",
-                           "ws 64x128x64 s8 c1 w1 m1 direct g8 persistent",
-                           "v1 128x128x64"}) {
+  for (const char* name :
+       {"ws 128x256x64 s3 c2 w1 m1 tma g16 persistent",
+        "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent",
+        "ws 64x128x64 s8 c1 w1 m1 direct g8 persistent", "v1 128x128x64"}) {
     const GemmConfig config = Parse(name);
     for (int stages = config.schedule == GemmSchedule::kV1 ? 1 : 2;
          stages <= config.stages; ++stages) {
       GemmConfig ring = config;
       ring.stages = stages;
-      const absl::StatusOr<GeneratedGemm> generated = GenerateGemm(ring, ScalarType::kF16);
-      ASSERT_TRUE(generated.ok()) << ConfigName(ring) << ": " << generated.status();
-      EXPECT_EQ(MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes), stages)
+      const absl::StatusOr<GeneratedGemm> generated =
+          GenerateGemm(ring, ScalarType::kF16);
+      ASSERT_TRUE(generated.ok())
+          << ConfigName(ring) << ": " << generated.status();
+      EXPECT_EQ(
+          MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes),
+          stages)
           << ConfigName(ring);
-      EXPECT_EQ(MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes - 1),
-                stages - 1)
+      EXPECT_EQ(
+          MaxStagesThatFit(ring, ScalarType::kF16, generated->shared_bytes - 1),
+          stages - 1)
           << ConfigName(ring);
     }
   }
@@ -97,10 +105,11 @@ std::vector<std::pair<GemmConfig, ScalarType>> SelectableConfigs() {
   std::vector<std::pair<GemmConfig, ScalarType>> configs;
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
     // Few tiles (split-K is listed), many, and one nearly full wave.
-    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1024, 1024, 8192},
-                                  {8192, 8192, 8192},
-                                  {2048, 2048, 2048},
-                                  {3000, 5000, 2048}}) {
+    for (const auto& [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{1024, 1024, 8192},
+          {8192, 8192, 8192},
+          {2048, 2048, 2048},
+          {3000, 5000, 2048}}) {
       const gemm::GemmProblem problem{m, n, k, element};
       for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
         configs.emplace_back(config, element);
@@ -111,8 +120,10 @@ std::vector<std::pair<GemmConfig, ScalarType>> SelectableConfigs() {
   return configs;
 }
 
-TEST(GemmSharedMemoryPlannerTest, AnswersWhatTheValidatorAcceptsForEverySelectableConfig) {
-  const std::vector<std::pair<GemmConfig, ScalarType>> configs = SelectableConfigs();
+TEST(GemmSharedMemoryPlannerTest,
+     AnswersWhatTheValidatorAcceptsForEverySelectableConfig) {
+  const std::vector<std::pair<GemmConfig, ScalarType>> configs =
+      SelectableConfigs();
   ASSERT_GT(configs.size(), 50u);
   for (const auto& [config, element] : configs) {
     const int fit = MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock);
@@ -123,8 +134,9 @@ TEST(GemmSharedMemoryPlannerTest, AnswersWhatTheValidatorAcceptsForEverySelectab
     GemmConfig deeper = config;
     deeper.stages = fit + 1;
     const absl::Status refused = ValidateGemmConfig(deeper, element);
-    EXPECT_TRUE(absl::StrContains(refused.message(),
-                                  "bytes of shared memory; a block gets at most 232448"))
+    EXPECT_TRUE(absl::StrContains(
+        refused.message(),
+        "bytes of shared memory; a block gets at most 232448"))
         << ConfigName(deeper) << ": " << refused;
   }
 }
@@ -148,7 +160,8 @@ TEST(GemmStreamKFlagsTest, EachClustersFlagsArePaddedTo16Bytes) {
   for (const Case& c : cases) {
     const GemmConfig config = Parse(c.config);
     ASSERT_TRUE(ValidateGemmConfig(config, ScalarType::kF16).ok()) << c.config;
-    const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, c.resident_clusters);
+    const GemmGrid grid =
+        GemmLaunchGrid(config, 8192, 8192, c.resident_clusters);
     EXPECT_EQ(GemmStreamKFlagBytes(config, grid), c.flag_bytes) << c.config;
     EXPECT_EQ(GemmWorkspaceBytes(config, 8192, 8192, grid),
               c.flag_bytes + grid.x * config.block_m * config.block_n * 4)
@@ -157,12 +170,15 @@ TEST(GemmStreamKFlagsTest, EachClustersFlagsArePaddedTo16Bytes) {
 }
 
 TEST(GemmStreamKFlagsTest, TheKernelReadsThePaddingTheHostPlanned) {
-  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
-  const absl::StatusOr<GeneratedGemm> generated = GenerateGemm(config, ScalarType::kF16);
+  const GemmConfig config =
+      Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
+  const absl::StatusOr<GeneratedGemm> generated =
+      GenerateGemm(config, ScalarType::kF16);
   ASSERT_TRUE(generated.ok()) << generated.status();
   int64_t words_per_cluster = 0;
   for (const PlannedConstant& constant : generated->plan) {
-    if (constant.name == "kFlagWordsPerCluster") words_per_cluster = std::stoll(constant.value);
+    if (constant.name == "kFlagWordsPerCluster")
+      words_per_cluster = std::stoll(constant.value);
   }
   const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, 131);
   EXPECT_EQ(GemmStreamKFlagBytes(config, grid),
@@ -171,8 +187,8 @@ TEST(GemmStreamKFlagsTest, TheKernelReadsThePaddingTheHostPlanned) {
                                 "flags + gridDim.x / plan::kClusterM * "
                                 "plan::kFlagWordsPerCluster"));
   // Without stream-K there are no flags to plan.
-  const absl::StatusOr<GeneratedGemm> plain =
-      GenerateGemm(Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent"), ScalarType::kF16);
+  const absl::StatusOr<GeneratedGemm> plain = GenerateGemm(
+      Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 persistent"), ScalarType::kF16);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_FALSE(absl::StrContains(plain->source, "kFlagWordsPerCluster"));
 }

@@ -46,19 +46,29 @@ TEST(GemmConfigTest, NamesRoundTrip) {
 TEST(GemmFormTest, NamesRoundTrip) {
   int forms = 0;
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
-    for (ScalarType output : {ScalarType::kF16, ScalarType::kBF16, ScalarType::kF32}) {
+    for (ScalarType output :
+         {ScalarType::kF16, ScalarType::kBF16, ScalarType::kF32}) {
       for (ptx::MajorOrder a : {ptx::MajorOrder::kK, ptx::MajorOrder::kMN}) {
         for (ptx::MajorOrder b : {ptx::MajorOrder::kK, ptx::MajorOrder::kMN}) {
-          for (BiasAlong bias : {BiasAlong::kNone, BiasAlong::kM, BiasAlong::kN}) {
-            for (Activation activation : {Activation::kNone, Activation::kRelu,
-                                          Activation::kGelu, Activation::kGeluTanh,
-                                          Activation::kSilu}) {
+          for (BiasAlong bias :
+               {BiasAlong::kNone, BiasAlong::kM, BiasAlong::kN}) {
+            for (Activation activation :
+                 {Activation::kNone, Activation::kRelu, Activation::kGelu,
+                  Activation::kGeluTanh, Activation::kSilu}) {
               for (bool reads_c : {false, true}) {
-                GemmForm form{element, output, a, b, reads_c, bias, ScalarType::kBF16,
-                              activation, /*batched=*/reads_c && a == b,
+                GemmForm form{element,
+                              output,
+                              a,
+                              b,
+                              reads_c,
+                              bias,
+                              ScalarType::kBF16,
+                              activation,
+                              /*batched=*/reads_c && a == b,
                               /*d_transposed=*/!reads_c && a != b};
                 absl::StatusOr<GemmForm> parsed = ParseFormName(FormName(form));
-                ASSERT_TRUE(parsed.ok()) << FormName(form) << ": " << parsed.status();
+                ASSERT_TRUE(parsed.ok())
+                    << FormName(form) << ": " << parsed.status();
                 EXPECT_EQ(FormName(*parsed), FormName(form));
                 ++forms;
               }
@@ -84,7 +94,8 @@ TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
   for (const auto& [name, message] : cases) {
     absl::StatusOr<GemmForm> form = ParseFormName(name);
     ASSERT_FALSE(form.ok()) << name;
-    EXPECT_TRUE(absl::StrContains(form.status().message(), message)) << form.status();
+    EXPECT_TRUE(absl::StrContains(form.status().message(), message))
+        << form.status();
   }
 }
 
@@ -96,18 +107,23 @@ TEST(GemmFormTest, SwappingExchangesTheOperandsAndTransposesD) {
   form.a_major = ptx::MajorOrder::kMN;
   form.bias = BiasAlong::kM;
   form.reads_c = true;
-  EXPECT_EQ(FormName(SwappedForm(form)), "f16.km->f16+c+bias_n.f32+d_transposed");
+  EXPECT_EQ(FormName(SwappedForm(form)),
+            "f16.km->f16+c+bias_n.f32+d_transposed");
   EXPECT_EQ(FormName(SwappedForm(SwappedForm(form))), FormName(form));
-  const GemmConfig swap = Parse("ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
+  const GemmConfig swap =
+      Parse("ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap");
   EXPECT_EQ(FormName(KernelForm(swap, form)), FormName(SwappedForm(form)));
   absl::StatusOr<GeneratedGemm> generated = GenerateGemm(swap, form);
   ASSERT_TRUE(generated.ok()) << generated.status();
   EXPECT_EQ(FormName(generated->form), FormName(form));
   // The module is looked up by the kernel's name: the swapped form's.
-  EXPECT_TRUE(absl::StrContains(generated->source, absl::StrCat(generated->kernel_name, "(")))
+  EXPECT_TRUE(absl::StrContains(generated->source,
+                                absl::StrCat(generated->kernel_name, "(")))
       << generated->kernel_name;
-  EXPECT_TRUE(absl::StrContains(generated->source, "f16.km->f16+c+bias_n.f32+d_transposed"));
-  EXPECT_TRUE(absl::StrContains(generated->source, "column * destination.ldd + row"));
+  EXPECT_TRUE(absl::StrContains(generated->source,
+                                "f16.km->f16+c+bias_n.f32+d_transposed"));
+  EXPECT_TRUE(
+      absl::StrContains(generated->source, "column * destination.ldd + row"));
 }
 
 TEST(GemmFormTest, WhatATransposedDCannotTakeIsRefusedByName) {
@@ -118,19 +134,26 @@ TEST(GemmFormTest, WhatATransposedDCannotTakeIsRefusedByName) {
       {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 persistent", "stored [m, n]"},
   };
   for (const auto& [name, message] : cases) {
-    const absl::Status status = ValidateGemmConfigForForm(Parse(name), transposed);
-    EXPECT_TRUE(absl::StrContains(status.message(), message)) << name << ": " << status;
+    const absl::Status status =
+        ValidateGemmConfigForForm(Parse(name), transposed);
+    EXPECT_TRUE(absl::StrContains(status.message(), message))
+        << name << ": " << status;
   }
   // A swapped config transposes D itself.
   const absl::Status swapped = ValidateGemmConfigForForm(
-      Parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent swap"), PlainForm(ScalarType::kF16));
-  EXPECT_TRUE(absl::StrContains(swapped.message(), "16-bit D [m, n]")) << swapped;
-  const absl::Status v1 = ValidateGemmConfig([] {
-    GemmConfig config;
-    config.swap_ab = true;
-    return config;
-  }(), ScalarType::kF16);
-  EXPECT_TRUE(absl::StrContains(v1.message(), "no split-K, stream-K or swap")) << v1;
+      Parse("ws 128x128x64 s4 c2 w1 m1 tma g8 persistent swap"),
+      PlainForm(ScalarType::kF16));
+  EXPECT_TRUE(absl::StrContains(swapped.message(), "16-bit D [m, n]"))
+      << swapped;
+  const absl::Status v1 = ValidateGemmConfig(
+      [] {
+        GemmConfig config;
+        config.swap_ab = true;
+        return config;
+      }(),
+      ScalarType::kF16);
+  EXPECT_TRUE(absl::StrContains(v1.message(), "no split-K, stream-K or swap"))
+      << v1;
 }
 
 // A name says every option once: no defaults the writer did not choose.
@@ -140,21 +163,24 @@ TEST(GemmConfigTest, NamesThatLeaveOutOrRepeatAnOptionAreRefused) {
       {"ws 128x128x64  s3 c2 w1 m1 tma g8 persistent", "empty option"},
       {"ws 128x128x64", "missing option 's'"},
       {"ws 128x128x64 s3 c2 w1 m1 tma g8", "missing option 'persistent|tiles'"},
-      {"ws 128x128x64 s3 s5 c2 w1 m1 tma g8 persistent", "option 's' given twice"},
+      {"ws 128x128x64 s3 s5 c2 w1 m1 tma g8 persistent",
+       "option 's' given twice"},
       {"ws 128x128x64 s3 c2 w1 m1 tma g8 persistent tiles",
        "option 'persistent|tiles' given twice"},
       {"ws 128x128x64 s3 c2 w1 m1 tma direct g8 persistent",
        "option 'direct|tma' given twice"},
       {"ws 99999999999x128x64 s3 c2 w1 m1 tma g8 persistent",
        "99999999999 is outside -2147483648..2147483647"},
-      {"ws 128x128x64 s3 c2 w1 m1 tma persistent", "missing option 'g#|hilbert'"},
+      {"ws 128x128x64 s3 c2 w1 m1 tma persistent",
+       "missing option 'g#|hilbert'"},
       {"ws 128x128x64 s3 c2 w1 m1 tma g8 hilbert persistent",
        "option 'g#|hilbert' given twice"},
   };
   for (const auto& [name, message] : cases) {
     const absl::StatusOr<GemmConfig> config = ParseConfigName(name);
     ASSERT_FALSE(config.ok()) << name;
-    EXPECT_TRUE(absl::StrContains(config.status().message(), message)) << config.status();
+    EXPECT_TRUE(absl::StrContains(config.status().message(), message))
+        << config.status();
   }
 }
 
@@ -166,45 +192,59 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"v1 128x128x48", "block_k must make a 32-, 64- or 128-byte row"},
       {"v1 96x128x64", "block_m must be 64, 128, 192 or 256"},
       {"v1 128x120x64", ""},  // 120 is a legal N: accepted
-      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "needs 263264 bytes of shared memory"},
+      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+       "needs 263264 bytes of shared memory"},
       {"ws 128x256x64 s1 c2 w1 m1 direct g8 persistent", "it needs 2+ stages"},
-      {"ws 128x128x64 s4 c3 w1 m1 direct g8 persistent", "consumers must be 1, 2 or 4"},
-      {"ws 128x200x64 s4 c2 w1 m1 tma g8 persistent", "block_n must be a multiple of 64"},
+      {"ws 128x128x64 s4 c3 w1 m1 direct g8 persistent",
+       "consumers must be 1, 2 or 4"},
+      {"ws 128x200x64 s4 c2 w1 m1 tma g8 persistent",
+       "block_n must be a multiple of 64"},
       {"ws 64x256x64 s4 c4 w1 m1 direct g8 persistent", "multiple of 64 rows"},
-      {"ws 128x128x64 s4 c2 w1 m1 tma g8 sk tiles", "stream-K shares the last wave"},
+      {"ws 128x128x64 s4 c2 w1 m1 tma g8 sk tiles",
+       "stream-K shares the last wave"},
       {"ws 128x128x64 s4 c2 w1 m1 direct g8 k2 sk persistent", "no split-K"},
-      {"ws 128x128x64 s4 c2 w1 m1 direct g33 persistent", "raster_group must be 1..32"},
-      {"ws 128x128x64 s4 c2 w1 m1 direct g8 dsmem persistent", "split_k must be 2..8"},
-      {"ws 128x128x64 s4 c2 w1 m1 direct g8 k16 dsmem persistent", "split_k must be 2..8"},
-      {"ws 128x128x64 s4 c2 w1 m2 tma g8 k2 dsmem persistent", "takes no 2-CTA cluster"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g33 persistent",
+       "raster_group must be 1..32"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 dsmem persistent",
+       "split_k must be 2..8"},
+      {"ws 128x128x64 s4 c2 w1 m1 direct g8 k16 dsmem persistent",
+       "split_k must be 2..8"},
+      {"ws 128x128x64 s4 c2 w1 m2 tma g8 k2 dsmem persistent",
+       "takes no 2-CTA cluster"},
       {"ws 128x128x64 s2 c2 w1 m1 tma g8 k8 dsmem tiles", ""},
-      {"ws 128x128x64 s4 c2 w1 m1 tma g8 k2 persistent", "needs the direct epilogue"},
+      {"ws 128x128x64 s4 c2 w1 m1 tma g8 k2 persistent",
+       "needs the direct epilogue"},
       {"v1 128x128x64 sk", "v1 takes only a tile"},
       {"ws 128x256x64 s4 c2 w1 m1 direct e2 g8 persistent",
-       "e# (64-column chunks staged per TMA-store pass) needs the TMA-store epilogue"},
+       "e# (64-column chunks staged per TMA-store pass) needs the TMA-store "
+       "epilogue"},
       {"ws 128x256x64 s4 c2 w1 m1 tma e3 g8 persistent",
        "must divide the tile's 4 chunk(s) into 2 or more passes"},
       {"ws 128x256x64 s4 c2 w1 m1 tma e4 g8 persistent",
        "leave it out to stage them all"},
-      {"ws 128x256x64 s4 c2 w1 m1 tma e0 g8 persistent", "e# counts chunks: 1 or more"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma e0 g8 persistent",
+       "e# counts chunks: 1 or more"},
       {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent", "needs 263264 bytes"},
       {"ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent", ""},
   };
   for (const auto& [name, message] : cases) {
     absl::StatusOr<GemmConfig> config = ParseConfigName(name);
     if (!config.ok()) {
-      EXPECT_TRUE(absl::StrContains(config.status().message(), message)) << config.status();
+      EXPECT_TRUE(absl::StrContains(config.status().message(), message))
+          << config.status();
       continue;
     }
     const absl::Status valid = ValidateGemmConfig(*config, ScalarType::kF16);
     if (std::string(message).empty()) {
       EXPECT_TRUE(valid.ok()) << valid;
     } else {
-      EXPECT_TRUE(absl::StrContains(valid.message(), message)) << name << ": " << valid;
+      EXPECT_TRUE(absl::StrContains(valid.message(), message))
+          << name << ": " << valid;
     }
   }
-  EXPECT_EQ(ValidateGemmConfig(Parse("v1 128x128x64"), ScalarType::kF32).message(),
-            "GEMM: element type must be f16 or bf16, not f32");
+  EXPECT_EQ(
+      ValidateGemmConfig(Parse("v1 128x128x64"), ScalarType::kF32).message(),
+      "GEMM: element type must be f16 or bf16, not f32");
 }
 
 // Each field is range-checked before any arithmetic with it: a hostile
@@ -230,14 +270,16 @@ TEST(GemmConfigTest, HostileFieldsAreRefusedNamingTheirRule) {
   };
   for (const auto& [config, message] : cases) {
     const absl::Status valid = ValidateGemmConfig(config, ScalarType::kF16);
-    EXPECT_TRUE(absl::StrContains(valid.message(), message)) << message << ": " << valid;
+    EXPECT_TRUE(absl::StrContains(valid.message(), message))
+        << message << ": " << valid;
   }
 }
 
 // Sizes are range-checked at both ends before they are narrowed to int:
 // -4294967168 is 128 in 32 bits.
 TEST(GemmConfigTest, SizesOutsideIntAreRefusedNotNarrowed) {
-  for (const char* tile : {"-4294967168x128x64", "128x4294967424x64", "128x128x-4294967232"}) {
+  for (const char* tile :
+       {"-4294967168x128x64", "128x4294967424x64", "128x128x-4294967232"}) {
     const absl::StatusOr<GemmConfig> config = WithTile(GemmConfig{}, tile);
     ASSERT_FALSE(config.ok()) << tile << ": " << ConfigName(*config);
     EXPECT_TRUE(absl::StrContains(config.status().message(),
@@ -256,16 +298,20 @@ TEST(GemmConfigTest, SizesOutsideIntAreRefusedNotNarrowed) {
 }
 
 TEST(GemmGeneratorTest, SameRequestSameText) {
-  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
+  const GemmConfig config =
+      Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
   absl::StatusOr<GeneratedGemm> first = GenerateGemm(config, ScalarType::kBF16);
-  absl::StatusOr<GeneratedGemm> second = GenerateGemm(config, ScalarType::kBF16);
+  absl::StatusOr<GeneratedGemm> second =
+      GenerateGemm(config, ScalarType::kBF16);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->source, second->source);
-  EXPECT_EQ(first->kernel_name, "ptxgen_gemm_bf16_ws_128x256x64_s3_c2_w1_m2_tma_g8");
+  EXPECT_EQ(first->kernel_name,
+            "ptxgen_gemm_bf16_ws_128x256x64_s3_c2_w1_m2_tma_g8");
 }
 
 TEST(GemmGeneratorTest, LaunchPolicyDoesNotChangeTheCode) {
-  GemmConfig persistent = Parse("ws 128x128x64 s4 c2 w1 m1 direct g8 persistent");
+  GemmConfig persistent =
+      Parse("ws 128x128x64 s4 c2 w1 m1 direct g8 persistent");
   GemmConfig tiles = persistent;
   tiles.persistent = false;
   EXPECT_EQ(GenerateGemm(persistent, ScalarType::kF16)->source,
@@ -291,7 +337,8 @@ TEST(GemmGeneratorTest, LaunchGrids) {
 // Slices meeting in a cluster: a cluster of split_k CTAs per tile, no
 // workspace; a persistent grid holds whole clusters.
 TEST(GemmGeneratorTest, SlicesMeetingInAClusterLaunchInClustersOfTheirCount) {
-  const GemmConfig meeting = Parse("ws 64x128x64 s6 c1 w1 m1 direct g8 k4 dsmem persistent");
+  const GemmConfig meeting =
+      Parse("ws 64x128x64 s6 c1 w1 m1 direct g8 k4 dsmem persistent");
   EXPECT_EQ(ClusterCtas(meeting), 4);
   // 128 tiles of 4 slices over 33 resident clusters of 4.
   const GemmGrid persistent = GemmLaunchGrid(meeting, 1024, 1024, 33);
@@ -304,12 +351,16 @@ TEST(GemmGeneratorTest, SlicesMeetingInAClusterLaunchInClustersOfTheirCount) {
   GemmConfig tiles = meeting;
   tiles.persistent = false;
   EXPECT_EQ(GemmLaunchGrid(tiles, 1024, 1024, 33).x, 512);
-  EXPECT_EQ(ClusterCtas(Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")), 2);
-  EXPECT_EQ(ClusterCtas(Parse("ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent")), 1);
+  EXPECT_EQ(ClusterCtas(Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")),
+            2);
+  EXPECT_EQ(
+      ClusterCtas(Parse("ws 128x128x64 s6 c2 w1 m1 direct g8 k4 persistent")),
+      1);
 }
 
 TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {
-  const GemmConfig stream_k = Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
+  const GemmConfig stream_k =
+      Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent");
   // Even one tile is shared out by k-tiles over the whole persistent grid.
   const GemmGrid grid = GemmLaunchGrid(stream_k, 100, 100, 66);
   EXPECT_EQ(grid.x, 132);
@@ -318,33 +369,45 @@ TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {
   EXPECT_EQ(GemmStreamKFlagBytes(stream_k, grid), 132 * 2 * 4);
   EXPECT_EQ(GemmWorkspaceBytes(stream_k, 100, 100, grid),
             132 * 2 * 4 + int64_t{132} * 128 * 256 * 4);
-  const GemmConfig plain = Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
-  EXPECT_EQ(GemmWorkspaceBytes(plain, 100, 100, GemmLaunchGrid(plain, 100, 100, 66)), 0);
+  const GemmConfig plain =
+      Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
+  EXPECT_EQ(
+      GemmWorkspaceBytes(plain, 100, 100, GemmLaunchGrid(plain, 100, 100, 66)),
+      0);
 }
 
 TEST(GemmGeneratorTest, StreamKRefusesIterationCountsBeyond32Bits) {
-  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
+  const GemmConfig config =
+      Parse("ws 128x256x64 s3 c2 w1 m1 tma g16 sk persistent");
   const GemmGrid grid = GemmLaunchGrid(config, 8192, 8192, 132);
   EXPECT_TRUE(CheckGemmLaunch(config, 8192, 8192, 8192, grid).ok());
-  const absl::Status huge = CheckGemmLaunch(config, 8192, 8192, int64_t{1} << 30, grid);
-  EXPECT_TRUE(absl::StrContains(huge.message(), "stream-K counts k-tiles in 32 bits"))
+  const absl::Status huge =
+      CheckGemmLaunch(config, 8192, 8192, int64_t{1} << 30, grid);
+  EXPECT_TRUE(
+      absl::StrContains(huge.message(), "stream-K counts k-tiles in 32 bits"))
       << huge;
   GemmConfig no_stream_k = config;
   no_stream_k.stream_k = false;
-  EXPECT_TRUE(CheckGemmLaunch(no_stream_k, 8192, 8192, int64_t{1} << 30, grid).ok());
+  EXPECT_TRUE(
+      CheckGemmLaunch(no_stream_k, 8192, 8192, int64_t{1} << 30, grid).ok());
 }
 
 TEST(GemmGeneratorTest, TileCountsBeyond32BitsAreRefused) {
   const int64_t huge = (int64_t{1} << 31) - 1;
-  const GemmConfig square = Parse("ws 64x64x64 s4 c1 w1 m1 direct g32 persistent");
+  const GemmConfig square =
+      Parse("ws 64x64x64 s4 c1 w1 m1 direct g32 persistent");
   const GemmGrid grid = GemmLaunchGrid(square, 8, 8, 132);
   EXPECT_TRUE(CheckGemmLaunch(square, huge, 8, 64, grid).ok());
   EXPECT_TRUE(CheckGemmLaunch(square, 8, huge, 64, grid).ok());
   const absl::Status both = CheckGemmLaunch(square, 1 << 22, 1 << 22, 64, grid);
-  EXPECT_TRUE(absl::StrContains(both.message(), "makes 4294967296 work units")) << both;
-  const GemmConfig narrow = Parse("ws 64x8x64 s4 c1 w1 m1 direct g32 persistent");
+  EXPECT_TRUE(absl::StrContains(both.message(), "makes 4294967296 work units"))
+      << both;
+  const GemmConfig narrow =
+      Parse("ws 64x8x64 s4 c1 w1 m1 direct g32 persistent");
   const absl::Status wide = CheckGemmLaunch(narrow, 8, huge, 64, grid);
-  EXPECT_TRUE(absl::StrContains(wide.message(), "raster spans of 8589934592 tiles")) << wide;
+  EXPECT_TRUE(
+      absl::StrContains(wide.message(), "raster spans of 8589934592 tiles"))
+      << wide;
 }
 
 // The grid is computed in 64 bits and refused where CUDA cannot launch it
@@ -356,8 +419,9 @@ TEST(GemmGeneratorTest, GridsBeyondCudaLimitsAreRefused) {
   const GemmGrid wide = GemmLaunchGrid(pairs, 1 << 21, 1 << 20, 132);
   EXPECT_EQ(wide.x, int64_t{1} << 31);
   const absl::Status x = CheckGemmLaunch(pairs, 1 << 21, 1 << 20, 64, wide);
-  EXPECT_TRUE(absl::StrContains(x.message(), "a grid of 2147483648 x 1 CTAs is beyond "
-                                             "CUDA's 2147483647 x 65535"))
+  EXPECT_TRUE(absl::StrContains(x.message(),
+                                "a grid of 2147483648 x 1 CTAs is beyond "
+                                "CUDA's 2147483647 x 65535"))
       << x;
   // v1 takes a tile column per grid row: 2^31-1 columns of C in 128-wide
   // tiles are 16777216 rows.
@@ -366,7 +430,8 @@ TEST(GemmGeneratorTest, GridsBeyondCudaLimitsAreRefused) {
   const GemmGrid tall = GemmLaunchGrid(v1, 128, huge, 132);
   EXPECT_EQ(tall.y, 16777216);
   const absl::Status y = CheckGemmLaunch(v1, 128, huge, 64, tall);
-  EXPECT_TRUE(absl::StrContains(y.message(), "a grid of 1 x 16777216 CTAs is beyond"))
+  EXPECT_TRUE(
+      absl::StrContains(y.message(), "a grid of 1 x 16777216 CTAs is beyond"))
       << y;
   EXPECT_TRUE(CheckGemmLaunch(v1, 128, 65535 * 128, 64,
                               GemmLaunchGrid(v1, 128, 65535 * 128, 132))
@@ -376,21 +441,26 @@ TEST(GemmGeneratorTest, GridsBeyondCudaLimitsAreRefused) {
 // The Hilbert order has no raster group: no raster span to count, and its
 // kernel walks the curve instead of the groups of rows.
 TEST(GemmGeneratorTest, HilbertOrderReplacesTheRasterGroups) {
-  const GemmConfig hilbert = Parse("ws 64x8x64 s4 c1 w1 m1 direct hilbert persistent");
+  const GemmConfig hilbert =
+      Parse("ws 64x8x64 s4 c1 w1 m1 direct hilbert persistent");
   const GemmGrid grid = GemmLaunchGrid(hilbert, 8, 8, 132);
-  EXPECT_TRUE(CheckGemmLaunch(hilbert, 8, (int64_t{1} << 31) - 1, 64, grid).ok());
+  EXPECT_TRUE(
+      CheckGemmLaunch(hilbert, 8, (int64_t{1} << 31) - 1, 64, grid).ok());
   GemmConfig junk_group = hilbert;
   junk_group.raster_group = 0;  // read by the raster order only
   EXPECT_TRUE(ValidateGemmConfig(junk_group, ScalarType::kF16).ok());
   absl::StatusOr<GeneratedGemm> curve = GenerateGemm(hilbert, ScalarType::kF16);
   ASSERT_TRUE(curve.ok()) << curve.status();
-  EXPECT_TRUE(absl::StrContains(curve->source, "hilbert_cell(t, tiles_n, cluster_rows"));
-  EXPECT_TRUE(absl::StrContains(curve->source, "output tiles along a Hilbert curve"));
-  absl::StatusOr<GeneratedGemm> rows =
-      GenerateGemm(Parse("ws 64x8x64 s4 c1 w1 m1 direct g8 persistent"), ScalarType::kF16);
+  EXPECT_TRUE(absl::StrContains(curve->source,
+                                "hilbert_cell(t, tiles_n, cluster_rows"));
+  EXPECT_TRUE(
+      absl::StrContains(curve->source, "output tiles along a Hilbert curve"));
+  absl::StatusOr<GeneratedGemm> rows = GenerateGemm(
+      Parse("ws 64x8x64 s4 c1 w1 m1 direct g8 persistent"), ScalarType::kF16);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_FALSE(absl::StrContains(rows->source, "hilbert_cell"));
-  EXPECT_TRUE(absl::StrContains(rows->source, "output tiles in groups of 8 tile rows"));
+  EXPECT_TRUE(
+      absl::StrContains(rows->source, "output tiles in groups of 8 tile rows"));
 }
 
 // The value the generated kernel's plan block gives `name`; "" when absent.
@@ -402,7 +472,8 @@ std::string Planned(const GeneratedGemm& gemm, const std::string& name) {
 }
 
 TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
-  const GemmConfig config = Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
+  const GemmConfig config =
+      Parse("ws 128x256x64 s3 c2 w1 m2 tma g8 persistent");
   absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
   ASSERT_TRUE(gemm.ok());
   // Stages (3 x 48 KiB), then the C tile (64 KiB), then 6 barriers, the
@@ -419,7 +490,8 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
 // Staging C in passes shrinks its tile: half of each consumer's 256
 // columns leaves room for a fourth 48 KiB stage.
 TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
-  const GemmConfig config = Parse("ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
+  const GemmConfig config =
+      Parse("ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
   absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   // Stages (4 x 48 KiB), the C tile (2 consumers x 64 rows x 128 columns
@@ -436,8 +508,10 @@ TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
 TEST(GemmGeneratorTest, SplitKReduceAndRandomFillKernelsCompile) {
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
     for (const auto& [name, source] :
-         {std::make_pair(SplitKReduceKernelName(element), SplitKReduceSource(element)),
-          std::make_pair(RandomFillKernelName(element), RandomFillSource(element))}) {
+         {std::make_pair(SplitKReduceKernelName(element),
+                         SplitKReduceSource(element)),
+          std::make_pair(RandomFillKernelName(element),
+                         RandomFillSource(element))}) {
       ASSERT_TRUE(source.ok()) << source.status();
       absl::StatusOr<compile::CompiledModule> compiled =
           compile::CompileCuda(name, *source, {});
@@ -464,9 +538,12 @@ void ExpectCompiledCleanly(std::vector<CompileJob>& jobs) {
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       for (size_t i = w; i < jobs.size(); i += workers) {
-        absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(jobs[i].config, jobs[i].form);
-        jobs[i].compiled = gemm.ok() ? compile::CompileCuda(gemm->kernel_name, gemm->source, {})
-                                     : absl::StatusOr<compile::CompiledModule>(gemm.status());
+        absl::StatusOr<GeneratedGemm> gemm =
+            GenerateGemm(jobs[i].config, jobs[i].form);
+        jobs[i].compiled =
+            gemm.ok()
+                ? compile::CompileCuda(gemm->kernel_name, gemm->source, {})
+                : absl::StatusOr<compile::CompiledModule>(gemm.status());
       }
     });
   }
@@ -479,7 +556,8 @@ void ExpectCompiledCleanly(std::vector<CompileJob>& jobs) {
     EXPECT_EQ(resources.spill_store_bytes, 0);
     EXPECT_EQ(resources.spill_load_bytes, 0);
     EXPECT_EQ(resources.stack_frame_bytes, 0);
-    for (const compile::CompilerDiagnostic& diagnostic : job.compiled->diagnostics) {
+    for (const compile::CompilerDiagnostic& diagnostic :
+         job.compiled->diagnostics) {
       ADD_FAILURE() << diagnostic.message;
     }
   }
@@ -496,7 +574,8 @@ void AddJob(const GemmConfig& config, const GemmForm& form,
   }
 }
 
-TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) {
+TEST(GemmGeneratorTest,
+     SelectableConfigurationsCompileWithoutSpillsOrWarnings) {
   std::vector<CompileJob> jobs;
   std::set<std::string> seen;
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
@@ -506,7 +585,7 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
           gemm::GemmProblem{2048, 2048, 2048, element},
           gemm::GemmProblem{64, 8192, 4096, element},
           gemm::GemmProblem{1000, 1000, 1000, element},
-          gemm::GemmProblem{8, 8192, 4096, element},      // skinny tiles, swapped
+          gemm::GemmProblem{8, 8192, 4096, element},  // skinny tiles, swapped
           gemm::GemmProblem{4096, 24, 4096, element}}) {  // and not
       for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
         configs.push_back(config);
@@ -517,7 +596,8 @@ TEST(GemmGeneratorTest, SelectableConfigurationsCompileWithoutSpillsOrWarnings) 
       curve.tile_order = TileOrder::kHilbert;
       configs.push_back(curve);
     }
-    for (const GemmConfig& config : configs) AddJob(config, PlainForm(element), seen, jobs);
+    for (const GemmConfig& config : configs)
+      AddJob(config, PlainForm(element), seen, jobs);
   }
   ExpectCompiledCleanly(jobs);
 }
@@ -531,10 +611,14 @@ TEST(GemmGeneratorTest, HeuristicPicksForEveryLayoutAndEpilogueCompileCleanly) {
   };
   std::vector<gemm::GemmProblem> forms;
   for (const gemm::GemmProblem& shape :
-       {problem(8192, 8192, 8192, ScalarType::kF16), problem(2048, 2048, 2048, ScalarType::kBF16),
-        problem(64, 8192, 4096, ScalarType::kF16), problem(1000, 1000, 1000, ScalarType::kBF16),
-        problem(13, 4096, 4096, ScalarType::kBF16), problem(4096, 5, 1024, ScalarType::kF16)}) {
-    gemm::GemmProblem a_mn = shape, b_mn = shape, both = shape, fused = shape, full = shape;
+       {problem(8192, 8192, 8192, ScalarType::kF16),
+        problem(2048, 2048, 2048, ScalarType::kBF16),
+        problem(64, 8192, 4096, ScalarType::kF16),
+        problem(1000, 1000, 1000, ScalarType::kBF16),
+        problem(13, 4096, 4096, ScalarType::kBF16),
+        problem(4096, 5, 1024, ScalarType::kF16)}) {
+    gemm::GemmProblem a_mn = shape, b_mn = shape, both = shape, fused = shape,
+                      full = shape;
     a_mn.a_major = ptx::MajorOrder::kMN;
     b_mn.b_major = ptx::MajorOrder::kMN;
     both.a_major = both.b_major = ptx::MajorOrder::kMN;
@@ -547,7 +631,8 @@ TEST(GemmGeneratorTest, HeuristicPicksForEveryLayoutAndEpilogueCompileCleanly) {
     full.bias_type = ScalarType::kBF16;
     full.activation = gen::Activation::kSilu;
     full.batch = 3;
-    for (const gemm::GemmProblem& p : {a_mn, b_mn, both, fused, full}) forms.push_back(p);
+    for (const gemm::GemmProblem& p : {a_mn, b_mn, both, fused, full})
+      forms.push_back(p);
   }
   std::vector<CompileJob> jobs;
   std::set<std::string> seen;

@@ -17,16 +17,17 @@ namespace ptxgen::golden {
 
 std::string GoldenFileName(absl::string_view config_name,
                            absl::string_view form_name) {
-  return absl::StrCat(absl::StrReplaceAll(config_name, {{" ", "_"}}), ".",
-                      absl::StrReplaceAll(form_name, {{"->", "_to_"}, {"+", "_"}}),
-                      ".cu");
+  return absl::StrCat(
+      absl::StrReplaceAll(config_name, {{" ", "_"}}), ".",
+      absl::StrReplaceAll(form_name, {{"->", "_to_"}, {"+", "_"}}), ".cu");
 }
 
 namespace {
 
 // "f16" (the plain form of an element) or a form name.
 absl::StatusOr<gen::GemmForm> ParseForm(absl::string_view text) {
-  if (text.find('.') != absl::string_view::npos) return gen::ParseFormName(text);
+  if (text.find('.') != absl::string_view::npos)
+    return gen::ParseFormName(text);
   absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(text);
   if (!element.ok()) return element.status();
   if (absl::Status status = gen::CheckGemmElement(*element); !status.ok()) {
@@ -87,9 +88,9 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
     }
     golden.file_name = GoldenFileName(golden.config_name, golden.form_name);
     if (!files.insert(golden.file_name).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, golden.form_name, " '", golden.config_name,
-                       "' is listed twice"));
+      return absl::InvalidArgumentError(absl::StrCat(where, golden.form_name,
+                                                     " '", golden.config_name,
+                                                     "' is listed twice"));
     }
     cases.push_back(std::move(golden));
   }
@@ -173,7 +174,9 @@ std::vector<Edit> EditScript(const std::vector<Line>& a,
   if (n > 0 && m > 0 && (n + 1) * (m + 1) <= kMaxTable) {
     // lcs[i][j]: the LCS length of a[prefix+i..] and b[prefix+j..].
     std::vector<uint32_t> lcs((n + 1) * (m + 1), 0);
-    auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (m + 1) + j]; };
+    auto at = [&](size_t i, size_t j) -> uint32_t& {
+      return lcs[i * (m + 1) + j];
+    };
     for (size_t i = n; i-- > 0;) {
       for (size_t j = m; j-- > 0;) {
         at(i, j) = a[prefix + i] == b[prefix + j]
@@ -223,9 +226,9 @@ std::string LineDiff(absl::string_view expected, absl::string_view actual,
   }
 
   constexpr size_t kContext = 2;
-  std::string out = absl::StrCat("--- ", expected_label, " (", a.size(),
-                                 " lines)\n+++ ", actual_label, " (", b.size(),
-                                 " lines)\n");
+  std::string out =
+      absl::StrCat("--- ", expected_label, " (", a.size(), " lines)\n+++ ",
+                   actual_label, " (", b.size(), " lines)\n");
   int shown = 0;
   size_t c = 0;
   while (c < changes.size() && shown < max_changed_lines) {

@@ -36,15 +36,15 @@ std::string UpdateHint() {
   return absl::StrCat(
       "If the change of generated text is intended, regenerate the golden "
       "files with\n  ",
-      kUpdateCommand,
-      "\nthen review `git diff ", kGoldenDirectory,
+      kUpdateCommand, "\nthen review `git diff ", kGoldenDirectory,
       "` and commit the files with the change.");
 }
 
 absl::StatusOr<std::vector<GoldenCase>> LoadCases() {
   const std::string text = ReadFile(kConfigsFile);
   if (text.empty()) {
-    return absl::NotFoundError(absl::StrCat(kConfigsFile, " is missing or empty"));
+    return absl::NotFoundError(
+        absl::StrCat(kConfigsFile, " is missing or empty"));
   }
   return ParseGoldenConfigs(text);
 }
@@ -70,36 +70,46 @@ TEST(GoldenListTest, ConfigsCoverEachScheduleAndEpilogue) {
     return std::any_of(cases->begin(), cases->end(), predicate);
   };
   using gen::GemmSchedule;
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.schedule == GemmSchedule::kV1; }))
-      << "no v1 configuration";
   EXPECT_TRUE(any([](const GoldenCase& c) {
-    return c.config.schedule == GemmSchedule::kWarpSpecialized && !c.config.stream_k &&
-           c.config.split_k == 1 && c.config.cluster_m == 1 &&
+    return c.config.schedule == GemmSchedule::kV1;
+  })) << "no v1 configuration";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.config.schedule == GemmSchedule::kWarpSpecialized &&
+           !c.config.stream_k && c.config.split_k == 1 &&
+           c.config.cluster_m == 1 &&
            c.config.epilogue == gen::GemmEpilogue::kDirect;
   })) << "no plain warp-specialized configuration (direct epilogue)";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.stream_k; })) << "no stream-K";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.stream_k; }))
+      << "no stream-K";
   EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.cluster_m == 2; }))
       << "no 2-CTA cluster";
   EXPECT_TRUE(any([](const GoldenCase& c) {
-    return c.config.epilogue == gen::GemmEpilogue::kTmaStore && c.config.store_chunks != 0;
+    return c.config.epilogue == gen::GemmEpilogue::kTmaStore &&
+           c.config.store_chunks != 0;
   })) << "no TMA-store epilogue in passes (e#)";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.split_k > 1; })) << "no split-K";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.config.split_k > 1; }))
+      << "no split-K";
   EXPECT_TRUE(any([](const GoldenCase& c) {
     return c.config.tile_order == gen::TileOrder::kHilbert;
   })) << "no Hilbert tile order";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.element == ptx::ScalarType::kBF16; }))
-      << "no bf16";
   EXPECT_TRUE(any([](const GoldenCase& c) {
-    return c.form.a_major == ptx::MajorOrder::kMN && c.form.b_major == ptx::MajorOrder::kMN;
+    return c.form.element == ptx::ScalarType::kBF16;
+  })) << "no bf16";
+  EXPECT_TRUE(any([](const GoldenCase& c) {
+    return c.form.a_major == ptx::MajorOrder::kMN &&
+           c.form.b_major == ptx::MajorOrder::kMN;
   })) << "no MN-major A and B";
   EXPECT_TRUE(any([](const GoldenCase& c) {
     return c.form.a_major != c.form.b_major;
   })) << "no mixed-major layout";
   EXPECT_TRUE(any([](const GoldenCase& c) {
-    return c.form.bias != gen::BiasAlong::kNone && c.form.activation != gen::Activation::kNone;
+    return c.form.bias != gen::BiasAlong::kNone &&
+           c.form.activation != gen::Activation::kNone;
   })) << "no fused bias and activation";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.reads_c; })) << "no beta * C";
-  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.batched; })) << "no batch";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.reads_c; }))
+      << "no beta * C";
+  EXPECT_TRUE(any([](const GoldenCase& c) { return c.form.batched; }))
+      << "no batch";
   EXPECT_TRUE(any([](const GoldenCase& c) {
     return c.form.output == ptx::ScalarType::kF32;
   })) << "no f32 output";
@@ -121,15 +131,17 @@ TEST(GoldenListTest, TheFolderHoldsExactlyTheListedFiles) {
   }
   closedir(dir);
   std::vector<std::string> stale, missing;
-  std::set_difference(present.begin(), present.end(), listed.begin(), listed.end(),
-                      std::back_inserter(stale));
-  std::set_difference(listed.begin(), listed.end(), present.begin(), present.end(),
-                      std::back_inserter(missing));
-  EXPECT_TRUE(stale.empty()) << "golden files no configuration in " << kConfigsFile
-                             << " writes: " << absl::StrJoin(stale, ", ") << "\n"
-                             << UpdateHint();
-  EXPECT_TRUE(missing.empty()) << "golden files missing: " << absl::StrJoin(missing, ", ")
-                               << "\n" << UpdateHint();
+  std::set_difference(present.begin(), present.end(), listed.begin(),
+                      listed.end(), std::back_inserter(stale));
+  std::set_difference(listed.begin(), listed.end(), present.begin(),
+                      present.end(), std::back_inserter(missing));
+  EXPECT_TRUE(stale.empty())
+      << "golden files no configuration in " << kConfigsFile
+      << " writes: " << absl::StrJoin(stale, ", ") << "\n"
+      << UpdateHint();
+  EXPECT_TRUE(missing.empty())
+      << "golden files missing: " << absl::StrJoin(missing, ", ") << "\n"
+      << UpdateHint();
 }
 
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
@@ -141,7 +153,8 @@ TEST_P(GoldenTest, GeneratedSourceMatchesTheGoldenFile) {
                               << "': " << generated.status();
   const std::string path = GoldenPath(golden.file_name);
   const std::string expected = ReadFile(path);
-  ASSERT_FALSE(expected.empty()) << path << " is missing or empty.\n" << UpdateHint();
+  ASSERT_FALSE(expected.empty()) << path << " is missing or empty.\n"
+                                 << UpdateHint();
   // Not EXPECT_EQ: it would print both whole files.
   EXPECT_TRUE(expected == *generated)
       << path << " differs from what the generator now writes for "
@@ -157,23 +170,25 @@ std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, GoldenTest, ::testing::ValuesIn(CasesOrNone()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Configs, GoldenTest,
+                         ::testing::ValuesIn(CasesOrNone()), CaseName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenTest);
 
 // ---- The list's rules and the diff the failures show ----
 
 TEST(GoldenCasesTest, FileNamesFollowTheConfigName) {
-  EXPECT_EQ(GoldenFileName("ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "f16"),
-            "ws_128x256x64_s4_c2_w1_m2_tma_g8_persistent.f16.cu");
+  EXPECT_EQ(
+      GoldenFileName("ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", "f16"),
+      "ws_128x256x64_s4_c2_w1_m2_tma_g8_persistent.f16.cu");
   EXPECT_EQ(GoldenFileName("v1 128x128x64", "bf16"), "v1_128x128x64.bf16.cu");
   EXPECT_EQ(GoldenFileName("v1 128x128x64", "f16.mk->f32+bias_n.f32+gelu"),
             "v1_128x128x64.f16.mk_to_f32_bias_n.f32_gelu.cu");
 }
 
 TEST(GoldenCasesTest, ListsAreParsedAndCheckedLineByLine) {
-  const absl::StatusOr<std::vector<GoldenCase>> cases =
-      ParseGoldenConfigs("# comment\n\nf16 v1 128x128x64\n  bf16   v1 128x128x64  \n"
-                         "f16.km->f16+c v1 128x128x64\n");
+  const absl::StatusOr<std::vector<GoldenCase>> cases = ParseGoldenConfigs(
+      "# comment\n\nf16 v1 128x128x64\n  bf16   v1 128x128x64  \n"
+      "f16.km->f16+c v1 128x128x64\n");
   ASSERT_TRUE(cases.ok()) << cases.status();
   ASSERT_EQ(cases->size(), 3u);
   EXPECT_EQ((*cases)[1].config_name, "v1 128x128x64");
@@ -185,18 +200,23 @@ TEST(GoldenCasesTest, ListsAreParsedAndCheckedLineByLine) {
   const std::pair<const char*, const char*> refused[] = {
       {"v1_128x128x64", "CONFIGS:1: 'v1_128x128x64' is not"},
       {"f32 v1 128x128x64", "CONFIGS:1: "},
-      {"f16.kx->f16 v1 128x128x64", "CONFIGS:1: GEMM form 'f16.kx->f16': a major order is k or m"},
+      {"f16.kx->f16 v1 128x128x64",
+       "CONFIGS:1: GEMM form 'f16.kx->f16': a major order is k or m"},
       {"f16.kk->f16+bias v1 128x128x64", "'bias' is not c, bias_m.<type>"},
       {"f16.kk->f16+gelu+c v1 128x128x64", "write it as 'f16.kk->f16+c+gelu'"},
-      {"f16.kk->f32 ws 128x256x64 s3 c2 w1 m1 tma g16 persistent", "CONFIGS:1: "},
+      {"f16.kk->f32 ws 128x256x64 s3 c2 w1 m1 tma g16 persistent",
+       "CONFIGS:1: "},
       {"f16 v2 128x128x64", "CONFIGS:1: "},
       {"f16 v1 128x256x64", "accumulator registers"},
-      {"f16 v1 128x128x64\nf16 v1 128x128x64", "CONFIGS:2: f16 'v1 128x128x64' is listed twice"},
+      {"f16 v1 128x128x64\nf16 v1 128x128x64",
+       "CONFIGS:2: f16 'v1 128x128x64' is listed twice"},
   };
   for (const auto& [text, message] : refused) {
-    const absl::StatusOr<std::vector<GoldenCase>> result = ParseGoldenConfigs(text);
+    const absl::StatusOr<std::vector<GoldenCase>> result =
+        ParseGoldenConfigs(text);
     ASSERT_FALSE(result.ok()) << text;
-    EXPECT_TRUE(absl::StrContains(result.status().message(), message)) << result.status();
+    EXPECT_TRUE(absl::StrContains(result.status().message(), message))
+        << result.status();
   }
 }
 
@@ -205,24 +225,34 @@ TEST(LineDiffTest, EqualTextsHaveNoDiff) {
 }
 
 TEST(LineDiffTest, ShowsChangedLinesWithNumbersAndContext) {
-  EXPECT_EQ(LineDiff("1\n2\n3\n4\n5\n6\n7\n", "1\n2\n3\nfour\n5\n6\n7\n", "old", "new"),
+  EXPECT_EQ(LineDiff("1\n2\n3\n4\n5\n6\n7\n", "1\n2\n3\nfour\n5\n6\n7\n", "old",
+                     "new"),
             "--- old (7 lines)\n+++ new (7 lines)\n"
             "@@ -2,5 +2,5 @@\n 2\n 3\n-4\n+four\n 5\n 6\n");
-  EXPECT_EQ(LineDiff("a\nb\n", "a\nx\nb\n", "old", "new"),
-            "--- old (2 lines)\n+++ new (3 lines)\n@@ -1,2 +1,3 @@\n a\n+x\n b\n");
-  EXPECT_EQ(LineDiff("a\nb\nc\n", "a\nc\n", "old", "new"),
-            "--- old (3 lines)\n+++ new (2 lines)\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
+  EXPECT_EQ(
+      LineDiff("a\nb\n", "a\nx\nb\n", "old", "new"),
+      "--- old (2 lines)\n+++ new (3 lines)\n@@ -1,2 +1,3 @@\n a\n+x\n b\n");
+  EXPECT_EQ(
+      LineDiff("a\nb\nc\n", "a\nc\n", "old", "new"),
+      "--- old (3 lines)\n+++ new (2 lines)\n@@ -1,3 +1,2 @@\n a\n-b\n c\n");
 }
 
 TEST(LineDiffTest, SeparateChangesGetSeparateHunks) {
   std::string a, b;
   for (int i = 1; i <= 30; ++i) {
     absl::StrAppend(&a, i, "\n");
-    absl::StrAppend(&b, i == 5 ? "five" : i == 25 ? "twenty-five" : absl::StrCat(i), "\n");
+    absl::StrAppend(&b,
+                    i == 5    ? "five"
+                    : i == 25 ? "twenty-five"
+                              : absl::StrCat(i),
+                    "\n");
   }
   const std::string diff = LineDiff(a, b, "old", "new");
-  EXPECT_TRUE(absl::StrContains(diff, "@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+five\n 6\n 7\n")) << diff;
-  EXPECT_TRUE(absl::StrContains(diff, "@@ -23,5 +23,5 @@\n 23\n 24\n-25\n+twenty-five\n"))
+  EXPECT_TRUE(
+      absl::StrContains(diff, "@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+five\n 6\n 7\n"))
+      << diff;
+  EXPECT_TRUE(absl::StrContains(
+      diff, "@@ -23,5 +23,5 @@\n 23\n 24\n-25\n+twenty-five\n"))
       << diff;
   EXPECT_FALSE(absl::StrContains(diff, " 15\n")) << diff;
 }
@@ -236,18 +266,21 @@ TEST(LineDiffTest, StopsAfterTheFirstChangedLines) {
   const std::string diff = LineDiff(a, b, "old", "new", 20);
   int changed = 0;
   for (absl::string_view line : absl::StrSplit(diff, '\n')) {
-    if (absl::StartsWith(line, "-old") || absl::StartsWith(line, "+new")) ++changed;
+    if (absl::StartsWith(line, "-old") || absl::StartsWith(line, "+new"))
+      ++changed;
   }
   EXPECT_EQ(changed, 20);
-  EXPECT_TRUE(absl::StrContains(diff, "... 180 more changed lines not shown\n")) << diff;
+  EXPECT_TRUE(absl::StrContains(diff, "... 180 more changed lines not shown\n"))
+      << diff;
 }
 
 TEST(LineDiffTest, ShowsAMissingFinalNewlineAndControlCharacters) {
   EXPECT_EQ(LineDiff("a\n", "a", "old", "new"),
             "--- old (1 lines)\n+++ new (1 lines)\n@@ -1,1 +1,1 @@\n-a\n+a\n"
             "\\ No newline at end of file\n");
-  EXPECT_EQ(LineDiff("a\n", "a\r\n", "old", "new"),
-            "--- old (1 lines)\n+++ new (1 lines)\n@@ -1,1 +1,1 @@\n-a\n+a\\x0d\n");
+  EXPECT_EQ(
+      LineDiff("a\n", "a\r\n", "old", "new"),
+      "--- old (1 lines)\n+++ new (1 lines)\n@@ -1,1 +1,1 @@\n-a\n+a\\x0d\n");
   EXPECT_EQ(LineDiff("", "x\n", "old", "new"),
             "--- old (0 lines)\n+++ new (1 lines)\n@@ -0,0 +1,1 @@\n+x\n");
 }

@@ -63,29 +63,34 @@ int Main(int argc, char** argv) {
   } else if (argc == 1 && std::getenv("BUILD_WORKSPACE_DIRECTORY") != nullptr) {
     workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   } else {
-    std::fprintf(stderr,
-                 "usage: golden_writer [WORKSPACE]\n"
-                 "Writes %s/*.cu in WORKSPACE (default: $BUILD_WORKSPACE_DIRECTORY,\n"
-                 "set by `bazel run`) for each configuration of %s.\n",
-                 kGoldenDirectory, kConfigsFile);
+    std::fprintf(
+        stderr,
+        "usage: golden_writer [WORKSPACE]\n"
+        "Writes %s/*.cu in WORKSPACE (default: $BUILD_WORKSPACE_DIRECTORY,\n"
+        "set by `bazel run`) for each configuration of %s.\n",
+        kGoldenDirectory, kConfigsFile);
     return 2;
   }
-  if (!IsFile(workspace + "/WORKSPACE") && !IsFile(workspace + "/WORKSPACE.bazel")) {
-    std::fprintf(stderr, "golden_writer: %s is not a Bazel workspace (no WORKSPACE file)\n",
-                 workspace.c_str());
+  if (!IsFile(workspace + "/WORKSPACE") &&
+      !IsFile(workspace + "/WORKSPACE.bazel")) {
+    std::fprintf(
+        stderr,
+        "golden_writer: %s is not a Bazel workspace (no WORKSPACE file)\n",
+        workspace.c_str());
     return 2;
   }
   const std::string directory = absl::StrCat(workspace, "/", kGoldenDirectory);
   const std::string list_path = absl::StrCat(workspace, "/", kConfigsFile);
   std::string list;
   if (!Read(list_path, &list)) {
-    std::fprintf(stderr, "golden_writer: cannot read %s: %s\n", list_path.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "golden_writer: cannot read %s: %s\n",
+                 list_path.c_str(), std::strerror(errno));
     return 1;
   }
   absl::StatusOr<std::vector<GoldenCase>> cases = ParseGoldenConfigs(list);
   if (!cases.ok()) {
-    std::fprintf(stderr, "golden_writer: %s\n", std::string(cases.status().message()).c_str());
+    std::fprintf(stderr, "golden_writer: %s\n",
+                 std::string(cases.status().message()).c_str());
     return 1;
   }
 
@@ -94,8 +99,9 @@ int Main(int argc, char** argv) {
   for (const GoldenCase& golden : *cases) {
     absl::StatusOr<std::string> source = GoldenSource(golden);
     if (!source.ok()) {
-      std::fprintf(stderr, "golden_writer: %s '%s': %s\n", golden.form_name.c_str(),
-                   golden.config_name.c_str(), std::string(source.status().message()).c_str());
+      std::fprintf(stderr, "golden_writer: %s '%s': %s\n",
+                   golden.form_name.c_str(), golden.config_name.c_str(),
+                   std::string(source.status().message()).c_str());
       return 1;
     }
     sources.push_back(*std::move(source));
@@ -117,35 +123,39 @@ int Main(int argc, char** argv) {
                    std::strerror(errno));
       return 1;
     }
-    std::printf("golden_writer: wrote %s/%s\n", kGoldenDirectory, golden.file_name.c_str());
+    std::printf("golden_writer: wrote %s/%s\n", kGoldenDirectory,
+                golden.file_name.c_str());
     ++updated;
   }
 
   DIR* dir = opendir(directory.c_str());
   if (dir == nullptr) {
-    std::fprintf(stderr, "golden_writer: cannot list %s: %s\n", directory.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "golden_writer: cannot list %s: %s\n",
+                 directory.c_str(), std::strerror(errno));
     return 1;
   }
   std::vector<std::string> stale;
   while (const dirent* entry = readdir(dir)) {
     const std::string name = entry->d_name;
-    if (absl::EndsWith(name, ".cu") && listed.count(name) == 0) stale.push_back(name);
+    if (absl::EndsWith(name, ".cu") && listed.count(name) == 0)
+      stale.push_back(name);
   }
   closedir(dir);
   for (const std::string& name : stale) {
     const std::string path = absl::StrCat(directory, "/", name);
     if (std::remove(path.c_str()) != 0) {
-      std::fprintf(stderr, "golden_writer: cannot remove %s: %s\n", path.c_str(),
-                   std::strerror(errno));
+      std::fprintf(stderr, "golden_writer: cannot remove %s: %s\n",
+                   path.c_str(), std::strerror(errno));
       return 1;
     }
-    std::printf("golden_writer: removed %s/%s (not in CONFIGS)\n", kGoldenDirectory,
-                name.c_str());
+    std::printf("golden_writer: removed %s/%s (not in CONFIGS)\n",
+                kGoldenDirectory, name.c_str());
     ++removed;
   }
-  std::printf("golden_writer: %zu configurations in %s: %d written, %d unchanged, %d removed\n",
-              cases->size(), directory.c_str(), updated, unchanged, removed);
+  std::printf(
+      "golden_writer: %zu configurations in %s: %d written, %d unchanged, %d "
+      "removed\n",
+      cases->size(), directory.c_str(), updated, unchanged, removed);
   return 0;
 }
 

@@ -30,7 +30,7 @@
 // volatile int), so each namespace gets int overloads like CUDA's.
 #define __device__
 #define __forceinline__ inline
-#define CUDA_INT_MIN_MAX                                          \
+#define CUDA_INT_MIN_MAX                                                  \
   [[maybe_unused]] inline int min(int a, int b) { return a < b ? a : b; } \
   [[maybe_unused]] inline int max(int a, int b) { return a > b ? a : b; }
 namespace scheduler {
@@ -95,8 +95,8 @@ std::string Describe(const Launch& l) {
   text << l.m << "x" << l.n << " in " << l.block_m << "x" << l.block_n << " m"
        << l.cluster_m << " (" << l.cluster_rows << " x " << l.tiles_n
        << " cluster tiles), k_tiles " << l.k_tiles << ", split_k " << l.split_k
-       << (l.stream_k ? ", stream-K" : "") << ", " << l.clusters << " clusters, "
-       << OrderName(l.order);
+       << (l.stream_k ? ", stream-K" : "") << ", " << l.clusters
+       << " clusters, " << OrderName(l.order);
   return text.str();
 }
 
@@ -121,11 +121,12 @@ Outcome Simulate(const Launch& l) {
   // one piece per shared unit its share touches): more is a runaway loop.
   const int64_t limit = int64_t{l.units} + 2;
   for (int c = 0; c < l.clusters; ++c) {
-    const Schedule s = scheduler::make_schedule(l.units, l.k_tiles, c, l.clusters,
-                                                l.stream_k, kStreamKMaxPieces);
+    const Schedule s = scheduler::make_schedule(
+        l.units, l.k_tiles, c, l.clusters, l.stream_k, kStreamKMaxPieces);
     run.schedules.push_back(s);
     int sequence = 0;
-    for (Work w = scheduler::first_work(c); scheduler::next_work(s, w, l.split_k);) {
+    for (Work w = scheduler::first_work(c);
+         scheduler::next_work(s, w, l.split_k);) {
       if (sequence > limit) {
         run.runaway = true;
         break;
@@ -140,7 +141,8 @@ Outcome Simulate(const Launch& l) {
         if (w.kt_end != l.k_tiles) {
           p.publishes = true;
         } else {
-          for (int sharer = w.kt_begin == 0 ? c : scheduler::first_sharer(s, w.unit);
+          for (int sharer =
+                   w.kt_begin == 0 ? c : scheduler::first_sharer(s, w.unit);
                sharer < c && static_cast<int>(p.waits_on.size()) <= l.clusters;
                ++sharer) {
             p.waits_on.push_back(sharer);
@@ -155,8 +157,8 @@ Outcome Simulate(const Launch& l) {
 
 std::string PieceText(const Piece& p) {
   std::ostringstream text;
-  text << "cluster " << p.cluster << " piece " << p.sequence << ": unit " << p.unit
-       << " k-tiles [" << p.kt_begin << ", " << p.kt_end << ")";
+  text << "cluster " << p.cluster << " piece " << p.sequence << ": unit "
+       << p.unit << " k-tiles [" << p.kt_begin << ", " << p.kt_end << ")";
   return text.str();
 }
 
@@ -168,18 +170,18 @@ struct Problem {
   int block_m, block_n, cluster_m;
 };
 constexpr Problem kProblems[] = {
-    {1, 1, 128, 256, 1},           // 1 tile, ragged
-    {128, 256, 128, 256, 1},       // 1 tile, exact
-    {129, 257, 128, 256, 1},       // 2 x 2, just past the tile
-    {256, 512, 128, 128, 2},       // 1 x 4, CTA pairs, exact
-    {300, 700, 128, 256, 1},       // 3 x 3, ragged
-    {4096, 128, 128, 128, 1},      // a column of 32
-    {128, 8192, 128, 256, 1},      // a row of 32
-    {1024, 1024, 128, 256, 2},     // 4 x 4, CTA pairs, exact
-    {3000, 5000, 128, 256, 1},     // 24 x 20, ragged
-    {7777, 3333, 128, 256, 2},     // 31 x 14, CTA pairs, ragged
-    {8192, 8192, 128, 256, 1},     // 64 x 32, exact
-    {2048, 13312, 128, 256, 1},    // 16 x 52: the selector's stream-K at K 8192
+    {1, 1, 128, 256, 1},         // 1 tile, ragged
+    {128, 256, 128, 256, 1},     // 1 tile, exact
+    {129, 257, 128, 256, 1},     // 2 x 2, just past the tile
+    {256, 512, 128, 128, 2},     // 1 x 4, CTA pairs, exact
+    {300, 700, 128, 256, 1},     // 3 x 3, ragged
+    {4096, 128, 128, 128, 1},    // a column of 32
+    {128, 8192, 128, 256, 1},    // a row of 32
+    {1024, 1024, 128, 256, 2},   // 4 x 4, CTA pairs, exact
+    {3000, 5000, 128, 256, 1},   // 24 x 20, ragged
+    {7777, 3333, 128, 256, 2},   // 31 x 14, CTA pairs, ragged
+    {8192, 8192, 128, 256, 1},   // 64 x 32, exact
+    {2048, 13312, 128, 256, 1},  // 16 x 52: the selector's stream-K at K 8192
 };
 constexpr int kClusterCounts[] = {1, 2, 7, 66, 132};
 constexpr int kKTiles[] = {1, 2, 3, 17, 128};
@@ -209,15 +211,16 @@ const std::vector<Launch>& Sweep() {
       ++problem_index;
       for (int resident : kClusterCounts) {
         for (int k_tiles : kKTiles) {
-          for (int mode = 0; mode <= static_cast<int>(std::size(kSplits)); ++mode) {
+          for (int mode = 0; mode <= static_cast<int>(std::size(kSplits));
+               ++mode) {
             Launch l;
             l.m = problem.m;
             l.n = problem.n;
             l.block_m = problem.block_m;
             l.block_n = problem.block_n;
             l.cluster_m = problem.cluster_m;
-            l.cluster_rows = static_cast<int>(
-                CeilDiv(CeilDiv(problem.m, problem.block_m), problem.cluster_m));
+            l.cluster_rows = static_cast<int>(CeilDiv(
+                CeilDiv(problem.m, problem.block_m), problem.cluster_m));
             l.tiles_n = static_cast<int>(CeilDiv(problem.n, problem.block_n));
             l.k_tiles = k_tiles;
             l.stream_k = mode == static_cast<int>(std::size(kSplits));
@@ -258,12 +261,14 @@ void ExpectForEveryLaunch(Applies applies, Check check) {
     ++checked;
     const Outcome run = Simulate(l);
     const std::string why =
-        run.runaway ? std::string("a cluster did not run out of work") : check(l, run);
+        run.runaway ? std::string("a cluster did not run out of work")
+                    : check(l, run);
     if (why.empty()) continue;
     if (++failures <= 16) examples << "\n  " << Describe(l) << ":\n    " << why;
   }
   EXPECT_GT(checked, 0);
-  EXPECT_EQ(failures, 0) << "of " << checked << " launches; the first:" << examples.str();
+  EXPECT_EQ(failures, 0) << "of " << checked
+                         << " launches; the first:" << examples.str();
 }
 
 bool AnyLaunch(const Launch&) { return true; }
@@ -271,12 +276,13 @@ bool StreamK(const Launch& l) { return l.stream_k; }
 bool SplitK(const Launch& l) { return l.split_k > 1; }
 
 // The pieces of each unit, in the order the run produced them.
-std::vector<std::vector<const Piece*>> PiecesByUnit(const Launch& l, const Outcome& run,
+std::vector<std::vector<const Piece*>> PiecesByUnit(const Launch& l,
+                                                    const Outcome& run,
                                                     std::string& why) {
   std::vector<std::vector<const Piece*>> by_unit(l.units);
   for (const Piece& p : run.pieces) {
-    if (p.unit < 0 || p.unit >= l.units || p.kt_begin < 0 || p.kt_end > l.k_tiles ||
-        p.kt_begin > p.kt_end) {
+    if (p.unit < 0 || p.unit >= l.units || p.kt_begin < 0 ||
+        p.kt_end > l.k_tiles || p.kt_begin > p.kt_end) {
       if (why.empty()) why = PieceText(p) + " is outside the work";
       continue;
     }
@@ -296,7 +302,8 @@ TEST(SchedulerSweepTest, CoversTheCasesTheSchedulerMustHandle) {
     fewer_tiles_than_clusters |= l.Tiles() < l.clusters;
     many_more_tiles |= l.Tiles() >= 10 * l.clusters && l.clusters > 1;
     empty_slices |= l.k_tiles < l.split_k;
-    stream_k_tail |= l.stream_k && l.units > l.clusters && l.units % l.clusters != 0;
+    stream_k_tail |=
+        l.stream_k && l.units > l.clusters && l.units % l.clusters != 0;
     stream_k_only |= l.stream_k && l.units < l.clusters;
     // The host counts the same work units as the simulation.
     ASSERT_EQ(GemmWorkUnits(ConfigOf(l), l.m, l.n), l.units) << Describe(l);
@@ -312,7 +319,8 @@ TEST(SchedulerSweepTest, CoversTheCasesTheSchedulerMustHandle) {
 // --- Every schedule ---------------------------------------------------------
 
 TEST(TileSchedulerTest, EveryClusterRunsOutOfWork) {
-  ExpectForEveryLaunch(AnyLaunch, [](const Launch&, const Outcome&) { return std::string(); });
+  ExpectForEveryLaunch(
+      AnyLaunch, [](const Launch&, const Outcome&) { return std::string(); });
 }
 
 // In the output's coordinates: tile_of of the unit's cluster tile, then
@@ -321,7 +329,8 @@ TEST(TileSchedulerTest, ComputesEveryKTileOfEveryOutputTileExactlyOnce) {
   ExpectForEveryLaunch(AnyLaunch, [](const Launch& l, const Outcome& run) {
     std::vector<int> count(static_cast<size_t>(l.Tiles()) * l.k_tiles, 0);
     for (const Piece& p : run.pieces) {
-      if (p.unit < 0 || p.unit >= l.units || p.kt_begin < 0 || p.kt_end > l.k_tiles) {
+      if (p.unit < 0 || p.unit >= l.units || p.kt_begin < 0 ||
+          p.kt_end > l.k_tiles) {
         return PieceText(p) + " is outside the work";
       }
       int row = -1, col = -1;
@@ -336,8 +345,9 @@ TEST(TileSchedulerTest, ComputesEveryKTileOfEveryOutputTileExactlyOnce) {
     for (size_t i = 0; i < count.size(); ++i) {
       if (count[i] != 1) {
         std::ostringstream text;
-        text << "tile (" << i / l.k_tiles / l.tiles_n << ", " << i / l.k_tiles % l.tiles_n
-             << ") k-tile " << i % l.k_tiles << " computed " << count[i] << " times";
+        text << "tile (" << i / l.k_tiles / l.tiles_n << ", "
+             << i / l.k_tiles % l.tiles_n << ") k-tile " << i % l.k_tiles
+             << " computed " << count[i] << " times";
         return text.str();
       }
     }
@@ -347,7 +357,8 @@ TEST(TileSchedulerTest, ComputesEveryKTileOfEveryOutputTileExactlyOnce) {
 
 // Empty pieces only where K has fewer k-tiles than slices: the kernel
 // zeros the accumulators of such a slice and still stores them.
-TEST(TileSchedulerTest, NoPieceIsEmptyButSplitKSlicesWhenKHasFewerTilesThanSlices) {
+TEST(TileSchedulerTest,
+     NoPieceIsEmptyButSplitKSlicesWhenKHasFewerTilesThanSlices) {
   ExpectForEveryLaunch(AnyLaunch, [](const Launch& l, const Outcome& run) {
     const bool may_be_empty = !l.stream_k && l.k_tiles < l.split_k;
     for (const Piece& p : run.pieces) {
@@ -362,31 +373,33 @@ TEST(TileSchedulerTest, NoPieceIsEmptyButSplitKSlicesWhenKHasFewerTilesThanSlice
 // Each unit once, an empty split-K slice included: its zero partial sums
 // must be written for the reduce kernel to add.
 TEST(TileSchedulerTest, WithoutStreamKVisitsEveryWorkUnitOnceEvenAnEmptySlice) {
-  ExpectForEveryLaunch([](const Launch& l) { return !l.stream_k; },
-                       [](const Launch& l, const Outcome& run) {
-    std::string why;
-    const auto by_unit = PiecesByUnit(l, run, why);
-    if (!why.empty()) return why;
-    for (int unit = 0; unit < l.units; ++unit) {
-      if (by_unit[unit].size() != 1) {
-        return "unit " + std::to_string(unit) + " visited " +
-               std::to_string(by_unit[unit].size()) + " times";
-      }
-    }
-    return std::string();
-  });
+  ExpectForEveryLaunch(
+      [](const Launch& l) { return !l.stream_k; },
+      [](const Launch& l, const Outcome& run) {
+        std::string why;
+        const auto by_unit = PiecesByUnit(l, run, why);
+        if (!why.empty()) return why;
+        for (int unit = 0; unit < l.units; ++unit) {
+          if (by_unit[unit].size() != 1) {
+            return "unit " + std::to_string(unit) + " visited " +
+                   std::to_string(by_unit[unit].size()) + " times";
+          }
+        }
+        return std::string();
+      });
 }
 
 TEST(TileSchedulerTest, WithoutStreamKDealsUnitsRoundRobin) {
   ExpectForEveryLaunch([](const Launch& l) { return !l.stream_k; },
                        [](const Launch& l, const Outcome& run) {
-    for (const Piece& p : run.pieces) {
-      if (p.unit % l.clusters != p.cluster || p.unit / l.clusters != p.sequence) {
-        return PieceText(p) + " is not the cluster's turn";
-      }
-    }
-    return std::string();
-  });
+                         for (const Piece& p : run.pieces) {
+                           if (p.unit % l.clusters != p.cluster ||
+                               p.unit / l.clusters != p.sequence) {
+                             return PieceText(p) + " is not the cluster's turn";
+                           }
+                         }
+                         return std::string();
+                       });
 }
 
 TEST(TileSchedulerTest, SplitKSlicesOfATileAreDisjointContiguousAndInOrder) {
@@ -399,18 +412,20 @@ TEST(TileSchedulerTest, SplitKSlicesOfATileAreDisjointContiguousAndInOrder) {
       for (int slice = 0; slice < l.split_k; ++slice) {
         const auto& pieces = by_unit[tile * l.split_k + slice];
         if (pieces.size() != 1) {
-          return "tile " + std::to_string(tile) + " slice " + std::to_string(slice) +
-                 " visited " + std::to_string(pieces.size()) + " times";
+          return "tile " + std::to_string(tile) + " slice " +
+                 std::to_string(slice) + " visited " +
+                 std::to_string(pieces.size()) + " times";
         }
         if (pieces[0]->kt_begin != next) {
           return PieceText(*pieces[0]) + " does not begin where slice " +
-                 std::to_string(slice - 1) + " ends (" + std::to_string(next) + ")";
+                 std::to_string(slice - 1) + " ends (" + std::to_string(next) +
+                 ")";
         }
         next = pieces[0]->kt_end;
       }
       if (next != l.k_tiles) {
-        return "the slices of tile " + std::to_string(tile) + " end at k-tile " +
-               std::to_string(next);
+        return "the slices of tile " + std::to_string(tile) +
+               " end at k-tile " + std::to_string(next);
       }
     }
     return std::string();
@@ -434,7 +449,8 @@ TEST(StreamKTest, LeavesOnlyThePartialLastWaveToShareAndEveryClusterAgrees) {
     const int dp_units = run.schedules[0].dp_units;
     if (dp_units % l.clusters != 0 || l.units - dp_units < 0 ||
         l.units - dp_units >= l.clusters) {
-      return "dp_units " + std::to_string(dp_units) + " of " + std::to_string(l.units);
+      return "dp_units " + std::to_string(dp_units) + " of " +
+             std::to_string(l.units);
     }
     return std::string();
   });
@@ -451,8 +467,9 @@ TEST(StreamKTest, DataParallelUnitsAreWholeAndDoneByOneCluster) {
                std::to_string(by_unit[unit].size()) + " pieces";
       }
       const Piece& p = *by_unit[unit][0];
-      if (p.kt_begin != 0 || p.kt_end != l.k_tiles || p.cluster != unit % l.clusters ||
-          p.publishes || !p.waits_on.empty()) {
+      if (p.kt_begin != 0 || p.kt_end != l.k_tiles ||
+          p.cluster != unit % l.clusters || p.publishes ||
+          !p.waits_on.empty()) {
         return PieceText(p) + " is not a whole unit of cluster " +
                std::to_string(unit % l.clusters);
       }
@@ -477,7 +494,8 @@ TEST(StreamKTest, ThePieceEndingATileWaitsOnExactlyTheOtherClustersSharingIt) {
           return PieceText(*p) + ": a second piece of the unit in one cluster";
         }
         if (p->kt_end == l.k_tiles) {
-          if (ender != nullptr) return PieceText(*p) + ": a second piece ending the unit";
+          if (ender != nullptr)
+            return PieceText(*p) + ": a second piece ending the unit";
           ender = p;
         } else {
           if (!p->publishes) return PieceText(*p) + " does not publish";
@@ -522,7 +540,8 @@ TEST(StreamKTest, EachClusterPublishesAtMostOnePartialTileAndBeforeItWaits) {
     std::vector<bool> waited(l.clusters, false);
     for (const Piece& p : run.pieces) {
       if (p.publishes) {
-        if (++published[p.cluster] > 1) return PieceText(p) + " publishes a second time";
+        if (++published[p.cluster] > 1)
+          return PieceText(p) + " publishes a second time";
         if (waited[p.cluster]) return PieceText(p) + " publishes after waiting";
       }
       if (!p.waits_on.empty()) waited[p.cluster] = true;
@@ -548,9 +567,10 @@ TEST(StreamKTest, NoTileIsSharedByMoreThanMaxPiecesClusters) {
       if (pieces[unit] > kStreamKMaxPieces) {
         const Schedule& s = run.schedules[0];
         std::ostringstream text;
-        text << "unit " << unit << " has " << pieces[unit] << " pieces (dp_units "
-             << s.dp_units << ", " << l.units - s.dp_units << " shared tiles, sk_share "
-             << s.sk_share << " k-tiles)";
+        text << "unit " << unit << " has " << pieces[unit]
+             << " pieces (dp_units " << s.dp_units << ", "
+             << l.units - s.dp_units << " shared tiles, sk_share " << s.sk_share
+             << " k-tiles)";
         return text.str();
       }
     }
@@ -565,8 +585,15 @@ std::vector<std::pair<int, int>> Grids() {
   for (int rows = 1; rows <= 40; ++rows) {
     for (int cols = 1; cols <= 40; ++cols) grids.push_back({rows, cols});
   }
-  for (const auto& grid : {std::pair<int, int>{31, 14}, {64, 32}, {32, 64}, {128, 128},
-                           {1000, 3}, {3, 1000}, {255, 129}, {2048, 1}, {1, 2048}}) {
+  for (const auto& grid : {std::pair<int, int>{31, 14},
+                           {64, 32},
+                           {32, 64},
+                           {128, 128},
+                           {1000, 3},
+                           {3, 1000},
+                           {255, 129},
+                           {2048, 1},
+                           {1, 2048}}) {
     grids.push_back(grid);
   }
   return grids;
@@ -620,7 +647,8 @@ TEST(TileOrderTest, RasterWalksOneGroupOfRowsAfterAnother) {
         int row = -1, col = -1;
         raster::tile_of(t, rows, cols, group, row, col);
         ASSERT_EQ(row / group, t / (group * cols))
-            << "g" << group << " on " << rows << " x " << cols << ": tile " << t;
+            << "g" << group << " on " << rows << " x " << cols << ": tile "
+            << t;
       }
     }
   }

@@ -58,7 +58,8 @@ TEST(HilbertTileOrderTest, VisitsEveryTileOnceMovingToANeighbour) {
       EXPECT_EQ(walk.jumps, 0);
       // One diagonal step where the longer side is odd and the shorter
       // even and at least 4; none elsewhere.
-      const int longer = std::max(width, height), shorter = std::min(width, height);
+      const int longer = std::max(width, height),
+                shorter = std::min(width, height);
       const bool diagonal = longer % 2 == 1 && shorter % 2 == 0 && shorter >= 4;
       EXPECT_EQ(walk.diagonal_steps, diagonal ? 1 : 0);
       EXPECT_EQ(walk.unit_steps + walk.diagonal_steps, width * height - 1);
@@ -69,8 +70,12 @@ TEST(HilbertTileOrderTest, VisitsEveryTileOnceMovingToANeighbour) {
 // The suite's grids of cluster tiles, e.g. 8192^3 in 128x256 tiles (64 x 32)
 // and 7777x3333 in 128x256 tiles with 2-CTA clusters (31 x 14).
 TEST(HilbertTileOrderTest, CoversTheGridsOfLargeProblems) {
-  for (const auto& [width, height] :
-       {std::pair<int, int>{32, 64}, {14, 31}, {128, 128}, {1, 1000}, {1000, 3}, {255, 129}}) {
+  for (const auto& [width, height] : {std::pair<int, int>{32, 64},
+                                      {14, 31},
+                                      {128, 128},
+                                      {1, 1000},
+                                      {1000, 3},
+                                      {255, 129}}) {
     SCOPED_TRACE(testing::Message() << width << " x " << height);
     const Walk walk = WalkCurve(width, height);
     EXPECT_EQ(walk.cells_outside + walk.repeats + walk.jumps, 0);

@@ -74,8 +74,8 @@ std::vector<Form> WgmmaForms() {
   std::vector<Form> forms;
   for (const InputFamily& family : families) {
     for (ScalarType d : family.accumulators) {
-      for (auto source : {ptx::WgmmaASource::kSharedMemory,
-                          ptx::WgmmaASource::kRegisters}) {
+      for (auto source :
+           {ptx::WgmmaASource::kSharedMemory, ptx::WgmmaASource::kRegisters}) {
         const std::vector<int> legal = ptx::LegalWgmmaN(family.a);
         // Integer forms come with and without .satfinite at every N.
         const int variants = ptx::WgmmaHasScaleImmediates(family.a) ? 1 : 2;
@@ -154,7 +154,8 @@ std::vector<Form> BarrierForms() {
 }
 
 std::vector<Form> WarpForms() {
-  std::vector<Form> forms = {{ptx::ElectSync()}, {ptx::ClusterCtaRank()},
+  std::vector<Form> forms = {{ptx::ElectSync()},
+                             {ptx::ClusterCtaRank()},
                              {ptx::MapaSharedCluster()},
                              {ptx::LoadSharedClusterF32x4()}};
   for (int count = ptx::kMinMaxNReg; count <= ptx::kMaxMaxNReg; count += 8) {
@@ -201,31 +202,34 @@ absl::StatusOr<std::string> BatchSource(const std::string& name,
 absl::Status Assemble(const std::string& name, const std::vector<Form>& forms) {
   absl::StatusOr<std::string> source = BatchSource(name, forms);
   if (!source.ok()) return source.status();
-  return compile::CompileCuda(name, *source, compile::CompileOptions{}).status();
+  return compile::CompileCuda(name, *source, compile::CompileOptions{})
+      .status();
 }
 
 // Names every form of a failed batch that fails on its own.
 std::string Culprits(const Batch& batch) {
   std::string culprits;
   for (size_t i = 0; i < batch.forms.size(); ++i) {
-    absl::Status alone = Assemble(absl::StrCat(batch.name, "_alone"), {batch.forms[i]});
+    absl::Status alone =
+        Assemble(absl::StrCat(batch.name, "_alone"), {batch.forms[i]});
     if (!alone.ok()) {
-      absl::StrAppend(&culprits, "\n  rejected: ",
-                      batch.forms[i].back().description(), "\n",
-                      alone.message().substr(0, 2000));
+      absl::StrAppend(&culprits,
+                      "\n  rejected: ", batch.forms[i].back().description(),
+                      "\n", alone.message().substr(0, 2000));
     }
   }
   return culprits;
 }
 
-std::vector<Batch> Split(const std::string& name, const std::vector<Form>& forms,
-                         size_t per_batch) {
+std::vector<Batch> Split(const std::string& name,
+                         const std::vector<Form>& forms, size_t per_batch) {
   std::vector<Batch> batches;
   for (size_t start = 0; start < forms.size(); start += per_batch) {
     Batch batch;
     batch.name = absl::StrCat(name, start / per_batch);
-    batch.forms.assign(forms.begin() + start,
-                       forms.begin() + std::min(forms.size(), start + per_batch));
+    batch.forms.assign(
+        forms.begin() + start,
+        forms.begin() + std::min(forms.size(), start + per_batch));
     batches.push_back(std::move(batch));
   }
   return batches;
@@ -236,10 +240,12 @@ TEST(AssemblyTest, EveryEmittedFormAssemblesForSm90a) {
   std::vector<Batch> batches = Split("wgmma", WgmmaForms(), 96);
   const size_t wgmma_forms = WgmmaForms().size();
   std::vector<Form> others;
-  for (auto* family : {&WgmmaSupportForms, &TmaForms, &BarrierForms, &WarpForms}) {
+  for (auto* family :
+       {&WgmmaSupportForms, &TmaForms, &BarrierForms, &WarpForms}) {
     for (Form& form : (*family)()) others.push_back(std::move(form));
   }
-  for (Batch& batch : Split("support", others, 128)) batches.push_back(std::move(batch));
+  for (Batch& batch : Split("support", others, 128))
+    batches.push_back(std::move(batch));
 
   // NVRTC is thread-safe per program: compile batches on every core.
   const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
@@ -258,11 +264,13 @@ TEST(AssemblyTest, EveryEmittedFormAssemblesForSm90a) {
     for (const Form& form : batch.forms) statements += form.size();
     EXPECT_TRUE(batch.status.ok()) << batch.name << Culprits(batch);
   }
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start).count();
-  std::printf("assembled %zu wgmma.mma_async forms and %zu other forms "
-              "(%zu statements) in %zu NVRTC programs, %.1f s\n",
-              wgmma_forms, others.size(), statements, batches.size(), seconds);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf(
+      "assembled %zu wgmma.mma_async forms and %zu other forms "
+      "(%zu statements) in %zu NVRTC programs, %.1f s\n",
+      wgmma_forms, others.size(), statements, batches.size(), seconds);
   EXPECT_EQ(wgmma_forms, 1056u);
 }
 

@@ -43,13 +43,14 @@ std::string Name(const Layout& layout) {
 
 // D stored by the library's accumulator fragment layout, which is
 // separable: the thread's coordinate plus register i's.
-absl::StatusOr<std::string> AccumulatorStores(const AccumulatorFragment& fragment) {
+absl::StatusOr<std::string> AccumulatorStores(
+    const AccumulatorFragment& fragment) {
   std::string stores;
   for (int i = 0; i < fragment.registers(); ++i) {
     absl::StatusOr<FragmentCoordinate> offset = fragment.Coordinate(0, i);
     if (!offset.ok()) return offset.status();
-    absl::StrAppend(&stores, "  d[(row + ", offset->row, ") * ", kN, " + column + ",
-                    offset->column, "] = acc[", i, "];\n");
+    absl::StrAppend(&stores, "  d[(row + ", offset->row, ") * ", kN,
+                    " + column + ", offset->column, "] = acc[", i, "];\n");
   }
   return stores;
 }
@@ -66,9 +67,12 @@ absl::StatusOr<std::string> ProbeSource(const WgmmaMma& mma) {
   absl::StatusOr<std::string> stores = AccumulatorStores(*fragment);
   if (!stores.ok()) return stores.status();
   const std::pair<const char*, Statement> statements[] = {
-      {"mma", *wgmma},          {"fence", WgmmaFence()},
-      {"commit", WgmmaCommitGroup()}, {"wait", *wait},
-      {"pin", *pin},            {"proxy_fence", FenceProxyAsyncSharedCta()}};
+      {"mma", *wgmma},
+      {"fence", WgmmaFence()},
+      {"commit", WgmmaCommitGroup()},
+      {"wait", *wait},
+      {"pin", *pin},
+      {"proxy_fence", FenceProxyAsyncSharedCta()}};
   std::string functions = fragment->DeviceFunctions();
   for (const auto& [name, statement] : statements) {
     absl::StatusOr<std::string> function = gen::DeviceFunction(name, statement);
@@ -81,23 +85,30 @@ extern "C" __global__ void __launch_bounds__(128, 1) layout_probe(
     const unsigned* a_offsets, const unsigned* b_offsets, float* d,
     unsigned long long a_fields, unsigned long long b_fields,
     const unsigned* a_steps, const unsigned* b_steps, int steps) {
-  __shared__ __align__(1024) unsigned char tiles[)", 2 * kTileBytes, R"(];
-  for (int i = threadIdx.x; i < )", kM * kK, R"(; i += 128) {
+  __shared__ __align__(1024) unsigned char tiles[)",
+                      2 * kTileBytes, R"(];
+  for (int i = threadIdx.x; i < )",
+                      kM * kK, R"(; i += 128) {
     *(unsigned short*)(tiles + a_offsets[i]) = a[i];
-    *(unsigned short*)(tiles + )", kTileBytes, R"( + b_offsets[i]) = b[i];
+    *(unsigned short*)(tiles + )",
+                      kTileBytes, R"( + b_offsets[i]) = b[i];
   }
   proxy_fence();
   __syncthreads();
   const unsigned base = (unsigned)__cvta_generic_to_shared(tiles);
-  float acc[)", kN / 2, R"(];
-  for (int i = 0; i < )", kN / 2, R"(; ++i) acc[i] = 0.0f;
+  float acc[)",
+                      kN / 2, R"(];
+  for (int i = 0; i < )",
+                      kN / 2, R"(; ++i) acc[i] = 0.0f;
   pin(acc);
   fence();
   for (int s = 0; s < steps; ++s) {
-    mma(acc, a_fields | )", DescriptorAddressFieldExpression("base + a_steps[s]"),
+    mma(acc, a_fields | )",
+                      DescriptorAddressFieldExpression("base + a_steps[s]"),
                       R"(,
-        b_fields | )", DescriptorAddressFieldExpression(absl::StrCat(
-                                     "base + ", kTileBytes, " + b_steps[s]")),
+        b_fields | )",
+                      DescriptorAddressFieldExpression(
+                          absl::StrCat("base + ", kTileBytes, " + b_steps[s]")),
                       R"(, 1u);
   }
   commit();
@@ -106,7 +117,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) layout_probe(
   const int t = threadIdx.x;
   const int row = accumulator_row(t, 0);
   const int column = accumulator_column(t, 0);
-)", *stores, R"(}
+)",
+                      *stores, R"(}
 )");
 }
 
@@ -148,8 +160,10 @@ runtime::DeviceBuffer Upload(const std::vector<T>& host) {
 
 TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
   const Layout layout = GetParam();
-  const SharedTile a_tile{ScalarType::kF16, kM, kK, layout.major, layout.swizzle};
-  const SharedTile b_tile{ScalarType::kF16, kN, kK, layout.major, layout.swizzle};
+  const SharedTile a_tile{ScalarType::kF16, kM, kK, layout.major,
+                          layout.swizzle};
+  const SharedTile b_tile{ScalarType::kF16, kN, kK, layout.major,
+                          layout.swizzle};
   absl::StatusOr<TileLayout> a_layout = DescribeTile(a_tile);
   absl::StatusOr<TileLayout> b_layout = DescribeTile(b_tile);
   ASSERT_TRUE(a_layout.ok()) << a_layout.status();
@@ -161,8 +175,9 @@ TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
   for (int row = 0; row < kM; ++row) {
     for (int k = 0; k < kK; ++k) {
       const int i = row * kK + k;
-      a[i] = gemm::FloatToHalfBits(std::sin(0.37f * i) , ScalarType::kF16);
-      b[i] = gemm::FloatToHalfBits(std::cos(0.11f * i + 0.5f), ScalarType::kF16);
+      a[i] = gemm::FloatToHalfBits(std::sin(0.37f * i), ScalarType::kF16);
+      b[i] =
+          gemm::FloatToHalfBits(std::cos(0.11f * i + 0.5f), ScalarType::kF16);
       a_offsets[i] = *TileElementOffset(a_tile, row, k);
       b_offsets[i] = *TileElementOffset(b_tile, row, k);
     }
@@ -178,23 +193,29 @@ TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
   absl::StatusOr<compile::CompiledModule> compiled =
       compile::CompileCuda("layout_probe", *source, {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  absl::StatusOr<runtime::Module> module = runtime::Module::LoadCubin(*compiled);
+  absl::StatusOr<runtime::Module> module =
+      runtime::Module::LoadCubin(*compiled);
   ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<runtime::Function> function = module->GetFunction("layout_probe");
+  absl::StatusOr<runtime::Function> function =
+      module->GetFunction("layout_probe");
   ASSERT_TRUE(function.ok()) << function.status();
 
   runtime::DeviceBuffer a_device = Upload(a), b_device = Upload(b);
-  runtime::DeviceBuffer a_table = Upload(a_offsets), b_table = Upload(b_offsets);
-  runtime::DeviceBuffer a_step_table = Upload(a_steps), b_step_table = Upload(b_steps);
+  runtime::DeviceBuffer a_table = Upload(a_offsets),
+                        b_table = Upload(b_offsets);
+  runtime::DeviceBuffer a_step_table = Upload(a_steps),
+                        b_step_table = Upload(b_steps);
   runtime::DeviceBuffer d = Upload(std::vector<float>(kM * kN, NAN));
   CUdeviceptr pointers[] = {a_device.address(), b_device.address(),
                             a_table.address(), b_table.address(), d.address()};
   unsigned long long a_fields = *EncodeMatrixDescriptor(a_layout->descriptor);
   unsigned long long b_fields = *EncodeMatrixDescriptor(b_layout->descriptor);
-  CUdeviceptr steps_a = a_step_table.address(), steps_b = b_step_table.address();
+  CUdeviceptr steps_a = a_step_table.address(),
+              steps_b = b_step_table.address();
   int steps = static_cast<int>(a_steps.size());
   void* args[] = {&pointers[0], &pointers[1], &pointers[2], &pointers[3],
-                  &pointers[4], &a_fields, &b_fields, &steps_a, &steps_b, &steps};
+                  &pointers[4], &a_fields,    &b_fields,    &steps_a,
+                  &steps_b,     &steps};
   runtime::LaunchConfig launch;
   launch.block = {128, 1, 1};
   ASSERT_TRUE(function->Launch(launch, args).ok());
@@ -206,8 +227,9 @@ TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
     for (int column = 0; column < kN; ++column) {
       double sum = 0;
       for (int k = 0; k < kK; ++k) {
-        sum += double{gemm::HalfBitsToFloat(a[row * kK + k], ScalarType::kF16)} *
-               gemm::HalfBitsToFloat(b[column * kK + k], ScalarType::kF16);
+        sum +=
+            double{gemm::HalfBitsToFloat(a[row * kK + k], ScalarType::kF16)} *
+            gemm::HalfBitsToFloat(b[column * kK + k], ScalarType::kF16);
       }
       const double value = result[row * kN + column];
       difference += (value - sum) * (value - sum);
@@ -217,10 +239,11 @@ TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
   EXPECT_LT(std::sqrt(difference / norm), 1e-5) << Name(layout);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, DescriptorGpuTest,
-    testing::ValuesIn(kLayouts),
-    [](const testing::TestParamInfo<Layout>& info) { return Name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Layouts, DescriptorGpuTest,
+                         testing::ValuesIn(kLayouts),
+                         [](const testing::TestParamInfo<Layout>& info) {
+                           return Name(info.param);
+                         });
 
 }  // namespace
 }  // namespace ptxgen::ptx

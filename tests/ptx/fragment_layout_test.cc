@@ -31,7 +31,8 @@ IndexExpression X() { return IndexExpression::Variable("x"); }
 IndexExpression Y() { return IndexExpression::Variable("y"); }
 
 TEST(IndexExpressionTest, RendersWithTheParenthesesCppPrecedenceNeeds) {
-  EXPECT_EQ((16 * (X() / 32) + X() % 32 / 4).Render(), "16 * (x / 32) + x % 32 / 4");
+  EXPECT_EQ((16 * (X() / 32) + X() % 32 / 4).Render(),
+            "16 * (x / 32) + x % 32 / 4");
   EXPECT_EQ((8 * (Y() / 2 % 2)).Render(), "8 * (y / 2 % 2)");
   EXPECT_EQ(((X() + 1) / 2).Render(), "(x + 1) / 2");
   EXPECT_EQ((2 * (X() + Y())).Render(), "2 * (x + y)");
@@ -58,7 +59,8 @@ TEST(IndexExpressionTest, EvaluationErrorsNameTheirCause) {
             "index expression: '65536 * x' = 4294967296 overflows int");
 }
 
-WgmmaMma Mma(int n, ScalarType input = ScalarType::kF16, ScalarType d = ScalarType::kF32) {
+WgmmaMma Mma(int n, ScalarType input = ScalarType::kF16,
+             ScalarType d = ScalarType::kF32) {
   WgmmaMma mma;
   mma.n = n;
   mma.a_type = mma.b_type = input;
@@ -66,19 +68,26 @@ WgmmaMma Mma(int n, ScalarType input = ScalarType::kF16, ScalarType d = ScalarTy
   return mma;
 }
 
-AccumulatorFragment Accumulator(int n) { return *AccumulatorFragment::Of(Mma(n)); }
+AccumulatorFragment Accumulator(int n) {
+  return *AccumulatorFragment::Of(Mma(n));
+}
 
-std::string Message(const absl::Status& status) { return std::string(status.message()); }
+std::string Message(const absl::Status& status) {
+  return std::string(status.message());
+}
 
 TEST(AccumulatorFragmentTest, IsThatOfALegalWgmmaWith32BitAccumulators) {
   const WgmmaMma illegal = Mma(120, ScalarType::kS8, ScalarType::kS32);
   EXPECT_EQ(AccumulatorFragment::Of(illegal).status(), ValidateWgmma(illegal));
   EXPECT_FALSE(AccumulatorFragment::Of(illegal).ok());
-  EXPECT_EQ(Message(AccumulatorFragment::Of(Mma(64, ScalarType::kF16, ScalarType::kF16))
+  EXPECT_EQ(Message(AccumulatorFragment::Of(
+                        Mma(64, ScalarType::kF16, ScalarType::kF16))
                         .status()),
-            "accumulator fragment: f16 accumulators pack two values a register; the layout "
+            "accumulator fragment: f16 accumulators pack two values a "
+            "register; the layout "
             "is that of 32-bit ones (f32, s32)");
-  EXPECT_TRUE(AccumulatorFragment::Of(Mma(48, ScalarType::kS8, ScalarType::kS32)).ok());
+  EXPECT_TRUE(
+      AccumulatorFragment::Of(Mma(48, ScalarType::kS8, ScalarType::kS32)).ok());
   EXPECT_EQ(Accumulator(256).registers(), 128);
   EXPECT_EQ(Accumulator(8).registers(), 4);
 }
@@ -91,7 +100,8 @@ TEST(AccumulatorFragmentTest, CoversEveryElementOfTheTileExactlyOnce) {
     for (int thread = 0; thread < AccumulatorFragment::kThreads; ++thread) {
       for (int reg = 0; reg < fragment.registers(); ++reg) {
         const FragmentCoordinate at = *fragment.Coordinate(thread, reg);
-        ASSERT_TRUE(at.row >= 0 && at.row < kWgmmaM && at.column >= 0 && at.column < n);
+        ASSERT_TRUE(at.row >= 0 && at.row < kWgmmaM && at.column >= 0 &&
+                    at.column < n);
         ++held[at.row * n + at.column];
       }
     }
@@ -102,15 +112,19 @@ TEST(AccumulatorFragmentTest, CoversEveryElementOfTheTileExactlyOnce) {
 // Points read off the ISA's figure of the m64nNk16 D fragment.
 TEST(AccumulatorFragmentTest, MatchesTheIsaFigure) {
   const AccumulatorFragment fragment = Accumulator(256);
-  const std::vector<std::pair<std::pair<int, int>, FragmentCoordinate>> points = {
-      {{0, 0}, {0, 0}},   {{0, 1}, {0, 1}},    {{0, 2}, {8, 0}},     {{0, 3}, {8, 1}},
-      {{0, 4}, {0, 8}},   {{1, 0}, {0, 2}},    {{3, 1}, {0, 7}},     {{4, 0}, {1, 0}},
-      {{31, 3}, {15, 7}}, {{32, 0}, {16, 0}},  {{127, 127}, {63, 255}},
-  };
+  const std::vector<std::pair<std::pair<int, int>, FragmentCoordinate>> points =
+      {
+          {{0, 0}, {0, 0}},   {{0, 1}, {0, 1}},        {{0, 2}, {8, 0}},
+          {{0, 3}, {8, 1}},   {{0, 4}, {0, 8}},        {{1, 0}, {0, 2}},
+          {{3, 1}, {0, 7}},   {{4, 0}, {1, 0}},        {{31, 3}, {15, 7}},
+          {{32, 0}, {16, 0}}, {{127, 127}, {63, 255}},
+      };
   for (const auto& [thread_reg, expected] : points) {
-    const FragmentCoordinate at = *fragment.Coordinate(thread_reg.first, thread_reg.second);
-    EXPECT_EQ(at, expected) << "thread " << thread_reg.first << " register "
-                            << thread_reg.second << ": (" << at.row << ", " << at.column << ")";
+    const FragmentCoordinate at =
+        *fragment.Coordinate(thread_reg.first, thread_reg.second);
+    EXPECT_EQ(at, expected)
+        << "thread " << thread_reg.first << " register " << thread_reg.second
+        << ": (" << at.row << ", " << at.column << ")";
   }
 }
 
@@ -142,16 +156,19 @@ TEST(AccumulatorFragmentTest, PairsARegisterWithTheNextOneColumnToItsRight) {
 
 TEST(AccumulatorFragmentTest, HostArgumentsOutsideTheFragmentAreErrors) {
   const AccumulatorFragment fragment = Accumulator(128);
-  EXPECT_EQ(Message(fragment.Coordinate(128, 0).status()),
-            "accumulator fragment: thread 128 is outside the warpgroup (0..127)");
+  EXPECT_EQ(
+      Message(fragment.Coordinate(128, 0).status()),
+      "accumulator fragment: thread 128 is outside the warpgroup (0..127)");
   EXPECT_EQ(Message(fragment.Coordinate(0, 64).status()),
-            "accumulator fragment: register 64 is outside the registers of m64n128 (0..63)");
+            "accumulator fragment: register 64 is outside the registers of "
+            "m64n128 (0..63)");
   EXPECT_FALSE(fragment.Coordinate(-1, 0).ok());
 }
 
 TEST(AccumulatorFragmentTest, DeviceFunctionsAreTheSameForEveryN) {
   for (int n : LegalWgmmaN(ScalarType::kF16)) {
-    EXPECT_EQ(Accumulator(n).DeviceFunctions(), Accumulator(kMaxWgmmaN).DeviceFunctions());
+    EXPECT_EQ(Accumulator(n).DeviceFunctions(),
+              Accumulator(kMaxWgmmaN).DeviceFunctions());
   }
 }
 
@@ -176,7 +193,8 @@ StMatrixFragment StMatrixOf(int matrices, bool transpose) {
 TEST(StMatrixFragmentTest, IsThatOfALegalStMatrix) {
   StMatrix three;
   three.matrices = 3;
-  EXPECT_EQ(StMatrixFragment::Of(three).status(), StMatrixSharedB16(three).status());
+  EXPECT_EQ(StMatrixFragment::Of(three).status(),
+            StMatrixSharedB16(three).status());
   EXPECT_FALSE(StMatrixFragment::Of(three).ok());
 }
 
@@ -187,8 +205,10 @@ TEST(StMatrixFragmentTest, LanesAddressTheRowsOfEachMatrixInTurn) {
   EXPECT_EQ(*x4.Address(9), (FragmentCoordinate{1, 1}));
   EXPECT_EQ(*x4.Address(31), (FragmentCoordinate{3, 7}));
   EXPECT_EQ(Message(StMatrixOf(2, false).Address(16).status()),
-            "stmatrix .x2: lane 16 is outside the lanes that supply addresses (0..15)");
-  EXPECT_EQ(Message(x4.Address(32).status()), "stmatrix .x4: lane 32 is outside the warp (0..31)");
+            "stmatrix .x2: lane 16 is outside the lanes that supply addresses "
+            "(0..15)");
+  EXPECT_EQ(Message(x4.Address(32).status()),
+            "stmatrix .x4: lane 32 is outside the warp (0..31)");
 }
 
 TEST(StMatrixFragmentTest, ValuesFollowTheIsaFigureAndTransposeWithTrans) {
@@ -214,7 +234,9 @@ TEST(StMatrixFragmentTest, ValuesFollowTheIsaFigureAndTransposeWithTrans) {
   }
 }
 
-AccumulatorStMatrix StoreOf(int n) { return *AccumulatorStMatrix::Of(Accumulator(n), StMatrix{}); }
+AccumulatorStMatrix StoreOf(int n) {
+  return *AccumulatorStMatrix::Of(Accumulator(n), StMatrix{});
+}
 
 TEST(AccumulatorStMatrixTest, TakesStMatrixX4WithoutTransOverWholeSteps) {
   StMatrix x2;
@@ -222,27 +244,33 @@ TEST(AccumulatorStMatrixTest, TakesStMatrixX4WithoutTransOverWholeSteps) {
   StMatrix trans;
   trans.transpose = true;
   EXPECT_EQ(Message(AccumulatorStMatrix::Of(Accumulator(64), x2).status()),
-            "accumulator stmatrix store: stmatrix .x2 is not the .x4 without .trans that "
+            "accumulator stmatrix store: stmatrix .x2 is not the .x4 without "
+            ".trans that "
             "stores 16 accumulator columns a step");
   EXPECT_EQ(Message(AccumulatorStMatrix::Of(Accumulator(64), trans).status()),
-            "accumulator stmatrix store: stmatrix .x4.trans is not the .x4 without .trans "
+            "accumulator stmatrix store: stmatrix .x4.trans is not the .x4 "
+            "without .trans "
             "that stores 16 accumulator columns a step");
-  EXPECT_EQ(Message(AccumulatorStMatrix::Of(Accumulator(24), StMatrix{}).status()),
-            "accumulator stmatrix store: N=24 is not a multiple of 16, the columns of a step");
+  EXPECT_EQ(
+      Message(AccumulatorStMatrix::Of(Accumulator(24), StMatrix{}).status()),
+      "accumulator stmatrix store: N=24 is not a multiple of 16, the columns "
+      "of a step");
   EXPECT_EQ(StoreOf(256).steps(), 16);
   EXPECT_EQ(Message(StoreOf(64).Address(0, 4).status()),
-            "accumulator stmatrix store: step 4 is outside the steps of m64n64 (0..3)");
+            "accumulator stmatrix store: step 4 is outside the steps of m64n64 "
+            "(0..3)");
 }
 
 // Where stmatrix puts half `half` of value `value` of thread `thread` in
 // step `step`: at the element the stmatrix fragment gives, in the matrix
 // row whose address the warp's lane for that row supplies.
-FragmentCoordinate Stored(const AccumulatorStMatrix& store, int thread, int step, int value,
-                          int half) {
+FragmentCoordinate Stored(const AccumulatorStMatrix& store, int thread,
+                          int step, int value, int half) {
   const StMatrixFragment stmatrix = StMatrixOf(4, false);
   const int lane = thread % kWarpSize;
   const FragmentCoordinate element = *stmatrix.Element(lane, half);
-  const int addressing_lane = value * StMatrixFragment::kMatrixRows + element.row;
+  const int addressing_lane =
+      value * StMatrixFragment::kMatrixRows + element.row;
   const FragmentCoordinate address =
       *store.Address(thread - lane + addressing_lane, step);
   return {address.row, address.column + element.column};
@@ -263,8 +291,8 @@ TEST(AccumulatorStMatrixTest, StoresEachAccumulatorWhereTheFragmentHoldsIt) {
             stored.insert(reg);
             ASSERT_EQ(Stored(store, thread, step, value, half),
                       *accumulator.Coordinate(thread, reg))
-                << "thread " << thread << " step " << step << " value " << value << " half "
-                << half;
+                << "thread " << thread << " step " << step << " value " << value
+                << " half " << half;
           }
         }
       }
@@ -276,11 +304,13 @@ TEST(AccumulatorStMatrixTest, StoresEachAccumulatorWhereTheFragmentHoldsIt) {
 TEST(AccumulatorStMatrixTest, DeviceFunctionsAreTheSameForEveryN) {
   for (int n = AccumulatorStMatrix::kStepColumns; n <= kMaxWgmmaN;
        n += AccumulatorStMatrix::kStepColumns) {
-    EXPECT_EQ(StoreOf(n).DeviceFunctions(), StoreOf(kMaxWgmmaN).DeviceFunctions());
+    EXPECT_EQ(StoreOf(n).DeviceFunctions(),
+              StoreOf(kMaxWgmmaN).DeviceFunctions());
   }
 }
 
-TEST(AccumulatorStMatrixTest, DeviceFunctionsComputeTheHostAddressesAndRegisters) {
+TEST(AccumulatorStMatrixTest,
+     DeviceFunctionsComputeTheHostAddressesAndRegisters) {
   const AccumulatorStMatrix store = StoreOf(kMaxWgmmaN);
   for (int step = 0; step < store.steps(); ++step) {
     for (int thread = 0; thread < AccumulatorFragment::kThreads; ++thread) {
@@ -305,7 +335,8 @@ std::string DeviceFunctions() {
 // What the tests above compiled is what the layouts render (under `bazel
 // test` the working directory is the runfiles root).
 TEST(FragmentDeviceFunctionsTest, AreTheTextTheLayoutsRender) {
-  EXPECT_EQ(testing_support::ReadFile("tests/ptx/fragment_functions.inc"), DeviceFunctions())
+  EXPECT_EQ(testing_support::ReadFile("tests/ptx/fragment_functions.inc"),
+            DeviceFunctions())
       << "If the change is intended, write the text above into "
          "tests/ptx/fragment_functions.inc.";
 }
@@ -316,8 +347,10 @@ TEST(FragmentDeviceFunctionsTest, CompileForSm90a) {
       DeviceFunctions(),
       "extern \"C\" __global__ void fragment_functions(int* out) {\n"
       "  const int thread = threadIdx.x % 128;\n"
-      "  out[threadIdx.x] = accumulator_row(thread, 3) + accumulator_column(thread, 5) +\n"
-      "                     stmatrix_row(thread) + stmatrix_column(thread, 2) +\n"
+      "  out[threadIdx.x] = accumulator_row(thread, 3) + "
+      "accumulator_column(thread, 5) +\n"
+      "                     stmatrix_row(thread) + stmatrix_column(thread, 2) "
+      "+\n"
       "                     stmatrix_register(1, 2, 1);\n"
       "}\n");
   absl::StatusOr<compile::CompiledModule> compiled =

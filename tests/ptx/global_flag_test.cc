@@ -23,8 +23,9 @@ TEST(GlobalFlagTest, StoreReleasesAtGpuScope) {
 }
 
 TEST(GlobalFlagTest, LoadAcquiresAtGpuScope) {
-  EXPECT_EQ(*RenderPtx(LoadAcquireGpu(), {{"value", {"%r1"}}, {"address", {"%rd2"}}}),
-            "ld.acquire.gpu.global.b32 %r1, [%rd2];");
+  EXPECT_EQ(
+      *RenderPtx(LoadAcquireGpu(), {{"value", {"%r1"}}, {"address", {"%rd2"}}}),
+      "ld.acquire.gpu.global.b32 %r1, [%rd2];");
 }
 
 }  // namespace

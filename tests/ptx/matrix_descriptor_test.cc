@@ -29,7 +29,8 @@ TEST(MatrixDescriptorTest, AnUnknownSwizzleIsRefusedNotEncodedAsNone) {
   fields.swizzle = static_cast<Swizzle>(7);
   const absl::StatusOr<uint64_t> encoded = EncodeMatrixDescriptor(fields);
   ASSERT_FALSE(encoded.ok());
-  EXPECT_TRUE(absl::StrContains(encoded.status().message(), "unknown swizzle 7"));
+  EXPECT_TRUE(
+      absl::StrContains(encoded.status().message(), "unknown swizzle 7"));
 }
 
 TEST(MatrixDescriptorTest, EncodeDecodeRoundTrip) {
@@ -96,7 +97,8 @@ TEST(TileLayoutTest, DerivesSpansAndOffsetsForEachLayout) {
   constexpr auto kF16 = ScalarType::kF16;
   const LayoutCase cases[] = {
       // K-major, swizzled: stride = one 8-row pattern, leading unused (16).
-      {Tile(kF16, 128, 64, kK, Swizzle::k128B), 128, 1, 16384, 16, 1024, 1024, 64},
+      {Tile(kF16, 128, 64, kK, Swizzle::k128B), 128, 1, 16384, 16, 1024, 1024,
+       64},
       {Tile(kF16, 64, 32, kK, Swizzle::k64B), 64, 1, 4096, 16, 512, 512, 32},
       {Tile(kF16, 64, 16, kK, Swizzle::k32B), 32, 1, 2048, 16, 256, 256, 16},
       {Tile(ScalarType::kE4M3, 256, 128, kK, Swizzle::k128B), 128, 1, 32768, 16,
@@ -106,7 +108,8 @@ TEST(TileLayoutTest, DerivesSpansAndOffsetsForEachLayout) {
       // K-major, no swizzle: core matrices; leading steps K columns.
       {Tile(kF16, 64, 64, kK, Swizzle::kNone), 16, 8, 1024, 1024, 128, 16, 8},
       // MN-major, swizzled: leading steps MN columns, stride steps 8 K rows.
-      {Tile(kF16, 64, 16, kMN, Swizzle::k128B), 128, 1, 2048, 2048, 1024, 1024, 64},
+      {Tile(kF16, 64, 16, kMN, Swizzle::k128B), 128, 1, 2048, 2048, 1024, 1024,
+       64},
       {Tile(ScalarType::kBF16, 256, 64, kMN, Swizzle::k64B), 64, 8, 4096, 4096,
        512, 512, 32},
       // MN-major, no swizzle: leading steps 8 K rows, stride steps MN columns.
@@ -115,8 +118,9 @@ TEST(TileLayoutTest, DerivesSpansAndOffsetsForEachLayout) {
   for (const LayoutCase& c : cases) {
     absl::StatusOr<TileLayout> layout = DescribeTile(c.tile);
     ASSERT_TRUE(layout.ok()) << layout.status();
-    SCOPED_TRACE(testing::Message() << c.tile.mn_extent << "x" << c.tile.k_extent
-                                    << " " << SwizzleName(c.tile.swizzle));
+    SCOPED_TRACE(testing::Message()
+                 << c.tile.mn_extent << "x" << c.tile.k_extent << " "
+                 << SwizzleName(c.tile.swizzle));
     EXPECT_EQ(layout->span_bytes, c.span);
     EXPECT_EQ(layout->columns, c.columns);
     EXPECT_EQ(layout->column_bytes, c.column_bytes);
@@ -157,13 +161,13 @@ TEST(TileLayoutTest, RefusesTilesWgmmaCannotRead) {
                 .status()
                 .message(),
             "shared tile 64x64 f16 K-major unknown: unknown swizzle");
-  EXPECT_EQ(DescribeTile(Tile(ScalarType::kE4M3, 64, 64, static_cast<MajorOrder>(2),
-                              Swizzle::k128B))
+  EXPECT_EQ(DescribeTile(Tile(ScalarType::kE4M3, 64, 64,
+                              static_cast<MajorOrder>(2), Swizzle::k128B))
                 .status()
                 .message(),
             "shared tile 64x64 e4m3 MN-major 128B: unknown major order");
-  EXPECT_EQ(DescribeTile(Tile(static_cast<ScalarType>(42), 64, 64, MajorOrder::kK,
-                              Swizzle::k128B))
+  EXPECT_EQ(DescribeTile(Tile(static_cast<ScalarType>(42), 64, 64,
+                              MajorOrder::kK, Swizzle::k128B))
                 .status()
                 .message(),
             "shared tile 64x64 unknown K-major 128B: not a wgmma input type");
@@ -178,7 +182,8 @@ TEST(TileLayoutTest, RefusesTilesWgmmaCannotRead) {
             "bytes of shared memory");
   for (const SharedTile& huge :
        {Tile(ScalarType::kF16, 64, 1 << 30, MajorOrder::kK, Swizzle::k128B),
-        Tile(ScalarType::kF16, 2147483584, 64, MajorOrder::kMN, Swizzle::k128B)}) {
+        Tile(ScalarType::kF16, 2147483584, 64, MajorOrder::kMN,
+             Swizzle::k128B)}) {
     const absl::Status status = DescribeTile(huge).status();
     EXPECT_NE(status.message().find("a matrix descriptor addresses only"),
               absl::string_view::npos)
@@ -195,9 +200,11 @@ TEST(TileLayoutTest, ExtentsWhoseByteCountWouldWrapAreRefused) {
   const std::string reach =
       "but a matrix descriptor addresses only the first 262144 bytes of "
       "shared memory";
-  EXPECT_EQ(DescribeTile(hostile).status().message(),
-            "shared tile 2147483640x2147483640 tf32 K-major 32B: the tile takes "
-            "more than 262144 bytes (an extent of 2147483640 elements), " + reach);
+  EXPECT_EQ(
+      DescribeTile(hostile).status().message(),
+      "shared tile 2147483640x2147483640 tf32 K-major 32B: the tile takes "
+      "more than 262144 bytes (an extent of 2147483640 elements), " +
+          reach);
   EXPECT_NE(TileOperandOffset(hostile, 8, 8).status().message().find(reach),
             absl::string_view::npos);
   EXPECT_NE(TileElementOffset(hostile, 8, 8).status().message().find(reach),
@@ -205,17 +212,17 @@ TEST(TileLayoutTest, ExtentsWhoseByteCountWouldWrapAreRefused) {
 }
 
 TEST(TileLayoutTest, OperandOffsets) {
-  const SharedTile k_major = Tile(ScalarType::kF16, 128, 128, MajorOrder::kK,
-                                  Swizzle::k128B);
+  const SharedTile k_major =
+      Tile(ScalarType::kF16, 128, 128, MajorOrder::kK, Swizzle::k128B);
   EXPECT_EQ(*TileOperandOffset(k_major, 64, 0), 64u * 128);
   EXPECT_EQ(*TileOperandOffset(k_major, 0, 16), 32u);
   EXPECT_EQ(*TileOperandOffset(k_major, 64, 48), 64u * 128 + 96);
   EXPECT_EQ(*TileOperandOffset(k_major, 0, 64), 128u * 128);  // next column
-  const SharedTile core = Tile(ScalarType::kF16, 64, 32, MajorOrder::kK,
-                               Swizzle::kNone);
+  const SharedTile core =
+      Tile(ScalarType::kF16, 64, 32, MajorOrder::kK, Swizzle::kNone);
   EXPECT_EQ(*TileOperandOffset(core, 8, 16), 2u * 1024 + 8 * 16);
-  const SharedTile mn_major = Tile(ScalarType::kF16, 128, 32, MajorOrder::kMN,
-                                   Swizzle::k128B);
+  const SharedTile mn_major =
+      Tile(ScalarType::kF16, 128, 32, MajorOrder::kMN, Swizzle::k128B);
   EXPECT_EQ(*TileOperandOffset(mn_major, 64, 16), 32u * 128 + 16 * 128);
   EXPECT_FALSE(TileOperandOffset(mn_major, 8, 0).ok());  // mid-column
   EXPECT_FALSE(TileOperandOffset(k_major, 4, 0).ok());
@@ -224,18 +231,18 @@ TEST(TileLayoutTest, OperandOffsets) {
 }
 
 TEST(TileLayoutTest, ElementOffsetsApplyTheSwizzle) {
-  const SharedTile swizzled = Tile(ScalarType::kF16, 128, 64, MajorOrder::kK,
-                                   Swizzle::k128B);
+  const SharedTile swizzled =
+      Tile(ScalarType::kF16, 128, 64, MajorOrder::kK, Swizzle::k128B);
   // Row 1, 16-byte chunk 1: the chunk index is XORed with row 1 -> chunk 0.
   EXPECT_EQ(*TileElementOffset(swizzled, 1, 8), 128u);
   EXPECT_EQ(*TileElementOffset(swizzled, 0, 8), 16u);
   EXPECT_EQ(*TileElementOffset(swizzled, 7, 63), 7u * 128 + (7 ^ 7) * 16 + 14);
-  const SharedTile plain = Tile(ScalarType::kF16, 64, 32, MajorOrder::kK,
-                                Swizzle::kNone);
+  const SharedTile plain =
+      Tile(ScalarType::kF16, 64, 32, MajorOrder::kK, Swizzle::kNone);
   // Core matrices: 8 elements of a row, then the next row, then K columns.
   EXPECT_EQ(*TileElementOffset(plain, 3, 9), 1u * 1024 + 3 * 16 + 2);
-  const SharedTile mn_major = Tile(ScalarType::kBF16, 64, 16, MajorOrder::kMN,
-                                   Swizzle::k64B);
+  const SharedTile mn_major =
+      Tile(ScalarType::kBF16, 64, 16, MajorOrder::kMN, Swizzle::k64B);
   EXPECT_EQ(*TileElementOffset(mn_major, 33, 2),
             SwizzleOffset(1 * 16 * 64 + 2 * 64 + 2, Swizzle::k64B));
   EXPECT_FALSE(TileElementOffset(plain, 64, 0).ok());

@@ -77,7 +77,8 @@ TEST(StatementTest, LocalsAndLabelsGetAScopeInBothRenderings) {
 TEST(StatementTest, TextOperandsEscapePercentInInlineAsm) {
   Statement statement("special register");
   const SlotId rank = statement.AddSlot("rank", RegType::kB32, Access::kWrite);
-  statement.Emit("mov.u32", {Plain(Reg(rank)), Plain(Text("%cluster_ctarank"))});
+  statement.Emit("mov.u32",
+                 {Plain(Reg(rank)), Plain(Text("%cluster_ctarank"))});
   EXPECT_EQ(*RenderInlineAsm(statement, {{"rank", {"r"}}}),
             "asm volatile(\n"
             "    \"mov.u32 %0, %%cluster_ctarank;\\n\"\n"
@@ -90,13 +91,15 @@ TEST(StatementTest, MemoryClobberAndOperandlessForm) {
   Statement statement("fence");
   statement.set_touches_memory(true);
   statement.Emit("fence.proxy.async.shared::cta", {});
-  EXPECT_EQ(*RenderInlineAsm(statement, {}),
-            "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+  EXPECT_EQ(
+      *RenderInlineAsm(statement, {}),
+      "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
 }
 
 TEST(StatementTest, LongLinesWrapBetweenOperandsAndStayOneInstruction) {
   Statement statement("wide");
-  const SlotId v = statement.AddSlot("v", RegType::kF32, Access::kReadWrite, 40);
+  const SlotId v =
+      statement.AddSlot("v", RegType::kF32, Access::kReadWrite, 40);
   statement.Emit("op", {Vector(Regs(v, 40))});
   absl::StatusOr<std::string> text = RenderInlineAsm(statement, {{"v", {"a"}}});
   ASSERT_TRUE(text.ok());
@@ -109,10 +112,11 @@ TEST(StatementTest, NamingErrorsSayWhichOperand) {
   const Statement statement = AddStatement();
   EXPECT_EQ(RenderPtx(statement, {{"sum", {"%r1"}}}).status().message(),
             "add: no name given for operand 'x'");
-  EXPECT_EQ(RenderPtx(statement, {{"sum", {"%r1"}}, {"x", {"%r2"}}, {"y", {"%r3"}}})
-                .status()
-                .message(),
-            "add: it has no operand named 'y'");
+  EXPECT_EQ(
+      RenderPtx(statement, {{"sum", {"%r1"}}, {"x", {"%r2"}}, {"y", {"%r3"}}})
+          .status()
+          .message(),
+      "add: it has no operand named 'y'");
   Statement vector("vector");
   vector.AddSlot("v", RegType::kB32, Access::kRead, 3);
   EXPECT_EQ(RenderPtx(vector, {{"v", {"%a", "%b"}}}).status().message(),
@@ -123,8 +127,9 @@ TEST(StatementTest, EmptyOperandListsAreRefusedNotRendered) {
   Statement negative("negative");
   const SlotId v = negative.AddSlot("v", RegType::kB32, Access::kRead, -1);
   negative.Emit("op", {Vector(Regs(v, -1))});
-  EXPECT_EQ(RenderPtx(negative, {{"v", {"%a"}}}).status().message(),
-            "negative: operand 'v' holds -1 registers; an operand holds 1 or more");
+  EXPECT_EQ(
+      RenderPtx(negative, {{"v", {"%a"}}}).status().message(),
+      "negative: operand 'v' holds -1 registers; an operand holds 1 or more");
 
   Statement empty("empty");
   empty.Emit("op", {Vector(Regs(SlotId{0}, 0))});

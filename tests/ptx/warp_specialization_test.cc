@@ -53,8 +53,9 @@ TEST(SetMaxNRegTest, CountsAreMultiplesOfEightFrom24To256) {
     EXPECT_EQ(ValidateMaxNReg(c.count).message(), c.message);
     EXPECT_EQ(SetMaxNReg(kDecrease, c.count).status().message(), c.message);
   }
-  EXPECT_EQ(SetMaxNReg(static_cast<RegisterAdjustment>(3), 40).status().message(),
-            "setmaxnreg: adjustment 3 is neither an increase nor a decrease");
+  EXPECT_EQ(
+      SetMaxNReg(static_cast<RegisterAdjustment>(3), 40).status().message(),
+      "setmaxnreg: adjustment 3 is neither an increase nor a decrease");
 }
 
 TEST(SetMaxNRegTest, TheCountIsAnImmediate) {
@@ -142,7 +143,8 @@ TEST(ClusterAddressingTest, MapaTranslatesToAPeerCta) {
 TEST(ClusterAddressingTest, LoadsFourFloatsOfAPeerCtasSharedMemory) {
   const Statement load = LoadSharedClusterF32x4();
   EXPECT_TRUE(load.touches_memory());
-  EXPECT_EQ(*RenderPtx(load, {{"values", {"%f1", "%f2", "%f3", "%f4"}}, {"address", {"%r1"}}}),
+  EXPECT_EQ(*RenderPtx(load, {{"values", {"%f1", "%f2", "%f3", "%f4"}},
+                              {"address", {"%r1"}}}),
             "ld.shared::cluster.v4.f32 {%f1, %f2, %f3, %f4}, [%r1];");
 }
 

@@ -81,7 +81,8 @@ TEST(WgmmaValidationTest, IllegalRequestsNameTheRule) {
        "wgmma: bf16 inputs need an f32 accumulator, not f16"},
       {Mma(64, kTF32, kTF32, kF16),
        "wgmma: tf32 inputs need an f32 accumulator, not f16"},
-      {Mma(64, kS8, kU8, kF32), "wgmma: s8 inputs need an s32 accumulator, not f32"},
+      {Mma(64, kS8, kU8, kF32),
+       "wgmma: s8 inputs need an s32 accumulator, not f32"},
       {Mma(64, kF16, kF16, kS32),
        "wgmma: f16 inputs need an f16 or f32 accumulator, not s32"},
       {Mma(64, kF16, kBF16, kF32),
@@ -96,9 +97,11 @@ TEST(WgmmaValidationTest, IllegalRequestsNameTheRule) {
       {with(Mma(64, kF16, kF16, kF32),
             [](WgmmaMma& m) { m.a_source = static_cast<WgmmaASource>(5); }),
        "wgmma: A source 5 is neither shared memory nor registers"},
-      {with(Mma(64, kE4M3, kE4M3, kF32), [](WgmmaMma& m) { m.transpose_b = true; }),
+      {with(Mma(64, kE4M3, kE4M3, kF32),
+            [](WgmmaMma& m) { m.transpose_b = true; }),
        "wgmma: transpose exists for f16/bf16 inputs only, not e4m3"},
-      {with(Mma(64, kTF32, kTF32, kF32), [](WgmmaMma& m) { m.transpose_a = true; }),
+      {with(Mma(64, kTF32, kTF32, kF32),
+            [](WgmmaMma& m) { m.transpose_a = true; }),
        "wgmma: transpose exists for f16/bf16 inputs only, not tf32"},
       {with(Mma(64, kS8, kS8, kS32), [](WgmmaMma& m) { m.scale_a = -1; }),
        "wgmma: scale-a/scale-b exist for floating-point inputs only, not s8"},
@@ -122,10 +125,10 @@ TEST(WgmmaValidationTest, IllegalRequestsNameTheRule) {
 }
 
 TEST(WgmmaValidationTest, LegalCombinations) {
-  for (const WgmmaMma& mma : {
-           Mma(256, kF16, kF16, kF16), Mma(8, kBF16, kBF16, kF32),
-           Mma(136, kTF32, kTF32, kF32), Mma(64, kE4M3, kE5M2, kF16),
-           Mma(24, kU8, kS8, kS32), Mma(256, kS8, kS8, kS32)}) {
+  for (const WgmmaMma& mma :
+       {Mma(256, kF16, kF16, kF16), Mma(8, kBF16, kBF16, kF32),
+        Mma(136, kTF32, kTF32, kF32), Mma(64, kE4M3, kE5M2, kF16),
+        Mma(24, kU8, kS8, kS32), Mma(256, kS8, kS8, kS32)}) {
     EXPECT_TRUE(ValidateWgmma(mma).ok()) << ValidateWgmma(mma);
   }
 }
@@ -136,24 +139,25 @@ TEST(WgmmaTextTest, F16SharedSharedInlineAsm) {
   mma.scale_a = -1;
   absl::StatusOr<Statement> statement = WgmmaMmaAsync(mma);
   ASSERT_TRUE(statement.ok());
-  EXPECT_EQ(*RenderInlineAsm(*statement, {{"d", {"acc"}},
-                                          {"a", {"desc_a"}},
-                                          {"b", {"desc_b"}},
-                                          {"scale_d", {"accumulate"}}}),
-            "asm volatile(\n"
-            "    \"{\\n\"\n"
-            "    \".reg .pred p_scale_d;\\n\"\n"
-            "    \"setp.ne.b32 p_scale_d, %10, 0;\\n\"\n"
-            "    \"wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, "
-            "%2, %3, %4, \"\n"
-            "    \"%5, %6, %7}, %8, %9, p_scale_d, %11, %12, %13, %14;\\n\"\n"
-            "    \"}\\n\"\n"
-            "    : \"+f\"(acc[0]), \"+f\"(acc[1]), \"+f\"(acc[2]), \"+f\"(acc[3]), "
-            "\"+f\"(acc[4]),\n"
-            "      \"+f\"(acc[5]), \"+f\"(acc[6]), \"+f\"(acc[7])\n"
-            "    : \"l\"(desc_a), \"l\"(desc_b), \"r\"(accumulate), \"n\"(-1), "
-            "\"n\"(1), \"n\"(0), \"n\"(1)\n"
-            "    : \"memory\");");
+  EXPECT_EQ(
+      *RenderInlineAsm(*statement, {{"d", {"acc"}},
+                                    {"a", {"desc_a"}},
+                                    {"b", {"desc_b"}},
+                                    {"scale_d", {"accumulate"}}}),
+      "asm volatile(\n"
+      "    \"{\\n\"\n"
+      "    \".reg .pred p_scale_d;\\n\"\n"
+      "    \"setp.ne.b32 p_scale_d, %10, 0;\\n\"\n"
+      "    \"wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, "
+      "%2, %3, %4, \"\n"
+      "    \"%5, %6, %7}, %8, %9, p_scale_d, %11, %12, %13, %14;\\n\"\n"
+      "    \"}\\n\"\n"
+      "    : \"+f\"(acc[0]), \"+f\"(acc[1]), \"+f\"(acc[2]), \"+f\"(acc[3]), "
+      "\"+f\"(acc[4]),\n"
+      "      \"+f\"(acc[5]), \"+f\"(acc[6]), \"+f\"(acc[7])\n"
+      "    : \"l\"(desc_a), \"l\"(desc_b), \"r\"(accumulate), \"n\"(-1), "
+      "\"n\"(1), \"n\"(0), \"n\"(1)\n"
+      "    : \"memory\");");
 }
 
 TEST(WgmmaTextTest, PtxOfEachFamily) {
@@ -183,20 +187,23 @@ TEST(WgmmaTextTest, PtxOfEachFamily) {
 TEST(WgmmaTextTest, FenceCommitWait) {
   EXPECT_EQ(*RenderInlineAsm(WgmmaFence(), {}),
             "asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");");
-  EXPECT_EQ(*RenderPtx(WgmmaCommitGroup(), {}), "wgmma.commit_group.sync.aligned;");
-  EXPECT_EQ(*RenderPtx(*WgmmaWaitGroup(7), {}), "wgmma.wait_group.sync.aligned 7;");
+  EXPECT_EQ(*RenderPtx(WgmmaCommitGroup(), {}),
+            "wgmma.commit_group.sync.aligned;");
+  EXPECT_EQ(*RenderPtx(*WgmmaWaitGroup(7), {}),
+            "wgmma.wait_group.sync.aligned 7;");
   EXPECT_EQ(WgmmaWaitGroup(8).status().message(),
             "wgmma: wait_group takes 0..7 pending groups, not 8");
   EXPECT_FALSE(WgmmaWaitGroup(-1).ok());
 }
 
 TEST(WgmmaTextTest, AccumulatorPinIsAnEmptyAsmOverTheAccumulators) {
-  EXPECT_EQ(*RenderInlineAsm(*WgmmaAccumulatorPin(kF16, 16), {{"d", {"acc"}}}),
-            "asm volatile(\n"
-            "    \"\"\n"
-            "    : \"+r\"(acc[0]), \"+r\"(acc[1]), \"+r\"(acc[2]), \"+r\"(acc[3])\n"
-            "    :\n"
-            "    : \"memory\");");
+  EXPECT_EQ(
+      *RenderInlineAsm(*WgmmaAccumulatorPin(kF16, 16), {{"d", {"acc"}}}),
+      "asm volatile(\n"
+      "    \"\"\n"
+      "    : \"+r\"(acc[0]), \"+r\"(acc[1]), \"+r\"(acc[2]), \"+r\"(acc[3])\n"
+      "    :\n"
+      "    : \"memory\");");
   EXPECT_EQ(*RenderPtx(*WgmmaAccumulatorPin(kF32, 64), {{"d", {"%f"}}}), "");
   EXPECT_FALSE(WgmmaAccumulatorPin(kBF16, 64).ok());
   EXPECT_FALSE(WgmmaAccumulatorPin(kF32, 12).ok());

@@ -72,7 +72,8 @@ TEST(DriverAbsent, EveryEntryPointFailsWithFailedPrecondition) {
       {"ContextId", [] { return ContextId(nullptr).status(); }},
       {"CurrentDevice", [] { return CurrentDevice().status(); }},
       {"CurrentDeviceOrdinal", [] { return CurrentDeviceOrdinal().status(); }},
-      {"CurrentDeviceProperties", [] { return CurrentDeviceProperties().status(); }},
+      {"CurrentDeviceProperties",
+       [] { return CurrentDeviceProperties().status(); }},
       {"SynchronizeCurrentContext", [] { return SynchronizeCurrentContext(); }},
       {"Module::LoadCubin",
        [&] { return Module::LoadCubin(compiled).status(); }},
@@ -107,7 +108,8 @@ TEST(DriverAbsent, ValidationNeedsNoDriver) {
   EXPECT_TRUE(ValidateLaunchConfig(LaunchConfig()).ok());
   const absl::StatusOr<ScopedCurrentContext> null_context =
       ScopedCurrentContext::Push(nullptr);
-  EXPECT_TRUE(absl::IsInvalidArgument(null_context.status())) << null_context.status();
+  EXPECT_TRUE(absl::IsInvalidArgument(null_context.status()))
+      << null_context.status();
   EXPECT_EQ(null_context.status().message(),
             "ScopedCurrentContext::Push: the context is null");
 }

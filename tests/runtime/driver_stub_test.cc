@@ -2,9 +2,10 @@
 // nothing: loading it is refused with a message that says it is the stub.
 // A binary of its own: the driver's path is read once, at first load.
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"

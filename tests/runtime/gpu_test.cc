@@ -110,7 +110,8 @@ TEST_F(GpuTest, DriverAndDeviceDescribeAHopper) {
   absl::StatusOr<CUdevice> device0 = GetDevice(0);
   ASSERT_TRUE(device0.ok()) << device0.status();
   EXPECT_EQ(*current, *device0);
-  const absl::StatusOr<DeviceProperties> current_properties = CurrentDeviceProperties();
+  const absl::StatusOr<DeviceProperties> current_properties =
+      CurrentDeviceProperties();
   ASSERT_TRUE(current_properties.ok()) << current_properties.status();
   EXPECT_EQ(current_properties->ordinal, 0);
   EXPECT_EQ(current_properties->name, properties().name);

@@ -145,7 +145,9 @@ INSTANTIATE_TEST_SUITE_P(
              [](TensorMapSpec& s) { s.swizzle = static_cast<Swizzle>(9); },
              "tensor map: swizzle 9 is not a swizzle mode"},
         Case{"PromotionOutsideTheEnumeration",
-             [](TensorMapSpec& s) { s.l2_promotion = static_cast<L2Promotion>(7); },
+             [](TensorMapSpec& s) {
+               s.l2_promotion = static_cast<L2Promotion>(7);
+             },
              "tensor map: l2_promotion 7 is not an L2 promotion"},
         Case{"Rank6",
              [](TensorMapSpec& s) {

@@ -20,7 +20,8 @@ absl::StatusOr<std::string> TmaKernel() {
       {"load_box", *load},
       {"wait", ptx::MbarrierTryWaitParity()},
   };
-  std::string source = R"(struct __align__(64) TensorMap { unsigned long long opaque[16]; };
+  std::string source =
+      R"(struct __align__(64) TensorMap { unsigned long long opaque[16]; };
 )";
   for (const auto& [name, statement] : functions) {
     absl::StatusOr<std::string> function = gen::DeviceFunction(name, statement);

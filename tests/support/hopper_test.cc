@@ -8,8 +8,9 @@ namespace {
 
 // Recreating a primary context per test would cost a fraction of a second.
 const absl::StatusOr<runtime::PrimaryContext>& Device0Context() {
-  static const auto* const context = new absl::StatusOr<runtime::PrimaryContext>(
-      runtime::PrimaryContext::Retain(0));
+  static const auto* const context =
+      new absl::StatusOr<runtime::PrimaryContext>(
+          runtime::PrimaryContext::Retain(0));
   return *context;
 }
 
@@ -20,7 +21,8 @@ void HopperTest::SetUp() {
   if (!driver.ok()) GTEST_SKIP() << "no CUDA driver: " << driver.status();
   const absl::StatusOr<runtime::DeviceProperties> properties =
       runtime::GetDeviceProperties(0);
-  if (!properties.ok()) GTEST_SKIP() << "no CUDA device: " << properties.status();
+  if (!properties.ok())
+    GTEST_SKIP() << "no CUDA device: " << properties.status();
   if (properties->cc_major != 9 || properties->cc_minor != 0) {
     GTEST_SKIP() << "needs a compute capability 9.0 (Hopper) device; device 0 ("
                  << properties->name << ") is " << properties->cc_major << "."

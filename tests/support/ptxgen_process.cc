@@ -19,15 +19,18 @@ extern char** environ;
 namespace ptxgen::testing_support {
 namespace {
 
-std::vector<std::string> Environment(const std::map<std::string, std::string>& overrides) {
+std::vector<std::string> Environment(
+    const std::map<std::string, std::string>& overrides) {
   std::vector<std::string> entries;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const absl::string_view text(*entry);
     const std::string name(text.substr(0, text.find('=')));
-    if (absl::StartsWith(name, "PTXGEN_") || overrides.count(name) > 0) continue;
+    if (absl::StartsWith(name, "PTXGEN_") || overrides.count(name) > 0)
+      continue;
     entries.emplace_back(text);
   }
-  for (const auto& [name, value] : overrides) entries.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : overrides)
+    entries.push_back(absl::StrCat(name, "=", value));
   return entries;
 }
 
@@ -41,10 +44,12 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 }  // namespace
 
 std::string NewTestDirectory(absl::string_view label) {
-  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const ::testing::TestInfo* test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
   const char* root = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(root != nullptr ? root : "/tmp", "/",
-                                        test->test_suite_name(), ".", test->name(), ".", label);
+  std::string path =
+      absl::StrCat(root != nullptr ? root : "/tmp", "/",
+                   test->test_suite_name(), ".", test->name(), ".", label);
   mkdir(path.c_str(), 0700);
   return path;
 }
@@ -53,7 +58,8 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& environment,
                         const StdoutTarget& stdout_target) {
   static int runs = 0;
-  const std::string prefix = absl::StrCat(NewTestDirectory("runs"), "/", runs++);
+  const std::string prefix =
+      absl::StrCat(NewTestDirectory("runs"), "/", runs++);
   std::vector<std::string> argv = {kPtxgenBinary};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> env = Environment(environment);
@@ -62,18 +68,20 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
   posix_spawn_file_actions_init(&actions);
   switch (stdout_target.kind) {
     case StdoutTarget::Kind::kCaptured:
-      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (prefix + ".out").c_str(),
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
+                                       (prefix + ".out").c_str(),
                                        O_WRONLY | O_CREAT | O_TRUNC, 0600);
       break;
     case StdoutTarget::Kind::kDevice:
-      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_target.device.c_str(),
-                                       O_WRONLY, 0);
+      posix_spawn_file_actions_addopen(
+          &actions, STDOUT_FILENO, stdout_target.device.c_str(), O_WRONLY, 0);
       break;
     case StdoutTarget::Kind::kClosed:
       posix_spawn_file_actions_addclose(&actions, STDOUT_FILENO);
       break;
   }
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (prefix + ".err").c_str(),
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
+                                   (prefix + ".err").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, kPtxgenBinary, &actions, nullptr,
@@ -81,13 +89,15 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
   posix_spawn_file_actions_destroy(&actions);
   ProcessResult result;
   if (spawned != 0) {
-    ADD_FAILURE() << "cannot run " << kPtxgenBinary << ": " << std::strerror(spawned);
+    ADD_FAILURE() << "cannot run " << kPtxgenBinary << ": "
+                  << std::strerror(spawned);
     return result;
   }
   int status = 0;
   waitpid(pid, &status, 0);
   if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
-  if (stdout_target.kind == StdoutTarget::Kind::kCaptured) result.out = ReadFile(prefix + ".out");
+  if (stdout_target.kind == StdoutTarget::Kind::kCaptured)
+    result.out = ReadFile(prefix + ".out");
   result.err = ReadFile(prefix + ".err");
   return result;
 }

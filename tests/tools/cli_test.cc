@@ -30,7 +30,7 @@ std::vector<Flag> Table() {
   };
 }
 
-absl::StatusOr<ParsedFlags> Parse(std::vector<std::string> args) {
+absl::StatusOr<ParsedFlags> Parse(const std::vector<std::string>& args) {
   return ParsedFlags::Parse(Table(), args);
 }
 
@@ -125,15 +125,15 @@ struct Outcome {
 };
 
 Outcome RunWith(const std::vector<Subcommand>& tool,
-                std::vector<std::string> args) {
+                const std::vector<std::string>& args) {
   std::ostringstream out;
   std::ostringstream err;
   const int status = RunTool(tool, args, out, err);
   return {status, out.str(), err.str()};
 }
 
-Outcome RunWith(std::vector<std::string> args) {
-  return RunWith(Tool(), std::move(args));
+Outcome RunWith(const std::vector<std::string>& args) {
+  return RunWith(Tool(), args);
 }
 
 TEST(RunToolTest, ResultsGoToStdoutEndingInANewline) {
@@ -370,16 +370,19 @@ TEST(EmitCompiledTest, JsonLeadsWithTheSchemaAndEndsWithTheSubcommandsFields) {
   compile::CompiledModule module;
   module.name = "k";
   module.source = compile::CacheSource::kDiskCache;
-  absl::StatusOr<std::string> text =
-      EmitCompiled(module, "json", {{"config", "\"ws\""}, {"threads_per_block", "384"}});
+  absl::StatusOr<std::string> text = EmitCompiled(
+      module, "json", {{"config", "\"ws\""}, {"threads_per_block", "384"}});
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(*text,
-            "{\"schema\":2,\"cache\":\"hit\",\"name\":\"k\",\"source\":\"disk_cache\","
-            "\"compile_ms\":0.000,\"cache_key\":\"\",\"arch\":\"sm_90a\",\"kernels\":[],"
+            "{\"schema\":2,\"cache\":\"hit\",\"name\":\"k\",\"source\":\"disk_"
+            "cache\","
+            "\"compile_ms\":0.000,\"cache_key\":\"\",\"arch\":\"sm_90a\","
+            "\"kernels\":[],"
             "\"warnings\":[],\"cache_warnings\":[],\"config\":\"ws\","
             "\"threads_per_block\":384}\n");
   module.source = compile::CacheSource::kCompiled;
-  EXPECT_TRUE(Contains(*EmitCompiled(module, "json"), "{\"schema\":2,\"cache\":\"miss\","));
+  EXPECT_TRUE(Contains(*EmitCompiled(module, "json"),
+                       "{\"schema\":2,\"cache\":\"miss\","));
   module.cuda_source = "extern \"C\" __global__ void k() {}\n";
   EXPECT_EQ(*EmitCompiled(module, "cuda"), module.cuda_source);
 }
@@ -405,9 +408,10 @@ TEST(RunToolTest, TwoWordSubcommandsTakeTwoArguments) {
   EXPECT_TRUE(Contains(help.out, "usage: ptxgen cache clear ")) << help.out;
   const Outcome alone = RunWith(tool, {"cache"});
   EXPECT_EQ(alone.status, kExitUsage);
-  EXPECT_TRUE(Contains(alone.err,
-                       "ptxgen: 'cache' needs one of: list, clear (e.g. 'ptxgen "
-                       "cache list')"))
+  EXPECT_TRUE(
+      Contains(alone.err,
+               "ptxgen: 'cache' needs one of: list, clear (e.g. 'ptxgen "
+               "cache list')"))
       << alone.err;
   EXPECT_EQ(RunWith(tool, {"cache", "shred"}).status, kExitUsage);
   EXPECT_TRUE(Contains(OverviewHelp(tool), "\n  cache list "));

@@ -30,7 +30,6 @@
 
 namespace {
 
-
 using ptxgen::testing_support::NewTestDirectory;
 using Result = ptxgen::testing_support::ProcessResult;
 
@@ -38,7 +37,8 @@ using Result = ptxgen::testing_support::ProcessResult;
 Result Ptxgen(const std::vector<std::string>& args) {
   static int runs = 0;
   return ptxgen::testing_support::RunPtxgen(
-      args, {{"PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++))}});
+      args,
+      {{"PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++))}});
 }
 
 // The configuration the tool reported on stderr: the one "ptxgen: " line
@@ -51,7 +51,8 @@ std::optional<ptxgen::gen::GemmConfig> ReportedConfig(const std::string& err) {
     absl::StatusOr<ptxgen::gen::GemmConfig> config =
         ptxgen::gen::ParseConfigName(std::string(line));
     if (!config.ok()) continue;
-    EXPECT_FALSE(found.has_value()) << "two configuration names on stderr:\n" << err;
+    EXPECT_FALSE(found.has_value()) << "two configuration names on stderr:\n"
+                                    << err;
     found = *config;
   }
   return found;
@@ -74,9 +75,11 @@ std::optional<ptxgen::gen::GemmConfig> ExpectDeterministic(
                                   "second process");
   EXPECT_EQ(first.err, second.err) << request;
 
-  const std::optional<ptxgen::gen::GemmConfig> config = ReportedConfig(first.err);
+  const std::optional<ptxgen::gen::GemmConfig> config =
+      ReportedConfig(first.err);
   if (!config.has_value()) {
-    ADD_FAILURE() << request << ": no configuration name on stderr:\n" << first.err;
+    ADD_FAILURE() << request << ": no configuration name on stderr:\n"
+                  << first.err;
     return std::nullopt;
   }
   const absl::StatusOr<ptxgen::gen::GeneratedGemm> generated =
@@ -104,18 +107,18 @@ TEST(DeterminismTest, TheHeuristicsKernelIsTheSameInEveryProcess) {
 
 TEST(DeterminismTest, ANamedConfigurationIsTheSameInEveryProcess) {
   const std::string name = "ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent";
-  const std::optional<ptxgen::gen::GemmConfig> config = ExpectDeterministic(
-      {"gemm", "--m=4096", "--n=4096", "--k=4096", "--emit=cuda",
-       absl::StrCat("--config=", name)},
-      ptxgen::ptx::ScalarType::kF16);
+  const std::optional<ptxgen::gen::GemmConfig> config =
+      ExpectDeterministic({"gemm", "--m=4096", "--n=4096", "--k=4096",
+                           "--emit=cuda", absl::StrCat("--config=", name)},
+                          ptxgen::ptx::ScalarType::kF16);
   ASSERT_TRUE(config.has_value());
   EXPECT_EQ(ptxgen::gen::ConfigName(*config), name);
 }
 
 TEST(DeterminismTest, Bf16AndV1AreTheSameInEveryProcess) {
-  ExpectDeterministic({"gemm", "--m=1000", "--n=999", "--k=136", "--dtype=bf16",
-                       "--emit=cuda"},
-                      ptxgen::ptx::ScalarType::kBF16);
+  ExpectDeterministic(
+      {"gemm", "--m=1000", "--n=999", "--k=136", "--dtype=bf16", "--emit=cuda"},
+      ptxgen::ptx::ScalarType::kBF16);
   const std::optional<ptxgen::gen::GemmConfig> v1 = ExpectDeterministic(
       {"gemm", "--m=4096", "--n=4096", "--k=4096", "--schedule=v1",
        "--block=128x128x64", "--emit=cuda"},

@@ -38,7 +38,8 @@ using Result = ptxgen::testing_support::ProcessResult;
 Result Ptxgen(const std::vector<std::string>& args,
               std::map<std::string, std::string> overrides = {}) {
   static int runs = 0;
-  overrides.emplace("PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++)));
+  overrides.emplace("PTXGEN_CACHE_DIR",
+                    NewTestDirectory(absl::StrCat("cache", runs++)));
   return RunPtxgen(args, overrides);
 }
 
@@ -212,7 +213,9 @@ TEST(PtxgenTest, HelpAndVersionTakeNothingAfterThem) {
     const Result run = Ptxgen({first, "--bogus"});
     EXPECT_EQ(run.status, 2) << first;
     EXPECT_EQ(run.out, "") << first;
-    EXPECT_TRUE(Contains(run.err, absl::StrCat(first, " takes nothing after it (got '--bogus')")))
+    EXPECT_TRUE(Contains(
+        run.err,
+        absl::StrCat(first, " takes nothing after it (got '--bogus')")))
         << run.err;
   }
 }
@@ -236,7 +239,8 @@ TEST(PtxgenTest, HelpNamesEveryEnvironmentVariable) {
        {"PTXGEN_CACHE_DIR", "PTXGEN_CACHE_DISABLE", "PTXGEN_CACHE_PATH",
         "PTXGEN_CACHE_MAX_BYTES", "PTXGEN_DUMP_DIR", "PTXGEN_LOG_LEVEL",
         "PTXGEN_PRINT_AUTOTUNING"}) {
-    EXPECT_TRUE(Contains(help, absl::StrCat("\n  ", variable, " "))) << variable;
+    EXPECT_TRUE(Contains(help, absl::StrCat("\n  ", variable, " ")))
+        << variable;
   }
 }
 
@@ -257,17 +261,23 @@ TEST(PtxgenTest, HelpExamplesRun) {
 }
 
 TEST(PtxgenTest, GemmBlockSetsTheTile) {
-  const Result run = Ptxgen(
-      Args("gemm --m=256 --n=256 --k=256 --schedule=v1 --block=64x128x32 --emit=cuda"));
+  const Result run =
+      Ptxgen(Args("gemm --m=256 --n=256 --k=256 --schedule=v1 "
+                  "--block=64x128x32 --emit=cuda"));
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(Contains(run.out, "// v1 64x128x32, f16.kk->f16: f16 in"));
-  const Result bad = Ptxgen(Args("gemm --m=256 --n=256 --k=256 --block=64x128"));
+  const Result bad =
+      Ptxgen(Args("gemm --m=256 --n=256 --k=256 --block=64x128"));
   EXPECT_NE(bad.status, 0);
-  EXPECT_TRUE(Contains(bad.err, "--block=64x128: '64x128' is not MxNxK (write MxNxK, e.g. 128x128x64)"))
+  EXPECT_TRUE(Contains(
+      bad.err,
+      "--block=64x128: '64x128' is not MxNxK (write MxNxK, e.g. 128x128x64)"))
       << bad.err;
-  const Result huge = Ptxgen(Args("gemm --m=256 --n=256 --k=64 --block=99999999999x128x64"));
-  EXPECT_TRUE(Contains(huge.err, "tile '99999999999x128x64': 99999999999 is outside "
-                                "-2147483648..2147483647"))
+  const Result huge =
+      Ptxgen(Args("gemm --m=256 --n=256 --k=64 --block=99999999999x128x64"));
+  EXPECT_TRUE(Contains(huge.err,
+                       "tile '99999999999x128x64': 99999999999 is outside "
+                       "-2147483648..2147483647"))
       << huge.err;
 }
 
@@ -291,48 +301,60 @@ void ExpectRefused(const Refusal& refusal) {
 // 2147483640^2 tf32 elements are past 2^64 bytes: once printed as a tile of
 // -1 columns with a valid-looking descriptor.
 TEST(PtxgenTest, DescriptorRefusesExtentsWhoseBytesWouldWrap) {
-  ExpectRefused({Args("descriptor --type=tf32 --rows=2147483640 --k=2147483640 "
-                      "--swizzle=32B"),
-                 1, "the tile takes more than 262144 bytes (an extent of 2147483640 "
-                    "elements), but a matrix descriptor addresses only the first "
-                    "262144 bytes"});
+  ExpectRefused(
+      {Args("descriptor --type=tf32 --rows=2147483640 --k=2147483640 "
+            "--swizzle=32B"),
+       1,
+       "the tile takes more than 262144 bytes (an extent of 2147483640 "
+       "elements), but a matrix descriptor addresses only the first "
+       "262144 bytes"});
 }
 
 // block_k = 64 - 2^31 makes rows of 128 bytes in 32-bit arithmetic.
 TEST(PtxgenTest, GemmRefusesABlockKThatWouldWrapIntoALegalRow) {
-  ExpectRefused({{"gemm", "--m=64", "--n=64", "--k=64",
-                  "--config=ws 128x128x-2147483584 s3 c2 w1 m1 direct g16 tiles",
-                  "--emit=cuda"},
-                 1, "block_k must make a 32-, 64- or 128-byte row"});
+  ExpectRefused(
+      {{"gemm", "--m=64", "--n=64", "--k=64",
+        "--config=ws 128x128x-2147483584 s3 c2 w1 m1 direct g16 tiles",
+        "--emit=cuda"},
+       1,
+       "block_k must make a 32-, 64- or 128-byte row"});
 }
 
 // -4294967168 is 128 once narrowed to int: once run as v1 128x128x64.
 TEST(PtxgenTest, SizesOutsideIntAreUsageErrorsNotNarrowed) {
-  ExpectRefused({Args("gemm --m=64 --n=64 --k=64 --block=-4294967168x128x64 --schedule=v1"),
-                 2, "--block=-4294967168x128x64: tile '-4294967168x128x64': -4294967168 "
-                    "is outside -2147483648..2147483647"});
+  ExpectRefused(
+      {Args("gemm --m=64 --n=64 --k=64 --block=-4294967168x128x64 "
+            "--schedule=v1"),
+       2,
+       "--block=-4294967168x128x64: tile '-4294967168x128x64': -4294967168 "
+       "is outside -2147483648..2147483647"});
   ExpectRefused({Args("descriptor --rows=-2147483649"), 2,
                  "--rows=-2147483649 is outside -2147483648..2147483647"});
   // Even past 64 bits a number is out of range, not malformed.
-  ExpectRefused({Args("descriptor --rows=99999999999999999999"), 2,
-                 "--rows=99999999999999999999 is outside -2147483648..2147483647"});
+  ExpectRefused(
+      {Args("descriptor --rows=99999999999999999999"), 2,
+       "--rows=99999999999999999999 is outside -2147483648..2147483647"});
 }
 
 // Showing a kernel refuses what running it refuses (gemm::PlanGemmLaunch,
 // which Gemm::Prepare runs), here the kernel's 32-bit tile count.
 TEST(PtxgenTest, GemmViewsRefuseWhatRunningRefuses) {
-  ExpectRefused({Args("gemm --m=2147483647 --n=2147483647 --k=8 --emit=resources"), 1,
-                 "the kernel counts tiles in 32 bits"});
+  ExpectRefused(
+      {Args("gemm --m=2147483647 --n=2147483647 --k=8 --emit=resources"), 1,
+       "the kernel counts tiles in 32 bits"});
   ExpectRefused({{"gemm", "--m=64", "--n=63", "--k=64", "--emit=cuda",
                   "--config=ws 128x128x64 s4 c2 w1 m1 tma g8 persistent"},
-                 1, "stores D with TMA, which needs rows (and batches) of D on 16-byte boundaries"});
+                 1,
+                 "stores D with TMA, which needs rows (and batches) of D on "
+                 "16-byte boundaries"});
 }
 
 // v1 takes a grid row per tile column: 2^31-1 columns are 16777216 rows,
 // beyond CUDA's 65535.
 TEST(PtxgenTest, GemmViewsRefuseGridsBeyondCudaLimits) {
-  ExpectRefused({Args("gemm --m=128 --n=2147483647 --k=8 --schedule=v1 --emit=cuda"), 1,
-                 "a grid of 1 x 16777216 CTAs is beyond CUDA's 2147483647 x 65535"});
+  ExpectRefused(
+      {Args("gemm --m=128 --n=2147483647 --k=8 --schedule=v1 --emit=cuda"), 1,
+       "a grid of 1 x 16777216 CTAs is beyond CUDA's 2147483647 x 65535"});
 }
 
 TEST(PtxgenTest, GemmRefusesFlagsThatWouldBeIgnored) {
@@ -346,7 +368,8 @@ TEST(PtxgenTest, GemmRefusesFlagsThatWouldBeIgnored) {
       {{"--autotune", "--block=64x128x32"},
        "--autotune chooses the tile: drop --block or --autotune"},
       {{"--run", "--emit=ptx"},
-       "--run prints the check and the times, not a view: drop --emit or --run"},
+       "--run prints the check and the times, not a view: drop --emit or "
+       "--run"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> args = Args("gemm --m=256 --n=256 --k=256");
@@ -385,8 +408,10 @@ TEST(PtxgenTest, GemmJsonNamesTheProblemConfigThreadsAndDynamicSharedMemory) {
   EXPECT_EQ(json.out.find('\n'), json.out.size() - 1) << "more than one line";
   for (const char* field : {
            "\"static_shared_bytes\":0,",
-           "\"problem\":{\"m\":256,\"n\":512,\"k\":64,\"batch\":1,\"dtype\":\"f16\","
-           "\"out_dtype\":\"f16\",\"a_major\":\"k\",\"b_major\":\"n\",\"lda\":64,"
+           "\"problem\":{\"m\":256,\"n\":512,\"k\":64,\"batch\":1,\"dtype\":"
+           "\"f16\","
+           "\"out_dtype\":\"f16\",\"a_major\":\"k\",\"b_major\":\"n\",\"lda\":"
+           "64,"
            "\"ldb\":512,",
            "\"alpha\":1,\"beta\":0,\"bias\":\"n\",\"bias_dtype\":\"f32\","
            "\"activation\":\"relu\"}",
@@ -459,15 +484,18 @@ TEST(PtxgenTest, DescriptorOfATallTileNeedsSeveralBoxesPerColumn) {
   const Result run = Ptxgen(
       Args("descriptor --type=f16 --rows=512 --k=64 --major=k --swizzle=128B"));
   EXPECT_EQ(run.status, 0) << run.err;
-  EXPECT_TRUE(Contains(run.out, "tma_box: 64 x 256 elements (inner x rows), 2 boxes per column"))
+  EXPECT_TRUE(Contains(
+      run.out, "tma_box: 64 x 256 elements (inner x rows), 2 boxes per column"))
       << run.out;
 }
 
 TEST(PtxgenTest, DescriptorRefusesATileBeyondTheDescriptorsReach) {
-  const Result run = Ptxgen(Args("descriptor --type=f16 --rows=64 --k=1073741824"));
+  const Result run =
+      Ptxgen(Args("descriptor --type=f16 --rows=64 --k=1073741824"));
   EXPECT_NE(run.status, 0);
   EXPECT_EQ(run.out, "");
-  EXPECT_TRUE(Contains(run.err, "a matrix descriptor addresses only the first 262144 bytes"))
+  EXPECT_TRUE(Contains(
+      run.err, "a matrix descriptor addresses only the first 262144 bytes"))
       << run.err;
 }
 
@@ -511,11 +539,14 @@ TEST(PtxgenTest, SameRequestSameBytes) {
 
 // Runs ptxgen with its stdout on `device`, or closed when `device` is empty
 // (the shell's >&-); stderr is captured.
-Result PtxgenWritingTo(const std::string& device, const std::vector<std::string>& args) {
+Result PtxgenWritingTo(const std::string& device,
+                       const std::vector<std::string>& args) {
   StdoutTarget target;
-  target.kind = device.empty() ? StdoutTarget::Kind::kClosed : StdoutTarget::Kind::kDevice;
+  target.kind = device.empty() ? StdoutTarget::Kind::kClosed
+                               : StdoutTarget::Kind::kDevice;
   target.device = device;
-  return RunPtxgen(args, {{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}}, target);
+  return RunPtxgen(
+      args, {{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}}, target);
 }
 
 // Long output fails while it is written, short output only when flushed.
@@ -575,7 +606,8 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
       {"--ldd=-8", "--ldd=-8 is negative: give 0 (packed)"},
       {"--batch=two", "--batch takes an integer, not 'two'"},
       {"--alpha=half", "--alpha takes a number, not 'half'"},
-      {"--alpha=inf", "--alpha=inf is not a finite float: alpha must be finite"},
+      {"--alpha=inf",
+       "--alpha=inf is not a finite float: alpha must be finite"},
       {"--beta=nan", "--beta=nan is not a finite float: beta must be finite"},
       {"--beta=-1e39", "--beta=-1e39 is not a finite float"},
       {"--bias=k", "--bias=k is not accepted (accepted values: none, m, n)"},
@@ -584,16 +616,19 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
       {"--activation=tanh",
        "--activation=tanh is not accepted (accepted values: none, relu, gelu, "
        "gelu_tanh, silu)"},
-      {"--out-dtype=s8", "--out-dtype=s8 is not accepted (accepted values: f16, "
-                         "bf16, f32)"},
+      {"--out-dtype=s8",
+       "--out-dtype=s8 is not accepted (accepted values: f16, "
+       "bf16, f32)"},
       {"--sms=0", "--sms=0 is outside 1..1024"},
       {"--sms=1025", "--sms=1025 is outside 1..1024"},
       // Flags that would change nothing.
-      {"--ldc=512", "--ldc is C's leading dimension, and C is read only with "
-                    "--beta other than 0"},
+      {"--ldc=512",
+       "--ldc is C's leading dimension, and C is read only with "
+       "--beta other than 0"},
       {"--beta=0 --ldc=512", "--ldc is C's leading dimension"},
-      {"--bias-dtype=f16", "--bias-dtype is the bias vector's type, and there "
-                           "is none without --bias=m or --bias=n"},
+      {"--bias-dtype=f16",
+       "--bias-dtype is the bias vector's type, and there "
+       "is none without --bias=m or --bias=n"},
       // --run checks only the plain problem against cuBLAS.
       {"--run --b-major=n --bias=n --alpha=2",
        "--run compares only the plain problem with cuBLAS"},
@@ -604,10 +639,11 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
     EXPECT_EQ(run.out, "") << flags;
     EXPECT_TRUE(Contains(run.err, message)) << flags << ": " << run.err;
   }
-  const Result general =
-      Ptxgen(Args(absl::StrCat(kGemm256, "--run --b-major=n --bias=n --alpha=2")));
-  EXPECT_TRUE(Contains(general.err, "not one made general by --b-major=n --alpha=2 "
-                                    "--bias=n: drop those flags"))
+  const Result general = Ptxgen(
+      Args(absl::StrCat(kGemm256, "--run --b-major=n --bias=n --alpha=2")));
+  EXPECT_TRUE(Contains(general.err,
+                       "not one made general by --b-major=n --alpha=2 "
+                       "--bias=n: drop those flags"))
       << general.err;
 }
 
@@ -617,9 +653,10 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
 TEST(PtxgenTest, GemmPlainValuesSpelledOutAreThePlainProblem) {
   const Result plain = Ptxgen(Args(absl::StrCat(kGemm256, "--sms=132")));
   const Result spelled = Ptxgen(Args(absl::StrCat(
-      kGemm256, "--sms=132 --a-major=k --b-major=k --lda=256 --ldb=0 --ldd=256 "
-                "--batch=1 --alpha=1.0 --beta=0 --bias=none --activation=none "
-                "--out-dtype=f16")));
+      kGemm256,
+      "--sms=132 --a-major=k --b-major=k --lda=256 --ldb=0 --ldd=256 "
+      "--batch=1 --alpha=1.0 --beta=0 --bias=none --activation=none "
+      "--out-dtype=f16")));
   EXPECT_EQ(plain.status, 0) << plain.err;
   EXPECT_EQ(spelled.status, 0) << spelled.err;
   EXPECT_EQ(plain.out, spelled.out);
@@ -627,7 +664,8 @@ TEST(PtxgenTest, GemmPlainValuesSpelledOutAreThePlainProblem) {
   EXPECT_FALSE(Contains(spelled.err, "form ")) << spelled.err;
   // --sms answers the question the GPU would: no note that there is none.
   EXPECT_FALSE(Contains(spelled.err, "no GPU")) << spelled.err;
-  const Result run = Ptxgen(Args(absl::StrCat(kGemm256, "--lda=256 --alpha=1 --run")));
+  const Result run =
+      Ptxgen(Args(absl::StrCat(kGemm256, "--lda=256 --alpha=1 --run")));
   EXPECT_NE(run.status, 2) << run.err;
   EXPECT_FALSE(Contains(run.err, "--run compares only")) << run.err;
 }
@@ -655,12 +693,14 @@ TEST(PtxgenTest, GemmGeneralFormsCompileWithoutSpills) {
            "--beta=0.5 --ldc=264 --bias=m --bias-dtype=f16 --activation=silu",
            "--batch=3 --lda=264 --alpha=-0.25",
        }) {
-    const std::string request = absl::StrCat(kGemm256, flags, " --emit=resources");
+    const std::string request =
+        absl::StrCat(kGemm256, flags, " --emit=resources");
     const Result run = Ptxgen(Args(request));
     EXPECT_EQ(run.status, 0) << request << ": " << run.err;
     EXPECT_TRUE(Contains(run.out, "kernel ")) << request << ": " << run.out;
     ExpectNoSpills(request, run.out);
-    EXPECT_TRUE(Contains(run.err, "ptxgen: form ")) << request << ": " << run.err;
+    EXPECT_TRUE(Contains(run.err, "ptxgen: form "))
+        << request << ": " << run.err;
   }
 }
 
@@ -692,30 +732,34 @@ TEST(PtxgenTest, GemmGeneralProblemsTheLibraryRefusesExitOne) {
 TEST(PtxgenTest, PrecompiledBundleIsHitByALaterPlan) {
   const std::string bundle = NewTestDirectory("bundle") + "/kernels";
   const Result made = Ptxgen(Args(absl::StrCat(
-      "precompile --shapes=256x256x64,512x256x128 --dtype=bf16 --sms=66 --out=", bundle)));
+      "precompile --shapes=256x256x64,512x256x128 --dtype=bf16 --sms=66 --out=",
+      bundle)));
   ASSERT_EQ(made.status, 0) << made.err;
   EXPECT_EQ(made.err, "");
   EXPECT_EQ(std::count(made.out.begin(), made.out.end(), '\n'), 3) << made.out;
   EXPECT_TRUE(Contains(made.out, "256x256x64  ptxgen_gemm_bf16_")) << made.out;
   EXPECT_TRUE(Contains(made.out, "  compiled (")) << made.out;
-  EXPECT_TRUE(Contains(made.out, absl::StrCat("in ", bundle, "\n"))) << made.out;
+  EXPECT_TRUE(Contains(made.out, absl::StrCat("in ", bundle, "\n")))
+      << made.out;
 
   const Result again = Ptxgen(Args(absl::StrCat(
       "precompile --shapes=256x256x64 --dtype=bf16 --sms=66 --out=", bundle)));
   EXPECT_TRUE(Contains(again.out, "  already there (")) << again.out;
 
   const std::string writable = NewTestDirectory("writable");
-  const Result planned =
-      Ptxgen(Args("gemm --m=512 --n=256 --k=128 --dtype=bf16 --sms=66 --emit=json"),
-             {{"PTXGEN_CACHE_PATH", bundle}, {"PTXGEN_CACHE_DIR", writable}});
+  const Result planned = Ptxgen(
+      Args("gemm --m=512 --n=256 --k=128 --dtype=bf16 --sms=66 --emit=json"),
+      {{"PTXGEN_CACHE_PATH", bundle}, {"PTXGEN_CACHE_DIR", writable}});
   ASSERT_EQ(planned.status, 0) << planned.err;
   EXPECT_TRUE(absl::StartsWith(planned.out, "{\"schema\":2,\"cache\":\"hit\""))
       << planned.out;
-  EXPECT_TRUE(Contains(planned.out, "\"source\":\"disk_cache\"")) << planned.out;
+  EXPECT_TRUE(Contains(planned.out, "\"source\":\"disk_cache\""))
+      << planned.out;
   EXPECT_FALSE(Contains(planned.err, "warning")) << planned.err;
   EXPECT_EQ(Ptxgen(Args("cache list"), {{"PTXGEN_CACHE_DIR", writable}}).out,
-            absl::StrCat(writable, " (writable): 0 entries, 0 bytes\ntotal: 0 "
-                                   "entries, 0 bytes\n"));
+            absl::StrCat(writable,
+                         " (writable): 0 entries, 0 bytes\ntotal: 0 "
+                         "entries, 0 bytes\n"));
 }
 
 // A --problems file names general problems as `ptxgen gemm` does, a line
@@ -723,17 +767,21 @@ TEST(PtxgenTest, PrecompiledBundleIsHitByALaterPlan) {
 TEST(PtxgenTest, PrecompilesTheProblemsOfAFile) {
   const std::string folder = NewTestDirectory("problems");
   const std::string list = folder + "/problems.txt";
-  std::ofstream(list) << "# decode and a fused layer\n"
-                      << "--m=16 --n=4096 --k=4096 --dtype=bf16\n"
-                      << "\n"
-                      << "  --m=256 --n=512 --k=64 --b-major=n --bias=n --activation=gelu\n";
-  const Result made = Ptxgen(Args(absl::StrCat("precompile --problems=", list,
-                                               " --sms=66 --out=", folder, "/kernels")));
+  std::ofstream(list)
+      << "# decode and a fused layer\n"
+      << "--m=16 --n=4096 --k=4096 --dtype=bf16\n"
+      << "\n"
+      << "  --m=256 --n=512 --k=64 --b-major=n --bias=n --activation=gelu\n";
+  const Result made = Ptxgen(Args(absl::StrCat(
+      "precompile --problems=", list, " --sms=66 --out=", folder, "/kernels")));
   ASSERT_EQ(made.status, 0) << made.err;
   EXPECT_EQ(std::count(made.out.begin(), made.out.end(), '\n'), 3) << made.out;
-  EXPECT_TRUE(Contains(made.out, "16x4096x4096  ptxgen_gemm_bf16_kk_to_bf16_d_transposed_ws_64x16x64"))
+  EXPECT_TRUE(Contains(
+      made.out,
+      "16x4096x4096  ptxgen_gemm_bf16_kk_to_bf16_d_transposed_ws_64x16x64"))
       << made.out;
-  EXPECT_TRUE(Contains(made.out, "256x512x64 f16.km->f16+bias_n.f32+gelu  ptxgen_gemm_"))
+  EXPECT_TRUE(Contains(made.out,
+                       "256x512x64 f16.km->f16+bias_n.f32+gelu  ptxgen_gemm_"))
       << made.out;
 
   std::ofstream(list) << "--m=16 --n=4096 --k=4096\n--m=16 --n=4096\n";
@@ -741,10 +789,13 @@ TEST(PtxgenTest, PrecompilesTheProblemsOfAFile) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_TRUE(Contains(bad.err, absl::StrCat(list, ":2: "))) << bad.err;
   EXPECT_TRUE(Contains(bad.err, "--k")) << bad.err;
-  const Result both = Ptxgen(Args(absl::StrCat("precompile --shapes=256x256x64 --problems=", list)));
+  const Result both = Ptxgen(
+      Args(absl::StrCat("precompile --shapes=256x256x64 --problems=", list)));
   EXPECT_EQ(both.status, 2);
-  EXPECT_TRUE(Contains(both.err, "give --shapes or --problems (one of them)")) << both.err;
-  const Result dtype = Ptxgen(Args(absl::StrCat("precompile --problems=", list, " --dtype=bf16")));
+  EXPECT_TRUE(Contains(both.err, "give --shapes or --problems (one of them)"))
+      << both.err;
+  const Result dtype = Ptxgen(
+      Args(absl::StrCat("precompile --problems=", list, " --dtype=bf16")));
   EXPECT_EQ(dtype.status, 2);
   EXPECT_TRUE(Contains(dtype.err, "--dtype applies to --shapes")) << dtype.err;
 }
@@ -764,25 +815,30 @@ TEST(PtxgenTest, CacheListVerifyPruneAndClear) {
   const std::string folder = env.at("PTXGEN_CACHE_DIR");
   ASSERT_EQ(Ptxgen(Args("warp --op=mapa --emit=ptx"), env).status, 0);
   ASSERT_EQ(Ptxgen(Args("convert --to=f16 --emit=ptx"), env).status, 0);
-  std::ofstream(folder + "/" + std::string(64, 'a') + ".kernel") << "not an entry";
+  std::ofstream(folder + "/" + std::string(64, 'a') + ".kernel")
+      << "not an entry";
 
   const Result list = Ptxgen(Args("cache list"), env);
   EXPECT_EQ(list.status, 0) << list.err;
-  EXPECT_TRUE(Contains(list.out, absl::StrCat(folder, " (writable): 3 entries, ")));
+  EXPECT_TRUE(
+      Contains(list.out, absl::StrCat(folder, " (writable): 3 entries, ")));
   EXPECT_TRUE(Contains(list.out, " bytes  last used ")) << list.out;
   EXPECT_TRUE(Contains(list.out, "total: 3 entries, ")) << list.out;
 
   const Result verify = Ptxgen(Args("cache verify"), env);
   EXPECT_EQ(verify.status, 0) << verify.err;
   EXPECT_TRUE(Contains(verify.out, ".kernel  probe_warp_mapa\n")) << verify.out;
-  EXPECT_TRUE(Contains(verify.out, absl::StrCat("  invalid  ", std::string(64, 'a'),
-                                                ".kernel  ")))
+  EXPECT_TRUE(
+      Contains(verify.out,
+               absl::StrCat("  invalid  ", std::string(64, 'a'), ".kernel  ")))
       << verify.out;
-  EXPECT_TRUE(Contains(verify.out, "3 entries: 2 valid, 1 invalid")) << verify.out;
+  EXPECT_TRUE(Contains(verify.out, "3 entries: 2 valid, 1 invalid"))
+      << verify.out;
 
   const Result pruned = Ptxgen(Args("cache prune"), env);
   EXPECT_EQ(pruned.status, 0) << pruned.err;
-  EXPECT_TRUE(Contains(pruned.out, "removed 1 entries, 12 bytes\n")) << pruned.out;
+  EXPECT_TRUE(Contains(pruned.out, "removed 1 entries, 12 bytes\n"))
+      << pruned.out;
   const Result capped = Ptxgen(Args("cache prune --max-bytes=1"), env);
   EXPECT_TRUE(Contains(capped.out, "removed 2 entries, ")) << capped.out;
   EXPECT_EQ(Ptxgen(Args("cache prune --max-bytes=lots"), env).status, 2);
@@ -790,13 +846,15 @@ TEST(PtxgenTest, CacheListVerifyPruneAndClear) {
   ASSERT_EQ(Ptxgen(Args("warp --op=mapa --emit=ptx"), env).status, 0);
   const Result cleared = Ptxgen(Args("cache clear"), env);
   EXPECT_TRUE(Contains(cleared.out, "removed 1 entries, ")) << cleared.out;
-  EXPECT_TRUE(Contains(Ptxgen(Args("cache list"), env).out, "total: 0 entries"));
+  EXPECT_TRUE(
+      Contains(Ptxgen(Args("cache list"), env).out, "total: 0 entries"));
 }
 
 TEST(PtxgenTest, CacheAloneNamesItsActions) {
   const Result run = Ptxgen(Args("cache"));
   EXPECT_EQ(run.status, 2);
-  EXPECT_TRUE(Contains(run.err, "'cache' needs one of: list, verify, prune, clear"))
+  EXPECT_TRUE(
+      Contains(run.err, "'cache' needs one of: list, verify, prune, clear"))
       << run.err;
   EXPECT_EQ(Ptxgen(Args("cache shred")).status, 2);
 }
@@ -804,24 +862,28 @@ TEST(PtxgenTest, CacheAloneNamesItsActions) {
 TEST(PtxgenTest, LogLevelInfoSaysWhatWasCompiled) {
   const Result quiet = Ptxgen(Args("convert --to=f16 --emit=ptx"));
   EXPECT_EQ(quiet.err, "");
-  const Result told =
-      Ptxgen(Args("convert --to=f16 --emit=ptx"), {{"PTXGEN_LOG_LEVEL", "info"}});
+  const Result told = Ptxgen(Args("convert --to=f16 --emit=ptx"),
+                             {{"PTXGEN_LOG_LEVEL", "info"}});
   EXPECT_EQ(told.status, 0);
-  EXPECT_TRUE(absl::StartsWith(told.err, "ptxgen: info: kernel cache: compiled probe_convert in "))
+  EXPECT_TRUE(absl::StartsWith(
+      told.err, "ptxgen: info: kernel cache: compiled probe_convert in "))
       << told.err;
 }
 
 TEST(PtxgenTest, ABadLogLevelIsAWarningNamingTheAcceptedOnes) {
   // The relative dump folder makes the library say something.
-  const Result run = Ptxgen(Args("convert --to=f16 --emit=ptx"),
-                            {{"PTXGEN_LOG_LEVEL", "loud"}, {"PTXGEN_DUMP_DIR", "dumps"}});
+  const Result run =
+      Ptxgen(Args("convert --to=f16 --emit=ptx"),
+             {{"PTXGEN_LOG_LEVEL", "loud"}, {"PTXGEN_DUMP_DIR", "dumps"}});
   EXPECT_EQ(run.status, 0);
-  EXPECT_TRUE(Contains(run.err,
-                       "ptxgen: warning: PTXGEN_LOG_LEVEL: 'loud' is not a log level "
-                       "(accepted: error, warning, info, debug); using warning\n"))
+  EXPECT_TRUE(
+      Contains(run.err,
+               "ptxgen: warning: PTXGEN_LOG_LEVEL: 'loud' is not a log level "
+               "(accepted: error, warning, info, debug); using warning\n"))
       << run.err;
-  EXPECT_TRUE(Contains(run.err, "ptxgen: warning: PTXGEN_DUMP_DIR='dumps' is not an "
-                                "absolute path"))
+  EXPECT_TRUE(Contains(run.err,
+                       "ptxgen: warning: PTXGEN_DUMP_DIR='dumps' is not an "
+                       "absolute path"))
       << run.err;
 }
 
@@ -842,21 +904,38 @@ TEST(PtxgenTest, DumpDirReceivesEachKernelsFiles) {
     closedir(dir);
   }
   std::sort(extensions.begin(), extensions.end());
-  EXPECT_EQ(extensions, (std::vector<std::string>{".cu", ".json", ".log", ".ptx"}));
+  EXPECT_EQ(extensions,
+            (std::vector<std::string>{".cu", ".json", ".log", ".ptx"}));
 }
 
 TEST(PtxgenTest, GemmHelpShowsTheGeneralFlagsAndTheCublasCall) {
   const Result help = Ptxgen(Args("gemm --help"));
   EXPECT_EQ(help.status, 0);
   for (const char* text : {
-           "--a-major=k|m", "--b-major=k|n", "--lda=N", "--ldb=N", "--ldc=N",
-           "--ldd=N", "--batch=N", "--alpha=X", "--beta=X", "--bias=none|m|n",
-           "--bias-dtype=TYPE", "--activation=NAME", "--out-dtype=TYPE", "--sms=N",
-           "cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, lda,",
-           "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_N\n",
-           "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_N\n",
-           "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   CUBLAS_OP_T\n",
-           "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   CUBLAS_OP_T\n",
+           "--a-major=k|m",
+           "--b-major=k|n",
+           "--lda=N",
+           "--ldb=N",
+           "--ldc=N",
+           "--ldd=N",
+           "--batch=N",
+           "--alpha=X",
+           "--beta=X",
+           "--bias=none|m|n",
+           "--bias-dtype=TYPE",
+           "--activation=NAME",
+           "--out-dtype=TYPE",
+           "--sms=N",
+           "cublasGemmEx(handle, transa, transb, n, m, k, &alpha, B, ldb, A, "
+           "lda,",
+           "  [m,k] --a-major=k   [n,k] --b-major=k   CUBLAS_OP_T   "
+           "CUBLAS_OP_N\n",
+           "  [m,k] --a-major=k   [k,n] --b-major=n   CUBLAS_OP_N   "
+           "CUBLAS_OP_N\n",
+           "  [k,m] --a-major=m   [n,k] --b-major=k   CUBLAS_OP_T   "
+           "CUBLAS_OP_T\n",
+           "  [k,m] --a-major=m   [k,n] --b-major=n   CUBLAS_OP_N   "
+           "CUBLAS_OP_T\n",
            "CUBLASLT_EPILOGUE_BIAS adds n values",
            "CUBLASLT_EPILOGUE_GELU_BIAS is --bias=n\n--activation=gelu_tanh (",
        }) {

@@ -31,10 +31,10 @@ struct KernelResources {
 // A ptxas performance diagnostic a caller should act on.
 struct CompilerDiagnostic {
   enum class Kind {
-    kWgmmaSerialized,   // C7510, C7511: wgmma pipeline serialized
-    kInjectedWait,      // C7517, C7519: ptxas inserted warpgroup waits
-    kSetmaxnregIgnored, // C7508
-    kOtherWarning,      // any other ptxas/NVRTC warning
+    kWgmmaSerialized,    // C7510, C7511: wgmma pipeline serialized
+    kInjectedWait,       // C7517, C7519: ptxas inserted warpgroup waits
+    kSetmaxnregIgnored,  // C7508
+    kOtherWarning,       // any other ptxas/NVRTC warning
   };
   Kind kind = Kind::kOtherWarning;
   std::string code;     // "C7511", "177-D", or empty

@@ -109,7 +109,8 @@ struct CacheEntryFile {
   std::string folder;
   std::string file;  // "<key>.kernel"
   int64_t bytes = 0;
-  absl::Time last_use;  // when it was written, or last loaded from the writable folder
+  absl::Time
+      last_use;  // when it was written, or last loaded from the writable folder
 };
 
 // A cache folder and the entry files in it.
@@ -184,11 +185,9 @@ class KernelCache {
       const CompileOptions& options, std::vector<std::string>& warnings);
   // The entry for `key` when a folder has a trusted, intact one: the
   // writable folder first, then the read-only ones.
-  std::optional<CompiledModule> LoadFromDisk(absl::string_view key,
-                                             absl::string_view name,
-                                             absl::string_view source,
-                                             const CompileOptions& options,
-                                             std::vector<std::string>& warnings);
+  std::optional<CompiledModule> LoadFromDisk(
+      absl::string_view key, absl::string_view name, absl::string_view source,
+      const CompileOptions& options, std::vector<std::string>& warnings);
   // The entry for `key` in `folder`; a bad one is a warning, worded for a
   // `read_only` folder as one the cache leaves as it is.
   std::optional<CompiledModule> LoadFrom(const TrustedFolder& folder,

@@ -19,7 +19,7 @@ namespace ptxgen::gemm {
 // One candidate's timing, or why it could not run.
 struct TuningMeasurement {
   gen::GemmConfig config;
-  absl::Status status;     // why the candidate could not run, if it could not
+  absl::Status status;      // why the candidate could not run, if it could not
   double milliseconds = 0;  // median per call
 };
 
@@ -42,10 +42,9 @@ struct AutotuneOptions {
 // that outgrow L2 (RandomRotatingGemmOperands), so that the times are those
 // of inputs read from DRAM. Candidates that fail to build or run are
 // reported and skipped; none running is an error.
-absl::StatusOr<TuningReport> Autotune(const GemmProblem& problem,
-                                      const std::vector<gen::GemmConfig>& candidates,
-                                      compile::KernelCache& cache,
-                                      const AutotuneOptions& options = {});
+absl::StatusOr<TuningReport> Autotune(
+    const GemmProblem& problem, const std::vector<gen::GemmConfig>& candidates,
+    compile::KernelCache& cache, const AutotuneOptions& options = {});
 
 // The report as a table: a line per candidate, fastest first (those that
 // did not run last, with why), the choice marked; or the record it came

@@ -106,7 +106,8 @@ GemmSpans StoredSpans(const GemmProblem& problem);
 
 // The problem the kernel of `config` is launched on: the swapped one when
 // the config swaps A and B (config.swap_ab), else `problem`.
-GemmProblem KernelProblem(const gen::GemmConfig& config, const GemmProblem& problem);
+GemmProblem KernelProblem(const gen::GemmConfig& config,
+                          const GemmProblem& problem);
 
 // Refuses, naming the rule: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
 // the form (gen::ValidateGemmForm); leading dimensions at least the stored
@@ -209,11 +210,12 @@ class Gemm {
         workspace_(std::move(workspace)) {}
 
   // Prepare's work once `context` is current.
-  static absl::StatusOr<Gemm> PrepareInCurrentContext(const GemmProblem& problem,
-                                                      const GemmOptions& options,
-                                                      CUcontext context);
+  static absl::StatusOr<Gemm> PrepareInCurrentContext(
+      const GemmProblem& problem, const GemmOptions& options,
+      CUcontext context);
   // Run's refusals: the pointers, the context, the stream.
-  absl::Status CheckRunsHere(const GemmOperands& operands, CUstream stream) const;
+  absl::Status CheckRunsHere(const GemmOperands& operands,
+                             CUstream stream) const;
   absl::Status Reduce(CUdeviceptr c, CUstream stream) const;
 
   GemmProblem problem_;

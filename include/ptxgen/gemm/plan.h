@@ -54,7 +54,8 @@ absl::Status ValidateGemmTarget(const GemmTarget& target);
 
 // The target of a device (e.g. runtime::CurrentDeviceProperties()); refuses
 // one that cannot run kGemmArch code, in runtime::CheckArchSupported's words.
-absl::StatusOr<GemmTarget> GemmTargetOf(const runtime::DeviceProperties& device);
+absl::StatusOr<GemmTarget> GemmTargetOf(
+    const runtime::DeviceProperties& device);
 
 // The clusters of `config` the target holds at once (what GemmPlan's
 // resident_clusters says); a target with fewer SMs than a cluster has CTAs

@@ -177,7 +177,7 @@ struct GemmEpilogueConfig {
 // Which work each cluster of the grid takes, in which order.
 struct GemmSchedulerConfig {
   TileOrder tile_order = TileOrder::kRaster;
-  int raster_group = 8;           // kRaster: tile rows visited together
+  int raster_group = 8;  // kRaster: tile rows visited together
   // Cuts K into this many slices computed by different CTAs into an f32
   // workspace, then added by a reduce kernel: for problems with too few
   // output tiles to fill the SMs.
@@ -200,7 +200,7 @@ inline constexpr int kMaxPortableClusterCtas = 8;
 
 // How big a grid runs the kernel: the generated code is the same either way.
 struct GemmLaunchPolicy {
-  bool persistent = true;         // grid of one CTA per SM, else one per tile
+  bool persistent = true;  // grid of one CTA per SM, else one per tile
 };
 
 // An aggregate of its parts, so that config.block_m and the like name the
@@ -223,7 +223,8 @@ inline int StoreChunkCount(const GemmTileShape& tile) {
   return tile.block_n / kStoreChunkColumns;
 }
 inline int StoreChunksPerPass(const GemmConfig& config) {
-  return config.store_chunks != 0 ? config.store_chunks : StoreChunkCount(config);
+  return config.store_chunks != 0 ? config.store_chunks
+                                  : StoreChunkCount(config);
 }
 
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
@@ -306,20 +307,20 @@ struct GeneratedGemm {
 
 // The parameters of every generated GEMM kernel.
 enum class GemmKernelParameter {
-  kAMap,        // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
-  kBMap,        // TMA map of B
-  kDMap,        // TMA map of D: the TMA-store epilogue only
-  kD,           // D, for the direct epilogue
-  kC,           // C, read when the form reads it (may be D itself)
-  kBias,        // the bias vector, when the form has one
-  kWorkspace,   // split-K and stream-K only (GemmWorkspaceBytes)
+  kAMap,       // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
+  kBMap,       // TMA map of B
+  kDMap,       // TMA map of D: the TMA-store epilogue only
+  kD,          // D, for the direct epilogue
+  kC,          // C, read when the form reads it (may be D itself)
+  kBias,       // the bias vector, when the form has one
+  kWorkspace,  // split-K and stream-K only (GemmWorkspaceBytes)
   kM,
   kN,
   kK,
-  kBatch,       // GEMMs in the strided batch
-  kLdc,         // elements between rows of C, of D
+  kBatch,  // GEMMs in the strided batch
+  kLdc,    // elements between rows of C, of D
   kLdd,
-  kStrideC,     // elements between batches of C, of D, of the bias
+  kStrideC,  // elements between batches of C, of D, of the bias
   kStrideD,
   kStrideBias,
   kAlpha,

@@ -37,7 +37,8 @@ class IndexExpression {
   IndexExpression(int constant);  // NOLINT(google-explicit-constructor)
   static IndexExpression Variable(absl::string_view name);
 
-  friend IndexExpression operator+(const IndexExpression& a, const IndexExpression& b);
+  friend IndexExpression operator+(const IndexExpression& a,
+                                   const IndexExpression& b);
   friend IndexExpression operator*(int factor, const IndexExpression& a);
   friend IndexExpression operator/(const IndexExpression& a, int divisor);
   friend IndexExpression operator%(const IndexExpression& a, int divisor);
@@ -61,7 +62,8 @@ struct FragmentCoordinate {
   int row = 0;
   int column = 0;
 };
-inline bool operator==(const FragmentCoordinate& a, const FragmentCoordinate& b) {
+inline bool operator==(const FragmentCoordinate& a,
+                       const FragmentCoordinate& b) {
   return a.row == b.row && a.column == b.column;
 }
 
@@ -157,8 +159,8 @@ class AccumulatorStMatrix {
 
   // `stmatrix` must be .x4 without .trans, and the tile's N a multiple of
   // kStepColumns.
-  static absl::StatusOr<AccumulatorStMatrix> Of(const AccumulatorFragment& accumulator,
-                                                const StMatrix& stmatrix);
+  static absl::StatusOr<AccumulatorStMatrix> Of(
+      const AccumulatorFragment& accumulator, const StMatrix& stmatrix);
 
   int steps() const { return n_ / kStepColumns; }
 

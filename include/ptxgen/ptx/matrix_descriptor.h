@@ -63,12 +63,12 @@ struct SharedTile {
 
 // How to load and describe a SharedTile.
 struct TileLayout {
-  int span_bytes = 0;        // width of one column
-  int columns = 0;           // columns across the contiguous dimension
-  int rows = 0;              // rows per column (the other dimension)
-  int column_bytes = 0;      // rows * span_bytes: stride between columns
+  int span_bytes = 0;    // width of one column
+  int columns = 0;       // columns across the contiguous dimension
+  int rows = 0;          // rows per column (the other dimension)
+  int column_bytes = 0;  // rows * span_bytes: stride between columns
   int tile_bytes = 0;
-  int alignment_bytes = 0;   // the tile base must be aligned to this
+  int alignment_bytes = 0;  // the tile base must be aligned to this
   // One TMA box per column: box_inner elements (contiguous) x rows.
   int box_inner_elements = 0;
   // The descriptor for the tile's first instruction operand, start_address 0.

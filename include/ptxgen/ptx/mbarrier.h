@@ -46,7 +46,8 @@ enum class MbarrierWaitScope {
 // A complete wait: loops on mbarrier.try_wait.parity until the phase with
 // parity "phase" (b32, 0 or 1) has completed. Its labels live in its own
 // { } scope, so several copies may sit in one function.
-Statement MbarrierTryWaitParity(MbarrierWaitScope scope = MbarrierWaitScope::kCta);
+Statement MbarrierTryWaitParity(
+    MbarrierWaitScope scope = MbarrierWaitScope::kCta);
 
 // mbarrier.inval: required before the barrier's memory is used for
 // anything else.
