@@ -535,7 +535,7 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   auto workspace = std::make_shared<GemmWorkspace>();
   workspace->context = context;
   workspace->buffer = *std::move(buffer);
-  if (config.split_k == 1) return workspace;
+  if (!gen::ReducesSlicesInWorkspace(config)) return workspace;
   absl::StatusOr<runtime::Function> reduce = HelperKernel(
       gen::SplitKReduceKernelName(problem.element),
       [&problem] { return gen::SplitKReduceSource(problem.element); });

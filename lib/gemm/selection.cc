@@ -211,7 +211,7 @@ absl::Status CheckConfigFitsProblem(const gen::GemmConfig& config,
         "boundaries (n=",
         r.n, ", ldd=", r.ldd, ", stride_d=", r.stride_d, ")"));
   }
-  if (config.split_k > 1 && !config.split_k_in_cluster &&
+  if (gen::ReducesSlicesInWorkspace(config) &&
       (r.batch != 1 || r.ldd != r.n || r.alpha != 1.0f)) {
     return refuse(
         "splits K into slices that its reduce kernel adds into a packed D of "

@@ -172,7 +172,7 @@ absl::Status ValidateAcrossParts(const GemmConfig& config) {
         "slices meeting in a cluster (dsmem) fill the cluster: it takes "
         "no 2-CTA cluster along M");
   }
-  if (config.split_k > 1 && !config.split_k_in_cluster &&
+  if (ReducesSlicesInWorkspace(config) &&
       (config.epilogue != GemmEpilogue::kDirect || config.cluster_m != 1)) {
     return Rule(
         "split-K writes f32 partial sums from registers: it needs the "
@@ -403,7 +403,7 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
     return valid;
   }
   const GemmForm kernel = KernelForm(config, form);
-  if (config.split_k > 1 && !config.split_k_in_cluster &&
+  if (ReducesSlicesInWorkspace(config) &&
       (HasEpilogueOps(kernel) || kernel.output != kernel.element ||
        kernel.d_transposed)) {
     return Unsupported(config,
@@ -444,6 +444,10 @@ int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
   const int64_t tiles_m = CeilDiv(m, config.block_m);
   return batch * CeilDiv(tiles_m, config.cluster_m) *
          CeilDiv(n, config.block_n) * config.split_k;
+}
+
+bool ReducesSlicesInWorkspace(const GemmSchedulerConfig& scheduler) {
+  return scheduler.split_k > 1 && !scheduler.split_k_in_cluster;
 }
 
 int ClusterCtas(const GemmConfig& config) {
@@ -541,8 +545,7 @@ int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid) {
   constexpr int64_t kFloat = 4;
-  if (config.split_k > 1 && !config.split_k_in_cluster)
-    return config.split_k * m * n * kFloat;
+  if (ReducesSlicesInWorkspace(config)) return config.split_k * m * n * kFloat;
   if (!config.stream_k) return 0;
   const int64_t ctas = grid.x * grid.y;
   return GemmStreamKFlagBytes(config, grid) +

@@ -424,7 +424,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
 // type through the epilogue's transform, or with split-K the f32 slice in
 // the workspace.
 std::string StoreFunction(Generation& g) {
-  if (g.config.split_k > 1 && !g.config.split_k_in_cluster) {
+  if (ReducesSlicesInWorkspace(g.config)) {
     return Fill(g, "gemm_store_partial.cu", {});
   }
   const bool f32 = g.form.output == ptx::ScalarType::kF32;

@@ -111,6 +111,21 @@ absl::StatusOr<DeviceProperties> GetDeviceProperties(int ordinal) {
   return properties;
 }
 
+absl::Status CheckDeviceRuns(int ordinal, absl::string_view arch) {
+  absl::StatusOr<int> count = DeviceCount();
+  if (!count.ok()) return count.status();
+  if (*count == 0) {
+    return absl::FailedPreconditionError("the CUDA driver reports no device");
+  }
+  absl::StatusOr<DeviceProperties> device = GetDeviceProperties(ordinal);
+  if (!device.ok()) return device.status();
+  absl::Status runs =
+      CheckArchSupported(arch, device->cc_major, device->cc_minor);
+  if (runs.ok()) return runs;
+  return absl::Status(runs.code(),
+                      absl::StrCat(device->name, ": ", runs.message()));
+}
+
 absl::Status CheckArchSupported(absl::string_view arch, int cc_major,
                                 int cc_minor) {
   absl::StatusOr<compile::ArchName> parsed = compile::ParseArchName(arch);

@@ -216,25 +216,6 @@ absl::Status PrintKernel(const ptxgen::gen::GemmConfig& config,
 
 // ---- The run ----
 
-// Why the GEMM cannot run here, or empty when it can: no driver, no device,
-// or a device that sm_90a code does not run on.
-std::string NoGpuReason() {
-  if (absl::StatusOr<const ptxgen::runtime::Driver*> driver =
-          ptxgen::runtime::Driver::Get();
-      !driver.ok()) {
-    return std::string(driver.status().message());
-  }
-  absl::StatusOr<int> count = ptxgen::runtime::DeviceCount();
-  if (!count.ok()) return std::string(count.status().message());
-  if (*count == 0) return "the CUDA driver reports no device";
-  absl::StatusOr<ptxgen::runtime::DeviceProperties> device =
-      ptxgen::runtime::GetDeviceProperties(0);
-  if (!device.ok()) return std::string(device.status().message());
-  const absl::Status arch = ptxgen::runtime::CheckArchSupported(
-      ptxgen::gemm::kGemmArch, device->cc_major, device->cc_minor);
-  return arch.ok() ? "" : absl::StrCat(device->name, ": ", arch.message());
-}
-
 // The values as their stored types: f16 bits for A, B and C, f32 for the bias.
 std::vector<uint16_t> AsHalves(const std::vector<double>& values) {
   std::vector<uint16_t> halves;
@@ -302,9 +283,10 @@ absl::StatusOr<bool> Main(const GemmProblem& p) {
       "problem       D = gelu(%g * A.B^T + %g * C + bias_n), m=%d n=%d k=%d; "
       "A, B, C, D f16, bias f32\n",
       p.alpha, p.beta, p.m, p.n, p.k);
-  const std::string no_gpu = NoGpuReason();
-  if (!no_gpu.empty()) {
-    absl::PrintF("no GPU: %s\n", no_gpu);
+  if (const absl::Status here =
+          ptxgen::runtime::CheckDeviceRuns(0, ptxgen::gemm::kGemmArch);
+      !here.ok()) {
+    absl::PrintF("no GPU: %s\n", here.message());
     absl::PrintF(
         "planning for an H200 instead (GemmTarget::H200(), no driver needed); "
         "the run is skipped\n");

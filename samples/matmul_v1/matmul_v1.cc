@@ -599,32 +599,15 @@ absl::Status CompileKernel(const gen::GeneratedGemm& generated) {
 
 // ---- 7. The run ----
 
-// Why the run cannot happen here, or empty when it can: no driver, no
-// device, or a device sm_90a code does not run on.
-std::string SkipReason() {
-  if (absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-      !driver.ok()) {
-    return std::string(driver.status().message());
-  }
-  absl::StatusOr<int> count = runtime::DeviceCount();
-  if (!count.ok()) return std::string(count.status().message());
-  if (*count == 0) return "the CUDA driver reports no device";
-  absl::StatusOr<runtime::DeviceProperties> device =
-      runtime::GetDeviceProperties(0);
-  if (!device.ok()) return std::string(device.status().message());
-  absl::Status arch =
-      runtime::CheckArchSupported("sm_90a", device->cc_major, device->cc_minor);
-  return arch.ok() ? "" : absl::StrCat(device->name, ": ", arch.message());
-}
-
 absl::Status RunOnGpu(const gemm::GemmProblem& problem,
                       const gen::GemmConfig& config) {
   Heading(7, "The run: random inputs, checked and timed beside cuBLAS",
           "the tutorial's Performance section (CUDA-event timed, compared "
           "with cuBLAS)");
-  const std::string skip = SkipReason();
-  if (!skip.empty()) {
-    absl::PrintF("  run skipped: %s\n", skip);
+  // Runs here with a driver and a device sm_90a code runs on.
+  if (const absl::Status here = runtime::CheckDeviceRuns(0, "sm_90a");
+      !here.ok()) {
+    absl::PrintF("  run skipped: %s\n", here.message());
     return absl::OkStatus();
   }
   gemm::GemmOptions options;

@@ -129,24 +129,6 @@ void PrintTmaPtx(absl::string_view ptx_text) {
   }
 }
 
-// Why the kernel cannot run here, or empty when it can: no driver, no
-// device, or a device that sm_90a code does not run on.
-std::string NoGpuReason() {
-  if (absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-      !driver.ok()) {
-    return std::string(driver.status().message());
-  }
-  absl::StatusOr<int> count = runtime::DeviceCount();
-  if (!count.ok()) return std::string(count.status().message());
-  if (*count == 0) return "the CUDA driver reports no device";
-  absl::StatusOr<runtime::DeviceProperties> device =
-      runtime::GetDeviceProperties(0);
-  if (!device.ok()) return std::string(device.status().message());
-  const absl::Status arch =
-      runtime::CheckArchSupported("sm_90a", device->cc_major, device->cc_minor);
-  return arch.ok() ? "" : absl::StrCat(device->name, ": ", arch.message());
-}
-
 // Element (r, c) of the tensor holds r * kCols + c + 1: never 0, so TMA's
 // zero fill is told apart. The bits are copied, never computed with.
 uint16_t TensorElement(int row, int column) {
@@ -229,11 +211,11 @@ absl::StatusOr<bool> Main() {
         "\nptxas: %s, %d registers, %d bytes of static shared memory\n",
         r.kernel, r.registers, r.static_shared_bytes);
   }
-  const std::string no_gpu = NoGpuReason();
-  if (!no_gpu.empty()) {
+  if (const absl::Status here = runtime::CheckDeviceRuns(0, "sm_90a");
+      !here.ok()) {
     absl::PrintF(
         "\nno GPU: %s\nstopping after compilation: the copy is not run\n",
-        no_gpu);
+        here.message());
     return true;
   }
   absl::StatusOr<std::vector<uint16_t>> box = RunOnGpu(*compiled);

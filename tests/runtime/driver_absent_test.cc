@@ -60,6 +60,7 @@ TEST(DriverAbsent, EveryEntryPointFailsWithFailedPrecondition) {
              .status();
        }},
       {"GetDeviceProperties", [] { return GetDeviceProperties(0).status(); }},
+      {"CheckDeviceRuns", [] { return CheckDeviceRuns(0, "sm_90a"); }},
       {"PrimaryContext::Retain",
        [] { return PrimaryContext::Retain(0).status(); }},
       {"RetainedPrimaryContext",

@@ -381,6 +381,11 @@ struct GemmGrid {
 int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
                       int64_t batch = 1);
 
+// Whether the slices of split-K meet in an f32 workspace that a reduce
+// kernel adds into D (split_k > 1, not in a cluster): what limits such a
+// configuration to the plain form and gives it a workspace.
+bool ReducesSlicesInWorkspace(const GemmSchedulerConfig& scheduler);
+
 // The CTAs of one cluster as launched: 2 for CTA pairs sharing B, split_k
 // for slices meeting in a cluster, else 1.
 int ClusterCtas(const GemmConfig& config);

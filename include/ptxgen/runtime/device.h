@@ -52,6 +52,11 @@ absl::StatusOr<int> GetDeviceAttribute(CUdevice device,
 absl::Status CheckArchSupported(absl::string_view arch, int cc_major,
                                 int cc_minor);
 
+// Whether device `ordinal` can run code for `arch` here: a driver, such a
+// device, and CheckArchSupported for its compute capability; the status
+// says which is missing ("<device name>: <rule>" for the architecture).
+absl::Status CheckDeviceRuns(int ordinal, absl::string_view arch);
+
 }  // namespace ptxgen::runtime
 
 #endif  // PTXGEN_RUNTIME_DEVICE_H_
