@@ -87,8 +87,10 @@ std::string Usage() {
   return absl::StrCat(
       "gemm_bench [--mode=", absl::StrJoin(kModes, "|"),
       "]\n"
-      "           [--dtype=f16,bf16] [--shapes=suite|small|MxNxK,...] "
-      "[--repeats=N]\n"
+      "           [--dtype=f16,bf16,e4m3,e5m2,tf32] [--b-dtype=TYPE] "
+      "[--out-dtype=TYPE]\n"
+      "           [--scaling=none|tensor] [--fast-accum]\n"
+      "           [--shapes=suite|small|MxNxK,...] [--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
       "           [--a-major=k,m] [--b-major=k,n] [--epilogue=",
       absl::StrJoin(EpilogueNames(), ","),
@@ -113,7 +115,12 @@ std::string Usage() {
       "measured device-to-device copy bandwidth), of floor (floor ms /\n"
       "ptxgen ms), copy ms (a device-to-device copy moving those bytes, its\n"
       "launch and ramp included: what memory allows at that size) and of\n"
-      "copy (copy ms / ptxgen ms).\n");
+      "copy (copy ms / ptxgen ms).\n"
+      "fp8 and tf32 (K-major only) run beside cuBLASLt (fp8: scale pointers\n"
+      "with --scaling=tensor, CUBLASLT_MATMUL_DESC_FAST_ACCUM with\n"
+      "--fast-accum; tf32: CUBLAS_COMPUTE_32F_FAST_TF32); --b-dtype mixes\n"
+      "e4m3 with e5m2; --out-dtype is D's type (default: the input type,\n"
+      "bf16 from fp8, f32 from tf32).\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -123,11 +130,19 @@ struct Variant {
   const BenchEpilogue* epilogue = &kEpilogues[0];
 };
 
+// The bias in the input type; from fp8 in bf16 (cuBLASLt's fp8 bias), from
+// tf32 in f32.
+ptx::ScalarType BenchBiasType(ptx::ScalarType element) {
+  if (ptx::SizeInBytes(element) == 2) return element;
+  return element == ptx::ScalarType::kTF32 ? ptx::ScalarType::kF32
+                                           : ptx::ScalarType::kBF16;
+}
+
 GemmProblem WithVariant(GemmProblem problem, const Variant& variant) {
   problem.a_major = variant.a_major;
   problem.b_major = variant.b_major;
   problem.bias = variant.epilogue->bias;
-  problem.bias_type = problem.element;
+  problem.bias_type = BenchBiasType(problem.element);
   problem.activation = variant.epilogue->activation;
   return problem;
 }
@@ -181,6 +196,9 @@ struct Flags {
   std::vector<ptx::ScalarType> dtypes = {ptx::ScalarType::kF16,
                                          ptx::ScalarType::kBF16};
   std::vector<GemmProblem> shapes;  // element filled per dtype
+  std::optional<ptx::ScalarType> b_dtype, out_dtype;
+  GemmScaling scaling = GemmScaling::kNone;
+  bool fast_accumulation = false;
   bool shapes_given = false;
   std::vector<gen::GemmConfig> configs;
   int repeats = 20;
@@ -201,6 +219,25 @@ struct Flags {
     return variants;
   }
 };
+
+// A shape as the flags type it: `element` in, --b-dtype, --out-dtype,
+// --scaling and --fast-accum.
+// Shapes made for 16-bit inputs (k a multiple of 8) whose rows of 8-bit
+// values would not start 16 bytes apart packed (k = 4104) get rows padded
+// to the next 16 bytes, for both libraries.
+GemmProblem Typed(GemmProblem shape, ptx::ScalarType element,
+                  const Flags& flags) {
+  shape.element = element;
+  const int64_t per_16_bytes = 16 / ptx::SizeInBytes(element);
+  if (shape.k % 8 == 0 && shape.k % per_16_bytes != 0) {
+    shape.lda = shape.ldb = (shape.k / per_16_bytes + 1) * per_16_bytes;
+  }
+  shape.b_element = flags.b_dtype;
+  shape.output = flags.out_dtype;
+  shape.scaling = flags.scaling;
+  shape.fast_accumulation = flags.fast_accumulation;
+  return shape;
+}
 
 // --shapes: "suite", "small", or a list of MxNxK.
 absl::StatusOr<std::vector<GemmProblem>> ParseShapes(absl::string_view value) {
@@ -244,6 +281,19 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
         if (!type.ok()) return type.status();
         flags.dtypes.push_back(*type);
       }
+    } else if (name == "--b-dtype" || name == "--out-dtype") {
+      absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(value);
+      if (!type.ok()) return type.status();
+      (name == "--b-dtype" ? flags.b_dtype : flags.out_dtype) = *type;
+    } else if (name == "--scaling") {
+      if (value != "none" && value != "tensor") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--scaling must be none or tensor, not '", value, "'"));
+      }
+      flags.scaling =
+          value == "tensor" ? GemmScaling::kTensor : GemmScaling::kNone;
+    } else if (arg == "--fast-accum") {
+      flags.fast_accumulation = true;
     } else if (name == "--shapes") {
       flags.shapes_given = true;
       absl::StatusOr<std::vector<GemmProblem>> shapes = ParseShapes(value);
@@ -308,7 +358,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   // Refused here, not as a row that "failed" in a run that exits 0.
   for (ptx::ScalarType dtype : flags.dtypes) {
     for (GemmProblem shape : flags.shapes) {
-      shape.element = dtype;
+      shape = Typed(shape, dtype, flags);
       for (const Variant& variant : variants) {
         if (absl::Status valid = ValidateProblem(WithVariant(shape, variant));
             !valid.ok()) {
@@ -322,22 +372,78 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
   return flags;
 }
 
+// The output type of a benchmark problem.
+ptx::ScalarType OutputOf(const GemmProblem& problem) {
+  return *Resolved(problem).output;
+}
+
+// The dtype column: "f16", or with other types "e4m3xe5m2->f32 scaled fast".
+std::string TypesName(const GemmProblem& problem) {
+  std::string name(ptx::PtxName(problem.element));
+  if (problem.b_element) {
+    absl::StrAppend(&name, "x", ptx::PtxName(*problem.b_element));
+  }
+  if (OutputOf(problem) != problem.element || problem.b_element) {
+    absl::StrAppend(&name, "->", ptx::PtxName(OutputOf(problem)));
+  }
+  if (problem.scaling == GemmScaling::kTensor) {
+    absl::StrAppend(&name, " scaled");
+  }
+  if (problem.fast_accumulation) absl::StrAppend(&name, " fast");
+  return name;
+}
+
+// Whether cuBLAS's GEMM computes the problem as it is: 16-bit inputs, D in
+// their type, the plain variant.
+bool CublasComputes(const GemmProblem& problem, const Variant& variant) {
+  return IsPlain(variant) && ptx::SizeInBytes(problem.element) == 2 &&
+         OutputOf(problem) == problem.element;
+}
+
+// The per-tensor scales both libraries read with --scaling=tensor: two f32
+// values 16 bytes apart (cuBLASLt's fp8 kernels take 16-byte aligned scale
+// pointers), a product of 1 so that D keeps its range.
+struct Scales {
+  std::shared_ptr<runtime::DeviceBuffer> buffer;  // null: unscaled
+
+  static absl::StatusOr<Scales> For(const GemmProblem& problem) {
+    if (problem.scaling != GemmScaling::kTensor) return Scales{};
+    absl::StatusOr<runtime::DeviceBuffer> buffer =
+        runtime::DeviceBuffer::Allocate(32);
+    if (!buffer.ok()) return buffer.status();
+    const float values[8] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0};
+    if (absl::Status s = buffer->CopyFromHost(values, sizeof(values)); !s.ok())
+      return s;
+    return Scales{std::make_shared<runtime::DeviceBuffer>(*std::move(buffer))};
+  }
+  CUdeviceptr a() const { return buffer ? buffer->address() : 0; }
+  CUdeviceptr b() const { return buffer ? buffer->address() + 16 : 0; }
+};
+
 // What ptxgen is measured against: cuBLAS for the plain problem, cuBLASLt
-// with the same layout and fused epilogue for the others.
+// with the same types, scales, layout and fused epilogue for the others.
 class Peer {
  public:
   static absl::StatusOr<Peer> Create(const GemmProblem& problem,
-                                     const Variant& variant) {
+                                     const Variant& variant,
+                                     const Scales& scales) {
     Peer peer;
     peer.problem_ = problem;
-    if (IsPlain(variant)) return peer;
-    LtGemm lt = PackedLtGemm(problem.m, problem.n, problem.k, problem.element,
-                             problem.element, variant.a_major == MajorOrder::kK,
-                             variant.b_major == MajorOrder::kK);
+    peer.scales_ = scales;
+    if (CublasComputes(problem, variant)) return peer;
+    LtGemm lt = PackedLtGemm(
+        problem.m, problem.n, problem.k, problem.element, OutputOf(problem),
+        variant.a_major == MajorOrder::kK, variant.b_major == MajorOrder::kK);
+    lt.b_type = problem.b_element.value_or(problem.element);
+    const GemmProblem resolved = Resolved(problem);
+    lt.lda = resolved.lda;
+    lt.ldb = resolved.ldb;
     lt.bias = variant.epilogue->bias == BiasAlong::kN ? LtGemm::Bias::kAlongN
                                                       : LtGemm::Bias::kNone;
-    lt.bias_type = problem.element;
+    lt.bias_type = problem.bias_type;
     lt.activation = variant.epilogue->peer_activation;
+    lt.scale_a = lt.scale_b = problem.scaling == GemmScaling::kTensor;
+    lt.fast_accumulation = problem.fast_accumulation;
     absl::StatusOr<PreparedLtGemm> prepared =
         PreparedLtGemm::Create(lt, kLtWorkspaceBytes);
     if (!prepared.ok()) return prepared.status();
@@ -352,6 +458,7 @@ class Peer {
   }
 
   const char* name() const { return lt_ ? "cuBLASLt" : "cuBLAS"; }
+  const Scales& scales() const { return scales_; }
 
   // D = the product at c, with the bias at `bias` when the variant has one.
   GemmCall Call(CUdeviceptr bias) const {
@@ -360,9 +467,12 @@ class Peer {
         return CublasGemm(problem, a, b, c, nullptr);
       };
     }
-    return [lt = lt_, workspace = workspace_, bias](
+    LtScales scales;
+    scales.a = scales_.a();
+    scales.b = scales_.b();
+    return [lt = lt_, workspace = workspace_, bias, scales](
                CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-      return lt->Run(a, b, 0, c, bias, nullptr,
+      return lt->Run(a, b, 0, c, bias, scales, nullptr,
                      reinterpret_cast<void*>(workspace->address()),
                      workspace->size());
     };
@@ -370,6 +480,7 @@ class Peer {
 
  private:
   GemmProblem problem_;
+  Scales scales_;
   std::shared_ptr<const PreparedLtGemm> lt_;  // null: cuBLAS
   std::shared_ptr<const runtime::DeviceBuffer> workspace_;
 };
@@ -377,7 +488,8 @@ class Peer {
 // Rotating copies of A and B, the bias when the variant has one
 // (RandomRotatingGemmOperands), and the peer's D for the first copy.
 struct Operands : RotatingGemmOperands {
-  std::vector<uint16_t> reference;
+  std::vector<double> reference;
+  Scales scales;
 
   CUdeviceptr BiasAddress() const { return bias ? bias->address() : 0; }
 };
@@ -387,14 +499,15 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
   absl::StatusOr<RotatingGemmOperands> inputs =
       RandomRotatingGemmOperands(problem, l2_bytes, /*seed=*/7, nullptr);
   if (!inputs.ok()) return inputs.status();
-  Operands operands{*std::move(inputs), {}};
+  Operands operands{*std::move(inputs), {}, peer.scales()};
   if (absl::Status s = peer.Call(operands.BiasAddress())(
           operands.a[0].address(), operands.b[0].address(),
           operands.c.address());
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::vector<uint16_t>> reference = DownloadHalves(operands.c);
+  absl::StatusOr<std::vector<double>> reference =
+      DownloadValues(operands.c, OutputOf(problem));
   if (!reference.ok()) return reference.status();
   operands.reference = *std::move(reference);
   return operands;
@@ -409,15 +522,30 @@ constexpr double kWarmupMilliseconds = 100;
 constexpr double kMinBatchMilliseconds = 1;
 
 // ptxgen's GEMM as a GemmCall on the default stream, D at c.
-GemmCall OursCall(const Gemm& gemm, CUdeviceptr bias) {
-  return [&gemm, bias](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
-    GemmOperands operands;
+GemmCall OursCall(const Gemm& gemm, const Operands& inputs) {
+  GemmOperands fixed;
+  fixed.bias = inputs.BiasAddress();
+  fixed.scale_a = inputs.scales.a();
+  fixed.scale_b = inputs.scales.b();
+  return [&gemm, fixed](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
+    GemmOperands operands = fixed;
     operands.a = a;
     operands.b = b;
     operands.d = c;
-    operands.bias = bias;
     return gemm.Run(operands, nullptr);
   };
+}
+
+// How far ptxgen's D may be from the peer's: both round to D's type (16-bit
+// D: ErrorBound); an f32 D of tf32 inputs or of fp8 fast accumulation
+// carries each library's own inexact sums (2e-3); other f32 results differ
+// only in the order of their f32 sums.
+double BenchErrorBound(const GemmProblem& problem) {
+  const ptx::ScalarType output = OutputOf(problem);
+  if (output != ptx::ScalarType::kF32) return ErrorBound(output);
+  const bool inexact =
+      problem.element == ptx::ScalarType::kTF32 || problem.fast_accumulation;
+  return inexact ? 2e-3 : 1e-4;
 }
 
 // Milliseconds per call of `call` over one batch of `calls` calls, rotating
@@ -491,7 +619,7 @@ absl::StatusOr<double> HostMicrosecondsPerCall(const GemmCall& call,
 // batch).
 double FloorBytes(const GemmProblem& p) {
   const int64_t in = ptx::SizeInBytes(p.element);
-  const int64_t out = ptx::SizeInBytes(p.output.value_or(p.element));
+  const int64_t out = ptx::SizeInBytes(OutputOf(p));
   double bytes = static_cast<double>(p.batch) *
                  (p.m * p.k * in + p.n * p.k * in + p.m * p.n * out);
   if (p.beta != 0.0f) bytes += static_cast<double>(p.batch) * p.m * p.n * out;
@@ -513,10 +641,13 @@ struct Roofline {
   double clock_ghz = 0;  // what peak_flops was figured from, for the notes
   int sm_count = 0;
 
-  // FLOP per byte above which the tensor cores, not memory, bound the time.
+  // FLOP per byte above which the tensor cores, not memory, bound the time
+  // (of 16-bit inputs; the tensor cores run fp8 twice, tf32 half as fast).
   double Ridge() const { return peak_flops / bytes_per_second; }
   bool MemoryBound(const GemmProblem& p) const {
-    return Flops(p) / FloorBytes(p) < Ridge();
+    const int bytes = ptx::SizeInBytes(p.element);
+    const double speed = bytes == 1 ? 2.0 : bytes == 4 ? 0.5 : 1.0;
+    return Flops(p) / FloorBytes(p) < speed * Ridge();
   }
   double FloorMilliseconds(const GemmProblem& p) const {
     return 1e3 * FloorBytes(p) / bytes_per_second;
@@ -679,8 +810,8 @@ absl::Status PrintLaunchRow(const GemmProblem& problem,
   options.config = config;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
-  absl::StatusOr<double> ours = HostMicrosecondsPerCall(
-      OursCall(*gemm, operands.BiasAddress()), operands);
+  absl::StatusOr<double> ours =
+      HostMicrosecondsPerCall(OursCall(*gemm, operands), operands);
   if (!ours.ok()) return ours.status();
   absl::StatusOr<double> theirs =
       HostMicrosecondsPerCall(peer.Call(operands.BiasAddress()), operands);
@@ -721,9 +852,10 @@ absl::StatusOr<Row> Measure(const std::string& label,
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
   Row row{label, problem, variant, gen::ConfigName(config), peer.name()};
-  const GemmCall ours = OursCall(*gemm, operands.BiasAddress());
-  if (absl::Status s =
-          Poison(operands.c.address(), problem.m * problem.n, nullptr);
+  const GemmCall ours = OursCall(*gemm, operands);
+  const ptx::ScalarType output = OutputOf(problem);
+  if (absl::Status s = PoisonValues(operands.c.address(), problem.m * problem.n,
+                                    output, nullptr);
       !s.ok()) {
     return s;
   }
@@ -732,13 +864,14 @@ absl::StatusOr<Row> Measure(const std::string& label,
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::vector<uint16_t>> result = DownloadHalves(operands.c);
+  absl::StatusOr<std::vector<double>> result =
+      DownloadValues(operands.c, output);
   if (!result.ok()) return result.status();
-  row.error = RelativeErrorByNorm(*result, operands.reference, problem.element);
-  if (!(row.error < ErrorBound(problem.element))) {
+  row.error = RelativeErrorByNorm(*result, operands.reference);
+  if (!(row.error < BenchErrorBound(problem))) {
     return absl::InternalError(
         absl::StrFormat("wrong result: relative error %.2e vs %s (bound %.0e)",
-                        row.error, peer.name(), ErrorBound(problem.element)));
+                        row.error, peer.name(), BenchErrorBound(problem)));
   }
   absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
       ours, peer.Call(operands.BiasAddress()), operands, repeats);
@@ -750,8 +883,8 @@ absl::StatusOr<Row> Measure(const std::string& label,
 
 void PrintRow(const Row& row, const Roofline& roofline, const Table& table) {
   const double floor_ms = roofline.FloorMilliseconds(row.problem);
-  table.Print({row.label, std::string(ptx::PtxName(row.problem.element)),
-               LayoutName(row.variant), row.variant.epilogue->name, row.config,
+  table.Print({row.label, TypesName(row.problem), LayoutName(row.variant),
+               row.variant.epilogue->name, row.config,
                absl::StrFormat("%.4f", row.ms),
                absl::StrFormat("%.0f", Tflops(row.problem, row.ms)), row.peer,
                absl::StrFormat("%.4f", row.peer_ms),
@@ -920,10 +1053,19 @@ absl::Status Run(const Flags& flags) {
     std::vector<GemmProblem> shapes = flags.shapes;
     if (flags.mode == "ladder") shapes = {{8192, 8192, 8192}};
     for (GemmProblem shape : shapes) {
-      shape.element = element;
+      shape = Typed(shape, element, flags);
       for (const Variant& variant : flags.Variants()) {
         const GemmProblem problem = WithVariant(shape, variant);
-        absl::StatusOr<Peer> peer = Peer::Create(problem, variant);
+        absl::StatusOr<Scales> scales = Scales::For(problem);
+        if (!scales.ok()) return scales.status();
+        absl::StatusOr<Peer> peer = Peer::Create(problem, variant, *scales);
+        if (absl::IsUnimplemented(peer.status())) {
+          // Rows need a peer in the same process: none, no row.
+          std::fprintf(table.notes(), "skipped %s %s: %s\n",
+                       ShapeName(problem).c_str(), TypesName(problem).c_str(),
+                       std::string(peer.status().message()).c_str());
+          continue;
+        }
         if (!peer.ok()) return peer.status();
         absl::StatusOr<Operands> operands =
             MakeOperands(problem, device->l2_bytes, *peer);

@@ -1,5 +1,5 @@
 // A consumer warpgroup's main loop over one piece of work: for each of its
-// k-tiles, wait for the stage, run mma_stage on it, keep
+// k-tiles, wait for the stage, accumulate its products, keep
 // kMmaGroupsInFlight wgmma group(s) in flight, and release each stage once
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
@@ -7,7 +7,8 @@ __device__ __forceinline__ void mma_piece(
     float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
-  if (w.kt_begin == w.kt_end) {  // a split-K slice of no k-tiles
+  // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
+  if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
@@ -20,8 +21,9 @@ __device__ __forceinline__ void mma_piece(
     const unsigned b_tile = stage_base + plan::kATileBytes;
     consumer_wait(ring, barriers);
     // The first k-tile overwrites the accumulators, the rest add.
-    mma_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
-              matrix_descriptor(plan::kBDescriptor, b_tile), kt != w.kt_begin);
+    accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
+                     matrix_descriptor(plan::kBDescriptor, b_tile),
+                     kt != w.kt_begin);
     {{WAIT_IN_FLIGHT}}
 {{PIN_ACCUMULATORS}}
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
@@ -61,7 +63,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += consumer * plan::kRowsPerConsumer;
 {{STREAM_K_MEETING}}
-    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
+{{APPLY_SCALES}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }

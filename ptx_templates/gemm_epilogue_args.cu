@@ -1,9 +1,12 @@
-// What every epilogue part may read: D (or its TMA map), C, the bias, their
-// leading dimensions and batch strides, alpha and beta.
+// What every epilogue part may read: D (or its TMA map), C, the bias, the
+// per-tensor scales, their leading dimensions and batch strides, alpha and
+// beta.
 struct EpilogueArgs {
   void* d;
   const void* c;
   const void* bias;
+  const float* scale_a;
+  const float* scale_b;
   float* workspace;
   unsigned long long d_map_address;
   unsigned base;

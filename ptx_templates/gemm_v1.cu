@@ -59,14 +59,14 @@ struct __align__(64) TensorMap {
       {{WAIT_LOADS}}
     }
     __syncthreads();
-    mma_stage(acc, a_desc, b_desc, 1u);
+    accumulate_stage(acc, a_desc, b_desc, 1u);
     {{WGMMA_WAIT}}
 {{PIN_ACCUMULATORS}}
     __syncthreads();
     phase ^= 1u;
   }
 
-  const EpilogueArgs out = {d, c, bias, workspace, 0ull, base, m, n, pair_stores,
+  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
-  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
+{{APPLY_SCALES}}  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

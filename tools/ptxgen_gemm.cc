@@ -79,6 +79,16 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   problem.n = flags.Integer("n");
   problem.k = flags.Integer("k");
   problem.element = *element;
+  if (flags.Has("b-dtype")) {
+    absl::StatusOr<ptx::ScalarType> b_element =
+        cli::ScalarTypeValue(flags, "b-dtype");
+    if (!b_element.ok()) return b_element.status();
+    if (*b_element != problem.element) problem.b_element = *b_element;
+  }
+  problem.scaling = flags.Text("scaling") == "tensor"
+                        ? gen::GemmScaling::kTensor
+                        : gen::GemmScaling::kNone;
+  problem.fast_accumulation = flags.Has("fast-accum");
   if (flags.Has("out-dtype")) {
     absl::StatusOr<ptx::ScalarType> output =
         cli::ScalarTypeValue(flags, "out-dtype");
@@ -159,8 +169,11 @@ std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
   if (p.bias != gen::BiasAlong::kNone) found.push_back(given("bias"));
   if (p.activation != gen::Activation::kNone)
     found.push_back(given("activation"));
-  if (p.output.has_value() && *p.output != p.element)
+  if (p.output.has_value() && *p.output != gen::DefaultOutput(p.element))
     found.push_back(given("out-dtype"));
+  if (p.b_element.has_value()) found.push_back(given("b-dtype"));
+  if (p.scaling != gen::GemmScaling::kNone) found.push_back(given("scaling"));
+  if (p.fast_accumulation) found.push_back("--fast-accum");
   return found;
 }
 
@@ -360,6 +373,13 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
         ": drop those flags, or drop --run and view the kernel with --emit "
         "(a GPU test checks the general forms)"));
   }
+  if (flags.Has("run") && ptx::SizeInBytes(problem->element) != 2) {
+    const std::string type(ptx::PtxName(problem->element));
+    return cli::UsageError(absl::StrCat(
+        "--run compares f16 and bf16 GEMMs with cuBLAS; ", type,
+        " GEMMs are compared with cuBLASLt by gemm_bench --dtype=", type,
+        " (and checked by the GPU tests)"));
+  }
   // The plain problem as such, however its flags spelled it (--lda=k,
   // --alpha=1): what the cuBLAS comparison takes.
   if (general.empty()) {
@@ -416,9 +436,26 @@ std::vector<cli::Flag> ProblemFlags() {
           "The shared dimension (packed K-major operands: a multiple of 8).",
           "")),
       cli::ScalarTypeFlag("dtype",
-                          "The type of A and B, and of C and D unless "
-                          "--out-dtype.",
+                          "The type of A and B (8-bit and tf32: K-major). D "
+                          "(and C) unless --out-dtype: f16 and bf16 their "
+                          "own, bf16 from fp8, f32 from tf32 (stored as f32).",
                           "f16", gen::IsGemmElement),
+      cli::ScalarTypeFlag("b-dtype",
+                          "B's type where it differs from --dtype: e4m3 with "
+                          "e5m2. Default: the --dtype.",
+                          "", gen::IsGemmElement),
+      cli::ChoiceFlag(
+          "scaling", "none|tensor",
+          {{"none", "alpha alone scales A * B"},
+           {"tensor",
+            "fp8: alpha * scale_a * scale_b, two f32 scalars the kernel "
+            "reads from device memory (cuBLASLt's A/B scale pointers)"}},
+          "How fp8 inputs are scaled.", "none"),
+      cli::SwitchFlag(
+          "fast-accum",
+          "fp8: accumulate in wgmma's reduced-precision accumulator instead "
+          "of adding each stage's products into f32 registers (faster, less "
+          "exact; cuBLASLt's fast accumulation)."),
       cli::ChoiceFlag("a-major", "k|m",
                       {{"k", "A stored [m,k]: rows of k elements (K-major)"},
                        {"m", "A stored [k,m]: rows of m elements (MN-major)"}},

@@ -1,5 +1,8 @@
 #include "lib/gemm/cublaslt_reference.h"
 
+#include <array>
+#include <cmath>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -65,13 +68,240 @@ absl::Status Check(cublasStatus_t status, absl::string_view call) {
                                           StatusName(status), ")"));
 }
 
-bool IsFloatInput(ScalarType type) {
-  return type == ScalarType::kF16 || type == ScalarType::kBF16 ||
-         type == ScalarType::kF32;
+bool IsFp8(ScalarType type) {
+  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
+}
+
+bool IsInput(ScalarType type) {
+  switch (type) {
+    case ScalarType::kF16:
+    case ScalarType::kBF16:
+    case ScalarType::kF32:
+    case ScalarType::kTF32:
+    case ScalarType::kE4M3:
+    case ScalarType::kE5M2:
+    case ScalarType::kS8:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What the inputs make of the call (see LtGemm's Types).
+enum class Family { kFloat, kTf32, kFp8, kInt8 };
+
+// The types of the call, once checked.
+struct Types {
+  Family family = Family::kFloat;
+  ScalarType c = ScalarType::kF16;     // of cuBLASLt's C layout
+  ScalarType bias = ScalarType::kF16;  // of the bias vector, if any
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType scale = CUDA_R_32F;
+};
+
+absl::string_view Name(ScalarType type) { return ptx::PtxName(type); }
+
+// The inputs' family, refusing inputs cuBLASLt does not multiply (together).
+absl::StatusOr<Family> InputFamily(const LtGemm& gemm) {
+  for (const auto& [name, type] :
+       {std::pair<const char*, ScalarType>{"a_type", gemm.a_type},
+        {"b_type", gemm.b_type}}) {
+    if (type == ScalarType::kU8) {
+      return Unsupported(absl::StrCat(
+          name, " u8 is not supported: cuBLASLt's integer GEMMs take s8"));
+    }
+    if (!IsInput(type)) {
+      return Unsupported(absl::StrCat(
+          name, " ", Name(type),
+          " is not an input type (f16, bf16, f32, tf32, e4m3, e5m2, s8)"));
+    }
+  }
+  if (IsFp8(gemm.a_type) && IsFp8(gemm.b_type)) {
+    if (gemm.a_type == ScalarType::kE5M2 && gemm.b_type == ScalarType::kE5M2) {
+      return Unsupported(
+          "a_type and b_type are both e5m2: cuBLASLt's fp8 GEMMs take e4m3 "
+          "x e4m3, e4m3 x e5m2 or e5m2 x e4m3");
+    }
+    return Family::kFp8;
+  }
+  if (gemm.a_type != gemm.b_type) {
+    return Unsupported(absl::StrCat(
+        "a_type ", Name(gemm.a_type), " and b_type ", Name(gemm.b_type),
+        " differ: cuBLASLt mixes input types only for fp8 (e4m3 with e5m2)"));
+  }
+  switch (gemm.a_type) {
+    case ScalarType::kTF32:
+      return Family::kTf32;
+    case ScalarType::kS8:
+      return Family::kInt8;
+    default:
+      return Family::kFloat;
+  }
+}
+
+// cuBLASLt's fp8 and int8 kernels read A' transposed and B' not ("TN"),
+// i.e. ptxgen's A and B both K-major.
+absl::Status CheckKMajor(const LtGemm& gemm, absl::string_view inputs,
+                         absl::string_view kernels) {
+  for (const auto& [name, k_major] :
+       {std::pair<const char*, bool>{"A", gemm.a_k_major},
+        {"B", gemm.b_k_major}}) {
+    if (!k_major) {
+      return Unsupported(absl::StrCat(name, " is MN-major: ", inputs,
+                                      " inputs must be K-major (A [m,k], "
+                                      "B [n,k]), as cuBLASLt's ",
+                                      kernels,
+                                      " kernels take only its \"TN\" layout"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// C read in D's type (every family but an fp8 D).
+absl::Status CheckCIsD(const LtGemm& gemm, absl::string_view compute) {
+  if (gemm.beta == 0 || gemm.c_type == gemm.d_type) return absl::OkStatus();
+  return Unsupported(absl::StrCat(
+      "c_type ", Name(gemm.c_type), " differs from d_type ", Name(gemm.d_type),
+      ": with ", compute, " compute cuBLASLt reads C in D's type"));
+}
+
+absl::Status CheckBiasType(const LtGemm& gemm, ScalarType expected,
+                           absl::string_view why) {
+  if (gemm.bias == LtGemm::Bias::kNone || gemm.bias_type == expected) {
+    return absl::OkStatus();
+  }
+  if (expected == gemm.d_type) {
+    return Unsupported(absl::StrCat("bias_type ", Name(gemm.bias_type),
+                                    " differs from d_type ", Name(gemm.d_type),
+                                    ": cuBLASLt's bias has D's type"));
+  }
+  return Unsupported(absl::StrCat("bias_type ", Name(gemm.bias_type),
+                                  " is not ", Name(expected), ": ", why));
+}
+
+// The scales and fast accumulation are fp8's.
+absl::Status CheckNoFp8Options(const LtGemm& gemm) {
+  for (const auto& [name, set] : {
+           std::pair<const char*, bool>{"scale_a", gemm.scale_a},
+           {"scale_b", gemm.scale_b},
+           {"scale_d", gemm.scale_d},
+           {"amax_d", gemm.amax_d},
+           {"fast_accumulation", gemm.fast_accumulation},
+       }) {
+    if (set) {
+      return Unsupported(absl::StrCat(
+          name, " is for fp8 inputs (e4m3, e5m2), not ", Name(gemm.a_type)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Types> FloatTypes(const LtGemm& gemm, Family family) {
+  Types types;
+  types.family = family;
+  if (family == Family::kTf32) {
+    if (gemm.d_type != ScalarType::kF32) {
+      return Unsupported(absl::StrCat(
+          "tf32 inputs give f32 outputs, not d_type ", Name(gemm.d_type)));
+    }
+    types.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  } else if (gemm.d_type != gemm.a_type && gemm.d_type != ScalarType::kF32) {
+    return Unsupported(
+        absl::StrCat(Name(gemm.a_type), " inputs give ", Name(gemm.a_type),
+                     " or f32 outputs, not d_type ", Name(gemm.d_type)));
+  }
+  for (const absl::Status& status :
+       {CheckCIsD(gemm, "f32"), CheckBiasType(gemm, gemm.d_type, ""),
+        CheckNoFp8Options(gemm)}) {
+    if (!status.ok()) return status;
+  }
+  types.c = types.bias = gemm.d_type;
+  return types;
+}
+
+absl::StatusOr<Types> Fp8Types(const LtGemm& gemm) {
+  if (absl::Status major = CheckKMajor(gemm, "fp8", "fp8"); !major.ok()) {
+    return major;
+  }
+  const bool mixed = gemm.a_type != gemm.b_type;
+  const std::string inputs =
+      absl::StrCat(Name(gemm.a_type), " x ", Name(gemm.b_type), " inputs");
+  Types types;
+  types.family = Family::kFp8;
+  switch (gemm.d_type) {
+    case ScalarType::kBF16:
+    case ScalarType::kF16:
+      types.c = types.bias = gemm.d_type;
+      break;
+    case ScalarType::kF32:
+      types.c = ScalarType::kF32;
+      types.bias = ScalarType::kBF16;
+      break;
+    case ScalarType::kE5M2:
+      if (!mixed) {
+        return Unsupported(absl::StrCat(
+            inputs,
+            " give bf16, f16, f32 or e4m3 outputs, not d_type e5m2 (cuBLASLt "
+            "writes e5m2 only from e4m3 x e5m2 or e5m2 x e4m3)"));
+      }
+      [[fallthrough]];
+    case ScalarType::kE4M3:
+      if (gemm.c_type != ScalarType::kBF16 && gemm.c_type != ScalarType::kF16) {
+        return Unsupported(absl::StrCat(
+            "c_type ", Name(gemm.c_type),
+            " is not bf16 or f16: cuBLASLt's C for an fp8 D is bf16 or f16 "
+            "(its layout has that type even when beta == 0)"));
+      }
+      types.c = types.bias = gemm.c_type;
+      break;
+    default:
+      return Unsupported(absl::StrCat(
+          inputs, " give ",
+          mixed ? "bf16, f16, f32, e4m3 or e5m2" : "bf16, f16, f32 or e4m3",
+          " outputs, not d_type ", Name(gemm.d_type)));
+  }
+  if (!IsFp8(gemm.d_type)) {
+    if (absl::Status c = CheckCIsD(gemm, "f32"); !c.ok()) return c;
+    if (gemm.scale_d) {
+      return Unsupported(
+          absl::StrCat("scale_d is for an fp8 D (e4m3, e5m2), not d_type ",
+                       Name(gemm.d_type)));
+    }
+  }
+  if (absl::Status bias = CheckBiasType(
+          gemm, types.bias,
+          IsFp8(gemm.d_type)
+              ? "with an fp8 D cuBLASLt's bias has C's type"
+              : "with fp8 inputs and an f32 D cuBLASLt's bias is bf16");
+      !bias.ok()) {
+    return bias;
+  }
+  return types;
+}
+
+absl::StatusOr<Types> Int8Types(const LtGemm& gemm) {
+  if (absl::Status major = CheckKMajor(gemm, "s8", "int8"); !major.ok()) {
+    return major;
+  }
+  Types types;
+  types.family = Family::kInt8;
+  types.compute = CUBLAS_COMPUTE_32I;
+  if (gemm.d_type == ScalarType::kS32) {
+    types.scale = CUDA_R_32I;
+  } else if (gemm.d_type != ScalarType::kS8) {
+    return Unsupported(absl::StrCat(
+        "s8 inputs give s32 or s8 outputs, not d_type ", Name(gemm.d_type)));
+  }
+  for (const absl::Status& status :
+       {CheckCIsD(gemm, "s32"), CheckNoFp8Options(gemm)}) {
+    if (!status.ok()) return status;
+  }
+  types.c = types.bias = gemm.d_type;
+  return types;
 }
 
 // Input and output types: known, supported, and supported together.
-absl::Status CheckTypes(const LtGemm& gemm) {
+absl::StatusOr<Types> CheckTypes(const LtGemm& gemm) {
   const std::pair<const char*, ScalarType> named[] = {
       {"a_type", gemm.a_type},
       {"b_type", gemm.b_type},
@@ -84,36 +314,30 @@ absl::Status CheckTypes(const LtGemm& gemm) {
                                   " is not a ScalarType"));
     }
   }
-  for (const auto& [name, type] : {named[0], named[1], named[3]}) {
-    if (!IsFloatInput(type)) {
-      return Unsupported(
-          absl::StrCat(name, " ", ptx::PtxName(type),
-                       " is not supported yet (f16, bf16, f32)"));
-    }
+  absl::StatusOr<Family> family = InputFamily(gemm);
+  if (!family.ok()) return family.status();
+  switch (*family) {
+    case Family::kFloat:
+    case Family::kTf32:
+      return FloatTypes(gemm, *family);
+    case Family::kFp8:
+      return Fp8Types(gemm);
+    case Family::kInt8:
+      return Int8Types(gemm);
   }
-  if (gemm.a_type != gemm.b_type) {
-    return Unsupported(absl::StrCat(
-        "a_type ", ptx::PtxName(gemm.a_type), " and b_type ",
-        ptx::PtxName(gemm.b_type),
-        " differ: cuBLASLt mixes input types only for fp8, not supported yet"));
+  return Invalid("unknown family");
+}
+
+// alpha or beta as the int32 cuBLASLt takes with scale type CUDA_R_32I.
+absl::StatusOr<int32_t> Int32Scalar(const char* name, float value) {
+  // [-2^31, 2^31), and integral (a NaN is neither).
+  if (value >= -2147483648.0f && value < 2147483648.0f &&
+      std::nearbyint(value) == value) {
+    return static_cast<int32_t>(value);
   }
-  if (gemm.d_type != gemm.a_type && gemm.d_type != ScalarType::kF32) {
-    return Unsupported(absl::StrCat(
-        ptx::PtxName(gemm.a_type), " inputs give ", ptx::PtxName(gemm.a_type),
-        " or f32 outputs, not d_type ", ptx::PtxName(gemm.d_type)));
-  }
-  if (gemm.beta != 0 && gemm.c_type != gemm.d_type) {
-    return Unsupported(
-        absl::StrCat("c_type ", ptx::PtxName(gemm.c_type),
-                     " differs from d_type ", ptx::PtxName(gemm.d_type),
-                     ": with f32 compute cuBLASLt reads C in D's type"));
-  }
-  if (gemm.bias != LtGemm::Bias::kNone && gemm.bias_type != gemm.d_type) {
-    return Unsupported(absl::StrCat(
-        "bias_type ", ptx::PtxName(gemm.bias_type), " differs from d_type ",
-        ptx::PtxName(gemm.d_type), ": cuBLASLt's bias has D's type"));
-  }
-  return absl::OkStatus();
+  return Invalid(absl::StrCat(name, "=", value,
+                              " is not an int32: with an s32 D cuBLASLt's "
+                              "alpha and beta are int32"));
 }
 
 absl::Status CheckSize(const char* name, int64_t value) {
@@ -258,6 +482,11 @@ LtGemm PackedLtGemm(int64_t m, int64_t n, int64_t k, ScalarType input,
   gemm.k = k;
   gemm.a_type = gemm.b_type = input;
   gemm.c_type = gemm.d_type = gemm.bias_type = output;
+  if (IsFp8(output)) {
+    gemm.c_type = gemm.bias_type = ScalarType::kBF16;
+  } else if (IsFp8(input) && output == ScalarType::kF32) {
+    gemm.bias_type = ScalarType::kBF16;
+  }
   gemm.a_k_major = a_k_major;
   gemm.b_k_major = b_k_major;
   gemm.lda = a_k_major ? k : m;
@@ -276,15 +505,30 @@ std::string DescribeLtGemm(const LtGemm& gemm) {
       gemm.m, "x", gemm.n, "x", gemm.k, " ", ptx::PtxName(gemm.a_type),
       gemm.a_type == gemm.b_type ? ""
                                  : absl::StrCat("*", ptx::PtxName(gemm.b_type)),
-      "->", ptx::PtxName(gemm.d_type), " A:", Major(gemm.a_k_major),
-      " B:", Major(gemm.b_k_major), " ld=", gemm.lda, ",", gemm.ldb, ",",
-      gemm.ldc, ",", gemm.ldd);
+      "->", ptx::PtxName(gemm.d_type));
+  // An fp8 D's C has a type of its own, read or not.
+  if (IsFp8(gemm.d_type) && gemm.c_type != gemm.d_type) {
+    absl::StrAppend(&text, "(C ", ptx::PtxName(gemm.c_type), ")");
+  }
+  absl::StrAppend(&text, " A:", Major(gemm.a_k_major),
+                  " B:", Major(gemm.b_k_major), " ld=", gemm.lda, ",", gemm.ldb,
+                  ",", gemm.ldc, ",", gemm.ldd);
   if (gemm.batch != 1) absl::StrAppend(&text, " batch=", gemm.batch);
   absl::StrAppend(&text, " alpha=", gemm.alpha, " beta=", gemm.beta);
   if (gemm.bias != LtGemm::Bias::kNone) {
     absl::StrAppend(&text, " bias=", BiasName(gemm.bias));
   }
   absl::StrAppend(&text, ActivationName(gemm.activation));
+  std::string scales;
+  for (const auto& [name, set] :
+       {std::pair<const char*, bool>{"a", gemm.scale_a},
+        {"b", gemm.scale_b},
+        {"d", gemm.scale_d}}) {
+    if (set) absl::StrAppend(&scales, scales.empty() ? "" : ",", name);
+  }
+  if (!scales.empty()) absl::StrAppend(&text, " scales=", scales);
+  if (gemm.amax_d) absl::StrAppend(&text, " amax_d");
+  if (gemm.fast_accumulation) absl::StrAppend(&text, " fast_accum");
   return text;
 }
 
@@ -294,54 +538,115 @@ absl::StatusOr<cudaDataType> CudaDataType(ScalarType type) {
       return CUDA_R_16F;
     case ScalarType::kBF16:
       return CUDA_R_16BF;
+    case ScalarType::kTF32:  // f32 in memory; the compute type makes it tf32
     case ScalarType::kF32:
       return CUDA_R_32F;
-    default:
-      break;
+    case ScalarType::kE4M3:
+      return CUDA_R_8F_E4M3;
+    case ScalarType::kE5M2:
+      return CUDA_R_8F_E5M2;
+    case ScalarType::kS8:
+      return CUDA_R_8I;
+    case ScalarType::kU8:
+      return CUDA_R_8U;
+    case ScalarType::kS32:
+      return CUDA_R_32I;
   }
-  return Unsupported(absl::StrCat(ptx::PtxName(type),
-                                  " is not supported yet (f16, bf16, f32)"));
+  return Invalid(
+      absl::StrCat("type ", static_cast<int>(type), " is not a ScalarType"));
 }
 
 absl::StatusOr<CublasLtCall> ToCublasLt(const LtGemm& gemm) {
-  if (absl::Status types = CheckTypes(gemm); !types.ok()) return types;
+  absl::StatusOr<Types> types = CheckTypes(gemm);
+  if (!types.ok()) return types.status();
   if (absl::Status shape = CheckShape(gemm); !shape.ok()) return shape;
   absl::StatusOr<cublasLtEpilogue_t> epilogue = Epilogue(gemm);
   if (!epilogue.ok()) return epilogue.status();
-  // CheckTypes admitted only types CudaDataType maps.
-  const cudaDataType input = *CudaDataType(gemm.a_type);
-  const cudaDataType output = *CudaDataType(gemm.d_type);
-
+  if (types->family == Family::kInt8 &&
+      *epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    return Unsupported(
+        "s8 inputs take no bias and no activation: cuBLASLt's int8 kernels "
+        "have only the default epilogue");
+  }
   CublasLtCall call;
+  if (types->scale == CUDA_R_32I) {
+    absl::StatusOr<int32_t> alpha = Int32Scalar("alpha", gemm.alpha);
+    if (!alpha.ok()) return alpha.status();
+    absl::StatusOr<int32_t> beta = Int32Scalar("beta", gemm.beta);
+    if (!beta.ok()) return beta.status();
+    call.alpha_int = *alpha;
+    call.beta_int = *beta;
+  }
+  // CheckTypes admitted only known types, which CudaDataType maps.
+  const cudaDataType a_type = *CudaDataType(gemm.a_type);
+  const cudaDataType b_type = *CudaDataType(gemm.b_type);
+  const cudaDataType c_type = *CudaDataType(types->c);
+  const cudaDataType d_type = *CudaDataType(gemm.d_type);
+
   call.m = static_cast<uint64_t>(gemm.n);
   call.n = static_cast<uint64_t>(gemm.m);
   call.k = static_cast<uint64_t>(gemm.k);
   // A' is ptxgen's B: [n,k] K-major is col-major k x n, transposed to n x k;
   // [k,n] MN-major is col-major n x k as it is.
   call.transa = gemm.b_k_major ? CUBLAS_OP_T : CUBLAS_OP_N;
-  call.a = RowMajor(input, gemm.b_k_major ? gemm.n : gemm.k,
+  call.a = RowMajor(b_type, gemm.b_k_major ? gemm.n : gemm.k,
                     gemm.b_k_major ? gemm.k : gemm.n, gemm.ldb, gemm.batch,
                     gemm.stride_b);
   // B' is ptxgen's A: [m,k] K-major is col-major k x m, which is op(B') as
   // it is; [k,m] MN-major is col-major m x k, transposed to k x m.
   call.transb = gemm.a_k_major ? CUBLAS_OP_N : CUBLAS_OP_T;
-  call.b = RowMajor(input, gemm.a_k_major ? gemm.m : gemm.k,
+  call.b = RowMajor(a_type, gemm.a_k_major ? gemm.m : gemm.k,
                     gemm.a_k_major ? gemm.k : gemm.m, gemm.lda, gemm.batch,
                     gemm.stride_a);
   call.d =
-      RowMajor(output, gemm.m, gemm.n, gemm.ldd, gemm.batch, gemm.stride_d);
+      RowMajor(d_type, gemm.m, gemm.n, gemm.ldd, gemm.batch, gemm.stride_d);
   call.reads_c = gemm.beta != 0;
-  call.c = call.reads_c ? RowMajor(output, gemm.m, gemm.n, gemm.ldc, gemm.batch,
+  call.c = call.reads_c ? RowMajor(c_type, gemm.m, gemm.n, gemm.ldc, gemm.batch,
                                    gemm.stride_c)
                         : call.d;
+  call.c.type = c_type;  // an fp8 D's C has its own type even when unread
+  call.compute_type = types->compute;
+  call.scale_type = types->scale;
   call.alpha = gemm.alpha;
   call.beta = gemm.beta;
   call.epilogue = *epilogue;
   call.uses_bias = gemm.bias == LtGemm::Bias::kAlongN;
-  call.bias_type = output;
+  call.bias_type = *CudaDataType(types->bias);
   call.bias_batch_stride =
       call.uses_bias && gemm.batch > 1 ? gemm.stride_bias : 0;
+  // cuBLASLt's A' is ptxgen's B, and B' ptxgen's A.
+  call.a_scale = gemm.scale_b;
+  call.b_scale = gemm.scale_a;
+  call.d_scale = gemm.scale_d;
+  call.amax_d = gemm.amax_d;
+  call.sets_fast_accum = types->family == Family::kFp8;
+  call.fast_accum = gemm.fast_accumulation;
   return call;
+}
+
+// One of the descriptor's scale pointers: whether the call has it, where it
+// goes, and which of Run's LtScales it is.
+struct ScalePointer {
+  bool used;
+  cublasLtMatmulDescAttributes_t attribute;
+  const char* attribute_name;
+  const char* name;   // in LtScales
+  const char* field;  // in LtGemm
+  CUdeviceptr LtScales::*pointer;
+};
+
+std::array<ScalePointer, 4> ScalePointers(const CublasLtCall& call) {
+  // cuBLASLt's A' is ptxgen's B, and B' ptxgen's A.
+  return {{
+      {call.b_scale, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, "B_SCALE_POINTER",
+       "a", "scale_a", &LtScales::a},
+      {call.a_scale, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, "A_SCALE_POINTER",
+       "b", "scale_b", &LtScales::b},
+      {call.d_scale, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, "D_SCALE_POINTER",
+       "d", "scale_d", &LtScales::d},
+      {call.amax_d, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, "AMAX_D_POINTER",
+       "amax_d", "amax_d", &LtScales::amax_d},
+  }};
 }
 
 // What a PreparedLtGemm owns; destroying it destroys the descriptors.
@@ -353,7 +658,7 @@ struct PreparedLtGemm::State {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo = {};
   size_t workspace_bytes = 0;
-  // Run sets the bias pointer in `desc` just before its call.
+  // Run sets the bias and scale pointers in `desc` just before its call.
   mutable absl::Mutex mutex;
 
   ~State() {
@@ -437,6 +742,25 @@ struct PreparedLtGemm::State {
                    : absl::OkStatus(),
            }) {
         if (!set.ok()) return set;
+      }
+    }
+    if (call.sets_fast_accum) {
+      const int8_t fast_accum = call.fast_accum ? 1 : 0;
+      if (absl::Status set = SetDesc(CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                     "FAST_ACCUM", fast_accum);
+          !set.ok()) {
+        return set;
+      }
+    }
+    // The scales the heuristic is to know of; like the bias, stand-ins,
+    // which Run replaces with its pointers.
+    for (const ScalePointer& scale : ScalePointers(call)) {
+      if (!scale.used) continue;
+      const void* placeholder = reinterpret_cast<const void*>(kAlignment);
+      if (absl::Status set =
+              SetDesc(scale.attribute, scale.attribute_name, placeholder);
+          !set.ok()) {
+        return set;
       }
     }
     for (const absl::Status& made :
@@ -554,9 +878,22 @@ absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                                  CUdeviceptr d, CUdeviceptr bias,
                                  CUstream stream, void* workspace,
                                  size_t workspace_bytes) const {
+  return Run(a, b, c, d, bias, LtScales{}, stream, workspace, workspace_bytes);
+}
+
+absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                                 CUdeviceptr d, CUdeviceptr bias,
+                                 const LtScales& scales, CUstream stream,
+                                 void* workspace,
+                                 size_t workspace_bytes) const {
   const State& state = *state_;
   const CublasLtCall& call = state.call;
   if (!call.reads_c) c = d;  // not read; cuBLASLt still wants a C
+  // Except beside an fp8 D, whose C layout has another type: there an
+  // unread C is null, as in cuBLASLt's own fp8 sample (D's pointer under
+  // C's layout is refused as an invalid value).
+  const bool unread_fp8_c = !call.reads_c && (call.d.type == CUDA_R_8F_E4M3 ||
+                                              call.d.type == CUDA_R_8F_E5M2);
   const std::pair<const char*, CUdeviceptr> pointers[] = {
       {"a", a}, {"b", b}, {"c", c}, {"d", d}, {"bias", bias}};
   // The bias, last, only when the epilogue reads it.
@@ -568,8 +905,35 @@ absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                                   " is not aligned to ", kAlignment, " bytes"));
     }
   }
+  const std::array<ScalePointer, 4> scale_pointers = ScalePointers(call);
+  for (const ScalePointer& scale : scale_pointers) {
+    const CUdeviceptr pointer = scales.*scale.pointer;
+    if (!scale.used) {
+      if (pointer == 0) continue;
+      return Invalid(
+          absl::StrCat("scales.", scale.name, "=0x", absl::Hex(pointer),
+                       " is given but the LtGemm has no ", scale.field,
+                       " (its algorithm was chosen without)"));
+    }
+    if (pointer == 0) {
+      return Invalid(absl::StrCat("scales.", scale.name,
+                                  " is null but the LtGemm has ", scale.field));
+    }
+    if (pointer % sizeof(float) != 0) {
+      return Invalid(absl::StrCat("scales.", scale.name, "=0x",
+                                  absl::Hex(pointer), " is not aligned to ",
+                                  sizeof(float), " bytes"));
+    }
+  }
   if (call.reads_c && c == d &&
-      (call.c.ld != call.d.ld || call.c.batch_stride != call.d.batch_stride)) {
+      (call.c.type != call.d.type || call.c.ld != call.d.ld ||
+       call.c.batch_stride != call.d.batch_stride)) {
+    if (call.c.type != call.d.type) {
+      return Invalid(absl::StrCat(
+          "C and D are one buffer but c_type ", Name(state.gemm.c_type),
+          " differs from d_type ", Name(state.gemm.d_type),
+          ": cuBLASLt computes in place only with one layout"));
+    }
     return Invalid(absl::StrCat(
         "C and D are one buffer but ldc=", call.c.ld,
         ", stride_c=", call.c.batch_stride, " differ from ldd=", call.d.ld,
@@ -591,24 +955,48 @@ absl::Status PreparedLtGemm::Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
       return set;
     }
   }
-  return Check(state.lt.matmul(state.lt.handle, state.desc, &call.alpha,
-                               reinterpret_cast<const void*>(b), state.a,
-                               reinterpret_cast<const void*>(a), state.b,
-                               &call.beta, reinterpret_cast<const void*>(c),
-                               state.c, reinterpret_cast<void*>(d), state.d,
-                               &state.algo, workspace, workspace_bytes,
-                               reinterpret_cast<cudaStream_t>(stream)),
-               "cublasLtMatmul");
+  for (const ScalePointer& scale : scale_pointers) {
+    if (!scale.used) continue;
+    const void* pointer = reinterpret_cast<const void*>(scales.*scale.pointer);
+    if (absl::Status set =
+            state.SetDesc(scale.attribute, scale.attribute_name, pointer);
+        !set.ok()) {
+      return set;
+    }
+  }
+  // With scale type CUDA_R_32I (an s32 D) alpha and beta are int32.
+  const bool int_scalars = call.scale_type == CUDA_R_32I;
+  const void* alpha = int_scalars ? static_cast<const void*>(&call.alpha_int)
+                                  : static_cast<const void*>(&call.alpha);
+  const void* beta = int_scalars ? static_cast<const void*>(&call.beta_int)
+                                 : static_cast<const void*>(&call.beta);
+  return Check(
+      state.lt.matmul(
+          state.lt.handle, state.desc, alpha, reinterpret_cast<const void*>(b),
+          state.a, reinterpret_cast<const void*>(a), state.b, beta,
+          reinterpret_cast<const void*>(unread_fp8_c ? 0 : c), state.c,
+          reinterpret_cast<void*>(d), state.d, &state.algo, workspace,
+          workspace_bytes, reinterpret_cast<cudaStream_t>(stream)),
+      "cublasLtMatmul");
+}
+
+absl::Status RunCublasLt(const LtGemm& gemm, CUdeviceptr a, CUdeviceptr b,
+                         CUdeviceptr c, CUdeviceptr d, CUdeviceptr bias,
+                         const LtScales& scales, CUstream stream,
+                         void* workspace, size_t workspace_bytes) {
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(gemm, workspace_bytes);
+  if (!prepared.ok()) return prepared.status();
+  return prepared->Run(a, b, c, d, bias, scales, stream, workspace,
+                       workspace_bytes);
 }
 
 absl::Status RunCublasLt(const LtGemm& gemm, CUdeviceptr a, CUdeviceptr b,
                          CUdeviceptr c, CUdeviceptr d, CUdeviceptr bias,
                          CUstream stream, void* workspace,
                          size_t workspace_bytes) {
-  absl::StatusOr<PreparedLtGemm> prepared =
-      PreparedLtGemm::Create(gemm, workspace_bytes);
-  if (!prepared.ok()) return prepared.status();
-  return prepared->Run(a, b, c, d, bias, stream, workspace, workspace_bytes);
+  return RunCublasLt(gemm, a, b, c, d, bias, LtScales{}, stream, workspace,
+                     workspace_bytes);
 }
 
 }  // namespace ptxgen::gemm

@@ -181,7 +181,7 @@ int64_t MatrixSpan(StoredShape shape, int64_t ld) {
 // parameter table (gen::GemmKernelParameters).
 struct KernelArguments {
   CUtensorMap a_map, b_map, d_map;
-  CUdeviceptr d = 0, c = 0, bias = 0, workspace = 0;
+  CUdeviceptr d = 0, c = 0, bias = 0, scale_a = 0, scale_b = 0, workspace = 0;
   int m = 0, n = 0, k = 0, batch = 1;
   long long ldc = 0, ldd = 0, stride_c = 0, stride_d = 0, stride_bias = 0;
   float alpha = 1, beta = 0;
@@ -201,6 +201,10 @@ struct KernelArguments {
         return &c;
       case gen::GemmKernelParameter::kBias:
         return &bias;
+      case gen::GemmKernelParameter::kScaleA:
+        return &scale_a;
+      case gen::GemmKernelParameter::kScaleB:
+        return &scale_b;
       case gen::GemmKernelParameter::kWorkspace:
         return &workspace;
       case gen::GemmKernelParameter::kM:
@@ -242,29 +246,31 @@ struct KernelArguments {
 };
 
 // One operand of a Run: its name in messages, its address, whether the
-// problem reads or writes it.
+// problem reads or writes it, the alignment it needs (TMA's 16 bytes for
+// matrices, a float's for scales).
 struct NamedOperand {
   const char* name;
   CUdeviceptr address;
   bool used;
+  int alignment = 16;
 };
 
-absl::Status CheckOperandAddress(const char* name, CUdeviceptr address) {
-  if (address == 0) {
+absl::Status CheckOperandAddress(const NamedOperand& operand) {
+  if (operand.address == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("GEMM: ", name, " is a null pointer"));
+        absl::StrCat("GEMM: ", operand.name, " is a null pointer"));
   }
-  if (address % 16 == 0) return absl::OkStatus();
+  if (operand.address % operand.alignment == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "GEMM: ", name, " must be 16-byte aligned for TMA (address 0x",
-      absl::Hex(address), ")"));
+      "GEMM: ", operand.name, " must be ", operand.alignment,
+      "-byte aligned (address 0x", absl::Hex(operand.address), ")"));
 }
 
 }  // namespace
 
 GemmProblem Resolved(const GemmProblem& problem) {
   GemmProblem resolved = problem;
-  if (!resolved.output) resolved.output = problem.element;
+  if (!resolved.output) resolved.output = gen::DefaultOutput(problem.element);
   const StoredShape a = Stored(problem.a_major, problem.m, problem.k);
   const StoredShape b = Stored(problem.b_major, problem.n, problem.k);
   auto fill = [](int64_t& value, int64_t packed) {
@@ -304,6 +310,8 @@ GemmProblem SwappedProblem(const GemmProblem& problem) {
   // strides of A and B go with their operands.
   const gen::GemmForm form = gen::SwappedForm(FormOf(problem));
   GemmProblem swapped = problem;
+  swapped.element = form.element;
+  swapped.b_element = form.b_element;
   swapped.a_major = form.a_major;
   swapped.b_major = form.b_major;
   swapped.bias = form.bias;
@@ -325,7 +333,8 @@ GemmProblem KernelProblem(const gen::GemmConfig& config,
 gen::GemmForm FormOf(const GemmProblem& problem) {
   gen::GemmForm form;
   form.element = problem.element;
-  form.output = problem.output.value_or(problem.element);
+  form.b_element = problem.b_element;
+  form.output = problem.output.value_or(gen::DefaultOutput(problem.element));
   form.a_major = problem.a_major;
   form.b_major = problem.b_major;
   form.reads_c = problem.beta != 0.0f;
@@ -334,6 +343,8 @@ gen::GemmForm FormOf(const GemmProblem& problem) {
   form.activation = problem.activation;
   form.batched = problem.batch > 1;
   form.d_transposed = problem.d_transposed;
+  form.scaling = problem.scaling;
+  form.fast_accumulation = problem.fast_accumulation;
   return form;
 }
 
@@ -803,18 +814,19 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
                                  CUstream stream) const {
   // Resolved by Prepare; checked as the caller named them (before a
   // swapped kernel exchanges A and B).
-  const std::array<NamedOperand, 5> named = {{
+  const bool scaled = problem_.scaling == GemmScaling::kTensor;
+  const std::array<NamedOperand, 7> named = {{
       {"A", operands.a, true},
       {"B", operands.b, true},
       {"C", operands.c, problem_.beta != 0.0f},
       {"D", operands.d, true},
       {"the bias", operands.bias, problem_.bias != BiasAlong::kNone},
+      {"scale_a", operands.scale_a, scaled, 4},
+      {"scale_b", operands.scale_b, scaled, 4},
   }};
   for (const NamedOperand& operand : named) {
     if (!operand.used) continue;
-    if (absl::Status usable =
-            CheckOperandAddress(operand.name, operand.address);
-        !usable.ok()) {
+    if (absl::Status usable = CheckOperandAddress(operand); !usable.ok()) {
       return usable;
     }
   }
@@ -856,9 +868,9 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
       OperandMap(generated.a_box, p.element, kernel_operands.a, a.rows,
                  a.columns, p.lda, p.batch, p.stride_a);
   if (!a_map.ok()) return a_map.status();
-  absl::StatusOr<CUtensorMap> b_map =
-      OperandMap(generated.b_box, p.element, kernel_operands.b, b.rows,
-                 b.columns, p.ldb, p.batch, p.stride_b);
+  absl::StatusOr<CUtensorMap> b_map = OperandMap(
+      generated.b_box, p.b_element.value_or(p.element), kernel_operands.b,
+      b.rows, b.columns, p.ldb, p.batch, p.stride_b);
   if (!b_map.ok()) return b_map.status();
   KernelArguments arguments;
   arguments.a_map = *a_map;
@@ -874,6 +886,10 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   arguments.d = kernel_operands.d;
   arguments.c = reads_c ? kernel_operands.c : 0;
   arguments.bias = has_bias ? kernel_operands.bias : 0;
+  if (p.scaling == GemmScaling::kTensor) {
+    arguments.scale_a = kernel_operands.scale_a;
+    arguments.scale_b = kernel_operands.scale_b;
+  }
   arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
   arguments.m = static_cast<int>(p.m);
   arguments.n = static_cast<int>(p.n);

@@ -23,15 +23,20 @@ gen::GemmConfig WithDeepestRing(gen::GemmConfig config,
   return config;
 }
 
-gen::GemmConfig WarpSpecialized(int block_m, int block_n, int consumers,
-                                int cluster_m, gen::GemmEpilogue epilogue) {
+// block_k spans one 128-byte swizzle row of the problem's inputs (64 f16,
+// 128 fp8, 32 tf32 values); an fp8 kernel that promotes its sums keeps no
+// wgmma group in flight (gen::PromotesAccumulators).
+gen::GemmConfig WarpSpecialized(const GemmProblem& problem, int block_m,
+                                int block_n, int consumers, int cluster_m,
+                                gen::GemmEpilogue epilogue) {
   gen::GemmConfig config;
   config.schedule = gen::GemmSchedule::kWarpSpecialized;
   config.block_m = block_m;
   config.block_n = block_n;
-  config.block_k = 64;
+  config.block_k = 128 / ptx::SizeInBytes(problem.element);
   config.consumers = consumers;
-  config.mma_groups_in_flight = 1;
+  config.mma_groups_in_flight =
+      gen::PromotesAccumulators(FormOf(problem)) ? 0 : 1;
   config.cluster_m = cluster_m;
   config.epilogue = epilogue;
   config.persistent = true;
@@ -104,7 +109,13 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
   double best_efficiency = 0;
   for (int block_n : {256, 192}) {
     gen::GemmConfig config =
-        WarpSpecialized(128, block_n, 2, cluster_m, epilogue);
+        WarpSpecialized(problem, 128, block_n, 2, cluster_m, epilogue);
+    // fp8 promotion holds two 128x256 tiles' sums in no thread's registers.
+    if (!gen::ValidateGemmConfigForForm(
+             WithDeepestRing(config, problem.element), FormOf(problem))
+             .ok()) {
+      continue;
+    }
     config.raster_group = RasterGroup(problem, config);
     config.stream_k = StreamKPays(problem, config, clusters);
     const double efficiency = GridEfficiency(problem, config, clusters);
@@ -163,8 +174,9 @@ bool IsSkinny(const GemmProblem& problem) {
 // of the swapped problem ran at 0.93-1.06x.
 gen::GemmConfig SkinnyConfig(const GemmProblem& problem, int block_m,
                              int width) {
-  gen::GemmConfig config = WarpSpecialized(
-      block_m, width, block_m / ptx::kWgmmaM, 1, gen::GemmEpilogue::kDirect);
+  gen::GemmConfig config =
+      WarpSpecialized(problem, block_m, width, block_m / ptx::kWgmmaM, 1,
+                      gen::GemmEpilogue::kDirect);
   config.swap_ab = problem.m < problem.n;
   return config;
 }
@@ -304,13 +316,15 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   if (wide_tiles >= 2 * sms) {
     config = ManyTilesConfig(problem, sm_count, aligned_rows ? 1 : 2, epilogue);
   } else if (wide_tiles <= sms && 10 * wide_tiles >= 9 * sms) {
-    config = WithHalfStagedC(WarpSpecialized(128, 256, 2, 1, epilogue));
+    const int block_n = gen::PromotesAccumulators(FormOf(problem)) ? 192 : 256;
+    config =
+        WithHalfStagedC(WarpSpecialized(problem, 128, block_n, 2, 1, epilogue));
   } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
-    config = WarpSpecialized(128, 128, 2, 1, epilogue);
+    config = WarpSpecialized(problem, 128, 128, 2, 1, epilogue);
   } else {
-    config = WarpSpecialized(64, 128, 1, 1, epilogue);
+    config = WarpSpecialized(problem, 64, 128, 1, 1, epilogue);
     gen::GemmConfig split = WithDeepestRing(
-        WarpSpecialized(64, 128, 1, 1, gen::GemmEpilogue::kDirect),
+        WarpSpecialized(problem, 64, 128, 1, 1, gen::GemmEpilogue::kDirect),
         problem.element);
     split.split_k = FewTilesSplitK(problem, split, sms);
     if (split.split_k > 1 && CheckConfigFitsProblem(split, problem).ok())
@@ -350,14 +364,14 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
     for (int cluster_m : {1, 2}) {
       for (gen::GemmEpilogue epilogue : epilogues) {
         for (int raster_group : {8, 16}) {
-          gen::GemmConfig config =
-              WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
+          gen::GemmConfig config = WarpSpecialized(problem, block_m, block_n, 2,
+                                                   cluster_m, epilogue);
           config.raster_group = raster_group;
           add(config);
           add(WithHalfStagedC(config));
         }
         gen::GemmConfig stream_k =
-            WarpSpecialized(block_m, block_n, 2, cluster_m, epilogue);
+            WarpSpecialized(problem, block_m, block_n, 2, cluster_m, epilogue);
         stream_k.raster_group = 16;
         stream_k.stream_k = true;
         add(stream_k);
@@ -369,7 +383,7 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
        {std::tuple<int, int, int>{128, 128, 2}, {64, 256, 1}, {64, 128, 1}}) {
     for (gen::GemmEpilogue epilogue : epilogues) {
       gen::GemmConfig config =
-          WarpSpecialized(block_m, block_n, consumers, 1, epilogue);
+          WarpSpecialized(problem, block_m, block_n, consumers, 1, epilogue);
       add(config);
       config.stream_k = true;
       add(config);
@@ -393,8 +407,8 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   for (int split_k : {2, 4}) {
     for (const auto& [block_m, block_n] :
          {std::pair<int, int>{128, 128}, {128, 256}}) {
-      gen::GemmConfig config =
-          WarpSpecialized(block_m, block_n, 2, 1, gen::GemmEpilogue::kDirect);
+      gen::GemmConfig config = WarpSpecialized(problem, block_m, block_n, 2, 1,
+                                               gen::GemmEpilogue::kDirect);
       config.split_k = split_k;
       add(config);
     }
@@ -409,7 +423,7 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
           {64, 1, 4},
           {64, 1, 8}}) {
       gen::GemmConfig config =
-          WarpSpecialized(block_m, 128, consumers, 1, epilogue);
+          WarpSpecialized(problem, block_m, 128, consumers, 1, epilogue);
       config.split_k = split_k;
       config.split_k_in_cluster = true;
       add(config);
@@ -437,7 +451,7 @@ std::vector<gen::GemmConfig> V1SeedSpace() {
 std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element) {
   std::vector<gen::GemmConfig> candidates;
   for (const gen::GemmConfig& config : V1SeedSpace()) {
-    if (gen::ValidateGemmConfig(config, element).ok())
+    if (gen::ValidateGemmConfigForForm(config, gen::PlainForm(element)).ok())
       candidates.push_back(config);
   }
   return candidates;

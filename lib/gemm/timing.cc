@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "lib/gemm/helper_kernels.h"
@@ -12,21 +13,63 @@
 
 namespace ptxgen::gemm {
 
+namespace {
+
+// The largest scale whose values every element of `element` holds.
+float MaxFillScale(ptx::ScalarType element) {
+  switch (element) {
+    case ptx::ScalarType::kF16:
+      return 65504.0f;
+    case ptx::ScalarType::kBF16:
+      return 0x1.FEp127f;  // bits 0x7F7F
+    case ptx::ScalarType::kS8:
+      return 127.0f;
+    case ptx::ScalarType::kU8:
+      return 255.0f;
+    default:
+      return std::numeric_limits<float>::max();
+  }
+}
+
+}  // namespace
+
 absl::Status FillRandom(CUdeviceptr address, int64_t count,
-                        ptx::ScalarType element, uint32_t seed,
+                        ptx::ScalarType element, uint32_t seed, float scale,
                         CUstream stream) {
+  if (count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("FillRandom: count ", count, " is negative"));
+  }
+  const float max_scale = MaxFillScale(element);
+  if (!(scale >= 0.0f && scale <= max_scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("FillRandom: scale ", scale, " is outside 0..", max_scale,
+                     ", what ", ptx::PtxName(element), " holds"));
+  }
   absl::StatusOr<runtime::Function> fill =
       HelperKernel(gen::RandomFillKernelName(element),
                    [element] { return gen::RandomFillSource(element); });
   if (!fill.ok()) return fill.status();
   unsigned long long elements = static_cast<unsigned long long>(count);
-  float scale = 1.0f;
   void* args[] = {&address, &elements, &seed, &scale};
   runtime::LaunchConfig launch;
   launch.grid = {1024, 1, 1};
   launch.block = {256, 1, 1};
   launch.stream = stream;
   return fill->Launch(launch, args);
+}
+
+float DefaultFillScale(ptx::ScalarType element) {
+  return element == ptx::ScalarType::kS8 || element == ptx::ScalarType::kU8
+             ? 8.0f
+             : 1.0f;
+}
+
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed,
+                        CUstream stream) {
+  return FillRandom(address, count, element, seed, DefaultFillScale(element),
+                    stream);
 }
 
 absl::Status RotatingGemmOperands::RunOnCopy(size_t i,
@@ -48,8 +91,7 @@ GemmOperands RotatingGemmOperands::OperandsOfCopy(size_t i) const {
 
 namespace {
 
-// A buffer of `count` elements of `type`, random where 16-bit (FillRandom
-// writes 16-bit values only), zero where f32: what timing reads.
+// A buffer of `count` random elements of `type`: what timing reads.
 absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count,
                                                   ptx::ScalarType type,
                                                   uint32_t seed,
@@ -57,11 +99,11 @@ absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count,
   absl::StatusOr<runtime::DeviceBuffer> buffer =
       runtime::DeviceBuffer::Allocate(count * ptx::SizeInBytes(type));
   if (!buffer.ok()) return buffer.status();
-  const absl::Status filled =
-      type == ptx::ScalarType::kF32
-          ? buffer->Memset8(0)
-          : FillRandom(buffer->address(), count, type, seed, stream);
-  if (!filled.ok()) return filled;
+  if (absl::Status filled =
+          FillRandom(buffer->address(), count, type, seed, stream);
+      !filled.ok()) {
+    return filled;
+  }
   return buffer;
 }
 
@@ -100,8 +142,11 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
       absl::StatusOr<runtime::DeviceBuffer> buffer =
           runtime::DeviceBuffer::Allocate(counts[which] * bytes);
       if (!buffer.ok()) return buffer.status();
+      const ptx::ScalarType type =
+          which == 0 ? problem.element
+                     : problem.b_element.value_or(problem.element);
       if (absl::Status filled = FillRandom(
-              buffer->address(), counts[which], problem.element,
+              buffer->address(), counts[which], type,
               seed + 2 * static_cast<uint32_t>(copy) + which, stream);
           !filled.ok()) {
         return filled;

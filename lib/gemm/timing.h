@@ -19,11 +19,28 @@
 
 namespace ptxgen::gemm {
 
-// Fills `count` f16/bf16 values at `address` uniform in [-1, 1), from
-// `seed`, with a kernel ptxgen generates (compiled once per process).
+// Fills `count` elements of `element` at `address` from `seed` with a
+// kernel ptxgen generates (compiled once, loaded once per context), as
+// gen::RandomFillSource describes: the floats (f16, bf16, e4m3, e5m2,
+// f32, tf32) uniform in [-scale, scale), s8 integers in [-scale, scale],
+// u8 in [0, scale]. Refused (InvalidArgument): s32, a negative count, and
+// a scale that is negative, not finite, or past what the type holds:
+// 65504 for f16, bf16's largest finite value, 127 for s8, 255 for u8
+// (e4m3 and e5m2 saturate, so any finite scale).
+absl::Status FillRandom(CUdeviceptr address, int64_t count,
+                        ptx::ScalarType element, uint32_t seed, float scale,
+                        CUstream stream);
+
+// FillRandom with DefaultFillScale(element).
 absl::Status FillRandom(CUdeviceptr address, int64_t count,
                         ptx::ScalarType element, uint32_t seed,
                         CUstream stream);
+
+// The scale FillRandom uses when given none: 1 for the floats, [-1, 1);
+// 8 for s8 and u8, [-8, 8] and [0, 8]: with products of at most 64 an s32
+// sum cannot overflow below k = 2^25, so integer GEMMs match cuBLAS and a
+// float64 host reference exactly.
+float DefaultFillScale(ptx::ScalarType element);
 
 // A GEMM on device addresses of A, B and C: a prepared Gemm's Run or
 // CublasGemm, bound to a problem and a stream.

@@ -216,6 +216,29 @@ absl::Status ValidateBudgets(const GemmConfig& config,
   return absl::OkStatus();
 }
 
+// Promotion adds each stage's products, in accumulators of their own, into
+// the tile's: twice the registers, and the stage's wgmma must be complete
+// before its sums are read.
+absl::Status ValidatePromotion(const GemmConfig& config, const GemmForm& form) {
+  if (!PromotesAccumulators(form)) return absl::OkStatus();
+  if (config.mma_groups_in_flight != 0) {
+    return Rule(
+        "fp8 promotion (the default without fast accumulation) reads each "
+        "stage's products once its wgmma completed: it needs w0");
+  }
+  const GemmLayout layout = PlanGemmLayout(config, form);
+  const int accumulators = 2 * layout.accumulators_per_thread;
+  if (accumulators + kRegisterOverhead > layout.consumer_registers) {
+    return Rule(absl::StrCat(
+        "fp8 promotion keeps two sets of accumulators: each consumer thread "
+        "needs ",
+        accumulators, " accumulator registers plus about ", kRegisterOverhead,
+        " more, but gets ", layout.consumer_registers,
+        " (a narrower tile, more consumers, or fast accumulation)"));
+  }
+  return absl::OkStatus();
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int64_t kIntMin = std::numeric_limits<int>::min();
@@ -372,13 +395,24 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
 }
 
 bool IsGemmElement(ptx::ScalarType element) {
-  return element == ptx::ScalarType::kF16 || element == ptx::ScalarType::kBF16;
+  switch (element) {
+    case ptx::ScalarType::kF16:
+    case ptx::ScalarType::kBF16:
+    case ptx::ScalarType::kE4M3:
+    case ptx::ScalarType::kE5M2:
+    case ptx::ScalarType::kTF32:
+      return true;
+    default:
+      return false;
+  }
 }
 
 absl::Status CheckGemmElement(ptx::ScalarType element) {
   if (IsGemmElement(element)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "GEMM: element type must be f16 or bf16, not ", ptx::PtxName(element)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("GEMM: element type must be f16, bf16, e4m3, e5m2 or tf32, "
+                   "not ",
+                   ptx::PtxName(element)));
 }
 
 absl::Status ValidateGemmConfig(const GemmConfig& config,
@@ -403,6 +437,10 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
     return valid;
   }
   const GemmForm kernel = KernelForm(config, form);
+  if (absl::Status promotion = ValidatePromotion(config, form);
+      !promotion.ok()) {
+    return Unsupported(config, promotion.message());
+  }
   if (ReducesSlicesInWorkspace(config) &&
       (HasEpilogueOps(kernel) || kernel.output != kernel.element ||
        kernel.d_transposed)) {

@@ -12,6 +12,10 @@
 namespace ptxgen::gen {
 namespace {
 
+bool IsFp8(ptx::ScalarType type) {
+  return type == ptx::ScalarType::kE4M3 || type == ptx::ScalarType::kE5M2;
+}
+
 bool IsOutputType(ptx::ScalarType type) {
   return type == ptx::ScalarType::kF16 || type == ptx::ScalarType::kBF16 ||
          type == ptx::ScalarType::kF32;
@@ -28,15 +32,25 @@ absl::StatusOr<ptx::MajorOrder> ParseMajorLetter(char letter) {
       "a major order is k or m, not '", std::string(1, letter), "'"));
 }
 
-// "f16.km" -> the input type and the majors of A and B.
+// "f16.km" (or "e4m3xe5m2.kk") -> the input types and the majors of A and B.
 absl::Status ParseInputs(absl::string_view text, GemmForm& form) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
   if (parts.size() != 2 || parts[1].size() != 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not <element>.<A major><B major>"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not <element>[x<B element>].<A major><B major>"));
   }
-  absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(parts[0]);
+  const std::vector<absl::string_view> types = absl::StrSplit(parts[0], 'x');
+  if (types.size() > 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", parts[0], "' names more than two input types"));
+  }
+  absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(types[0]);
   if (!element.ok()) return element.status();
+  if (types.size() == 2) {
+    absl::StatusOr<ptx::ScalarType> b_element = ptx::ParseScalarType(types[1]);
+    if (!b_element.ok()) return b_element.status();
+    form.b_element = *b_element;
+  }
   absl::StatusOr<ptx::MajorOrder> a = ParseMajorLetter(parts[1][0]);
   if (!a.ok()) return a.status();
   absl::StatusOr<ptx::MajorOrder> b = ParseMajorLetter(parts[1][1]);
@@ -55,6 +69,10 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.batched = true;
   } else if (op == "d_transposed") {
     form.d_transposed = true;
+  } else if (op == "tensor_scaled") {
+    form.scaling = GemmScaling::kTensor;
+  } else if (op == "fast_accum") {
+    form.fast_accumulation = true;
   } else if (absl::StartsWith(op, "bias_m.") ||
              absl::StartsWith(op, "bias_n.")) {
     absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(op.substr(7));
@@ -67,7 +85,7 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", op,
                        "' is not c, bias_m.<type>, bias_n.<type>, batched, "
-                       "d_transposed or an "
+                       "d_transposed, tensor_scaled, fast_accum or an "
                        "activation"));
     }
     form.activation = *activation;
@@ -113,9 +131,11 @@ bool GemmForm::operator==(const GemmForm& other) const {
 }
 
 std::string FormName(const GemmForm& form) {
-  std::string name =
-      absl::StrCat(ptx::PtxName(form.element), ".", MajorLetter(form.a_major),
-                   MajorLetter(form.b_major), "->", ptx::PtxName(form.output));
+  std::string name = std::string(ptx::PtxName(form.element));
+  if (form.b_element)
+    absl::StrAppend(&name, "x", ptx::PtxName(*form.b_element));
+  absl::StrAppend(&name, ".", MajorLetter(form.a_major),
+                  MajorLetter(form.b_major), "->", ptx::PtxName(form.output));
   if (form.reads_c) absl::StrAppend(&name, "+c");
   if (form.bias != BiasAlong::kNone) {
     absl::StrAppend(&name, form.bias == BiasAlong::kM ? "+bias_m." : "+bias_n.",
@@ -126,11 +146,33 @@ std::string FormName(const GemmForm& form) {
   }
   if (form.batched) absl::StrAppend(&name, "+batched");
   if (form.d_transposed) absl::StrAppend(&name, "+d_transposed");
+  if (form.scaling == GemmScaling::kTensor) {
+    absl::StrAppend(&name, "+tensor_scaled");
+  }
+  if (form.fast_accumulation) absl::StrAppend(&name, "+fast_accum");
   return name;
+}
+
+ptx::ScalarType BElement(const GemmForm& form) {
+  return form.b_element.value_or(form.element);
+}
+
+bool PromotesAccumulators(const GemmForm& form) {
+  return IsFp8(form.element) && !form.fast_accumulation;
+}
+
+ptx::ScalarType DefaultOutput(ptx::ScalarType element) {
+  if (IsFp8(element)) return ptx::ScalarType::kBF16;
+  if (element == ptx::ScalarType::kTF32) return ptx::ScalarType::kF32;
+  return element;
 }
 
 GemmForm SwappedForm(const GemmForm& form) {
   GemmForm swapped = form;
+  if (form.b_element) {
+    swapped.element = *form.b_element;
+    swapped.b_element = form.element;
+  }
   swapped.a_major = form.b_major;
   swapped.b_major = form.a_major;
   if (form.bias != BiasAlong::kNone) {
@@ -147,7 +189,7 @@ GemmForm KernelForm(const GemmTileShape& tile, const GemmForm& form) {
 GemmForm PlainForm(ptx::ScalarType element) {
   GemmForm form;
   form.element = element;
-  form.output = element;
+  form.output = DefaultOutput(element);
   return form;
 }
 
@@ -169,6 +211,23 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   auto refuse = [&](absl::string_view rule) {
     return absl::InvalidArgumentError(absl::StrCat("GEMM: ", rule));
   };
+  if (form.b_element && (!IsFp8(form.element) || !IsFp8(*form.b_element) ||
+                         *form.b_element == form.element)) {
+    return refuse(absl::StrCat(
+        "A and B differ in type only as e4m3 with e5m2 (fp8), not ",
+        ptx::PtxName(form.element), " with ", ptx::PtxName(*form.b_element),
+        "; write one type when they are the same"));
+  }
+  if (form.scaling != GemmScaling::kNone &&
+      form.scaling != GemmScaling::kTensor) {
+    return refuse("the scaling is none or per tensor");
+  }
+  if (!IsFp8(form.element) &&
+      (form.scaling != GemmScaling::kNone || form.fast_accumulation)) {
+    return refuse(absl::StrCat(
+        "per-tensor scales and fast accumulation are for fp8 inputs, not ",
+        ptx::PtxName(form.element), " (scale by alpha)"));
+  }
   if (!IsOutputType(form.output)) {
     return refuse(absl::StrCat("the output type must be f16, bf16 or f32, not ",
                                ptx::PtxName(form.output)));
@@ -184,8 +243,8 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
       !ptx::WgmmaSupportsTranspose(form.element)) {
     return refuse(
         absl::StrCat("MN-major operands need f16 or bf16 inputs "
-                     "(wgmma transposes no other type), not ",
-                     ptx::PtxName(form.element)));
+                     "(wgmma transposes no other type; store ",
+                     ptx::PtxName(form.element), " operands K-major)"));
   }
   if (form.bias != BiasAlong::kNone && form.bias != BiasAlong::kM &&
       form.bias != BiasAlong::kN) {

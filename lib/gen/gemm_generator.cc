@@ -119,7 +119,8 @@ uint32_t OperandOffset(Generation& g, const ptx::SharedTile& tile, int mn,
   return offset.ok() ? *offset : 0;
 }
 
-std::string PinAccumulators(Generation& g, int indent) {
+std::string PinAccumulators(Generation& g, int indent,
+                            const std::string& array = "acc") {
   std::string text;
   const std::string name = absl::StrCat("wgmma_pin_n", g.config.block_n);
   for (int s = 0; s < g.layout.m_slices; ++s) {
@@ -127,7 +128,7 @@ std::string PinAccumulators(Generation& g, int indent) {
                     g.ops.Call(name,
                                ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32,
                                                         g.config.block_n),
-                               {{"d", absl::StrCat("acc[", s, "]")}}),
+                               {{"d", absl::StrCat(array, "[", s, "]")}}),
                     "\n");
   }
   return text;
@@ -137,7 +138,8 @@ std::string PinAccumulators(Generation& g, int indent) {
 ptx::WgmmaMma ConsumerMma(const Generation& g) {
   ptx::WgmmaMma mma;
   mma.n = g.config.block_n;
-  mma.a_type = mma.b_type = g.element;
+  mma.a_type = g.element;
+  mma.b_type = BElement(g.form);
   mma.d_type = ptx::ScalarType::kF32;
   mma.transpose_a = g.form.a_major == ptx::MajorOrder::kMN;
   mma.transpose_b = g.form.b_major == ptx::MajorOrder::kMN;
@@ -149,9 +151,12 @@ ptx::WgmmaMma ConsumerMma(const Generation& g) {
 // others by 1.
 std::string MmaBody(Generation& g, int indent) {
   const ptx::WgmmaMma mma = ConsumerMma(g);
-  const std::string name =
-      absl::StrCat("wgmma_m64n", mma.n, "_f32_", ptx::PtxName(g.element),
-                   mma.transpose_a ? "_ta" : "", mma.transpose_b ? "_tb" : "");
+  const std::string b_type = mma.b_type == mma.a_type
+                                 ? ""
+                                 : absl::StrCat("_", ptx::PtxName(mma.b_type));
+  const std::string name = absl::StrCat(
+      "wgmma_m64n", mma.n, "_f32_", ptx::PtxName(g.element), b_type,
+      mma.transpose_a ? "_ta" : "", mma.transpose_b ? "_tb" : "");
   const int instruction_k = *ptx::WgmmaK(g.element);
   const ptx::SharedTile a_tile = ConsumerATile(g);
   std::string text;
@@ -372,6 +377,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Int("kStreamKMaxPieces", kStreamKMaxPieces),
       Int("kRasterGroup", config.raster_group),
       Bool("kBatched", g.form.batched),
+      Bool("kPromotes", PromotesAccumulators(g.form)),
       Bytes("kStageBytes", layout.stage_bytes),
       Bytes("kATileBytes", layout.a_tile_bytes),
       Bytes("kConsumerABytes",
@@ -399,7 +405,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
         Int("kStMatrixStepColumns", ptx::AccumulatorStMatrix::kStepColumns),
         Bytes("kStoreChunkBytes", layout.store_chunk_bytes),
         Bytes("kStoreRowBytes",
-              kStoreChunkColumns * ptx::SizeInBytes(g.element)),
+              kStoreChunkColumns * ptx::SizeInBytes(g.form.output)),
         Int("kStorePassChunks", layout.store_pass_chunks),
         Int("kStorePasses", layout.store_passes),
     };
@@ -667,6 +673,27 @@ std::string ParameterDocs() {
   return text;
 }
 
+// accumulate_stage: a stage's products into the tile's accumulators, by
+// wgmma itself or promoted (PromotesAccumulators).
+std::string AccumulatePart(Generation& g) {
+  if (!PromotesAccumulators(g.form)) return Fill(g, "gemm_accumulate.cu", {});
+  return Fill(g, "gemm_accumulate_promoted.cu",
+              {{"WAIT_ALL", WaitGroup(g, 0)},
+               {"PIN_STAGE_SUMS", PinAccumulators(g, 2, "stage_sums")}});
+}
+
+// apply_tensor_scales(acc, e) where the form scales its tensors, and the
+// call of it before each tile's store (indented as in the templates).
+std::string TensorScalesPart(Generation& g) {
+  if (g.form.scaling != GemmScaling::kTensor) return "";
+  return Fill(g, "gemm_tensor_scales.cu", {});
+}
+std::string ApplyScales(const Generation& g, int indent) {
+  if (g.form.scaling != GemmScaling::kTensor) return "";
+  return absl::StrCat(std::string(indent, ' '),
+                      "apply_tensor_scales(acc, out);\n");
+}
+
 // The parts shared by both schedules: the descriptor, the tensor-core step
 // and the direct store strategy.
 std::string MmaPart(Generation& g) {
@@ -677,7 +704,8 @@ std::string MmaPart(Generation& g) {
             {"WGMMA_FENCE", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
             {"MMA_BODY", MmaBody(g, 2)},
             {"WGMMA_COMMIT",
-             g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})}}));
+             g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})}}),
+      "\n", AccumulatePart(g), TensorScalesPart(g));
 }
 
 std::string V1Source(Generation& g) {
@@ -688,6 +716,7 @@ std::string V1Source(Generation& g) {
       {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
       {"FORM", FormName(g.form)},
+      {"APPLY_SCALES", ApplyScales(g, 2)},
       {"SWIZZLE", TileWords(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
@@ -834,6 +863,7 @@ std::string ConsumerPart(Generation& g) {
         g.config.split_k_in_cluster
             ? "  int meetings = 0;  // tiles met in the cluster so far\n"
             : ""},
+       {"APPLY_SCALES", ApplyScales(g, 4)},
        {"STREAM_K_MEETING",
         g.config.stream_k ? "    if (!stream_k_fixup(acc, w, out.workspace, "
                             "schedule, cluster, "
@@ -950,6 +980,10 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
            "C [m, n] ([n, m] when D is) per batch (may be D)"},
           {GemmKernelParameter::kBias, "const void* __restrict__ bias",
            "the bias: m or n values per batch"},
+          {GemmKernelParameter::kScaleA, "const float* __restrict__ scale_a",
+           "A's per-tensor scale, when the form has one"},
+          {GemmKernelParameter::kScaleB, "const float* __restrict__ scale_b",
+           "B's per-tensor scale, when the form has one"},
           {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
            "split-K slices or stream-K flags and partial sums"},
           {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},

@@ -68,7 +68,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   layout.a_tile =
       OperandTile(element, config.block_m, config.block_k, form.a_major);
   layout.b_tile =
-      OperandTile(element, config.block_n, config.block_k, form.b_major);
+      OperandTile(BElement(form), config.block_n, config.block_k, form.b_major);
   layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
   layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
@@ -79,7 +79,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
     layout.store_pass_chunks = StoreChunksPerPass(config);
     layout.store_passes = StoreChunkCount(config) / layout.store_pass_chunks;
     layout.store_chunk_bytes = layout.rows_per_consumer * kStoreChunkColumns *
-                               ptx::SizeInBytes(element);
+                               ptx::SizeInBytes(form.output);
     layout.c_tile_bytes =
         config.consumers * layout.store_pass_chunks * layout.store_chunk_bytes;
     end = layout.c_tile_offset + layout.c_tile_bytes;

@@ -395,7 +395,7 @@ constexpr SeedStatement kLoopMap[] = {
     {"self.mbarrier.wait(tma_barrier, phase=phase)", "mbarrier_wait("},
     {"self.sync()  (both)", "__syncthreads();"},
     {"self.wgmma.fence(); .mma(sa, sb.transpose(), acc); .commit_group()",
-     "mma_stage("},
+     "accumulate_stage("},
     {"self.wgmma.wait_group(0)", "wgmma_wait_group_0();"},
     {"phase ^= 1", "phase ^="},
     {"(no seed line: the accumulator pins, below)", "wgmma_pin_"},
@@ -499,10 +499,10 @@ absl::Status ShowWgmma(const gen::GeneratedGemm& generated,
       BlockExcerpt(generated.source, "void mma_stage(");
   if (!stage.ok()) return stage.status();
   absl::PrintF(
-      "\nThe loop calls mma_stage once per K step (%d call), which\n"
-      "issues %d calls of %s, all between one fence and one\n"
+      "\nThe loop calls accumulate_stage once per K step (%d call): its\n"
+      "mma_stage issues %d calls of %s, all between one fence and one\n"
       "commit_group; the loop then waits for all of them.\n",
-      Occurrences(loop.text, "mma_stage("),
+      Occurrences(loop.text, "accumulate_stage("),
       Occurrences(stage->text, absl::StrCat(*name, "(")), *name);
   if (absl::Status steps = PrintOperandSteps(generated); !steps.ok()) {
     return steps;

@@ -191,8 +191,9 @@ static void RefusesProblemsThatBreakARule(void) {
                     "k must be a multiple of 8");
   ptxgenGemmProblem_t f32_inputs = Plain();
   f32_inputs.input_type = PTXGEN_TYPE_F32;
-  ExpectPlanRefused(f32_inputs, NULL, PTXGEN_STATUS_INVALID_VALUE,
-                    "element type must be f16 or bf16, not f32");
+  ExpectPlanRefused(
+      f32_inputs, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "element type must be f16, bf16, e4m3, e5m2 or tf32, not f32");
   ptxgenGemmProblem_t no_batch = Plain();
   no_batch.batch = 0;
   ExpectPlanRefused(no_batch, NULL, PTXGEN_STATUS_INVALID_VALUE,

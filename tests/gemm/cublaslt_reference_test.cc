@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +50,21 @@ LtGemm Padded(bool a_k_major, bool b_k_major) {
   gemm.ldd = kN + 32;
   gemm.beta = 0.5f;
   return gemm;
+}
+
+// The same problem in other families (Padded's sizes and layouts, which are
+// K-major for fp8 and int8 refusals to be about one thing at a time).
+void ToFp8(LtGemm& g) {
+  g.a_type = g.b_type = ScalarType::kE4M3;
+  g.c_type = g.d_type = g.bias_type = ScalarType::kBF16;
+}
+void ToTf32(LtGemm& g) {
+  g.a_type = g.b_type = ScalarType::kTF32;
+  g.c_type = g.d_type = g.bias_type = ScalarType::kF32;
+}
+void ToInt8(LtGemm& g) {
+  g.a_type = g.b_type = ScalarType::kS8;
+  g.c_type = g.d_type = g.bias_type = ScalarType::kS32;
 }
 
 // ---------------------------------------------------------------------------
@@ -201,6 +217,190 @@ TEST(ToCublasLt, TypesBecomeCudaDataTypes) {
   }
 }
 
+TEST(ToCublasLt, Tf32IsF32InMemoryWithFastTf32Compute) {
+  LtGemm gemm = PackedLtGemm(8, 16, 32, ScalarType::kTF32, ScalarType::kF32,
+                             false, false);
+  EXPECT_EQ(gemm.c_type, ScalarType::kF32);
+  EXPECT_EQ(gemm.bias_type, ScalarType::kF32);
+  gemm.beta = 1;
+  gemm.bias = Bias::kAlongN;
+  gemm.activation = Activation::kGelu;
+  const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  for (const CublasLtLayout* layout :
+       {&call->a, &call->b, &call->c, &call->d}) {
+    EXPECT_EQ(layout->type, CUDA_R_32F);
+  }
+  EXPECT_EQ(call->bias_type, CUDA_R_32F);
+  EXPECT_EQ(call->compute_type, CUBLAS_COMPUTE_32F_FAST_TF32);
+  EXPECT_EQ(call->scale_type, CUDA_R_32F);
+  EXPECT_EQ(call->epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
+  EXPECT_FALSE(call->sets_fast_accum);
+  // Either major, as for f32.
+  EXPECT_EQ(call->transa, CUBLAS_OP_N);
+  EXPECT_EQ(call->transb, CUBLAS_OP_T);
+}
+
+// cuBLASLt's fp8 table: for each pair of inputs and D, the C and bias types.
+TEST(ToCublasLt, Fp8TypesFollowCublasLtsTable) {
+  using T = ScalarType;
+  struct Case {
+    T a, b, d, c, bias;
+    cudaDataType cuda_c, cuda_d, cuda_bias;
+  };
+  for (const Case& c : {
+           Case{T::kE4M3, T::kE4M3, T::kBF16, T::kBF16, T::kBF16, CUDA_R_16BF,
+                CUDA_R_16BF, CUDA_R_16BF},
+           Case{T::kE4M3, T::kE4M3, T::kF16, T::kF16, T::kF16, CUDA_R_16F,
+                CUDA_R_16F, CUDA_R_16F},
+           Case{T::kE4M3, T::kE4M3, T::kF32, T::kF32, T::kBF16, CUDA_R_32F,
+                CUDA_R_32F, CUDA_R_16BF},
+           Case{T::kE4M3, T::kE4M3, T::kE4M3, T::kBF16, T::kBF16, CUDA_R_16BF,
+                CUDA_R_8F_E4M3, CUDA_R_16BF},
+           Case{T::kE4M3, T::kE4M3, T::kE4M3, T::kF16, T::kF16, CUDA_R_16F,
+                CUDA_R_8F_E4M3, CUDA_R_16F},
+           Case{T::kE4M3, T::kE5M2, T::kE5M2, T::kBF16, T::kBF16, CUDA_R_16BF,
+                CUDA_R_8F_E5M2, CUDA_R_16BF},
+           Case{T::kE5M2, T::kE4M3, T::kE5M2, T::kF16, T::kF16, CUDA_R_16F,
+                CUDA_R_8F_E5M2, CUDA_R_16F},
+           Case{T::kE5M2, T::kE4M3, T::kE4M3, T::kBF16, T::kBF16, CUDA_R_16BF,
+                CUDA_R_8F_E4M3, CUDA_R_16BF},
+           Case{T::kE5M2, T::kE4M3, T::kBF16, T::kBF16, T::kBF16, CUDA_R_16BF,
+                CUDA_R_16BF, CUDA_R_16BF},
+           Case{T::kE4M3, T::kE5M2, T::kF32, T::kF32, T::kBF16, CUDA_R_32F,
+                CUDA_R_32F, CUDA_R_16BF},
+       }) {
+    LtGemm gemm = PackedLtGemm(64, 128, 64, c.a, c.d);
+    gemm.b_type = c.b;
+    gemm.c_type = c.c;
+    gemm.bias_type = c.bias;
+    gemm.beta = 1;
+    gemm.bias = Bias::kAlongN;
+    const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+    ASSERT_TRUE(call.ok()) << DescribeLtGemm(gemm) << ": " << call.status();
+    SCOPED_TRACE(DescribeLtGemm(gemm));
+    // A' is ptxgen's B, B' ptxgen's A.
+    EXPECT_EQ(call->a.type, *CudaDataType(c.b));
+    EXPECT_EQ(call->b.type, *CudaDataType(c.a));
+    EXPECT_EQ(call->c.type, c.cuda_c);
+    EXPECT_EQ(call->d.type, c.cuda_d);
+    EXPECT_EQ(call->bias_type, c.cuda_bias);
+    EXPECT_EQ(call->compute_type, CUBLAS_COMPUTE_32F);
+    EXPECT_EQ(call->scale_type, CUDA_R_32F);
+    EXPECT_EQ(call->transa, CUBLAS_OP_T);  // "TN"
+    EXPECT_EQ(call->transb, CUBLAS_OP_N);
+    EXPECT_TRUE(call->sets_fast_accum);
+    EXPECT_FALSE(call->fast_accum);
+    EXPECT_FALSE(call->a_scale || call->b_scale || call->d_scale ||
+                 call->amax_d);
+  }
+}
+
+TEST(ToCublasLt, AnFp8DsUnreadCTakesDsLayoutInCsType) {
+  const LtGemm gemm =
+      PackedLtGemm(64, 128, 64, ScalarType::kE4M3, ScalarType::kE4M3);
+  EXPECT_EQ(gemm.c_type, ScalarType::kBF16);  // PackedLtGemm's choice
+  EXPECT_EQ(gemm.bias_type, ScalarType::kBF16);
+  const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_FALSE(call->reads_c);
+  EXPECT_EQ(call->c.type, CUDA_R_16BF);
+  EXPECT_EQ(call->d.type, CUDA_R_8F_E4M3);
+  EXPECT_EQ(call->c.ld, call->d.ld);
+  EXPECT_EQ(call->c.rows, call->d.rows);
+  EXPECT_EQ(call->c.cols, call->d.cols);
+}
+
+TEST(ToCublasLt, Fp8ScalesGoToTheSwappedOperands) {
+  LtGemm gemm = PackedLtGemm(64, 128, 64, ScalarType::kE4M3, ScalarType::kE5M2);
+  gemm.b_type = ScalarType::kE5M2;
+  gemm.scale_a = true;
+  absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_TRUE(call->b_scale);  // B' is ptxgen's A
+  EXPECT_FALSE(call->a_scale);
+  gemm.scale_a = false;
+  gemm.scale_b = true;
+  gemm.fast_accumulation = true;
+  call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_TRUE(call->a_scale);
+  EXPECT_FALSE(call->b_scale);
+  EXPECT_FALSE(call->d_scale);
+  EXPECT_FALSE(call->amax_d);
+  EXPECT_TRUE(call->fast_accum);
+  gemm.scale_d = gemm.amax_d = true;
+  call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_TRUE(call->d_scale);
+  EXPECT_TRUE(call->amax_d);
+  // amax_d needs no fp8 D.
+  gemm = PackedLtGemm(64, 128, 64, ScalarType::kE4M3, ScalarType::kBF16);
+  gemm.amax_d = true;
+  call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_TRUE(call->amax_d);
+}
+
+TEST(ToCublasLt, Int8ToS32HasInt32AlphaAndBeta) {
+  LtGemm gemm = PackedLtGemm(64, 128, 32, ScalarType::kS8, ScalarType::kS32);
+  gemm.alpha = 3;
+  gemm.beta = -2;
+  const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->a.type, CUDA_R_8I);
+  EXPECT_EQ(call->b.type, CUDA_R_8I);
+  EXPECT_EQ(call->c.type, CUDA_R_32I);
+  EXPECT_EQ(call->d.type, CUDA_R_32I);
+  EXPECT_EQ(call->compute_type, CUBLAS_COMPUTE_32I);
+  EXPECT_EQ(call->scale_type, CUDA_R_32I);
+  EXPECT_EQ(call->alpha_int, 3);
+  EXPECT_EQ(call->beta_int, -2);
+  EXPECT_TRUE(call->reads_c);
+  EXPECT_EQ(call->transa, CUBLAS_OP_T);  // "TN"
+  EXPECT_EQ(call->transb, CUBLAS_OP_N);
+  EXPECT_EQ(call->epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_FALSE(call->sets_fast_accum);
+}
+
+TEST(ToCublasLt, Int8ToS8HasF32AlphaAndBeta) {
+  LtGemm gemm = PackedLtGemm(64, 128, 32, ScalarType::kS8, ScalarType::kS8);
+  gemm.alpha = 0.25f;
+  gemm.beta = 0.5f;
+  const absl::StatusOr<CublasLtCall> call = ToCublasLt(gemm);
+  ASSERT_TRUE(call.ok()) << call.status();
+  for (const CublasLtLayout* layout :
+       {&call->a, &call->b, &call->c, &call->d}) {
+    EXPECT_EQ(layout->type, CUDA_R_8I);
+  }
+  EXPECT_EQ(call->compute_type, CUBLAS_COMPUTE_32I);
+  EXPECT_EQ(call->scale_type, CUDA_R_32F);
+  EXPECT_EQ(call->alpha, 0.25f);
+  EXPECT_EQ(call->beta, 0.5f);
+}
+
+TEST(CudaDataType, EveryScalarTypeHasOne) {
+  using T = ScalarType;
+  for (const auto& [type, expected] :
+       std::vector<std::pair<ScalarType, cudaDataType>>{
+           {T::kF16, CUDA_R_16F},
+           {T::kBF16, CUDA_R_16BF},
+           {T::kTF32, CUDA_R_32F},
+           {T::kE4M3, CUDA_R_8F_E4M3},
+           {T::kE5M2, CUDA_R_8F_E5M2},
+           {T::kS8, CUDA_R_8I},
+           {T::kU8, CUDA_R_8U},
+           {T::kF32, CUDA_R_32F},
+           {T::kS32, CUDA_R_32I},
+       }) {
+    const absl::StatusOr<cudaDataType> cuda = CudaDataType(type);
+    ASSERT_TRUE(cuda.ok()) << cuda.status();
+    EXPECT_EQ(*cuda, expected) << ptx::PtxName(type);
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      CudaDataType(static_cast<ScalarType>(42)).status()));
+}
+
 TEST(ToCublasLt, BatchesCarryTheirStridesToTheSwappedOperands) {
   LtGemm gemm = Padded(true, false);
   gemm.batch = 3;
@@ -344,22 +544,226 @@ const Refusal kRefusals[] = {
        g.stride_a = -1;
      },
      absl::StatusCode::kInvalidArgument, "stride_a=-1 is not in 0..4294967296"},
-    {"e4m3", [](LtGemm& g) { g.a_type = g.b_type = ScalarType::kE4M3; },
+    {"s32_input", [](LtGemm& g) { g.a_type = g.b_type = ScalarType::kS32; },
      absl::StatusCode::kUnimplemented,
-     "a_type e4m3 is not supported yet (f16, bf16, f32)"},
-    {"e5m2", [](LtGemm& g) { g.b_type = ScalarType::kE5M2; },
+     "a_type s32 is not an input type (f16, bf16, f32, tf32, e4m3, e5m2, s8)"},
+    {"u8", [](LtGemm& g) { g.b_type = ScalarType::kU8; },
      absl::StatusCode::kUnimplemented,
-     "b_type e5m2 is not supported yet (f16, bf16, f32)"},
-    {"s8", [](LtGemm& g) { g.a_type = g.b_type = ScalarType::kS8; },
-     absl::StatusCode::kUnimplemented,
-     "a_type s8 is not supported yet (f16, bf16, f32)"},
+     "b_type u8 is not supported: cuBLASLt's integer GEMMs take s8"},
     {"s32_output", [](LtGemm& g) { g.d_type = ScalarType::kS32; },
      absl::StatusCode::kUnimplemented,
-     "d_type s32 is not supported yet (f16, bf16, f32)"},
+     "f16 inputs give f16 or f32 outputs, not d_type s32"},
     {"mixed_inputs", [](LtGemm& g) { g.b_type = ScalarType::kBF16; },
      absl::StatusCode::kUnimplemented,
      "a_type f16 and b_type bf16 differ: cuBLASLt mixes input types only for "
-     "fp8, not supported yet"},
+     "fp8 (e4m3 with e5m2)"},
+    {"fp8_with_f16", [](LtGemm& g) { g.b_type = ScalarType::kE4M3; },
+     absl::StatusCode::kUnimplemented,
+     "a_type f16 and b_type e4m3 differ: cuBLASLt mixes input types only for "
+     "fp8 (e4m3 with e5m2)"},
+    {"tf32_with_f32",
+     [](LtGemm& g) {
+       g.a_type = ScalarType::kTF32;
+       g.b_type = ScalarType::kF32;
+     },
+     absl::StatusCode::kUnimplemented,
+     "a_type tf32 and b_type f32 differ: cuBLASLt mixes input types only for "
+     "fp8 (e4m3 with e5m2)"},
+    {"tf32_to_f16", [](LtGemm& g) { g.a_type = g.b_type = ScalarType::kTF32; },
+     absl::StatusCode::kUnimplemented,
+     "tf32 inputs give f32 outputs, not d_type f16"},
+    {"tf32_output",
+     [](LtGemm& g) { g.c_type = g.d_type = g.bias_type = ScalarType::kTF32; },
+     absl::StatusCode::kUnimplemented,
+     "f16 inputs give f16 or f32 outputs, not d_type tf32"},
+    {"scale_a_without_fp8", [](LtGemm& g) { g.scale_a = true; },
+     absl::StatusCode::kUnimplemented,
+     "scale_a is for fp8 inputs (e4m3, e5m2), not f16"},
+    {"amax_d_without_fp8", [](LtGemm& g) { g.amax_d = true; },
+     absl::StatusCode::kUnimplemented,
+     "amax_d is for fp8 inputs (e4m3, e5m2), not f16"},
+    {"fast_accumulation_without_fp8",
+     [](LtGemm& g) {
+       ToTf32(g);
+       g.fast_accumulation = true;
+     },
+     absl::StatusCode::kUnimplemented,
+     "fast_accumulation is for fp8 inputs (e4m3, e5m2), not tf32"},
+    // fp8.
+    {"e5m2_x_e5m2",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.a_type = g.b_type = ScalarType::kE5M2;
+     },
+     absl::StatusCode::kUnimplemented,
+     "a_type and b_type are both e5m2: cuBLASLt's fp8 GEMMs take e4m3 x e4m3, "
+     "e4m3 x e5m2 or e5m2 x e4m3"},
+    {"fp8_A_mn_major",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.a_k_major = false;
+       g.lda = kM;
+     },
+     absl::StatusCode::kUnimplemented,
+     "A is MN-major: fp8 inputs must be K-major (A [m,k], B [n,k]), as "
+     "cuBLASLt's fp8 kernels take only its \"TN\" layout"},
+    {"fp8_B_mn_major",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.b_type = ScalarType::kE5M2;
+       g.b_k_major = false;
+       g.ldb = kN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "B is MN-major: fp8 inputs must be K-major (A [m,k], B [n,k]), as "
+     "cuBLASLt's fp8 kernels take only its \"TN\" layout"},
+    {"e4m3_x_e4m3_to_e5m2",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.d_type = ScalarType::kE5M2;
+     },
+     absl::StatusCode::kUnimplemented,
+     "e4m3 x e4m3 inputs give bf16, f16, f32 or e4m3 outputs, not d_type e5m2 "
+     "(cuBLASLt writes e5m2 only from e4m3 x e5m2 or e5m2 x e4m3)"},
+    {"fp8_to_s8",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.a_type = ScalarType::kE5M2;
+       g.d_type = ScalarType::kS8;
+     },
+     absl::StatusCode::kUnimplemented,
+     "e5m2 x e4m3 inputs give bf16, f16, f32, e4m3 or e5m2 outputs, not "
+     "d_type s8"},
+    {"fp8_d_with_f32_c",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.d_type = ScalarType::kE4M3;
+       g.c_type = ScalarType::kF32;
+     },
+     absl::StatusCode::kUnimplemented,
+     "c_type f32 is not bf16 or f16: cuBLASLt's C for an fp8 D is bf16 or f16 "
+     "(its layout has that type even when beta == 0)"},
+    {"fp8_d_with_fp8_c_beta_zero",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.beta = 0;
+       g.c_type = g.d_type = ScalarType::kE4M3;
+     },
+     absl::StatusCode::kUnimplemented,
+     "c_type e4m3 is not bf16 or f16: cuBLASLt's C for an fp8 D is bf16 or "
+     "f16 (its layout has that type even when beta == 0)"},
+    {"fp8_bf16_d_with_f32_c",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.c_type = ScalarType::kF32;
+     },
+     absl::StatusCode::kUnimplemented,
+     "c_type f32 differs from d_type bf16: with f32 compute cuBLASLt reads C "
+     "in D's type"},
+    {"fp8_f32_d_with_f32_bias",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.c_type = g.d_type = g.bias_type = ScalarType::kF32;
+       g.bias = Bias::kAlongN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "bias_type f32 is not bf16: with fp8 inputs and an f32 D cuBLASLt's bias "
+     "is bf16"},
+    {"fp8_d_with_bias_not_c",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.d_type = ScalarType::kE4M3;
+       g.c_type = ScalarType::kF16;
+       g.bias_type = ScalarType::kBF16;
+       g.bias = Bias::kAlongN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "bias_type bf16 is not f16: with an fp8 D cuBLASLt's bias has C's type"},
+    {"fp8_bf16_d_with_f16_bias",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.bias_type = ScalarType::kF16;
+       g.bias = Bias::kAlongN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "bias_type f16 differs from d_type bf16: cuBLASLt's bias has D's type"},
+    {"scale_d_without_fp8_d",
+     [](LtGemm& g) {
+       ToFp8(g);
+       g.scale_d = true;
+     },
+     absl::StatusCode::kUnimplemented,
+     "scale_d is for an fp8 D (e4m3, e5m2), not d_type bf16"},
+    // int8.
+    {"s8_to_f16", [](LtGemm& g) { g.a_type = g.b_type = ScalarType::kS8; },
+     absl::StatusCode::kUnimplemented,
+     "s8 inputs give s32 or s8 outputs, not d_type f16"},
+    {"s8_A_mn_major",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.a_k_major = false;
+       g.lda = kM;
+     },
+     absl::StatusCode::kUnimplemented,
+     "A is MN-major: s8 inputs must be K-major (A [m,k], B [n,k]), as "
+     "cuBLASLt's int8 kernels take only its \"TN\" layout"},
+    {"s8_B_mn_major",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.b_k_major = false;
+       g.ldb = kN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "B is MN-major: s8 inputs must be K-major (A [m,k], B [n,k]), as "
+     "cuBLASLt's int8 kernels take only its \"TN\" layout"},
+    {"s8_with_s8_c_to_s32",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.c_type = ScalarType::kS8;
+     },
+     absl::StatusCode::kUnimplemented,
+     "c_type s8 differs from d_type s32: with s32 compute cuBLASLt reads C in "
+     "D's type"},
+    {"s8_with_bias",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.bias = Bias::kAlongN;
+     },
+     absl::StatusCode::kUnimplemented,
+     "s8 inputs take no bias and no activation: cuBLASLt's int8 kernels have "
+     "only the default epilogue"},
+    {"s8_with_relu",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.c_type = g.d_type = g.bias_type = ScalarType::kS8;
+       g.activation = Activation::kRelu;
+     },
+     absl::StatusCode::kUnimplemented,
+     "s8 inputs take no bias and no activation: cuBLASLt's int8 kernels have "
+     "only the default epilogue"},
+    {"s8_with_scale_b",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.scale_b = true;
+     },
+     absl::StatusCode::kUnimplemented,
+     "scale_b is for fp8 inputs (e4m3, e5m2), not s8"},
+    {"s32_d_fractional_alpha",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.alpha = 1.5f;
+     },
+     absl::StatusCode::kInvalidArgument,
+     "alpha=1.5 is not an int32: with an s32 D cuBLASLt's alpha and beta are "
+     "int32"},
+    {"s32_d_huge_beta",
+     [](LtGemm& g) {
+       ToInt8(g);
+       g.beta = 4294967296.0f;
+     },
+     absl::StatusCode::kInvalidArgument,
+     "beta=4.29497e+09 is not an int32: with an s32 D cuBLASLt's alpha and "
+     "beta are int32"},
     {"f16_to_bf16",
      [](LtGemm& g) { g.c_type = g.d_type = g.bias_type = ScalarType::kBF16; },
      absl::StatusCode::kUnimplemented,
@@ -432,6 +836,18 @@ TEST(DescribeLtGemm, NamesEverythingThatDiffersFromPlain) {
   EXPECT_EQ(DescribeLtGemm(PackedLtGemm(1, 2, 8, ScalarType::kBF16,
                                         ScalarType::kBF16, false, true)),
             "1x2x8 bf16->bf16 A:MN B:K ld=1,8,2,2 alpha=1 beta=0");
+  LtGemm fp8 = PackedLtGemm(64, 128, 64, ScalarType::kE4M3, ScalarType::kE4M3);
+  fp8.b_type = ScalarType::kE5M2;
+  fp8.scale_a = fp8.scale_b = fp8.scale_d = fp8.amax_d = true;
+  fp8.fast_accumulation = true;
+  EXPECT_EQ(DescribeLtGemm(fp8),
+            "64x128x64 e4m3*e5m2->e4m3(C bf16) A:K B:K ld=64,64,128,128 "
+            "alpha=1 beta=0 scales=a,b,d amax_d fast_accum");
+  fp8.d_type = ScalarType::kBF16;
+  fp8.scale_a = fp8.scale_d = fp8.fast_accumulation = false;
+  EXPECT_EQ(DescribeLtGemm(fp8),
+            "64x128x64 e4m3*e5m2->bf16 A:K B:K ld=64,64,128,128 alpha=1 "
+            "beta=0 scales=b amax_d");
 }
 
 TEST(PackedLtGemm, EveryRowAndBatchIsPacked) {
@@ -485,6 +901,26 @@ const Stub& TheStub() {
 constexpr CUdeviceptr kA = 0x10000, kB = 0x20000, kC = 0x30000, kD = 0x40000,
                       kBias = 0x50000;
 constexpr size_t kStubWorkspace = 4096;
+// The scales' stand-ins: 4-byte aligned, as Run requires of them.
+constexpr CUdeviceptr kScaleA = 0x60004, kScaleB = 0x60008, kScaleD = 0x6000c,
+                      kAmaxD = 0x60010;
+
+LtScales AllScales() { return LtScales{kScaleA, kScaleB, kScaleD, kAmaxD}; }
+
+// e4m3 x e5m2 -> e4m3 with C (f16), a bias (f16), ReLU, every scale and fast
+// accumulation: every descriptor attribute ptxgen sets for fp8.
+LtGemm FullFp8() {
+  LtGemm gemm = PackedLtGemm(kM, kN, 64, ScalarType::kE4M3, ScalarType::kE4M3);
+  gemm.b_type = ScalarType::kE5M2;
+  gemm.c_type = gemm.bias_type = ScalarType::kF16;
+  gemm.ldc = kN + 16;
+  gemm.beta = 0.5f;
+  gemm.bias = Bias::kAlongN;
+  gemm.activation = Activation::kRelu;
+  gemm.scale_a = gemm.scale_b = gemm.scale_d = gemm.amax_d = true;
+  gemm.fast_accumulation = true;
+  return gemm;
+}
 
 class PreparedLtGemmTest : public testing::Test {
  protected:
@@ -622,6 +1058,10 @@ TEST_F(PreparedLtGemmTest, APlainGemmSetsNoBiasAndNoBatch) {
       std::isnan(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_BIAS_POINTER))));
   EXPECT_TRUE(
       std::isnan(Value(Attribute("D", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT))));
+  EXPECT_TRUE(
+      std::isnan(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_FAST_ACCUM))));
+  EXPECT_TRUE(std::isnan(
+      Value(Attribute("desc", CUBLASLT_MATMUL_DESC_A_SCALE_POINTER))));
 }
 
 TEST_F(PreparedLtGemmTest, WithBetaZeroDIsPassedAsC) {
@@ -705,23 +1145,26 @@ TEST_F(PreparedLtGemmTest, NoAlgorithmIsUnimplementedAndLeavesNothing) {
 
 // Every call ptxgen makes, failed in turn: each failure is reported naming
 // the call (and the attribute), and nothing stays alive once the
-// PreparedLtGemm (if one was made) is gone.
-TEST_F(PreparedLtGemmTest, EveryFailingCallIsNamedAndLeavesNothing) {
-  const LtGemm gemm = Full();
+// PreparedLtGemm (if one was made) is gone. Returns the calls that failed.
+std::set<std::string> FailEachCallInTurn(const CublasLtLibrary& lt,
+                                         const LtGemm& gemm,
+                                         const LtScales& scales) {
   char workspace[16];
   auto create_and_run = [&]() -> absl::Status {
     absl::StatusOr<PreparedLtGemm> prepared =
-        PreparedLtGemm::Create(*lt_, gemm, kLtWorkspaceBytes);
+        PreparedLtGemm::Create(lt, gemm, kLtWorkspaceBytes);
     if (!prepared.ok()) {
       EXPECT_EQ(TheStub().live(), 0) << prepared.status();
       return prepared.status();
     }
-    return prepared->Run(kA, kB, kC, kD, kBias, nullptr, workspace,
+    return prepared->Run(kA, kB, kC, kD, kBias, scales, nullptr, workspace,
                          kStubWorkspace);
   };
-  ASSERT_TRUE(create_and_run().ok());
-  const int calls = TheStub().calls();
   std::set<std::string> failed;
+  const absl::Status once = create_and_run();
+  EXPECT_TRUE(once.ok()) << once;
+  if (!once.ok()) return failed;
+  const int calls = TheStub().calls();
   for (int fail_at = 1; fail_at <= calls; ++fail_at) {
     TheStub().reset(fail_at, 1, kStubWorkspace);
     const absl::Status status = create_and_run();
@@ -729,12 +1172,20 @@ TEST_F(PreparedLtGemmTest, EveryFailingCallIsNamedAndLeavesNothing) {
     const std::string message(status.message());
     constexpr absl::string_view kSuffix =
         " returned 7 (CUBLAS_STATUS_INVALID_VALUE)";
-    ASSERT_TRUE(absl::StartsWith(message, "cuBLASLt reference: ") &&
+    EXPECT_TRUE(absl::StartsWith(message, "cuBLASLt reference: ") &&
                 absl::EndsWith(message, kSuffix))
         << message;
-    failed.insert(message.substr(20, message.size() - 20 - kSuffix.size()));
+    if (message.size() > 20 + kSuffix.size()) {
+      failed.insert(message.substr(20, message.size() - 20 - kSuffix.size()));
+    }
     EXPECT_EQ(TheStub().live(), 0) << message;
   }
+  return failed;
+}
+
+TEST_F(PreparedLtGemmTest, EveryFailingCallIsNamedAndLeavesNothing) {
+  const std::set<std::string> failed =
+      FailEachCallInTurn(*lt_, Full(), LtScales{});
   for (const char* call : {
            "cublasLtMatmulDescCreate",
            "cublasLtMatmulDescSetAttribute(TRANSA)",
@@ -756,6 +1207,181 @@ TEST_F(PreparedLtGemmTest, EveryFailingCallIsNamedAndLeavesNothing) {
        }) {
     EXPECT_EQ(failed.count(call), 1u) << call;
   }
+}
+
+TEST_F(PreparedLtGemmTest, EveryFailingFp8CallIsNamedAndLeavesNothing) {
+  const std::set<std::string> failed =
+      FailEachCallInTurn(*lt_, FullFp8(), AllScales());
+  for (const char* call : {
+           "cublasLtMatmulDescSetAttribute(FAST_ACCUM)",
+           "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)",
+           "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)",
+           "cublasLtMatmulDescSetAttribute(D_SCALE_POINTER)",
+           "cublasLtMatmulDescSetAttribute(AMAX_D_POINTER)",
+           "cublasLtMatmulDescSetAttribute(BIAS_POINTER)",
+           "cublasLtMatmulAlgoGetHeuristic",
+           "cublasLtMatmul",
+       }) {
+    EXPECT_EQ(failed.count(call), 1u) << call;
+  }
+}
+
+TEST_F(PreparedLtGemmTest, Fp8HandsCublasLtItsTypesScalesAndFastAccumulation) {
+  const LtGemm gemm = FullFp8();
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(*lt_, gemm, kLtWorkspaceBytes);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  // The heuristic saw every scale (stand-ins) and the accumulation mode.
+  for (int attribute : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_AMAX_D_POINTER}) {
+    EXPECT_EQ(Value(Attribute("heuristic.desc", attribute)), 16) << attribute;
+  }
+  EXPECT_EQ(Value(Attribute("heuristic.desc", CUBLASLT_MATMUL_DESC_FAST_ACCUM)),
+            1);
+  char workspace[16];
+  ASSERT_TRUE(prepared
+                  ->Run(kA, kB, kC, kD, kBias, AllScales(), nullptr, workspace,
+                        kStubWorkspace)
+                  .ok());
+  EXPECT_EQ(Value("desc.compute"), CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(Value("desc.scale"), CUDA_R_32F);
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_TRANSA)), CUBLAS_OP_T);
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_TRANSB)), CUBLAS_OP_N);
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_FAST_ACCUM)), 1);
+  // A' is ptxgen's B: its scale is ptxgen's scale_b, and B's ptxgen's scale_a.
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_A_SCALE_POINTER)),
+            static_cast<double>(kScaleB));
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_B_SCALE_POINTER)),
+            static_cast<double>(kScaleA));
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_D_SCALE_POINTER)),
+            static_cast<double>(kScaleD));
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_AMAX_D_POINTER)),
+            static_cast<double>(kAmaxD));
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_EPILOGUE)),
+            CUBLASLT_EPILOGUE_RELU_BIAS);
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE)),
+            CUDA_R_16F);
+  EXPECT_EQ(Value("A.type"), CUDA_R_8F_E5M2);  // ptxgen's B
+  EXPECT_EQ(Value("B.type"), CUDA_R_8F_E4M3);  // ptxgen's A
+  EXPECT_EQ(Value("C.type"), CUDA_R_16F);
+  EXPECT_EQ(Value("D.type"), CUDA_R_8F_E4M3);
+  EXPECT_EQ(Value("C.ld"), kN + 16);
+  EXPECT_EQ(Value("matmul.alpha"), 1);
+  EXPECT_EQ(Value("matmul.beta"), 0.5);
+  // Scales that change between calls reach the next one.
+  LtScales others = AllScales();
+  others.a = 0x70000;
+  others.amax_d = 0x70010;
+  ASSERT_TRUE(prepared
+                  ->Run(kA, kB, kC, kD, kBias, others, nullptr, workspace,
+                        kStubWorkspace)
+                  .ok());
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_B_SCALE_POINTER)),
+            static_cast<double>(0x70000));
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_AMAX_D_POINTER)),
+            static_cast<double>(0x70010));
+}
+
+TEST_F(PreparedLtGemmTest, Fp8WithoutScalesSetsNoScalePointers) {
+  TheStub().reset(0, 1, 0);
+  absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(
+      *lt_, PackedLtGemm(kM, kN, 64, ScalarType::kE4M3, ScalarType::kBF16), 0);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->Run(kA, kB, 0, kD, 0, nullptr, nullptr, 0).ok());
+  EXPECT_EQ(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_FAST_ACCUM)), 0);
+  for (int attribute : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
+                        CUBLASLT_MATMUL_DESC_AMAX_D_POINTER}) {
+    EXPECT_TRUE(std::isnan(Value(Attribute("desc", attribute)))) << attribute;
+  }
+  // C, unread, is D's pointer and layout in bf16.
+  EXPECT_EQ(Value("matmul.C"), static_cast<double>(kD));
+  EXPECT_EQ(Value("C.type"), CUDA_R_16BF);
+  EXPECT_EQ(Value("D.type"), CUDA_R_16BF);
+}
+
+TEST_F(PreparedLtGemmTest, Int8ToS32PassesInt32AlphaAndBeta) {
+  TheStub().reset(0, 1, 0);
+  LtGemm gemm = PackedLtGemm(kM, kN, kK, ScalarType::kS8, ScalarType::kS32);
+  gemm.alpha = 3;
+  gemm.beta = -2;
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(*lt_, gemm, 0);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->Run(kA, kB, kC, kD, 0, nullptr, nullptr, 0).ok());
+  EXPECT_EQ(Value("desc.compute"), CUBLAS_COMPUTE_32I);
+  EXPECT_EQ(Value("desc.scale"), CUDA_R_32I);
+  EXPECT_EQ(Value("matmul.alpha"), 3);  // read back as int32
+  EXPECT_EQ(Value("matmul.beta"), -2);
+  EXPECT_EQ(Value("A.type"), CUDA_R_8I);
+  EXPECT_EQ(Value("C.type"), CUDA_R_32I);
+  EXPECT_TRUE(
+      std::isnan(Value(Attribute("desc", CUBLASLT_MATMUL_DESC_FAST_ACCUM))));
+}
+
+TEST_F(PreparedLtGemmTest, Tf32HasItsComputeType) {
+  TheStub().reset(0, 1, 0);
+  absl::StatusOr<PreparedLtGemm> prepared = PreparedLtGemm::Create(
+      *lt_, PackedLtGemm(kM, kN, kK, ScalarType::kTF32, ScalarType::kF32), 0);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ASSERT_TRUE(prepared->Run(kA, kB, 0, kD, 0, nullptr, nullptr, 0).ok());
+  EXPECT_EQ(Value("desc.compute"), CUBLAS_COMPUTE_32F_FAST_TF32);
+  EXPECT_EQ(Value("desc.scale"), CUDA_R_32F);
+  EXPECT_EQ(Value("A.type"), CUDA_R_32F);
+  EXPECT_EQ(Value("D.type"), CUDA_R_32F);
+}
+
+TEST_F(PreparedLtGemmTest, RunRefusesScalesOtherThanTheGemms) {
+  LtGemm gemm = FullFp8();
+  gemm.scale_d = false;  // so that one is given that the LtGemm lacks
+  absl::StatusOr<PreparedLtGemm> prepared =
+      PreparedLtGemm::Create(*lt_, gemm, kLtWorkspaceBytes);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  char workspace[16];
+  struct Case {
+    LtScales scales;
+    CUdeviceptr c;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{{0, kScaleB, 0, kAmaxD},
+                kC,
+                "scales.a is null but the LtGemm has scale_a"},
+           Case{{kScaleA, kScaleB, 0, 0},
+                kC,
+                "scales.amax_d is null but the LtGemm has amax_d"},
+           Case{{kScaleA, kScaleB + 2, 0, kAmaxD},
+                kC,
+                "scales.b=0x6000a is not aligned to 4 bytes"},
+           Case{{kScaleA, kScaleB, kScaleD, kAmaxD},
+                kC,
+                "scales.d=0x6000c is given but the LtGemm has no scale_d (its "
+                "algorithm was chosen without)"},
+           Case{{kScaleA, kScaleB, 0, kAmaxD},
+                kD,
+                "C and D are one buffer but c_type f16 differs from d_type "
+                "e4m3: cuBLASLt computes in place only with one layout"},
+       }) {
+    const absl::Status run = prepared->Run(kA, kB, c.c, kD, kBias, c.scales,
+                                           nullptr, workspace, kStubWorkspace);
+    EXPECT_TRUE(absl::IsInvalidArgument(run)) << run;
+    EXPECT_EQ(std::string(run.message()),
+              absl::StrCat("cuBLASLt reference: ", c.message));
+  }
+  EXPECT_TRUE(std::isnan(Value("matmul.matmuls")));  // none reached cuBLASLt
+  // A plain GEMM refuses any scale.
+  absl::StatusOr<PreparedLtGemm> plain =
+      PreparedLtGemm::Create(*lt_, Padded(true, true), kLtWorkspaceBytes);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const absl::Status run =
+      plain->Run(kA, kB, kC, kD, 0, LtScales{kScaleA, 0, 0, 0}, nullptr,
+                 workspace, kStubWorkspace);
+  EXPECT_EQ(std::string(run.message()),
+            "cuBLASLt reference: scales.a=0x60004 is given but the LtGemm has "
+            "no scale_a (its algorithm was chosen without)");
 }
 
 TEST_F(PreparedLtGemmTest, MovesKeepOneOwner) {

@@ -13,10 +13,15 @@
 //   ptxgen_lt_stub_live(): descriptors, layouts and preferences alive.
 //   ptxgen_lt_stub_calls(): calls counted since the reset.
 //   ptxgen_lt_stub_value(key): a recorded value, NaN if none. At the
-//     heuristic: "pref.<attribute number>"; at each matmul: "desc.<attribute
-//     number>", "<A|B|C|D>.type|rows|cols|ld" and "<A|B|C|D>.<attribute
-//     number>" of the layouts passed as A, B, C, D, and "matmul.A|B|C|D|
-//     alpha|beta|workspace|workspace_bytes|stream|matmuls|algo".
+//     heuristic: "pref.<attribute number>" and "heuristic.desc.<attribute
+//     number>" (the descriptor as the heuristic saw it); at each matmul:
+//     "desc.<attribute number>", "<A|B|C|D>.type|rows|cols|ld" and
+//     "<A|B|C|D>.<attribute number>" of the layouts passed as A, B, C, D,
+//     and "matmul.A|B|C|D|
+//     alpha|beta|workspace|workspace_bytes|stream|matmuls|algo" (alpha and
+//     beta read as the descriptor's scale type says: int32 for CUDA_R_32I,
+//     float otherwise). Attributes of 1, 4 or 8 bytes are recorded as the
+//     signed integers they hold (pointers as their addresses).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -63,7 +68,11 @@ cublasStatus_t Set(Handle handle, int attribute, const void* buffer,
   if (Fails()) return CUBLAS_STATUS_INVALID_VALUE;
   if (buffer == nullptr || size > 8) return CUBLAS_STATUS_INVALID_VALUE;
   double value;
-  if (size == 4) {
+  if (size == 1) {  // int8_t (FAST_ACCUM)
+    int8_t byte;
+    std::memcpy(&byte, buffer, 1);
+    value = byte;
+  } else if (size == 4) {
     int32_t word;
     std::memcpy(&word, buffer, 4);
     value = word;
@@ -186,12 +195,13 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
 }
 
 cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
-    cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+    cublasLtHandle_t, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t,
     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
     cublasLtMatmulPreference_t preference, int requested,
     cublasLtMatmulHeuristicResult_t results[], int* found) {
   if (Fails()) return CUBLAS_STATUS_INVALID_VALUE;
   Copy(preference, "pref.");
+  Copy(desc, "heuristic.desc.");
   *found = 0;
   for (int i = 0; i < requested && i < algorithms; ++i) {
     results[i] = {};
@@ -223,8 +233,14 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
   recorded["matmul.B"] = Address(b);
   recorded["matmul.C"] = Address(c);
   recorded["matmul.D"] = Address(d);
-  recorded["matmul.alpha"] = *static_cast<const float*>(alpha);
-  recorded["matmul.beta"] = *static_cast<const float*>(beta);
+  // alpha and beta are of the scale type: int32 for CUDA_R_32I.
+  if (reinterpret_cast<const Object*>(desc)->values.at("scale") == CUDA_R_32I) {
+    recorded["matmul.alpha"] = *static_cast<const int32_t*>(alpha);
+    recorded["matmul.beta"] = *static_cast<const int32_t*>(beta);
+  } else {
+    recorded["matmul.alpha"] = *static_cast<const float*>(alpha);
+    recorded["matmul.beta"] = *static_cast<const float*>(beta);
+  }
   recorded["matmul.algo"] = static_cast<double>(algo->data[0]);
   recorded["matmul.workspace"] = Address(workspace_pointer);
   recorded["matmul.workspace_bytes"] = static_cast<double>(workspace_bytes);

@@ -9,8 +9,10 @@
 // a few combinations; stream-K and 2-CTA-cluster configurations with the
 // epilogue ops and MN-major operands; D (and C) stored transposed; and the
 // swapped kernels (D^T = B.A^T) of skinny problems, picked by the
-// heuristic or forced on others. Shapes are tile multiples and ragged ones,
-// down to m = 1.
+// heuristic or forced on others; fp8 (e4m3, e5m2, mixed; promoted, with
+// fast accumulation, with per-tensor scales) and tf32 inputs, K-major as
+// wgmma reads them, through the same epilogues, batches, paddings and
+// schedules. Shapes are tile multiples and ragged ones, down to m = 1.
 //
 // Every buffer holds NaN wherever no matrix element is: the padding between
 // a leading dimension and its row, the gaps between the matrices of a
@@ -46,6 +48,9 @@ using runtime::DeviceBuffer;
 constexpr ScalarType kF16 = ScalarType::kF16;
 constexpr ScalarType kBF16 = ScalarType::kBF16;
 constexpr ScalarType kF32 = ScalarType::kF32;
+constexpr ScalarType kE4M3 = ScalarType::kE4M3;
+constexpr ScalarType kE5M2 = ScalarType::kE5M2;
+constexpr ScalarType kTF32 = ScalarType::kTF32;
 constexpr BiasAlong kAlongM = BiasAlong::kM;
 constexpr BiasAlong kAlongN = BiasAlong::kN;
 constexpr Activation kRelu = Activation::kRelu;
@@ -140,6 +145,16 @@ struct Case {
   Case DTransposed() const {
     return With([&](Case& c) { c.problem.d_transposed = true; });
   }
+  Case BType(ScalarType b_element) const {
+    return With([&](Case& c) { c.problem.b_element = b_element; });
+  }
+  // Per-tensor scales of A and B (kScaleA, kScaleB on the device).
+  Case Scaled() const {
+    return With([&](Case& c) { c.problem.scaling = GemmScaling::kTensor; });
+  }
+  Case FastAccum() const {
+    return With([&](Case& c) { c.problem.fast_accumulation = true; });
+  }
 
  private:
   Case With(const std::function<void(Case&)>& change) const {
@@ -164,6 +179,13 @@ Case Of(ScalarType element, Layout layout, Shape shape) {
 }
 Case F16(Layout layout, Shape shape) { return Of(kF16, layout, shape); }
 Case BF16(Layout layout, Shape shape) { return Of(kBF16, layout, shape); }
+// 8-bit and tf32 inputs are K-major only (wgmma's rule).
+Case E4M3(Shape shape) { return Of(kE4M3, Layout::kKK, shape); }
+Case E5M2(Shape shape) { return Of(kE5M2, Layout::kKK, shape); }
+Case TF32(Shape shape) { return Of(kTF32, Layout::kKK, shape); }
+
+// The scales the per-tensor-scaled cases' kernels read.
+constexpr float kScaleA = 0.5f, kScaleB = 3.0f;
 
 constexpr Layout kKK = Layout::kKK, kKMN = Layout::kKMN, kMNK = Layout::kMNK,
                  kMNMN = Layout::kMNMN;
@@ -353,11 +375,57 @@ std::vector<Case> Cases() {
       F16(kKK, kRagged).DTransposed().CIsD().Config(Pick::kSplitInCluster8),
       BF16(kMNMN, kOddK).Beta(-0.5f).Act(kSilu).Config(Pick::kSplitInCluster2),
       F16(kKK, kShortK).Config(Pick::kSplitInCluster8),
+
+      // fp8: every output type from each input type and the mix; promoted
+      // (the default), with fast accumulation, with per-tensor scales.
+      E4M3(kTiles),
+      E4M3(kRagged).To(kF16),
+      E4M3(kLarge).To(kF32),
+      E5M2(kRagged),
+      E5M2(kOddK).To(kF32),
+      E4M3(kShortK).BType(kE5M2),
+      E5M2(kLarge).BType(kE4M3).To(kF32),
+      E4M3(kTiles2).To(kF32).FastAccum(),
+      E4M3(kRagged).FastAccum().Scaled(),
+      E4M3(kLarge).Scaled(),
+      E5M2(kTiny).To(kF32).Scaled(),
+      E4M3({512, 384, 4096}).To(kF32),  // promotion over 32 stages
+      // fp8 through the epilogues, batches, paddings and schedules.
+      E4M3(kRagged).Alpha(0.75f).Beta(0.5f).Bias(kAlongN, kF32).Act(kGelu),
+      E4M3(kLarge).To(kF16).CIsD().Bias(kAlongM, kBF16).Act(kSilu).Scaled(),
+      E5M2(kRagged).Batch(3).PaddedOdd().Bias(kAlongM, kF16),
+      E4M3(kTiles).To(kF32).Batch(3).Padded().Beta(-1).Act(kRelu),
+      E4M3(kRagged).DTransposed().Bias(kAlongN, kBF16),
+      E4M3({640, 768, 1040}).Beta(0.5f).Config(Pick::kStreamK),
+      E4M3({520, 600, 208}).To(kF32).Scaled().Config(Pick::kCluster2),
+      E4M3(kRagged).FastAccum().Config(Pick::kSwapped),
+      E5M2({640, 768, 1040}).Act(kGelu).Config(Pick::kSplitInCluster2),
+      E4M3(kRagged).To(kF32).Config(Pick::kSplitInCluster8),
+      E4M3({1, 777, 144}).Scaled(),
+      E4M3({16, 4096, 1024}).FastAccum(),
+      E5M2({13, 1000, 72}).To(kF32).Beta(0.5f).Bias(kAlongM, kF32),
+      E4M3({700, 24, 520}).DTransposed().Act(kRelu),
+
+      // tf32: f32 in memory, f32 out by default.
+      TF32(kTiles),
+      TF32(kRagged).To(kBF16),
+      TF32(kOddK).To(kF16),
+      TF32(kLarge).Alpha(2).Beta(0.5f).Bias(kAlongN, kF32).Act(kGeluTanh),
+      TF32(kRagged).Batch(3).PaddedOdd().CIsD(),
+      TF32({640, 768, 1032}).Config(Pick::kStreamK),
+      TF32(kLarge).Config(Pick::kCluster2),
+      TF32(kRagged).Bias(kAlongM, kBF16).Config(Pick::kSplitInCluster2),
+      TF32({8, 1000, 520}),
+      TF32(kTiny).DTransposed(),
   };
 }
 
 ScalarType OutputOf(const GemmProblem& problem) {
-  return problem.output.value_or(problem.element);
+  return problem.output.value_or(gen::DefaultOutput(problem.element));
+}
+
+ScalarType BElementOf(const GemmProblem& problem) {
+  return problem.b_element.value_or(problem.element);
 }
 
 absl::string_view MajorName(MajorOrder major) {
@@ -368,10 +436,13 @@ absl::string_view MajorName(MajorOrder major) {
 // bias_m_bf16_silu_batch3_padded_odd_stream_k".
 std::string Name(const Case& c) {
   const GemmProblem& p = c.problem;
-  std::string name =
-      absl::StrCat(ptx::PtxName(p.element), "_A", MajorName(p.a_major), "_B",
-                   MajorName(p.b_major), "_to_", ptx::PtxName(OutputOf(p)), "_",
-                   p.m, "x", p.n, "x", p.k);
+  std::string name = std::string(ptx::PtxName(p.element));
+  if (p.b_element) absl::StrAppend(&name, "x", ptx::PtxName(*p.b_element));
+  absl::StrAppend(&name, "_A", MajorName(p.a_major), "_B", MajorName(p.b_major),
+                  "_to_", ptx::PtxName(OutputOf(p)), "_", p.m, "x", p.n, "x",
+                  p.k);
+  if (p.scaling == GemmScaling::kTensor) absl::StrAppend(&name, "_scaled");
+  if (p.fast_accumulation) absl::StrAppend(&name, "_fast_accum");
   if (p.alpha != 1) absl::StrAppend(&name, "_alpha");
   if (c.c_is_d) {
     absl::StrAppend(&name, "_C_is_D");
@@ -455,27 +526,29 @@ GemmProblem ProblemOf(const Case& c) {
   switch (c.padding) {
     case Padding::kNone:
       break;
+    // A's and B's padding in 16-byte units (8 16-bit values), as TMA
+    // needs them.
     case Padding::kAligned:
-      p.lda = a_row + 8;
-      p.ldb = b_row + 24;
+      p.lda = a_row + per_16_bytes;
+      p.ldb = b_row + 3 * per_16_bytes;
       p.ldc = RoundUp(d.row, 8) + 16;
       p.ldd = RoundUp(d.row, 8) + 8;
       if (batched) {
-        p.stride_a = a.rows * p.lda + 64;
-        p.stride_b = b.rows * p.ldb + 128;
+        p.stride_a = a.rows * p.lda + 8 * per_16_bytes;
+        p.stride_b = b.rows * p.ldb + 16 * per_16_bytes;
         p.stride_c = d.rows * p.ldc + 32;
         p.stride_d = d.rows * p.ldd + 256;
       }
       if (per_matrix_bias) p.stride_bias = RoundUp(BiasLength(p), 8) + 8;
       break;
     case Padding::kOdd:
-      p.lda = a_row + 16;
-      p.ldb = b_row + 8;
+      p.lda = a_row + 2 * per_16_bytes;
+      p.ldb = b_row + per_16_bytes;
       p.ldc = d.row + 3;
       p.ldd = d.row + 5;
       if (batched) {
-        p.stride_a = a.rows * p.lda + 8;
-        p.stride_b = b.rows * p.ldb + 8;
+        p.stride_a = a.rows * p.lda + per_16_bytes;
+        p.stride_b = b.rows * p.ldb + per_16_bytes;
         p.stride_c = d.rows * p.ldc + 7;
         p.stride_d = d.rows * p.ldd + 1;
       }
@@ -564,8 +637,28 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type,
       static_cast<int64_t>(buffer->size()) / ptx::SizeInBytes(type);
   const std::vector<bool> inside = layout.Mask(count);
   std::vector<double> host(static_cast<size_t>(count));
-  if (type == kF32) {
-    // FillRandom writes 16-bit values only: f32 values from the host.
+  if (ptx::SizeInBytes(type) == 1) {
+    // FillRandom's fp8 values, NaN (0x7F in e4m3 and e5m2) outside.
+    if (absl::Status filled =
+            FillRandom(buffer->address(), count, type, seed, nullptr);
+        !filled.ok()) {
+      return filled;
+    }
+    std::vector<uint8_t> bytes(host.size());
+    if (absl::Status copied = buffer->CopyToHost(bytes.data(), bytes.size());
+        !copied.ok()) {
+      return copied;
+    }
+    for (size_t i = 0; i < host.size(); ++i) {
+      if (!inside[i]) bytes[i] = 0x7F;
+      host[i] = Fp8BitsToDouble(bytes[i], type);
+    }
+    if (absl::Status copied = buffer->CopyFromHost(bytes.data(), bytes.size());
+        !copied.ok()) {
+      return copied;
+    }
+  } else if (ptx::SizeInBytes(type) == 4) {
+    // f32 values from the host (tf32 operands are f32 in memory).
     std::vector<float> words(host.size());
     uint32_t state = seed * 2654435761u + 1;
     for (size_t i = 0; i < words.size(); ++i) {
@@ -663,7 +756,9 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
         const double* b_row = &b_rows[j * p.k];
         double sum = 0;
         for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
-        double value = static_cast<double>(p.alpha) * sum;
+        const double scales =
+            p.scaling == GemmScaling::kTensor ? double{kScaleA} * kScaleB : 1;
+        double value = static_cast<double>(p.alpha) * scales * sum;
         if (p.beta != 0) {
           value += static_cast<double>(p.beta) *
                    (*c)[l.c.AtOutput(batch, i, j, p.d_transposed)];
@@ -691,11 +786,24 @@ double RelativeError(const std::vector<double>& result,
   return norm == 0 ? std::sqrt(difference) : std::sqrt(difference / norm);
 }
 
-// 16-bit D: ErrorBound. f32 D: the products of 16-bit inputs are exact in
-// f32, so only the f32 accumulation over k and the f32 epilogue (erff,
-// tanhf, __expf) remain: 1e-5 relative by norm.
-double Bound(ScalarType output) {
-  return output == kF32 ? 1e-5 : ErrorBound(output);
+// The reference takes the inputs as stored. 16-bit D: ErrorBound. f32 D:
+// the products of 16-bit inputs are exact in f32, so only the f32
+// accumulation over k and the f32 epilogue (erff, tanhf, __expf) remain:
+// 1e-5 relative by norm. Beyond that: wgmma adds fp8 products in an
+// accumulator of fewer bits than f32 even within one promoted stage
+// (measured 5e-5 to 9.4e-5 on the H200): 3e-4; tf32 keeps 10 of f32's 23
+// mantissa bits of each input (2^-11 relative each, independent) and fp8's
+// fast accumulation adds every k-step in the reduced-precision
+// accumulator: 2e-3.
+double Bound(const GemmProblem& problem) {
+  const ScalarType output = OutputOf(problem);
+  double bound = output == kF32 ? 1e-5 : ErrorBound(output);
+  const bool fp8 = ptx::SizeInBytes(problem.element) == 1;
+  if (fp8) bound = std::max(bound, 3e-4);
+  if (problem.element == kTF32 || problem.fast_accumulation) {
+    bound = std::max(bound, 2e-3);
+  }
+  return bound;
 }
 
 // ---------------------------------------------------------------------------
@@ -773,7 +881,7 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
   absl::StatusOr<Operand> a = RandomOperand(layouts.a, problem.element, seed);
   ASSERT_TRUE(a.ok()) << a.status();
   absl::StatusOr<Operand> b =
-      RandomOperand(layouts.b, problem.element, seed + 1);
+      RandomOperand(layouts.b, BElementOf(problem), seed + 1);
   ASSERT_TRUE(b.ok()) << b.status();
   const bool reads_c = problem.beta != 0;
   const bool has_bias = problem.bias != BiasAlong::kNone;
@@ -814,9 +922,17 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
   const std::vector<bool> inside = layouts.d.Mask(d_count);
   // C and the bias are passed only when the problem has them (0 otherwise:
   // never read).
-  const GemmOperands operands{a->buffer.address(), b->buffer.address(),
-                              reads_c ? c->buffer.address() : 0, d.address(),
-                              has_bias ? bias->buffer.address() : 0};
+  GemmOperands operands{a->buffer.address(), b->buffer.address(),
+                        reads_c ? c->buffer.address() : 0, d.address(),
+                        has_bias ? bias->buffer.address() : 0};
+  absl::StatusOr<DeviceBuffer> scales = DeviceBuffer::Allocate(8);
+  ASSERT_TRUE(scales.ok()) << scales.status();
+  if (problem.scaling == GemmScaling::kTensor) {
+    const float values[2] = {kScaleA, kScaleB};
+    ASSERT_TRUE(scales->CopyFromHost(values, sizeof(values)).ok());
+    operands.scale_a = scales->address();
+    operands.scale_b = scales->address() + 4;
+  }
 
   const int runs =
       test_case.pick != Pick::kHeuristic && !test_case.c_is_d ? 2 : 1;
@@ -846,7 +962,7 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
         if (written++ == 0) first_written = static_cast<int64_t>(at);
       }
     }
-    EXPECT_LT(RelativeError(computed, expected), Bound(output));
+    EXPECT_LT(RelativeError(computed, expected), Bound(problem));
     EXPECT_EQ(written, 0)
         << "elements of D outside [m, n] of every batch were written, "
            "the first at element "
@@ -916,8 +1032,39 @@ std::vector<Refusal> Refusals() {
       {"m=0 is outside 1..2147483647"});
   add("k = 2^31", [](GemmProblem& p) { p.k = int64_t{1} << 31; },
       {"k=2147483648 is outside 1..2147483647"});
-  add("f32 inputs", [](GemmProblem& p) { p.element = kF32; },
-      {"f16 or bf16", "f32"});
+  add("f32 inputs (tf32 names them)", [](GemmProblem& p) { p.element = kF32; },
+      {"f16, bf16, e4m3, e5m2 or tf32", "f32"});
+  add("s8 inputs", [](GemmProblem& p) { p.element = ScalarType::kS8; },
+      {"f16, bf16, e4m3, e5m2 or tf32", "s8"});
+  add("MN-major tf32 B",
+      [](GemmProblem& p) {
+        p.element = kTF32;
+        p.b_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "tf32"});
+  add("f16 A with an e4m3 B", [](GemmProblem& p) { p.b_element = kE4M3; },
+      {"e4m3 with e5m2", "f16 with e4m3"});
+  add("e5m2 named twice",
+      [](GemmProblem& p) {
+        p.element = kE5M2;
+        p.b_element = kE5M2;
+      },
+      {"write one type"});
+  add("per-tensor scales of f16",
+      [](GemmProblem& p) { p.scaling = GemmScaling::kTensor; },
+      {"for fp8 inputs", "f16"});
+  add("fast accumulation of bf16",
+      [](GemmProblem& p) {
+        p.element = kBF16;
+        p.fast_accumulation = true;
+      },
+      {"for fp8 inputs", "bf16"});
+  add("packed K-major e4m3 rows of k = 40",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.k = 40;
+      },
+      {"k=40", "16-byte boundary", "k must be a multiple of 16"});
   add("MN-major e4m3 inputs",
       [](GemmProblem& p) {
         p.element = ScalarType::kE4M3;

@@ -145,6 +145,7 @@ std::vector<Form> BarrierForms() {
       {ptx::MbarrierInval()},
       {ptx::FenceMbarrierInit()},
       {ptx::NamedBarrierSync()},
+      {ptx::NamedBarrierArrive()},
       {ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease)},
       {ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelaxed)},
       {ptx::BarrierClusterWait()},
@@ -173,10 +174,13 @@ std::vector<Form> WarpForms() {
       Add(forms, ptx::StMatrixSharedB16({matrices, transpose}));
     }
   }
-  for (ScalarType to : {ScalarType::kF16, ScalarType::kBF16}) {
+  for (ScalarType to : {ScalarType::kF16, ScalarType::kBF16, ScalarType::kE4M3,
+                        ScalarType::kE5M2}) {
     Add(forms, ptx::CvtRoundFromF32(to));
     Add(forms, ptx::CvtPackFromF32x2(to));
-    Add(forms, ptx::CvtWidenToF32(to));
+  }
+  for (ScalarType from : {ScalarType::kF16, ScalarType::kBF16}) {
+    Add(forms, ptx::CvtWidenToF32(from));
   }
   return forms;
 }

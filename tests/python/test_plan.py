@@ -78,7 +78,7 @@ def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
     expect_refused(invalid, "ptxgenPlanGemm: GEMM: k=0 is outside 1..2147483647",
                    m=4096, n=4096, k=0)
     expect_refused(invalid, "k must be a multiple of 8", m=4096, n=4096, k=4100)
-    expect_refused(invalid, "element type must be f16 or bf16, not f32",
+    expect_refused(invalid, "element type must be f16, bf16, e4m3, e5m2 or tf32, not f32",
                    m=4096, n=4096, k=4096, dtype="f32")
     expect_refused(invalid, "batch=0 is outside 1..65535", m=4096, n=4096, k=4096, batch=0)
     expect_refused(invalid, "lda=100 must be at least the stored row",

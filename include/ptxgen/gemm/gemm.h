@@ -5,8 +5,10 @@
 //   D = act(alpha * op(A) * op(B) + beta * C + bias)
 // with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
 // (MN-major), C and D [m,n] row-major, each with a leading dimension and a
-// batch stride; f16 or bf16 inputs, f32 accumulation, D in f16, bf16 or
-// f32. The original problem, C = A * B^T packed, is {m, n, k, element}.
+// batch stride; f16, bf16, e4m3/e5m2 (fp8, K-major, optionally with
+// per-tensor scales) or tf32 (f32 in memory, K-major) inputs, f32
+// accumulation, D in f16, bf16 or f32. The original problem, C = A * B^T
+// packed, is {m, n, k, element}.
 //
 //   absl::StatusOr<Gemm> gemm = Gemm::Prepare({m, n, k, ScalarType::kF16});
 //   absl::Status run = gemm->Run(a, b, c, stream);
@@ -51,6 +53,7 @@ namespace ptxgen::gemm {
 // The generator's names for a problem's parts, used as they are.
 using gen::Activation;
 using gen::BiasAlong;
+using gen::GemmScaling;
 using ptx::MajorOrder;
 
 // One GEMM, or a strided batch of them, as the caller stores it.
@@ -58,8 +61,11 @@ struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  ptx::ScalarType element = ptx::ScalarType::kF16;  // A and B
-  // D's type; unset: the input type.
+  ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
+  // B's type where it differs: e4m3 with e5m2.
+  std::optional<ptx::ScalarType> b_element;
+  // D's type; unset: gen::DefaultOutput(element) (the input type for f16
+  // and bf16, bf16 for fp8, f32 for tf32).
   std::optional<ptx::ScalarType> output;
   MajorOrder a_major = MajorOrder::kK;  // kMN: A stored [k, m]
   MajorOrder b_major = MajorOrder::kK;  // kMN: B stored [k, n]
@@ -81,6 +87,14 @@ struct GemmProblem {
   // C and D stored [n, m] (D column-major, as cuBLAS stores it): their
   // leading dimensions count rows of n.
   bool d_transposed = false;
+  // fp8: kTensor multiplies alpha by the f32 scales Run's operands point to
+  // (GemmOperands::scale_a, scale_b), read by the kernel, as cuBLASLt's
+  // A/B scale pointers.
+  GemmScaling scaling = GemmScaling::kNone;
+  // fp8: accumulate in wgmma's reduced-precision fp8 accumulator (faster,
+  // as cuBLASLt's fast accumulation) instead of promoting every stage
+  // (gen::GemmForm::fast_accumulation).
+  bool fast_accumulation = false;
 };
 
 // The problem with every 0 (packed) leading dimension and stride and the
@@ -121,12 +135,16 @@ absl::Status ValidateProblem(const GemmProblem& problem);
 // The device pointers of one Run. c may equal d (then C is read before D is
 // written, element by element); c and bias are read only when the problem
 // has them.
+// scale_a and scale_b (one f32 each, 4-byte aligned) are read only with
+// per-tensor scaling, when each launch's kernel reads them.
 struct GemmOperands {
   CUdeviceptr a = 0;
   CUdeviceptr b = 0;
   CUdeviceptr c = 0;
   CUdeviceptr d = 0;
   CUdeviceptr bias = 0;
+  CUdeviceptr scale_a = 0;
+  CUdeviceptr scale_b = 0;
 };
 
 // How Prepare chooses a configuration when none is given.

@@ -40,7 +40,8 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem);
 // whether they fit or not.
 std::vector<gen::GemmConfig> V1SeedSpace();
 
-// V1SeedSpace less the configurations that cannot fit.
+// V1SeedSpace less the configurations that cannot fit (or, for fp8, cannot
+// hold the promotion's accumulators).
 std::vector<gen::GemmConfig> V1CandidateConfigs(ptx::ScalarType element);
 
 }  // namespace ptxgen::gemm

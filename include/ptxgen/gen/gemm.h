@@ -1,12 +1,14 @@
 #ifndef PTXGEN_GEN_GEMM_H_
 #define PTXGEN_GEN_GEMM_H_
 
-// GEMM kernel generation: C = A * B^T with A [M,K], B [N,K] and C [M,N], all
-// row-major; f16 or bf16 inputs, f32 accumulation, C in the input type.
-// M, N and K are kernel arguments: one generated kernel serves every size.
+// GEMM kernel generation: D = A * B^T with A [M,K], B [N,K] and D [M,N], all
+// row-major (other layouts and epilogues by GemmForm); f16, bf16, e4m3,
+// e5m2 or tf32 inputs, f32 accumulation. M, N and K are kernel arguments:
+// one generated kernel serves every size.
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,10 +80,17 @@ inline constexpr int kMaxRasterGroup = 32;
 enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
 enum class BiasAlong { kNone, kM, kN };
 
+// How fp8 inputs carry their range: none, or one f32 scale per tensor
+// (device pointers the kernel reads, multiplied into alpha), as cuBLASLt's
+// A/B scale pointers.
+enum class GemmScaling { kNone, kTensor };
+
 // The operation itself: types, majors, epilogue ops, batching, D's layout.
 struct GemmForm {
-  ptx::ScalarType element = ptx::ScalarType::kF16;  // A and B
-  ptx::ScalarType output = ptx::ScalarType::kF16;   // C and D
+  ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
+  // B's type where it differs from A's: fp8 mixes e4m3 and e5m2.
+  std::optional<ptx::ScalarType> b_element;
+  ptx::ScalarType output = ptx::ScalarType::kF16;  // C and D
   // kK: A stored [m, k] (B [n, k]); kMN: A stored [k, m] (B [k, n]).
   ptx::MajorOrder a_major = ptx::MajorOrder::kK;
   ptx::MajorOrder b_major = ptx::MajorOrder::kK;
@@ -97,9 +106,26 @@ struct GemmForm {
   // C and D stored [n, m] (D^T row-major, i.e. D column-major): what the
   // swapped kernel of a small-m GEMM writes (SwappedForm).
   bool d_transposed = false;
+  GemmScaling scaling = GemmScaling::kNone;  // fp8 only
+  // fp8: let wgmma accumulate every k-step in its own reduced-precision
+  // accumulator. Without it each stage's products start afresh and are
+  // added into f32 registers (promotion): exact f32 sums, twice the
+  // accumulator registers and no wgmma group left in flight.
+  bool fast_accumulation = false;
 
   bool operator==(const GemmForm& other) const;
 };
+
+// B's element type: form.b_element, else A's.
+ptx::ScalarType BElement(const GemmForm& form);
+
+// Whether the kernel adds each stage's products into f32 registers itself
+// (fp8 without fast accumulation).
+bool PromotesAccumulators(const GemmForm& form);
+
+// The output type a problem gets unless it names one: the input type for
+// f16 and bf16, bf16 for fp8, f32 for tf32 (stored as f32).
+ptx::ScalarType DefaultOutput(ptx::ScalarType element);
 
 // The same GEMM with the operands' roles exchanged: D^T = op(B).op(A)^T,
 // so m and n trade places. A and B (and their majors) swap, the bias runs
@@ -108,8 +134,10 @@ struct GemmForm {
 // 64-row M and its small m a narrow N.
 GemmForm SwappedForm(const GemmForm& form);
 
-// "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"):
-// part of kernel names and descriptions.
+// "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"), the
+// scaling ("+tensor_scaled") and fast accumulation ("+fast_accum"); mixed
+// inputs are written "e4m3xe5m2.kk->bf16": part of kernel names and
+// descriptions.
 std::string FormName(const GemmForm& form);
 // The form FormName writes `name` for; refuses a name not written as
 // FormName writes it, naming the part, and a form ValidateGemmForm refuses.
@@ -118,12 +146,14 @@ absl::string_view ActivationName(Activation activation);
 // "none", "relu", "gelu", "gelu_tanh", "silu" -> the activation.
 absl::StatusOr<Activation> ParseActivation(absl::string_view name);
 
-// Refuses forms no kernel computes, naming the rule: inputs f16/bf16,
-// outputs f16, bf16 or f32, a bias of one of those types, MN-major only for
-// 16-bit inputs (wgmma transposes no other).
+// Refuses forms no kernel computes, naming the rule: inputs f16, bf16, e4m3,
+// e5m2 or tf32 (B of another type only e4m3 with e5m2), outputs f16, bf16
+// or f32, a bias of one of those types, MN-major only for 16-bit inputs
+// (wgmma transposes no other), scaling and fast accumulation for fp8 only.
 absl::Status ValidateGemmForm(const GemmForm& form);
 
-// The form of the original GEMM: D = A.B^T, both K-major, D in `element`.
+// The form of the original GEMM: D = A.B^T, both K-major, D in
+// DefaultOutput(element).
 GemmForm PlainForm(ptx::ScalarType element);
 
 // Whether the epilogue does more than scale by alpha: reads C, adds a
@@ -245,7 +275,7 @@ absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text);
 absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
-// Whether GEMMs take and return this element type (f16 and bf16), and the
+// Whether GEMMs take this input type (f16, bf16, e4m3, e5m2, tf32), and the
 // refusal naming the rule when they do not.
 bool IsGemmElement(ptx::ScalarType element);
 absl::Status CheckGemmElement(ptx::ScalarType element);
@@ -307,12 +337,14 @@ struct GeneratedGemm {
 
 // The parameters of every generated GEMM kernel.
 enum class GemmKernelParameter {
-  kAMap,       // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
-  kBMap,       // TMA map of B
-  kDMap,       // TMA map of D: the TMA-store epilogue only
-  kD,          // D, for the direct epilogue
-  kC,          // C, read when the form reads it (may be D itself)
-  kBias,       // the bias vector, when the form has one
+  kAMap,    // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
+  kBMap,    // TMA map of B
+  kDMap,    // TMA map of D: the TMA-store epilogue only
+  kD,       // D, for the direct epilogue
+  kC,       // C, read when the form reads it (may be D itself)
+  kBias,    // the bias vector, when the form has one
+  kScaleA,  // per-tensor scales (f32 device scalars), when the form has them
+  kScaleB,
   kWorkspace,  // split-K and stream-K only (GemmWorkspaceBytes)
   kM,
   kN,

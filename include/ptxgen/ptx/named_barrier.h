@@ -12,6 +12,12 @@ namespace ptxgen::ptx {
 // "threads" (b32, a multiple of 32).
 Statement NamedBarrierSync();
 
+// bar.arrive id, threads: counts the calling warps' arrival at the named
+// barrier without waiting for it, so that warps that bar.sync on it (with
+// the same thread count, the arrivals included) go on once all came.
+// Slots as NamedBarrierSync's.
+Statement NamedBarrierArrive();
+
 }  // namespace ptxgen::ptx
 
 #endif  // PTXGEN_PTX_NAMED_BARRIER_H_

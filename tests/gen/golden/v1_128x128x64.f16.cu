@@ -20,6 +20,8 @@
 //   void* __restrict__ d: D [m, n] (or stored [n, m]) per batch, for the direct epilogue
 //   const void* c: C [m, n] ([n, m] when D is) per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
+//   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
 //   int m: rows of op(A) and D
 //   int n: columns of op(B) and D
@@ -190,12 +192,15 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
 }
 
 
-// What every epilogue part may read: D (or its TMA map), C, the bias, their
-// leading dimensions and batch strides, alpha and beta.
+// What every epilogue part may read: D (or its TMA map), C, the bias, the
+// per-tensor scales, their leading dimensions and batch strides, alpha and
+// beta.
 struct EpilogueArgs {
   void* d;
   const void* c;
   const void* bias;
+  const float* scale_a;
+  const float* scale_b;
   float* workspace;
   unsigned long long d_map_address;
   unsigned base;
@@ -233,6 +238,14 @@ __device__ __forceinline__ void mma_stage(
   wgmma_m64n128_f32_f16(acc[1], a_desc + 518ull, b_desc + 6ull, 1u);
 
   wgmma_commit_group();
+}
+
+// A stage's products into the tile's accumulators: wgmma adds them itself
+// (accumulate 1) or overwrites them (0, a tile's first stage).
+__device__ __forceinline__ void accumulate_stage(
+    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
+  mma_stage(acc, a_desc, b_desc, accumulate);
 }
 
 // The epilogue's transform of one result at (row, column) of batch
@@ -380,6 +393,8 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
     void* __restrict__ d,
     const void* c,
     const void* __restrict__ bias,
+    const float* __restrict__ scale_a,
+    const float* __restrict__ scale_b,
     float* __restrict__ workspace,
     int m,
     int n,
@@ -430,7 +445,7 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
       mbarrier_wait(full, phase);
     }
     __syncthreads();
-    mma_stage(acc, a_desc, b_desc, 1u);
+    accumulate_stage(acc, a_desc, b_desc, 1u);
     wgmma_wait_group_0();
     wgmma_pin_n128(acc[0]);
     wgmma_pin_n128(acc[1]);
@@ -439,7 +454,7 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
     phase ^= 1u;
   }
 
-  const EpilogueArgs out = {d, c, bias, workspace, 0ull, base, m, n, pair_stores,
+  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
   store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

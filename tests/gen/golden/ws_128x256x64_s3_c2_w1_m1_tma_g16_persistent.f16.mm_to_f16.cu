@@ -24,6 +24,8 @@
 //   void* __restrict__ d: D [m, n] (or stored [n, m]) per batch, for the direct epilogue
 //   const void* c: C [m, n] ([n, m] when D is) per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
+//   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
 //   int m: rows of op(A) and D
 //   int n: columns of op(B) and D
@@ -60,6 +62,7 @@ constexpr bool kStreamK = false;
 constexpr int kStreamKMaxPieces = 4;
 constexpr int kRasterGroup = 16;
 constexpr bool kBatched = false;
+constexpr bool kPromotes = false;
 constexpr unsigned kStageBytes = 49152u;
 constexpr unsigned kATileBytes = 16384u;
 constexpr unsigned kConsumerABytes = 8192u;
@@ -331,12 +334,15 @@ __device__ __forceinline__ void wgmma_wait_group_1() {
 }
 
 
-// What every epilogue part may read: D (or its TMA map), C, the bias, their
-// leading dimensions and batch strides, alpha and beta.
+// What every epilogue part may read: D (or its TMA map), C, the bias, the
+// per-tensor scales, their leading dimensions and batch strides, alpha and
+// beta.
 struct EpilogueArgs {
   void* d;
   const void* c;
   const void* bias;
+  const float* scale_a;
+  const float* scale_b;
   float* workspace;
   unsigned long long d_map_address;
   unsigned base;
@@ -586,6 +592,14 @@ __device__ __forceinline__ void mma_stage(
   wgmma_commit_group();
 }
 
+// A stage's products into the tile's accumulators: wgmma adds them itself
+// (accumulate 1) or overwrites them (0, a tile's first stage).
+__device__ __forceinline__ void accumulate_stage(
+    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
+  mma_stage(acc, a_desc, b_desc, accumulate);
+}
+
 // The accumulators stored with stmatrix.x4, 16 columns a step
 // (ptx::AccumulatorStMatrix): the row of the 64-row tile and the column
 // of step `step` whose shared address warpgroup thread `thread` supplies,
@@ -663,7 +677,7 @@ __device__ __forceinline__ void store_drain(int thread) {
 }
 
 // A consumer warpgroup's main loop over one piece of work: for each of its
-// k-tiles, wait for the stage, run mma_stage on it, keep
+// k-tiles, wait for the stage, accumulate its products, keep
 // kMmaGroupsInFlight wgmma group(s) in flight, and release each stage once
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
@@ -671,7 +685,8 @@ __device__ __forceinline__ void mma_piece(
     float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
-  if (w.kt_begin == w.kt_end) {  // a split-K slice of no k-tiles
+  // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
+  if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
@@ -684,8 +699,9 @@ __device__ __forceinline__ void mma_piece(
     const unsigned b_tile = stage_base + plan::kATileBytes;
     consumer_wait(ring, barriers);
     // The first k-tile overwrites the accumulators, the rest add.
-    mma_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
-              matrix_descriptor(plan::kBDescriptor, b_tile), kt != w.kt_begin);
+    accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
+                     matrix_descriptor(plan::kBDescriptor, b_tile),
+                     kt != w.kt_begin);
     wgmma_wait_group_1();
   wgmma_pin_n256(acc[0]);
 
@@ -739,6 +755,8 @@ ptxgen_gemm_f16_mm_to_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16(const __grid_constan
     void* __restrict__ d,
     const void* c,
     const void* __restrict__ bias,
+    const float* __restrict__ scale_a,
+    const float* __restrict__ scale_b,
     float* __restrict__ workspace,
     int m,
     int n,
@@ -788,7 +806,7 @@ ptxgen_gemm_f16_mm_to_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16(const __grid_constan
     }
   } else {
     setmaxnreg_inc_232();
-    const EpilogueArgs out = {d, c, bias, workspace, (unsigned long long)&d_map, base,
+    const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, (unsigned long long)&d_map, base,
                               m, n, pair_stores, ldc, ldd, stride_c, stride_d,
                               stride_bias, alpha, beta};
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,
