@@ -400,36 +400,14 @@ bool CublasComputes(const GemmProblem& problem, const Variant& variant) {
          OutputOf(problem) == problem.element;
 }
 
-// The per-tensor scales both libraries read with --scaling=tensor: two f32
-// values 16 bytes apart (cuBLASLt's fp8 kernels take 16-byte aligned scale
-// pointers), a product of 1 so that D keeps its range.
-struct Scales {
-  std::shared_ptr<runtime::DeviceBuffer> buffer;  // null: unscaled
-
-  static absl::StatusOr<Scales> For(const GemmProblem& problem) {
-    if (problem.scaling != GemmScaling::kTensor) return Scales{};
-    absl::StatusOr<runtime::DeviceBuffer> buffer =
-        runtime::DeviceBuffer::Allocate(32);
-    if (!buffer.ok()) return buffer.status();
-    const float values[8] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0};
-    if (absl::Status s = buffer->CopyFromHost(values, sizeof(values)); !s.ok())
-      return s;
-    return Scales{std::make_shared<runtime::DeviceBuffer>(*std::move(buffer))};
-  }
-  CUdeviceptr a() const { return buffer ? buffer->address() : 0; }
-  CUdeviceptr b() const { return buffer ? buffer->address() + 16 : 0; }
-};
-
 // What ptxgen is measured against: cuBLAS for the plain problem, cuBLASLt
 // with the same types, scales, layout and fused epilogue for the others.
 class Peer {
  public:
   static absl::StatusOr<Peer> Create(const GemmProblem& problem,
-                                     const Variant& variant,
-                                     const Scales& scales) {
+                                     const Variant& variant) {
     Peer peer;
     peer.problem_ = problem;
-    peer.scales_ = scales;
     if (CublasComputes(problem, variant)) return peer;
     LtGemm lt = PackedLtGemm(
         problem.m, problem.n, problem.k, problem.element, OutputOf(problem),
@@ -458,18 +436,19 @@ class Peer {
   }
 
   const char* name() const { return lt_ ? "cuBLASLt" : "cuBLAS"; }
-  const Scales& scales() const { return scales_; }
 
-  // D = the product at c, with the bias at `bias` when the variant has one.
-  GemmCall Call(CUdeviceptr bias) const {
+  // D = the product at c, with the operands' bias and scales where the
+  // problem has them.
+  GemmCall Call(const RotatingGemmOperands& operands) const {
     if (!lt_) {
       return [problem = problem_](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
         return CublasGemm(problem, a, b, c, nullptr);
       };
     }
+    const CUdeviceptr bias = operands.bias ? operands.bias->address() : 0;
     LtScales scales;
-    scales.a = scales_.a();
-    scales.b = scales_.b();
+    scales.a = operands.ScaleA();
+    scales.b = operands.ScaleB();
     return [lt = lt_, workspace = workspace_, bias, scales](
                CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
       return lt->Run(a, b, 0, c, bias, scales, nullptr,
@@ -480,18 +459,14 @@ class Peer {
 
  private:
   GemmProblem problem_;
-  Scales scales_;
   std::shared_ptr<const PreparedLtGemm> lt_;  // null: cuBLAS
   std::shared_ptr<const runtime::DeviceBuffer> workspace_;
 };
 
-// Rotating copies of A and B, the bias when the variant has one
-// (RandomRotatingGemmOperands), and the peer's D for the first copy.
+// Rotating copies of A and B, the bias and the scales when the problem has
+// them (RandomRotatingGemmOperands), and the peer's D for the first copy.
 struct Operands : RotatingGemmOperands {
   std::vector<double> reference;
-  Scales scales;
-
-  CUdeviceptr BiasAddress() const { return bias ? bias->address() : 0; }
 };
 
 absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
@@ -499,10 +474,10 @@ absl::StatusOr<Operands> MakeOperands(const GemmProblem& problem, int l2_bytes,
   absl::StatusOr<RotatingGemmOperands> inputs =
       RandomRotatingGemmOperands(problem, l2_bytes, /*seed=*/7, nullptr);
   if (!inputs.ok()) return inputs.status();
-  Operands operands{*std::move(inputs), {}, peer.scales()};
-  if (absl::Status s = peer.Call(operands.BiasAddress())(
-          operands.a[0].address(), operands.b[0].address(),
-          operands.c.address());
+  Operands operands{*std::move(inputs), {}};
+  if (absl::Status s =
+          peer.Call(operands)(operands.a[0].address(), operands.b[0].address(),
+                              operands.c.address());
       !s.ok()) {
     return s;
   }
@@ -523,10 +498,7 @@ constexpr double kMinBatchMilliseconds = 1;
 
 // ptxgen's GEMM as a GemmCall on the default stream, D at c.
 GemmCall OursCall(const Gemm& gemm, const Operands& inputs) {
-  GemmOperands fixed;
-  fixed.bias = inputs.BiasAddress();
-  fixed.scale_a = inputs.scales.a();
-  fixed.scale_b = inputs.scales.b();
+  const GemmOperands fixed = inputs.OperandsOfCopy(0);
   return [&gemm, fixed](CUdeviceptr a, CUdeviceptr b, CUdeviceptr c) {
     GemmOperands operands = fixed;
     operands.a = a;
@@ -814,7 +786,7 @@ absl::Status PrintLaunchRow(const GemmProblem& problem,
       HostMicrosecondsPerCall(OursCall(*gemm, operands), operands);
   if (!ours.ok()) return ours.status();
   absl::StatusOr<double> theirs =
-      HostMicrosecondsPerCall(peer.Call(operands.BiasAddress()), operands);
+      HostMicrosecondsPerCall(peer.Call(operands), operands);
   if (!theirs.ok()) return theirs.status();
   table.Print({absl::StrCat(problem.m, "x", problem.n, "x", problem.k),
                std::string(ptx::PtxName(problem.element)),
@@ -873,8 +845,8 @@ absl::StatusOr<Row> Measure(const std::string& label,
         absl::StrFormat("wrong result: relative error %.2e vs %s (bound %.0e)",
                         row.error, peer.name(), BenchErrorBound(problem)));
   }
-  absl::StatusOr<std::pair<double, double>> times = TimeInterleaved(
-      ours, peer.Call(operands.BiasAddress()), operands, repeats);
+  absl::StatusOr<std::pair<double, double>> times =
+      TimeInterleaved(ours, peer.Call(operands), operands, repeats);
   if (!times.ok()) return times.status();
   row.ms = times->first;
   row.peer_ms = times->second;
@@ -1056,9 +1028,7 @@ absl::Status Run(const Flags& flags) {
       shape = Typed(shape, element, flags);
       for (const Variant& variant : flags.Variants()) {
         const GemmProblem problem = WithVariant(shape, variant);
-        absl::StatusOr<Scales> scales = Scales::For(problem);
-        if (!scales.ok()) return scales.status();
-        absl::StatusOr<Peer> peer = Peer::Create(problem, variant, *scales);
+        absl::StatusOr<Peer> peer = Peer::Create(problem, variant);
         if (absl::IsUnimplemented(peer.status())) {
           // Rows need a peer in the same process: none, no row.
           std::fprintf(table.notes(), "skipped %s %s: %s\n",

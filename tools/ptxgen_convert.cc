@@ -1,4 +1,4 @@
-// `ptxgen convert`: rounding f32 accumulators to 16-bit outputs.
+// `ptxgen convert`: rounding f32 accumulators to 16-bit and fp8 outputs.
 #include "ptxgen/ptx/convert.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
@@ -20,22 +20,25 @@ absl::StatusOr<std::string> RunConvert(const cli::ParsedFlags& flags) {
 cli::Subcommand ConvertSubcommand() {
   cli::Subcommand command;
   command.name = "convert";
-  command.summary = "cvt.rn: f32 to f16 or bf16, one value or a packed pair";
+  command.summary =
+      "cvt.rn: f32 to f16, bf16, e4m3 or e5m2, one value or a packed pair";
   command.description =
-      "Prints a cvt.rn statement rounding f32 to a 16-bit float: result (b16)\n"
-      "from value, or with --pack, packed (b32) from high and low (low lands\n"
-      "in bits 0-15).";
+      "Prints a cvt.rn statement rounding f32 to a 16-bit float or (with\n"
+      ".satfinite) an fp8 one: result (b16; an fp8 value in its low byte)\n"
+      "from value, or with --pack, packed from high and low (b32 of two\n"
+      "16-bit values, b16 of two fp8 ones; low lands in the low half).";
   command.flags = {
-      cli::ScalarTypeFlag("to", "The 16-bit float type to round to.", "f16",
+      cli::ScalarTypeFlag("to", "The type to round to.", "f16",
                           ptx::CvtRoundsTo),
       cli::SwitchFlag("pack",
-                      "Convert two values into one b32 (f16x2, "
-                      "bf16x2)."),
+                      "Convert two values into one register (f16x2, bf16x2, "
+                      "e4m3x2, e5m2x2)."),
       cli::StatementEmitFlag(),
   };
   command.examples = {
       "ptxgen convert --to=bf16",
       "ptxgen convert --to=f16 --pack --emit=ptx-lines",
+      "ptxgen convert --to=e4m3 --pack",
   };
   command.run = RunConvert;
   return command;

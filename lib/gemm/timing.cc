@@ -86,6 +86,8 @@ GemmOperands RotatingGemmOperands::OperandsOfCopy(size_t i) const {
   operands.c = c_input ? c_input->address() : 0;
   operands.d = c.address();
   operands.bias = bias ? bias->address() : 0;
+  operands.scale_a = ScaleA();
+  operands.scale_b = ScaleB();
   return operands;
 }
 
@@ -123,8 +125,19 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
   absl::StatusOr<runtime::DeviceBuffer> c =
       runtime::DeviceBuffer::Allocate(spans.d * ptx::SizeInBytes(*r.output));
   if (!c.ok()) return c.status();
-  RotatingGemmOperands operands{
-      {}, {}, *std::move(c), std::nullopt, std::nullopt};
+  RotatingGemmOperands operands{{},           {},           *std::move(c),
+                                std::nullopt, std::nullopt, std::nullopt};
+  if (r.scaling == GemmScaling::kTensor) {
+    absl::StatusOr<runtime::DeviceBuffer> scales =
+        runtime::DeviceBuffer::Allocate(32);
+    if (!scales.ok()) return scales.status();
+    const float values[8] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0};
+    if (absl::Status copied = scales->CopyFromHost(values, sizeof(values));
+        !copied.ok()) {
+      return copied;
+    }
+    operands.scales = *std::move(scales);
+  }
   if (r.beta != 0.0f) {
     absl::StatusOr<runtime::DeviceBuffer> input =
         TimingInput(spans.c, *r.output, seed - 1, stream);

@@ -58,11 +58,17 @@ struct RotatingGemmOperands {
   std::vector<runtime::DeviceBuffer> a, b;
   runtime::DeviceBuffer c;
   std::optional<runtime::DeviceBuffer> c_input, bias;
+  // A scaled problem's per-tensor scales: 0.5 for A, 2.0 for B 16 bytes on
+  // (cuBLASLt's fp8 kernels want them 16-byte aligned), a product of 1 that
+  // keeps D's range while a scale left out would show.
+  std::optional<runtime::DeviceBuffer> scales;
+  CUdeviceptr ScaleA() const { return scales ? scales->address() : 0; }
+  CUdeviceptr ScaleB() const { return scales ? scales->address() + 16 : 0; }
 
   // `call` on copy `i` modulo the number of copies, into `c`.
   absl::Status RunOnCopy(size_t i, const GemmCall& call) const;
-  // Copy `i` as a Gemm runs on it: D at `c`, C and the bias where the
-  // problem has them.
+  // Copy `i` as a Gemm runs on it: D at `c`, C, the bias and the scales
+  // where the problem has them.
   GemmOperands OperandsOfCopy(size_t i) const;
 };
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(

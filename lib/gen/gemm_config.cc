@@ -67,9 +67,11 @@ absl::Status ValidateTile(const GemmTileShape& tile, ptx::ScalarType element) {
   if (__builtin_mul_overflow(tile.block_k, ptx::SizeInBytes(element),
                              &row_bytes) ||
       (row_bytes != 32 && row_bytes != 64 && row_bytes != 128)) {
+    const int bytes = ptx::SizeInBytes(element);
     return Rule(absl::StrCat(
         "block_k must make a 32-, 64- or 128-byte row to match a swizzle span "
-        "(16, 32 or 64 for ",
+        "(",
+        32 / bytes, ", ", 64 / bytes, " or ", 128 / bytes, " for ",
         ptx::PtxName(element), ")"));
   }
   return absl::OkStatus();

@@ -1,25 +1,24 @@
 #include "ptxgen/ptx/named_barrier.h"
 
 namespace ptxgen::ptx {
+namespace {
 
-Statement NamedBarrierSync() {
-  Statement statement("bar.sync");
+// bar.sync and bar.arrive take the same operands: the barrier and the
+// threads it counts.
+Statement NamedBarrier(const char* opcode) {
+  Statement statement(opcode);
   statement.set_touches_memory(true);
   const SlotId id = statement.AddSlot("id", RegType::kB32, Access::kRead);
   const SlotId threads =
       statement.AddSlot("threads", RegType::kB32, Access::kRead);
-  statement.Emit("bar.sync", {Plain(Reg(id)), Plain(Reg(threads))});
+  statement.Emit(opcode, {Plain(Reg(id)), Plain(Reg(threads))});
   return statement;
 }
 
-Statement NamedBarrierArrive() {
-  Statement statement("bar.arrive");
-  statement.set_touches_memory(true);
-  const SlotId id = statement.AddSlot("id", RegType::kB32, Access::kRead);
-  const SlotId threads =
-      statement.AddSlot("threads", RegType::kB32, Access::kRead);
-  statement.Emit("bar.arrive", {Plain(Reg(id)), Plain(Reg(threads))});
-  return statement;
-}
+}  // namespace
+
+Statement NamedBarrierSync() { return NamedBarrier("bar.sync"); }
+
+Statement NamedBarrierArrive() { return NamedBarrier("bar.arrive"); }
 
 }  // namespace ptxgen::ptx

@@ -25,6 +25,67 @@ TEST(SelectionTest, LargeProblemsGet128x256TilesWithTheTmaStore) {
   EXPECT_TRUE(gen::ValidateGemmConfig(config, ScalarType::kF16).ok());
 }
 
+// fp8 and tf32 stages span one 128-byte row of K (128 and 32 values). fp8's
+// promotion holds two sets of accumulators with no wgmma group in flight:
+// the widest tile that fits 240 registers is 128x192; with fast
+// accumulation it is 128x256 again.
+TEST(SelectionTest, Fp8AndTf32TilesFitTheirRowsAndRegisters) {
+  GemmProblem fp8{8192, 8192, 8192, ScalarType::kE4M3};
+  const gen::GemmConfig promoted = HeuristicConfig(fp8, 132);
+  EXPECT_EQ(promoted.block_k, 128);
+  EXPECT_EQ(promoted.block_n, 192);
+  EXPECT_EQ(promoted.mma_groups_in_flight, 0);
+  EXPECT_TRUE(gen::ValidateGemmConfigForForm(promoted, FormOf(fp8)).ok());
+  fp8.fast_accumulation = true;
+  const gen::GemmConfig fast = HeuristicConfig(fp8, 132);
+  EXPECT_EQ(fast.block_n, 256);
+  EXPECT_EQ(fast.mma_groups_in_flight, 1);
+  const GemmProblem tf32{8192, 8192, 8192, ScalarType::kTF32};
+  const gen::GemmConfig tf32_config = HeuristicConfig(tf32, 132);
+  EXPECT_EQ(tf32_config.block_k, 32);
+  // f32 D: the TMA store stages 16-bit values only.
+  EXPECT_EQ(tf32_config.epilogue, gen::GemmEpilogue::kDirect);
+  for (const GemmProblem& problem :
+       {GemmProblem{16, 4096, 4096, ScalarType::kE5M2},
+        GemmProblem{1024, 1024, 8192, ScalarType::kE4M3},
+        GemmProblem{2048, 2048, 2048, ScalarType::kTF32}}) {
+    const gen::GemmConfig config = HeuristicConfig(problem, 132);
+    EXPECT_TRUE(CheckConfigFitsProblem(config, problem).ok())
+        << gen::ConfigName(config);
+    for (const gen::GemmConfig& candidate : CandidateConfigs(problem)) {
+      EXPECT_EQ(candidate.block_k * ptx::SizeInBytes(problem.element), 128)
+          << gen::ConfigName(candidate);
+    }
+  }
+}
+
+TEST(SelectionTest, PromotionRefusesGroupsInFlightAndTooManyAccumulators) {
+  const gen::GemmForm fp8 = gen::PlainForm(ScalarType::kE4M3);
+  const auto refusal = [&](const char* name) {
+    absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(name);
+    EXPECT_TRUE(config.ok()) << config.status();
+    return gen::ValidateGemmConfigForForm(*config, fp8);
+  };
+  EXPECT_TRUE(absl::StrContains(
+      refusal("ws 128x192x128 s4 c2 w1 m1 tma g16 persistent").message(),
+      "it needs w0"));
+  EXPECT_TRUE(absl::StrContains(
+      refusal("ws 128x256x128 s3 c2 w0 m1 tma g16 persistent").message(),
+      "needs 256 accumulator registers"));
+  gen::GemmForm fast = fp8;
+  fast.fast_accumulation = true;
+  absl::StatusOr<gen::GemmConfig> wide =
+      gen::ParseConfigName("ws 128x256x128 s3 c2 w1 m1 tma g16 persistent");
+  ASSERT_TRUE(wide.ok());
+  EXPECT_TRUE(gen::ValidateGemmConfigForForm(*wide, fast).ok());
+  absl::StatusOr<gen::GemmConfig> short_row =
+      gen::ParseConfigName("ws 128x192x16 s4 c2 w0 m1 tma g16 persistent");
+  ASSERT_TRUE(short_row.ok());
+  EXPECT_TRUE(absl::StrContains(
+      gen::ValidateGemmConfigForForm(*short_row, fp8).message(),
+      "(32, 64 or 128 for e4m3)"));
+}
+
 TEST(SelectionTest,
      OneNearlyFullWaveOfWideTilesStoresCInHalvesForAFourthStage) {
   // 2048^3: 128 tiles of 128x256 on 132 SMs.

@@ -138,6 +138,15 @@ TEST(PtxgenTest, IllegalRequestsExitOneNamingTheRule) {
       {"descriptor --type=e4m3 --major=mn",
        "shared tile 128x64 e4m3 MN-major 128B: only f16/bf16 tiles may be "
        "MN-major"},
+      {"gemm --m=64 --n=64 --k=64 --dtype=e4m3 --b-major=n --emit=json",
+       "GEMM: MN-major operands need f16 or bf16 inputs"},
+      {"gemm --m=64 --n=64 --k=64 --dtype=f16 --b-dtype=e5m2 --emit=json",
+       "GEMM: A and B differ in type only as e4m3 with e5m2"},
+      {"gemm --m=64 --n=64 --k=64 --scaling=tensor --emit=json",
+       "GEMM: per-tensor scales and fast accumulation are for fp8 inputs, "
+       "not f16"},
+      {"gemm --m=64 --n=64 --k=40 --dtype=e4m3 --emit=json",
+       "GEMM: k=40 gives packed rows of a of 40 bytes"},
   };
   for (const auto& [args, message] : cases) {
     const Result run = Ptxgen(Args(args));
@@ -179,6 +188,11 @@ TEST(PtxgenTest, UsageErrorsExitTwoNamingTheFlag) {
       {"descriptor --decode=12", "--decode=12 is not a 64-bit hex value"},
       {"descriptor --decode=0x1 --rows=64", "--rows does not apply"},
       {"frobnicate", "unknown subcommand 'frobnicate'"},
+      {"gemm --m=64 --n=64 --k=64 --dtype=tf32 --run",
+       "--run compares f16 and bf16 GEMMs with cuBLAS; tf32 GEMMs are "
+       "compared with cuBLASLt by gemm_bench --dtype=tf32"},
+      {"gemm --m=64 --n=64 --k=64 --scaling=per-row",
+       "--scaling=per-row is not accepted"},
   };
   for (const auto& [args, message] : cases) {
     const Result run = Ptxgen(Args(args));
@@ -258,6 +272,29 @@ TEST(PtxgenTest, HelpExamplesRun) {
       EXPECT_NE(run.out, "") << line;
     }
   }
+}
+
+// fp8 and tf32 kernels from the command line: the form in the kernel's
+// name and on stderr, wgmma of the input types in the source.
+TEST(PtxgenTest, GemmTakesFp8AndTf32Inputs) {
+  const Result mixed =
+      Ptxgen(Args("gemm --m=256 --n=256 --k=256 --dtype=e4m3 --b-dtype=e5m2 "
+                  "--scaling=tensor --fast-accum --out-dtype=f32 --emit=cuda"));
+  ASSERT_EQ(mixed.status, 0) << mixed.err;
+  EXPECT_TRUE(Contains(
+      mixed.err, "ptxgen: form e4m3xe5m2.kk->f32+tensor_scaled+fast_accum"))
+      << mixed.err;
+  EXPECT_TRUE(Contains(mixed.out, ".f32.e4m3.e5m2"));
+  EXPECT_TRUE(Contains(mixed.out, "apply_tensor_scales(acc, out);"));
+  const Result promoted =
+      Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=e4m3 --emit=cuda"));
+  ASSERT_EQ(promoted.status, 0) << promoted.err;
+  EXPECT_TRUE(Contains(promoted.err, "ws 128x192x128 s4 c2 w0"));
+  EXPECT_TRUE(Contains(promoted.out, "float stage_sums["));
+  const Result tf32 =
+      Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=tf32 --emit=cuda"));
+  ASSERT_EQ(tf32.status, 0) << tf32.err;
+  EXPECT_TRUE(Contains(tf32.out, "m64n256k8.f32.tf32.tf32"));
 }
 
 TEST(PtxgenTest, GemmBlockSetsTheTile) {
