@@ -14,6 +14,7 @@
 namespace ptxgen::gemm {
 namespace {
 
+using ptx::IsFp8;
 using ptx::ScalarType;
 
 // Sizes and leading dimensions stay below 2^31, so that extents such as
@@ -66,10 +67,6 @@ absl::Status Check(cublasStatus_t status, absl::string_view call) {
   return absl::InternalError(absl::StrCat(kPrefix, call, " returned ",
                                           static_cast<int>(status), " (",
                                           StatusName(status), ")"));
-}
-
-bool IsFp8(ScalarType type) {
-  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
 }
 
 bool IsInput(ScalarType type) {

@@ -12,10 +12,6 @@
 namespace ptxgen::gen {
 namespace {
 
-bool IsFp8(ptx::ScalarType type) {
-  return type == ptx::ScalarType::kE4M3 || type == ptx::ScalarType::kE5M2;
-}
-
 bool IsOutputType(ptx::ScalarType type) {
   return type == ptx::ScalarType::kF16 || type == ptx::ScalarType::kBF16 ||
          type == ptx::ScalarType::kF32;
@@ -158,11 +154,11 @@ ptx::ScalarType BElement(const GemmForm& form) {
 }
 
 bool PromotesAccumulators(const GemmForm& form) {
-  return IsFp8(form.element) && !form.fast_accumulation;
+  return ptx::IsFp8(form.element) && !form.fast_accumulation;
 }
 
 ptx::ScalarType DefaultOutput(ptx::ScalarType element) {
-  if (IsFp8(element)) return ptx::ScalarType::kBF16;
+  if (ptx::IsFp8(element)) return ptx::ScalarType::kBF16;
   if (element == ptx::ScalarType::kTF32) return ptx::ScalarType::kF32;
   return element;
 }
@@ -211,8 +207,9 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   auto refuse = [&](absl::string_view rule) {
     return absl::InvalidArgumentError(absl::StrCat("GEMM: ", rule));
   };
-  if (form.b_element && (!IsFp8(form.element) || !IsFp8(*form.b_element) ||
-                         *form.b_element == form.element)) {
+  if (form.b_element &&
+      (!ptx::IsFp8(form.element) || !ptx::IsFp8(*form.b_element) ||
+       *form.b_element == form.element)) {
     return refuse(absl::StrCat(
         "A and B differ in type only as e4m3 with e5m2 (fp8), not ",
         ptx::PtxName(form.element), " with ", ptx::PtxName(*form.b_element),
@@ -222,7 +219,7 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
       form.scaling != GemmScaling::kTensor) {
     return refuse("the scaling is none or per tensor");
   }
-  if (!IsFp8(form.element) &&
+  if (!ptx::IsFp8(form.element) &&
       (form.scaling != GemmScaling::kNone || form.fast_accumulation)) {
     return refuse(absl::StrCat(
         "per-tensor scales and fast accumulation are for fp8 inputs, not ",

@@ -8,10 +8,6 @@
 namespace ptxgen::ptx {
 namespace {
 
-bool IsFp8(ScalarType type) {
-  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
-}
-
 bool IsSixteenBitFloat(ScalarType type) {
   return type == ScalarType::kF16 || type == ScalarType::kBF16;
 }

@@ -38,6 +38,10 @@ const TypeInfo* Find(ScalarType type) {
 
 }  // namespace
 
+bool IsFp8(ScalarType type) {
+  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
+}
+
 bool IsKnownScalarType(ScalarType type) { return Find(type) != nullptr; }
 
 absl::string_view PtxName(ScalarType type) {

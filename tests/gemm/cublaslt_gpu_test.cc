@@ -55,32 +55,6 @@ int64_t SpanOfBias(const LtGemm& g) {
   return Span(1, g.n, g.n, g.batch, g.stride_bias);
 }
 
-bool IsFp8(ScalarType type) {
-  return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
-}
-
-// e4m3: 1 sign, 4 exponent bits (bias 7), 3 mantissa bits; no infinity,
-// S.1111.111 (0x7F, 0xFF) NaN; subnormals at exponent 0.
-double E4m3ToDouble(uint8_t bits) {
-  const double sign = (bits & 0x80) != 0 ? -1 : 1;
-  const int exponent = (bits >> 3) & 0xF;
-  const int mantissa = bits & 0x7;
-  if (exponent == 0xF && mantissa == 0x7) return NAN;
-  if (exponent == 0) return sign * std::ldexp(mantissa, -9);  // 2^-6 * m/8
-  return sign * std::ldexp(8 + mantissa, exponent - 10);  // 2^(e-7) * (8+m)/8
-}
-
-// e5m2: 1 sign, 5 exponent bits (bias 15), 2 mantissa bits, IEEE-like:
-// exponent 31 is infinity (mantissa 0) or NaN.
-double E5m2ToDouble(uint8_t bits) {
-  const double sign = (bits & 0x80) != 0 ? -1 : 1;
-  const int exponent = (bits >> 2) & 0x1F;
-  const int mantissa = bits & 0x3;
-  if (exponent == 0x1F) return mantissa != 0 ? NAN : sign * INFINITY;
-  if (exponent == 0) return sign * std::ldexp(mantissa, -16);  // 2^-14 * m/4
-  return sign * std::ldexp(4 + mantissa, exponent - 17);
-}
-
 // One element of `type` at `bytes`, exactly, as a double.
 double Decode(const uint8_t* bytes, ScalarType type) {
   switch (type) {
@@ -97,9 +71,8 @@ double Decode(const uint8_t* bytes, ScalarType type) {
       return value;
     }
     case ScalarType::kE4M3:
-      return E4m3ToDouble(bytes[0]);
     case ScalarType::kE5M2:
-      return E5m2ToDouble(bytes[0]);
+      return Fp8BitsToDouble(bytes[0], type);
     case ScalarType::kS8:
       return static_cast<int8_t>(bytes[0]);
     case ScalarType::kU8:
@@ -690,22 +663,27 @@ TEST_P(CublasLtGpuTest, MatchesTheHostReference) {
 
 // Without a GPU: the host side of the cases above.
 TEST(CublasLtGpuTestSupport, Fp8DecodingMatchesTheFormats) {
-  EXPECT_EQ(E4m3ToDouble(0x00), 0);
-  EXPECT_EQ(E4m3ToDouble(0x38), 1);                  // 0.0111.000
-  EXPECT_EQ(E4m3ToDouble(0xC4), -3);                 // 1.1000.100: -2 * 1.5
-  EXPECT_EQ(E4m3ToDouble(0x7E), 448);                // the largest
-  EXPECT_EQ(E4m3ToDouble(0x01), std::ldexp(1, -9));  // the least subnormal
-  EXPECT_EQ(E4m3ToDouble(0x08), std::ldexp(1, -6));  // the least normal
-  EXPECT_TRUE(std::isnan(E4m3ToDouble(0x7F)));
-  EXPECT_TRUE(std::isnan(E4m3ToDouble(0xFF)));
-  EXPECT_EQ(E4m3ToDouble(0x78), 256);  // no infinity: 0.1111.000 is finite
-  EXPECT_EQ(E5m2ToDouble(0x3C), 1);    // 0.01111.00
-  EXPECT_EQ(E5m2ToDouble(0xC2), -3);   // 1.10000.10: -2 * 1.5
-  EXPECT_EQ(E5m2ToDouble(0x7B), 57344);
-  EXPECT_EQ(E5m2ToDouble(0x01), std::ldexp(1, -16));
-  EXPECT_EQ(E5m2ToDouble(0x7C), INFINITY);
-  EXPECT_EQ(E5m2ToDouble(0xFC), -INFINITY);
-  EXPECT_TRUE(std::isnan(E5m2ToDouble(0x7D)));
+  EXPECT_EQ(Fp8BitsToDouble(0x00, ScalarType::kE4M3), 0);
+  EXPECT_EQ(Fp8BitsToDouble(0x38, ScalarType::kE4M3), 1);  // 0.0111.000
+  EXPECT_EQ(Fp8BitsToDouble(0xC4, ScalarType::kE4M3),
+            -3);  // 1.1000.100: -2 * 1.5
+  EXPECT_EQ(Fp8BitsToDouble(0x7E, ScalarType::kE4M3), 448);  // the largest
+  EXPECT_EQ(Fp8BitsToDouble(0x01, ScalarType::kE4M3),
+            std::ldexp(1, -9));  // the least subnormal
+  EXPECT_EQ(Fp8BitsToDouble(0x08, ScalarType::kE4M3),
+            std::ldexp(1, -6));  // the least normal
+  EXPECT_TRUE(std::isnan(Fp8BitsToDouble(0x7F, ScalarType::kE4M3)));
+  EXPECT_TRUE(std::isnan(Fp8BitsToDouble(0xFF, ScalarType::kE4M3)));
+  EXPECT_EQ(Fp8BitsToDouble(0x78, ScalarType::kE4M3),
+            256);  // no infinity: 0.1111.000 is finite
+  EXPECT_EQ(Fp8BitsToDouble(0x3C, ScalarType::kE5M2), 1);  // 0.01111.00
+  EXPECT_EQ(Fp8BitsToDouble(0xC2, ScalarType::kE5M2),
+            -3);  // 1.10000.10: -2 * 1.5
+  EXPECT_EQ(Fp8BitsToDouble(0x7B, ScalarType::kE5M2), 57344);
+  EXPECT_EQ(Fp8BitsToDouble(0x01, ScalarType::kE5M2), std::ldexp(1, -16));
+  EXPECT_EQ(Fp8BitsToDouble(0x7C, ScalarType::kE5M2), INFINITY);
+  EXPECT_EQ(Fp8BitsToDouble(0xFC, ScalarType::kE5M2), -INFINITY);
+  EXPECT_TRUE(std::isnan(Fp8BitsToDouble(0x7D, ScalarType::kE5M2)));
 }
 
 TEST(CublasLtGpuTestSupport, HostBytesStayInTheirRanges) {

@@ -798,8 +798,7 @@ double RelativeError(const std::vector<double>& result,
 double Bound(const GemmProblem& problem) {
   const ScalarType output = OutputOf(problem);
   double bound = output == kF32 ? 1e-5 : ErrorBound(output);
-  const bool fp8 = ptx::SizeInBytes(problem.element) == 1;
-  if (fp8) bound = std::max(bound, 3e-4);
+  if (ptx::IsFp8(problem.element)) bound = std::max(bound, 3e-4);
   if (problem.element == kTF32 || problem.fast_accumulation) {
     bound = std::max(bound, 2e-3);
   }

@@ -29,6 +29,9 @@ bool IsKnownScalarType(ScalarType type);
 // "unknown" for a value outside the enumeration.
 absl::string_view PtxName(ScalarType type);
 
+// Whether `type` is one of the 8-bit floats (e4m3, e5m2).
+bool IsFp8(ScalarType type);
+
 // Storage size of one element in bits (tf32 is stored in 32 bits).
 int SizeInBits(ScalarType type);
 inline int SizeInBytes(ScalarType type) { return SizeInBits(type) / 8; }
