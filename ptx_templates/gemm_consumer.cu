@@ -63,7 +63,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += consumer * plan::kRowsPerConsumer;
 {{STREAM_K_MEETING}}
-{{APPLY_SCALES}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
+{{FINISH_TILE}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }

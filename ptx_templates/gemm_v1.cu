@@ -66,7 +66,7 @@ struct __align__(64) TensorMap {
     phase ^= 1u;
   }
 
-  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, 0ull, base, m, n, pair_stores,
+  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, scale_d, amax_d, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
-{{APPLY_SCALES}}  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
+{{FINISH_TILE}}  store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

@@ -62,7 +62,7 @@ struct __align__(64) TensorMap {
     }
   } else {
 {{CONSUMER_REGISTERS}}
-    const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, (unsigned long long)&d_map, base,
+    const EpilogueArgs out = {d, c, bias, scale_a, scale_b, scale_d, amax_d, workspace, (unsigned long long)&d_map, base,
                               m, n, pair_stores, ldc, ldd, stride_c, stride_d,
                               stride_bias, alpha, beta};
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,

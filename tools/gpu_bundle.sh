@@ -13,6 +13,7 @@ binaries=(
   tests/gemm/gemm_concurrency_gpu_test
   tests/gemm/gemm_devices_gpu_test
   tests/gemm/cublaslt_gpu_test
+  tests/capi/capi_gpu_test
   bench/gemm_bench
   bench/compile_bench
   tools/ptxgen

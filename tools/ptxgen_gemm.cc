@@ -89,6 +89,7 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
                         ? gen::GemmScaling::kTensor
                         : gen::GemmScaling::kNone;
   problem.fast_accumulation = flags.Has("fast-accum");
+  problem.record_amax = flags.Has("amax");
   if (flags.Has("out-dtype")) {
     absl::StatusOr<ptx::ScalarType> output =
         cli::ScalarTypeValue(flags, "out-dtype");
@@ -174,6 +175,7 @@ std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
   if (p.b_element.has_value()) found.push_back(given("b-dtype"));
   if (p.scaling != gen::GemmScaling::kNone) found.push_back(given("scaling"));
   if (p.fast_accumulation) found.push_back("--fast-accum");
+  if (p.record_amax) found.push_back("--amax");
   return found;
 }
 
@@ -415,8 +417,11 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
 // `ptxgen precompile --problems`.
 std::vector<cli::Flag> ProblemFlags() {
   // Output and bias types: those a GEMM form takes (gen::ValidateGemmForm).
-  const std::vector<cli::Choice> output_types = {
+  const std::vector<cli::Choice> bias_types = {
       {"f16", ""}, {"bf16", ""}, {"f32", ""}};
+  std::vector<cli::Choice> output_types = bias_types;
+  output_types.push_back({"e4m3", ""});
+  output_types.push_back({"e5m2", ""});
   cli::Flag alpha = cli::TextFlag(
       "alpha", "X",
       "Scales A * B: a finite float (e.g. 0.5, -2, 1e-3; absl::SimpleAtof's "
@@ -496,7 +501,7 @@ std::vector<cli::Flag> ProblemFlags() {
             "a vector of n values: bias[j] added to column j "
             "of D"}},
           "A bias added before the activation.", "none"),
-      cli::ChoiceFlag("bias-dtype", "TYPE", output_types,
+      cli::ChoiceFlag("bias-dtype", "TYPE", bias_types,
                       "The bias vector's type; only with --bias=m or n.",
                       "f32"),
       cli::ChoiceFlag("activation", "NAME",
@@ -510,7 +515,13 @@ std::vector<cli::Flag> ProblemFlags() {
                       "Applied to x = alpha * A * B + beta * C + bias.",
                       "none"),
       cli::ChoiceFlag("out-dtype", "TYPE", output_types,
-                      "The type of D (and C). Default: the --dtype.", ""),
+                      "The type of D (and C). Default: the --dtype. e4m3 and "
+                      "e5m2 round with saturation and take no C; with "
+                      "--scaling=tensor D is multiplied by *scale_d first.",
+                      ""),
+      cli::SwitchFlag("amax",
+                      "Record the largest |D| before scale_d in an f32 the "
+                      "kernel raises (cuBLASLt's amax of D)."),
   };
 }
 

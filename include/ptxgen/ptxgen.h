@@ -8,9 +8,14 @@
  *   D = act(alpha * op(A) * op(B) + beta * C + bias)
  *
  * with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
- * (MN-major), C and D [m,n] row-major; f16 or bf16 inputs, f32
- * accumulation, D in f16, bf16 or f32. All of it is row-major: the plain
- * problem (both K-major) is torch.nn.functional.linear(A, B).
+ * (MN-major), C and D [m,n] row-major. Inputs: f16 or bf16 (either
+ * major); e4m3 or e5m2 (fp8, K-major; A and B may mix the two), optionally
+ * with per-tensor scales read from device memory; tf32 (f32 in memory,
+ * K-major, tf32 tensor cores). f32 accumulation. D in f16, bf16 or f32;
+ * from fp8 inputs also in e4m3/e5m2 (scaled by a scale_d) where the library
+ * computes it, refused naming the rule where it does not. All of it is
+ * row-major: the plain problem (both K-major) is
+ * torch.nn.functional.linear(A, B).
  *
  *   ptxgenHandle_t handle;
  *   ptxgenCreate(&handle);
@@ -26,6 +31,7 @@
  *   ptxgenGemm_t gemm;                       // on the current device
  *   if (ptxgenGemmPrepare(handle, &problem, &gemm) == PTXGEN_STATUS_SUCCESS) {
  *     ptxgenGemmRun(handle, gemm, a, b, NULL, d, NULL, stream);
+ *     // or, with scales: ptxgenGemmRunOperands(handle, gemm, &ops, stream)
  *     ptxgenGemmDestroy(gemm);
  *   } else {
  *     puts(ptxgenGetLastErrorMessage(handle));  // names the broken rule
@@ -33,14 +39,21 @@
  *   ptxgenDestroy(handle);
  *
  * Every function returns a status and never throws or aborts on bad input:
- * a null pointer, an enumeration value outside its enumeration and a
- * problem breaking a rule are PTXGEN_STATUS_INVALID_VALUE, with the rule in
- * the handle's last error message.
+ * a null pointer, an enumeration value outside its enumeration, a flag
+ * other than 0 or 1 and a problem breaking a rule are
+ * PTXGEN_STATUS_INVALID_VALUE, with the rule in the handle's last error
+ * message.
  *
  * Threads: a handle may be used by several threads at once; each thread
  * reads the message of its own last call (ptxgenGetLastErrorMessage). Plans
  * and GEMMs do not change once made: any thread may read them, and run a
  * GEMM (but see ptxgenGemmRun on split-K and stream-K workspaces).
+ *
+ * ABI: before 1.0 a struct may grow at its end with the version string
+ * unchanged (ptxgenGemmProblem_t grew by b_input_type, scaling,
+ * fast_accumulation and record_amax): a caller compiled against an older
+ * header must be rebuilt, since the library reads, and
+ * ptxgenGemmProblemInit writes, the whole struct.
  */
 
 #include <stddef.h>
@@ -87,7 +100,16 @@ typedef PTXGEN_ENUM(ptxgenStatus_t){
 typedef PTXGEN_ENUM(ptxgenDataType_t){
     PTXGEN_TYPE_F16 = 0,  /* IEEE half */
     PTXGEN_TYPE_BF16 = 1, /* bfloat16 */
-    PTXGEN_TYPE_F32 = 2,  /* D and the bias only */
+    PTXGEN_TYPE_F32 = 2,  /* D and the bias only (f32 inputs: TF32) */
+    /* fp8: 4 exponent bits, no infinities, largest 448
+       (torch.float8_e4m3fn). A, B, D. */
+    PTXGEN_TYPE_E4M3 = 3,
+    /* fp8: 5 exponent bits, IEEE-like, largest 57344 (torch.float8_e5m2).
+       A, B, D. */
+    PTXGEN_TYPE_E5M2 = 4,
+    /* A and B only: f32 in memory, multiplied by tf32 tensor cores (10 of
+       its 23 mantissa bits). */
+    PTXGEN_TYPE_TF32 = 5,
 } ptxgenDataType_t;
 
 /* Which dimension of a stored operand is contiguous. */
@@ -115,19 +137,34 @@ typedef PTXGEN_ENUM(ptxgenActivation_t){
     PTXGEN_ACTIVATION_SILU = 4,      /* v / (1 + exp(-v)) */
 } ptxgenActivation_t;
 
+/* How fp8 inputs carry their range. */
+typedef PTXGEN_ENUM(ptxgenScaling_t){
+    PTXGEN_SCALING_NONE = 0,
+    /* alpha is multiplied by the f32 scalars scale_a and scale_b point to
+       (ptxgenGemmOperands_t), read by the kernel, as cuBLASLt's scale
+       pointers; an e4m3/e5m2 D is multiplied by *scale_d before it is
+       rounded. fp8 inputs only. */
+    PTXGEN_SCALING_TENSOR = 1,
+} ptxgenScaling_t;
+
 /*
  * One GEMM problem. Start from ptxgenGemmProblemInit, then change fields:
  * a zeroed struct has alpha = 0 and batch = 0, which compute nothing useful
  * (batch = 0 is refused).
  */
 typedef struct ptxgenGemmProblem_t {
-  int64_t m, n, k;              /* each 1..2^31-1 */
-  ptxgenDataType_t input_type;  /* A and B: F16 or BF16 */
-  ptxgenDataType_t output_type; /* C and D: F16, BF16 or F32 */
+  int64_t m, n, k; /* each 1..2^31-1 */
+  /* A (and B, see b_input_type): F16, BF16, E4M3, E5M2 or TF32. */
+  ptxgenDataType_t input_type;
+  /* C and D: F16, BF16 or F32; E4M3 or E5M2 from fp8 inputs (see above).
+     ptxgenGemmProblemInit sets the input type's default: itself for F16
+     and BF16, BF16 for fp8, F32 for TF32. */
+  ptxgenDataType_t output_type;
   ptxgenMajor_t a_major, b_major;
   /* Elements between consecutive rows of each matrix as stored; 0: packed
      (the stored row's length). A's and B's rows must start on 16 bytes
-     (TMA): with packed K-major operands, k a multiple of 8. */
+     (TMA): with packed K-major operands, k a multiple of 8 (16 for fp8,
+     4 for tf32). */
   int64_t lda, ldb, ldc, ldd;
   int64_t batch; /* GEMMs of one call, 1..65535 */
   /* Elements between consecutive matrices of the batch; 0: packed. The
@@ -138,6 +175,18 @@ typedef struct ptxgenGemmProblem_t {
   ptxgenBias_t bias;
   ptxgenDataType_t bias_type; /* F16, BF16 or F32 */
   ptxgenActivation_t activation;
+  /* B's type, as cuBLASLt takes it beside A's: input_type, or E5M2 with an
+     E4M3 A (E4M3 with E5M2) for mixed fp8. ptxgenGemmProblemInit sets it
+     to input_type: a caller changing input_type changes it too. */
+  ptxgenDataType_t b_input_type;
+  ptxgenScaling_t scaling; /* PTXGEN_SCALING_NONE unless fp8 */
+  /* fp8, 0 or 1: 1 adds every k-step in wgmma's reduced-precision
+     accumulator (faster, cuBLASLt's fast accumulation); 0 promotes the sums
+     into f32 registers every stage of 128 k. */
+  int fast_accumulation;
+  /* 0 or 1: 1 writes the largest |D| before scale_d (cuBLASLt's amax of D)
+     to the f32 ptxgenGemmOperands_t.amax_d points to. */
+  int record_amax;
 } ptxgenGemmProblem_t;
 
 /*
@@ -178,6 +227,26 @@ typedef struct ptxgenKernelInfo_t {
   int cluster_x;
 } ptxgenKernelInfo_t;
 
+/*
+ * The device pointers of one run (ptxgenGemmRunOperands), each 16-byte
+ * aligned apart from the scalars, which are one f32 each, 4-byte aligned.
+ * Zero-initialize it, then set what the problem uses: c is read only when
+ * beta != 0 (it may equal d), bias only with a bias; scale_a and scale_b
+ * only with PTXGEN_SCALING_TENSOR, scale_d too when D is E4M3 or E5M2;
+ * amax_d is written only with record_amax.
+ */
+typedef struct ptxgenGemmOperands_t {
+  const void* a;
+  const void* b;
+  const void* c;
+  void* d;
+  const void* bias;
+  const float* scale_a;
+  const float* scale_b;
+  const float* scale_d;
+  float* amax_d;
+} ptxgenGemmOperands_t;
+
 /* Opaque handles: the library's state, a plan, a prepared GEMM. */
 typedef struct ptxgenHandleImpl* ptxgenHandle_t;
 typedef struct ptxgenPlanImpl* ptxgenPlan_t;
@@ -211,8 +280,10 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle);
 
 /* ---- Problems and targets ---- */
 
-/* A packed, plain problem: D = A * B^T with both K-major, D in `type`,
-   batch 1, alpha 1, beta 0, no bias (bias_type F32), no activation. */
+/* A packed, plain problem: D = A * B^T with both K-major, A and B of
+   `type`, D of its default type (see output_type), batch 1, alpha 1, beta
+   0, no bias (bias_type F32), no activation, no scaling, no fast
+   accumulation, no amax. */
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      int64_t n, int64_t k,
                                      ptxgenDataType_t type);
@@ -261,6 +332,14 @@ ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
 ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                              const void* a, const void* b, const void* c,
                              void* d, const void* bias, ptxgenStream_t stream);
+/*
+ * ptxgenGemmRun with every operand, the scale and amax pointers too: what
+ * a scaled fp8 GEMM, or one recording amax, runs with (ptxgenGemmRun passes
+ * them as NULL; a scaled problem refuses a NULL scale_a or scale_b).
+ */
+ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
+                                     const ptxgenGemmOperands_t* operands,
+                                     ptxgenStream_t stream);
 /* Frees its workspace; NULL is destroyed as nothing. Not while it runs. */
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ptxgen/gen/gemm.h"
 
 namespace ptxgen::capi {
 namespace {
@@ -17,6 +18,7 @@ static_assert(std::is_same_v<std::underlying_type_t<ptxgenDataType_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenMajor_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenBias_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenActivation_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenScaling_t>, int>);
 
 // One value of a C enumeration: its number, its name, its meaning inside.
 template <typename C, typename Value>
@@ -33,11 +35,14 @@ struct Enumeration {
   std::array<EnumValue<C, Value>, N> values;
 };
 
-constexpr Enumeration<ptxgenDataType_t, ptx::ScalarType, 3> kDataTypes{
+constexpr Enumeration<ptxgenDataType_t, ptx::ScalarType, 6> kDataTypes{
     "ptxgenDataType_t",
     {{{PTXGEN_TYPE_F16, "PTXGEN_TYPE_F16", ptx::ScalarType::kF16},
       {PTXGEN_TYPE_BF16, "PTXGEN_TYPE_BF16", ptx::ScalarType::kBF16},
-      {PTXGEN_TYPE_F32, "PTXGEN_TYPE_F32", ptx::ScalarType::kF32}}}};
+      {PTXGEN_TYPE_F32, "PTXGEN_TYPE_F32", ptx::ScalarType::kF32},
+      {PTXGEN_TYPE_E4M3, "PTXGEN_TYPE_E4M3", ptx::ScalarType::kE4M3},
+      {PTXGEN_TYPE_E5M2, "PTXGEN_TYPE_E5M2", ptx::ScalarType::kE5M2},
+      {PTXGEN_TYPE_TF32, "PTXGEN_TYPE_TF32", ptx::ScalarType::kTF32}}}};
 
 constexpr Enumeration<ptxgenMajor_t, ptx::MajorOrder, 2> kMajors{
     "ptxgenMajor_t",
@@ -63,6 +68,12 @@ constexpr Enumeration<ptxgenActivation_t, gemm::Activation, 5> kActivations{
       {PTXGEN_ACTIVATION_SILU, "PTXGEN_ACTIVATION_SILU",
        gemm::Activation::kSilu}}}};
 
+constexpr Enumeration<ptxgenScaling_t, gemm::GemmScaling, 2> kScalings{
+    "ptxgenScaling_t",
+    {{{PTXGEN_SCALING_NONE, "PTXGEN_SCALING_NONE", gemm::GemmScaling::kNone},
+      {PTXGEN_SCALING_TENSOR, "PTXGEN_SCALING_TENSOR",
+       gemm::GemmScaling::kTensor}}}};
+
 // `field`'s value, refused when it is none of the enumeration's:
 // "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t
 // (PTXGEN_ACTIVATION_NONE=0, ...)".
@@ -83,6 +94,17 @@ absl::Status Read(const char* field, C stored,
       " is not a ", enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
 }
 
+// A C flag: 0 or 1, so that an uninitialized field is refused rather than
+// read as true.
+absl::Status ReadFlag(const char* field, int stored, bool& value) {
+  if (stored != 0 && stored != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ptxgenGemmProblem_t.", field, ": ", stored, " is not 0 or 1"));
+  }
+  value = stored == 1;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<gemm::GemmProblem> ProblemOf(
@@ -92,17 +114,26 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
   p.n = problem.n;
   p.k = problem.k;
   ptx::ScalarType output = ptx::ScalarType::kF16;
+  ptx::ScalarType b_element = ptx::ScalarType::kF16;
   for (const absl::Status& read : {
            Read("input_type", problem.input_type, kDataTypes, p.element),
+           Read("b_input_type", problem.b_input_type, kDataTypes, b_element),
            Read("output_type", problem.output_type, kDataTypes, output),
            Read("a_major", problem.a_major, kMajors, p.a_major),
            Read("b_major", problem.b_major, kMajors, p.b_major),
            Read("bias", problem.bias, kBiases, p.bias),
            Read("bias_type", problem.bias_type, kDataTypes, p.bias_type),
            Read("activation", problem.activation, kActivations, p.activation),
+           Read("scaling", problem.scaling, kScalings, p.scaling),
+           ReadFlag("fast_accumulation", problem.fast_accumulation,
+                    p.fast_accumulation),
+           ReadFlag("record_amax", problem.record_amax, p.record_amax),
        }) {
     if (!read.ok()) return read;
   }
+  // The C struct always names B's type; GemmProblem names it only where it
+  // differs, and refuses the mixes no kernel computes.
+  if (b_element != p.element) p.b_element = b_element;
   p.output = output;
   p.lda = problem.lda;
   p.ldb = problem.ldb;
@@ -117,6 +148,17 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
   p.alpha = problem.alpha;
   p.beta = problem.beta;
   return p;
+}
+
+ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input) {
+  ptx::ScalarType element = ptx::ScalarType::kF16;
+  if (!Read("input_type", input, kDataTypes, element).ok()) return input;
+  const ptx::ScalarType output = gen::DefaultOutput(element);
+  for (const EnumValue<ptxgenDataType_t, ptx::ScalarType>& candidate :
+       kDataTypes.values) {
+    if (candidate.value == output) return candidate.c;
+  }
+  return input;
 }
 
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target) {

@@ -16,6 +16,10 @@ namespace ptxgen::capi {
 // checked here, only that every enumeration holds one of its values.
 absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem);
 
+// The output type ptxgenGemmProblemInit gives `input` (gen::DefaultOutput);
+// a value outside ptxgenDataType_t is kept, for planning to refuse.
+ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input);
+
 // The target (the H200 for nullptr) as gemm::GemmTarget for sm_90a; not
 // validated (ValidateGemmTarget).
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target);

@@ -198,6 +198,31 @@ CUdeviceptr Address(const void* pointer) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
 }
 
+// Both run entry points: `function` names the one called.
+ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
+                   ptxgenGemm_t gemm, const ptxgenGemmOperands_t* operands,
+                   ptxgenStream_t stream) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  return Guarded(handle, function, [&]() -> ptxgenStatus_t {
+    if (gemm == nullptr) return FailNull(handle, function, "gemm");
+    if (operands == nullptr) return FailNull(handle, function, "operands");
+    gemm::GemmOperands addresses;
+    addresses.a = Address(operands->a);
+    addresses.b = Address(operands->b);
+    addresses.c = Address(operands->c);
+    addresses.d = Address(operands->d);
+    addresses.bias = Address(operands->bias);
+    addresses.scale_a = Address(operands->scale_a);
+    addresses.scale_b = Address(operands->scale_b);
+    addresses.scale_d = Address(operands->scale_d);
+    addresses.amax_d = Address(operands->amax_d);
+    if (absl::Status ran = gemm->gemm.Run(addresses, stream); !ran.ok()) {
+      return FailWith(handle, function, ran, Step::kRun);
+    }
+    return Succeed(handle);
+  });
+}
+
 constexpr char kNullHandleMessage[] =
     "ptxgenGetLastErrorMessage: the handle is NULL (ptxgenCreate makes one)";
 
@@ -254,7 +279,8 @@ ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
   problem->n = n;
   problem->k = k;
   problem->input_type = type;
-  problem->output_type = type;
+  problem->b_input_type = type;
+  problem->output_type = ptxgen::capi::DefaultOutputType(type);
   problem->a_major = PTXGEN_MAJOR_K;
   problem->b_major = PTXGEN_MAJOR_K;
   problem->batch = 1;
@@ -263,6 +289,9 @@ ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
   problem->bias = PTXGEN_BIAS_NONE;
   problem->bias_type = PTXGEN_TYPE_F32;
   problem->activation = PTXGEN_ACTIVATION_NONE;
+  problem->scaling = PTXGEN_SCALING_NONE;
+  problem->fast_accumulation = 0;
+  problem->record_amax = 0;
   return PTXGEN_STATUS_SUCCESS;
 }
 
@@ -370,21 +399,20 @@ ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
 ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                              const void* a, const void* b, const void* c,
                              void* d, const void* bias, ptxgenStream_t stream) {
-  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
-  constexpr char kFunction[] = "ptxgenGemmRun";
-  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
-    if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
-    ptxgen::gemm::GemmOperands operands;
-    operands.a = ptxgen::capi::Address(a);
-    operands.b = ptxgen::capi::Address(b);
-    operands.c = ptxgen::capi::Address(c);
-    operands.d = ptxgen::capi::Address(d);
-    operands.bias = ptxgen::capi::Address(bias);
-    if (absl::Status ran = gemm->gemm.Run(operands, stream); !ran.ok()) {
-      return FailWith(handle, kFunction, ran, Step::kRun);
-    }
-    return Succeed(handle);
-  });
+  ptxgenGemmOperands_t operands{};
+  operands.a = a;
+  operands.b = b;
+  operands.c = c;
+  operands.d = d;
+  operands.bias = bias;
+  return ptxgen::capi::Run(handle, "ptxgenGemmRun", gemm, &operands, stream);
+}
+
+ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
+                                     const ptxgenGemmOperands_t* operands,
+                                     ptxgenStream_t stream) {
+  return ptxgen::capi::Run(handle, "ptxgenGemmRunOperands", gemm, operands,
+                           stream);
 }
 
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {

@@ -181,7 +181,8 @@ int64_t MatrixSpan(StoredShape shape, int64_t ld) {
 // parameter table (gen::GemmKernelParameters).
 struct KernelArguments {
   CUtensorMap a_map, b_map, d_map;
-  CUdeviceptr d = 0, c = 0, bias = 0, scale_a = 0, scale_b = 0, workspace = 0;
+  CUdeviceptr d = 0, c = 0, bias = 0, scale_a = 0, scale_b = 0, scale_d = 0,
+              amax_d = 0, workspace = 0;
   int m = 0, n = 0, k = 0, batch = 1;
   long long ldc = 0, ldd = 0, stride_c = 0, stride_d = 0, stride_bias = 0;
   float alpha = 1, beta = 0;
@@ -205,6 +206,10 @@ struct KernelArguments {
         return &scale_a;
       case gen::GemmKernelParameter::kScaleB:
         return &scale_b;
+      case gen::GemmKernelParameter::kScaleD:
+        return &scale_d;
+      case gen::GemmKernelParameter::kAmaxD:
+        return &amax_d;
       case gen::GemmKernelParameter::kWorkspace:
         return &workspace;
       case gen::GemmKernelParameter::kM:
@@ -345,6 +350,7 @@ gen::GemmForm FormOf(const GemmProblem& problem) {
   form.d_transposed = problem.d_transposed;
   form.scaling = problem.scaling;
   form.fast_accumulation = problem.fast_accumulation;
+  form.records_amax = problem.record_amax;
   return form;
 }
 
@@ -815,7 +821,8 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
   // Resolved by Prepare; checked as the caller named them (before a
   // swapped kernel exchanges A and B).
   const bool scaled = problem_.scaling == GemmScaling::kTensor;
-  const std::array<NamedOperand, 7> named = {{
+  const bool scales_d = scaled && ptx::IsFp8(*problem_.output);
+  const std::array<NamedOperand, 9> named = {{
       {"A", operands.a, true},
       {"B", operands.b, true},
       {"C", operands.c, problem_.beta != 0.0f},
@@ -823,6 +830,8 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
       {"the bias", operands.bias, problem_.bias != BiasAlong::kNone},
       {"scale_a", operands.scale_a, scaled, 4},
       {"scale_b", operands.scale_b, scaled, 4},
+      {"scale_d", operands.scale_d, scales_d, 4},
+      {"amax_d", operands.amax_d, problem_.record_amax, 4},
   }};
   for (const NamedOperand& operand : named) {
     if (!operand.used) continue;
@@ -889,6 +898,7 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   if (p.scaling == GemmScaling::kTensor) {
     arguments.scale_a = kernel_operands.scale_a;
     arguments.scale_b = kernel_operands.scale_b;
+    if (ptx::IsFp8(*p.output)) arguments.scale_d = kernel_operands.scale_d;
   }
   arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
   arguments.m = static_cast<int>(p.m);
@@ -907,6 +917,18 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   // (Of D [m, n] only: transposed, a pair's columns are a row of it apart.)
   arguments.pair_stores = !p.d_transposed && p.ldd % 2 == 0 &&
                           (p.batch == 1 || p.stride_d % 2 == 0);
+  if (p.record_amax) {
+    // Each tile raises the amax; it starts from 0 on this stream.
+    arguments.amax_d = kernel_operands.amax_d;
+    absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+    if (!driver.ok()) return driver.status();
+    if (absl::Status zeroed = (*driver)->Check(
+            (*driver)->cuMemsetD32Async(arguments.amax_d, 0, 1, stream),
+            "cuMemsetD32Async (amax_d)");
+        !zeroed.ok()) {
+      return zeroed;
+    }
+  }
   std::vector<void*> args = arguments.InTableOrder();
   if (absl::Status launched = kernel_->function.Launch(
           LaunchShape(generated, grid_, stream), args.data());

@@ -88,6 +88,8 @@ GemmOperands RotatingGemmOperands::OperandsOfCopy(size_t i) const {
   operands.bias = bias ? bias->address() : 0;
   operands.scale_a = ScaleA();
   operands.scale_b = ScaleB();
+  operands.scale_d = ScaleD();
+  operands.amax_d = AmaxD();
   return operands;
 }
 
@@ -127,16 +129,16 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
   if (!c.ok()) return c.status();
   RotatingGemmOperands operands{{},           {},           *std::move(c),
                                 std::nullopt, std::nullopt, std::nullopt};
-  if (r.scaling == GemmScaling::kTensor) {
-    absl::StatusOr<runtime::DeviceBuffer> scales =
-        runtime::DeviceBuffer::Allocate(32);
-    if (!scales.ok()) return scales.status();
-    const float values[8] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0};
-    if (absl::Status copied = scales->CopyFromHost(values, sizeof(values));
+  if (r.scaling == GemmScaling::kTensor || r.record_amax) {
+    const float values[16] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0, 1.0f};
+    absl::StatusOr<runtime::DeviceBuffer> scalars =
+        runtime::DeviceBuffer::Allocate(sizeof(values));
+    if (!scalars.ok()) return scalars.status();
+    if (absl::Status copied = scalars->CopyFromHost(values, sizeof(values));
         !copied.ok()) {
       return copied;
     }
-    operands.scales = *std::move(scales);
+    operands.scalars = *std::move(scalars);
   }
   if (r.beta != 0.0f) {
     absl::StatusOr<runtime::DeviceBuffer> input =

@@ -58,18 +58,26 @@ struct RotatingGemmOperands {
   std::vector<runtime::DeviceBuffer> a, b;
   runtime::DeviceBuffer c;
   std::optional<runtime::DeviceBuffer> c_input, bias;
-  // A scaled problem's per-tensor scales: 0.5 for A, 2.0 for B 16 bytes on
-  // (cuBLASLt's fp8 kernels want them 16-byte aligned), a product of 1 that
-  // keeps D's range while a scale left out would show.
-  std::optional<runtime::DeviceBuffer> scales;
-  CUdeviceptr ScaleA() const { return scales ? scales->address() : 0; }
-  CUdeviceptr ScaleB() const { return scales ? scales->address() + 16 : 0; }
+  // A scaled problem's per-tensor scales and the amax of D, 16 bytes apart
+  // (cuBLASLt's fp8 kernels want them 16-byte aligned): 0.5 for A, 2.0 for
+  // B, a product of 1 that keeps D's range while a scale left out would
+  // show; 1.0 for an fp8 D; the amax after them, written by each run.
+  std::optional<runtime::DeviceBuffer> scalars;
+  CUdeviceptr ScaleA() const { return Scalar(0); }
+  CUdeviceptr ScaleB() const { return Scalar(1); }
+  CUdeviceptr ScaleD() const { return Scalar(2); }
+  CUdeviceptr AmaxD() const { return Scalar(3); }
 
   // `call` on copy `i` modulo the number of copies, into `c`.
   absl::Status RunOnCopy(size_t i, const GemmCall& call) const;
   // Copy `i` as a Gemm runs on it: D at `c`, C, the bias and the scales
   // where the problem has them.
   GemmOperands OperandsOfCopy(size_t i) const;
+
+ private:
+  CUdeviceptr Scalar(int index) const {
+    return scalars ? scalars->address() + 16 * index : 0;
+  }
 };
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
     const GemmProblem& problem, int64_t l2_bytes, uint32_t seed,

@@ -218,9 +218,10 @@ absl::Status ValidateBudgets(const GemmConfig& config,
   return absl::OkStatus();
 }
 
-// Promotion adds each stage's products, in accumulators of their own, into
-// the tile's: twice the registers, and the stage's wgmma must be complete
-// before its sums are read.
+// Promotion adds each stage's products, in sums of their own, into the
+// tile's accumulators: the sums of a part of the tile's columns
+// (GemmLayout::promotion_parts) beside the accumulators, and a part's
+// wgmma must be complete before its sums are read.
 absl::Status ValidatePromotion(const GemmConfig& config, const GemmForm& form) {
   if (!PromotesAccumulators(form)) return absl::OkStatus();
   if (config.mma_groups_in_flight != 0) {
@@ -229,13 +230,15 @@ absl::Status ValidatePromotion(const GemmConfig& config, const GemmForm& form) {
         "stage's products once its wgmma completed: it needs w0");
   }
   const GemmLayout layout = PlanGemmLayout(config, form);
-  const int accumulators = 2 * layout.accumulators_per_thread;
-  if (accumulators + kRegisterOverhead > layout.consumer_registers) {
+  const int parts = layout.promotion_parts;
+  const int needed = PromotionRegisters(layout, parts);
+  if (needed > layout.consumer_registers) {
     return Rule(absl::StrCat(
-        "fp8 promotion keeps two sets of accumulators: each consumer thread "
-        "needs ",
-        accumulators, " accumulator registers plus about ", kRegisterOverhead,
-        " more, but gets ", layout.consumer_registers,
+        "fp8 promotion keeps a stage's sums beside the accumulators: each "
+        "consumer thread needs about ",
+        needed, " registers (", layout.accumulators_per_thread,
+        " accumulators, sums of ", config.block_n / parts,
+        " columns at a time) but gets ", layout.consumer_registers,
         " (a narrower tile, more consumers, or fast accumulation)"));
   }
   return absl::OkStatus();
@@ -445,12 +448,13 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   }
   if (ReducesSlicesInWorkspace(config) &&
       (HasEpilogueOps(kernel) || kernel.output != kernel.element ||
-       kernel.d_transposed)) {
+       ptx::SizeInBytes(kernel.output) != 2 || kernel.d_transposed ||
+       kernel.scaling != GemmScaling::kNone || kernel.records_amax)) {
     return Unsupported(config,
                        absl::StrCat("split-K rounds its sums in a reduce "
                                     "kernel that computes the plain "
-                                    "form only (D = alpha * A.B in the input "
-                                    "type, stored [m, n]), not ",
+                                    "form only (D = alpha * A.B in a 16-bit "
+                                    "input type, stored [m, n]), not ",
                                     FormName(kernel)));
   }
   if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(kernel)) {

@@ -12,9 +12,14 @@
 namespace ptxgen::gen {
 namespace {
 
-bool IsOutputType(ptx::ScalarType type) {
+// What C and the bias may be, and D beside fp8.
+bool IsEpilogueInputType(ptx::ScalarType type) {
   return type == ptx::ScalarType::kF16 || type == ptx::ScalarType::kBF16 ||
          type == ptx::ScalarType::kF32;
+}
+
+bool IsOutputType(ptx::ScalarType type) {
+  return IsEpilogueInputType(type) || ptx::IsFp8(type);
 }
 
 absl::string_view MajorLetter(ptx::MajorOrder major) {
@@ -69,6 +74,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.scaling = GemmScaling::kTensor;
   } else if (op == "fast_accum") {
     form.fast_accumulation = true;
+  } else if (op == "amax") {
+    form.records_amax = true;
   } else if (absl::StartsWith(op, "bias_m.") ||
              absl::StartsWith(op, "bias_n.")) {
     absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(op.substr(7));
@@ -81,8 +88,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", op,
                        "' is not c, bias_m.<type>, bias_n.<type>, batched, "
-                       "d_transposed, tensor_scaled, fast_accum or an "
-                       "activation"));
+                       "d_transposed, tensor_scaled, fast_accum, amax or "
+                       "an activation"));
     }
     form.activation = *activation;
   }
@@ -146,6 +153,7 @@ std::string FormName(const GemmForm& form) {
     absl::StrAppend(&name, "+tensor_scaled");
   }
   if (form.fast_accumulation) absl::StrAppend(&name, "+fast_accum");
+  if (form.records_amax) absl::StrAppend(&name, "+amax");
   return name;
 }
 
@@ -197,7 +205,7 @@ bool HasEpilogueOps(const GemmForm& form) {
 }
 
 bool TmaStoreComputes(const GemmForm& form) {
-  return form.output != ptx::ScalarType::kF32 && !form.d_transposed;
+  return ptx::SizeInBytes(form.output) == 2 && !form.d_transposed;
 }
 
 absl::Status ValidateGemmForm(const GemmForm& form) {
@@ -226,8 +234,14 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
         ptx::PtxName(form.element), " (scale by alpha)"));
   }
   if (!IsOutputType(form.output)) {
-    return refuse(absl::StrCat("the output type must be f16, bf16 or f32, not ",
-                               ptx::PtxName(form.output)));
+    return refuse(absl::StrCat(
+        "the output type must be f16, bf16, f32, e4m3 or e5m2, not ",
+        ptx::PtxName(form.output)));
+  }
+  if (ptx::IsFp8(form.output) && form.reads_c) {
+    return refuse(absl::StrCat("C is read in D's type, and an ",
+                               ptx::PtxName(form.output),
+                               " D takes no C (beta 0; or a 16-bit or f32 D)"));
   }
   for (ptx::MajorOrder major : {form.a_major, form.b_major}) {
     if (major != ptx::MajorOrder::kK && major != ptx::MajorOrder::kMN) {
@@ -247,7 +261,7 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
       form.bias != BiasAlong::kN) {
     return refuse("the bias runs along m or n, or there is none");
   }
-  if (form.bias != BiasAlong::kNone && !IsOutputType(form.bias_type)) {
+  if (form.bias != BiasAlong::kNone && !IsEpilogueInputType(form.bias_type)) {
     return refuse(absl::StrCat("the bias must be f16, bf16 or f32, not ",
                                ptx::PtxName(form.bias_type)));
   }

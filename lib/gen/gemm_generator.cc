@@ -20,6 +20,7 @@
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
+#include "ptxgen/ptx/reduction.h"
 #include "ptxgen/ptx/tma.h"
 #include "ptxgen/ptx/warp_specialization.h"
 #include "ptxgen/ptx/wgmma.h"
@@ -119,25 +120,29 @@ uint32_t OperandOffset(Generation& g, const ptx::SharedTile& tile, int mn,
   return offset.ok() ? *offset : 0;
 }
 
+// The pins of `array`'s slices, of `columns` columns each (the tile's
+// block_n unless a promotion part's).
 std::string PinAccumulators(Generation& g, int indent,
-                            const std::string& array = "acc") {
+                            const std::string& array = "acc", int columns = 0) {
+  if (columns == 0) columns = g.config.block_n;
   std::string text;
-  const std::string name = absl::StrCat("wgmma_pin_n", g.config.block_n);
+  const std::string name = absl::StrCat("wgmma_pin_n", columns);
   for (int s = 0; s < g.layout.m_slices; ++s) {
-    absl::StrAppend(&text, std::string(indent, ' '),
-                    g.ops.Call(name,
-                               ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32,
-                                                        g.config.block_n),
-                               {{"d", absl::StrCat(array, "[", s, "]")}}),
-                    "\n");
+    absl::StrAppend(
+        &text, std::string(indent, ' '),
+        g.ops.Call(name,
+                   ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32, columns),
+                   {{"d", absl::StrCat(array, "[", s, "]")}}),
+        "\n");
   }
   return text;
 }
 
-// The consumers' wgmma: one 64-row slice by the whole tile's N, into f32.
-ptx::WgmmaMma ConsumerMma(const Generation& g) {
+// The consumers' wgmma: one 64-row slice by `columns` of the tile's N
+// (all of them unless a promotion part's), into f32.
+ptx::WgmmaMma ConsumerMma(const Generation& g, int columns = 0) {
   ptx::WgmmaMma mma;
-  mma.n = g.config.block_n;
+  mma.n = columns == 0 ? g.config.block_n : columns;
   mma.a_type = g.element;
   mma.b_type = BElement(g.form);
   mma.d_type = ptx::ScalarType::kF32;
@@ -146,11 +151,18 @@ ptx::WgmmaMma ConsumerMma(const Generation& g) {
   return mma;
 }
 
-// wgmma over one stage: every K step of the block, every 64-row slice.
-// The first K step scales the accumulators by mma_stage's scale_d, the
-// others by 1.
-std::string MmaBody(Generation& g, int indent) {
-  const ptx::WgmmaMma mma = ConsumerMma(g);
+// The columns of the tile one wgmma of the stage covers.
+struct MmaColumns {
+  int first = 0;
+  int count = 0;
+};
+
+// wgmma over one stage into `array`: every K step of the block, every
+// 64-row slice, the tile's `columns`. The first K step scales the sums by
+// `first_scale_d`, the others by 1.
+std::string MmaBody(Generation& g, int indent, const std::string& array,
+                    MmaColumns columns, const std::string& first_scale_d) {
+  const ptx::WgmmaMma mma = ConsumerMma(g, columns.count);
   const std::string b_type = mma.b_type == mma.a_type
                                  ? ""
                                  : absl::StrCat("_", ptx::PtxName(mma.b_type));
@@ -161,20 +173,21 @@ std::string MmaBody(Generation& g, int indent) {
   const ptx::SharedTile a_tile = ConsumerATile(g);
   std::string text;
   for (int k = 0; k < g.config.block_k; k += instruction_k) {
-    const uint32_t b_offset = OperandOffset(g, g.layout.b_tile, 0, k);
+    const uint32_t b_offset =
+        OperandOffset(g, g.layout.b_tile, columns.first, k);
     for (int s = 0; s < g.layout.m_slices; ++s) {
       const uint32_t a_offset = OperandOffset(g, a_tile, s * ptx::kWgmmaM, k);
       absl::StrAppend(
           &text, std::string(indent, ' '),
           g.ops.Call(name, ptx::WgmmaMmaAsync(mma),
-                     {{"d", absl::StrCat("acc[", s, "]")},
+                     {{"d", absl::StrCat(array, "[", s, "]")},
                       {"a", absl::StrCat("a_desc + ",
                                          ptx::DescriptorAddressDelta(a_offset),
                                          "ull")},
                       {"b", absl::StrCat("b_desc + ",
                                          ptx::DescriptorAddressDelta(b_offset),
                                          "ull")},
-                      {"scale_d", k == 0 ? "scale_d" : "1u"}}),
+                      {"scale_d", k == 0 ? first_scale_d : "1u"}}),
           "\n");
     }
   }
@@ -340,8 +353,11 @@ std::vector<PlanConstant> CommonPlan(Generation& g,
       Int("kBlockN", g.config.block_n),
       Int("kBlockK", g.config.block_k),
       Int("kMSlices", layout.m_slices),
+      Int("kRowsPerConsumer", layout.rows_per_consumer),
       Int("kSliceAccumulators",
           layout.accumulators_per_thread / layout.m_slices),
+      Int("kPartAccumulators", layout.accumulators_per_thread /
+                                   layout.m_slices / layout.promotion_parts),
       Bytes("kAlignment", kSharedBaseAlignment),
       Bytes("kBarrierOffset", layout.barrier_offset),
       Bytes("kStageTxBytes", (int64_t{g.config.block_m} + g.config.block_n) *
@@ -369,7 +385,6 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Int("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
       Int("kStages", config.stages),
       Int("kConsumers", config.consumers),
-      Int("kRowsPerConsumer", layout.rows_per_consumer),
       Int("kMmaGroupsInFlight", config.mma_groups_in_flight),
       Int("kClusterM", config.cluster_m),
       Int("kSplitK", config.split_k),
@@ -434,10 +449,20 @@ std::string StoreFunction(Generation& g) {
     return Fill(g, "gemm_store_partial.cu", {});
   }
   const bool f32 = g.form.output == ptx::ScalarType::kF32;
+  const bool fp8 = ptx::IsFp8(g.form.output);
   TemplateValues values = {
       {"OUTPUT", std::string(ptx::PtxName(g.form.output))},
-      {"OUTPUT_CTYPE", f32 ? "float" : "unsigned short"},
+      {"OUTPUT_CTYPE", f32   ? "float"
+                       : fp8 ? "unsigned char"
+                             : "unsigned short"},
   };
+  // An fp8 D of a scaled form: times scale_d, read once per tile.
+  const bool scales_d = fp8 && g.form.scaling == GemmScaling::kTensor;
+  values["OUTPUT_SCALE_FIELD"] = scales_d ? "  float scale;  // scale_d\n" : "";
+  values["OUTPUT_SCALE_READ"] = scales_d ? "  out.scale = *e.scale_d;\n" : "";
+  values["OUTPUT_SCALE"] = scales_d ? "  low *= destination.scale;\n"
+                                      "  high *= destination.scale;\n"
+                                    : "";
   // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
   const bool transposed = g.form.d_transposed;
   values["D_OFFSET"] = transposed ? "column * destination.ldd + row"
@@ -448,15 +473,19 @@ std::string StoreFunction(Generation& g) {
     values["STORE_LOW"] = "  out[0] = low;";
     values["STORE_HIGH"] = absl::StrCat("    ", high, " = high;");
   } else {
+    // 16-bit pairs pack into 32 bits, fp8 pairs into 16 (cvt's b16, whose
+    // low byte is a single value's element).
     const TemplateValues rounding = RoundingValues(g);
+    const std::string element = fp8 ? "(unsigned char)value" : "value";
     values["STORE_BOTH"] =
-        absl::StrCat("    unsigned packed;\n    ", rounding.at("PACK"),
-                     "\n    *(unsigned*)out = packed;");
+        absl::StrCat("    ", fp8 ? "unsigned short" : "unsigned",
+                     " packed;\n    ", rounding.at("PACK"), "\n    *(",
+                     fp8 ? "unsigned short" : "unsigned", "*)out = packed;");
     values["STORE_LOW"] =
         absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
-                     "\n  out[0] = value;");
+                     "\n  out[0] = ", element, ";");
     values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"),
-                                        "\n    ", high, " = value;");
+                                        "\n    ", high, " = ", element, ";");
   }
   return absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n",
                       Fill(g, "gemm_store_pair.cu", values));
@@ -516,11 +545,15 @@ std::string TmaStoreValue(const Generation& g, const std::string& reg) {
 // bias read at the nearest place inside m x n. The store clips what lies
 // outside, and without a branch per value their latencies overlap (checked
 // and branching, a fused GELU made the GEMM 15-25% slower).
+// Without epilogue ops the amax of D still reads epilogue_value.
 std::string TmaStoreTransform(Generation& g,
                               const ptx::AccumulatorFragment& fragment) {
-  if (!HasEpilogueOps(g.form)) return "";
-  return absl::StrCat(fragment.DeviceFunctions(), "\n",
-                      EpilogueValueFunction(g.form, g.ops), "\n",
+  if (!HasEpilogueOps(g.form) && !g.form.records_amax) return "";
+  std::string functions =
+      absl::StrCat(fragment.DeviceFunctions(), "\n",
+                   EpilogueValueFunction(g.form, g.ops), "\n");
+  if (!HasEpilogueOps(g.form)) return functions;
+  return absl::StrCat(functions,
                       "__device__ __forceinline__ float tma_value(const "
                       "EpilogueArgs& e, float value,\n"
                       "    int batch, int row, int column) {\n"
@@ -674,49 +707,116 @@ std::string ParameterDocs() {
 }
 
 // accumulate_stage: a stage's products into the tile's accumulators, by
-// wgmma itself or promoted (PromotesAccumulators).
+// wgmma itself or promoted (PromotesAccumulators), part after part of the
+// tile's columns (GemmLayout::promotion_parts) through one set of sums.
 std::string AccumulatePart(Generation& g) {
   if (!PromotesAccumulators(g.form)) return Fill(g, "gemm_accumulate.cu", {});
-  return Fill(g, "gemm_accumulate_promoted.cu",
-              {{"WAIT_ALL", WaitGroup(g, 0)},
-               {"PIN_STAGE_SUMS", PinAccumulators(g, 2, "stage_sums")}});
+  const int columns = g.config.block_n / g.layout.promotion_parts;
+  std::string parts;
+  for (int part = 0; part < g.layout.promotion_parts; ++part) {
+    absl::StrAppend(
+        &parts, "  ", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {}), "\n",
+        MmaBody(g, 2, "stage_sums", {part * columns, columns}, "0u"), "  ",
+        g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {}), "\n  ",
+        WaitGroup(g, 0), "\n", PinAccumulators(g, 2, "stage_sums", columns),
+        "  add_stage_sums(acc, stage_sums, ", part, ");\n");
+  }
+  return Fill(g, "gemm_accumulate_promoted.cu", {{"PARTS", parts}});
 }
 
-// apply_tensor_scales(acc, e) where the form scales its tensors, and the
-// call of it before each tile's store (indented as in the templates).
+// apply_tensor_scales(acc, e) where the form scales its tensors.
 std::string TensorScalesPart(Generation& g) {
   if (g.form.scaling != GemmScaling::kTensor) return "";
   return Fill(g, "gemm_tensor_scales.cu", {});
 }
-std::string ApplyScales(const Generation& g, int indent) {
-  if (g.form.scaling != GemmScaling::kTensor) return "";
-  return absl::StrCat(std::string(indent, ' '),
-                      "apply_tensor_scales(acc, out);\n");
+
+// record_amax(acc, e, batch, m0, n0, thread) where the form records the
+// amax of D: each accumulator where layer 1's fragment layout puts it, as
+// the direct store does. After the store part, whose epilogue_value and
+// accumulator positions it reads.
+std::string RecordAmaxPart(Generation& g) {
+  if (!g.form.records_amax) return "";
+  absl::StatusOr<ptx::AccumulatorFragment> fragment =
+      ptx::AccumulatorFragment::Of(ConsumerMma(g));
+  if (!fragment.ok()) {
+    g.Check(fragment.status());
+    return "";
+  }
+  std::string inside, clipped;
+  for (int s = 0; s < g.layout.m_slices; ++s) {
+    for (int i = 0; i < fragment->registers(); ++i) {
+      const absl::StatusOr<ptx::FragmentCoordinate> at =
+          fragment->Coordinate(0, i);
+      if (!at.ok()) {
+        g.Check(at.status());
+        return "";
+      }
+      const std::string arguments = absl::StrFormat(
+          "(e, amax, acc[%d][%d], batch, row + %d, column + %d);\n", s, i,
+          s * ptx::kWgmmaM + at->row, at->column);
+      absl::StrAppend(&inside, "    amax = raised_amax", arguments);
+      absl::StrAppend(&clipped, "    amax = raised_amax_inside_m_n", arguments);
+    }
+  }
+  return Fill(
+      g, "gemm_record_amax.cu",
+      {{"RAISE_INSIDE", inside},
+       {"RAISE_CLIPPED", clipped},
+       {"WARP_MAX", g.ops.Call("redux_sync_max_u32", ptx::ReduxSyncMaxU32(),
+                               {{"result", "warp_bits"}, {"value", "bits"}})},
+       {"GLOBAL_MAX", g.ops.Call("red_global_max_u32", ptx::RedGlobalMaxU32(),
+                                 {{"address", "(unsigned long long)e.amax_d"},
+                                  {"value", "warp_bits"}})}});
+}
+
+// What a finished tile goes through before its store (indented as in the
+// templates): the per-tensor scales, then the amax of D.
+std::string FinishTile(const Generation& g, int indent,
+                       const std::string& thread) {
+  const std::string pad(indent, ' ');
+  std::string text;
+  if (g.form.scaling == GemmScaling::kTensor) {
+    absl::StrAppend(&text, pad, "apply_tensor_scales(acc, out);\n");
+  }
+  if (g.form.records_amax) {
+    absl::StrAppend(&text, pad, "record_amax(acc, out, batch, m0, n0, ", thread,
+                    ");\n");
+  }
+  return text;
 }
 
 // The parts shared by both schedules: the descriptor, the tensor-core step
 // and the direct store strategy.
 std::string MmaPart(Generation& g) {
-  return absl::StrCat(
-      MatrixDescriptorFunction(), "\n",
-      Fill(g, "gemm_mma.cu",
-           {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-            {"WGMMA_FENCE", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
-            {"MMA_BODY", MmaBody(g, 2)},
-            {"WGMMA_COMMIT",
-             g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {})}}),
-      "\n", AccumulatePart(g), TensorScalesPart(g));
+  // Promotion issues its own wgmma, part by part.
+  const std::string mma_stage =
+      PromotesAccumulators(g.form)
+          ? ""
+          : absl::StrCat(
+                Fill(g, "gemm_mma.cu",
+                     {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+                      {"WGMMA_FENCE",
+                       g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
+                      {"MMA_BODY",
+                       MmaBody(g, 2, "acc", {0, g.config.block_n}, "scale_d")},
+                      {"WGMMA_COMMIT",
+                       g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(),
+                                  {})}}),
+                "\n");
+  return absl::StrCat(MatrixDescriptorFunction(), "\n", mma_stage,
+                      AccumulatePart(g), TensorScalesPart(g));
 }
 
 std::string V1Source(Generation& g) {
   const std::string parts =
       absl::StrCat(Fill(g, "gemm_epilogue_args.cu", {}), "\n", MmaPart(g), "\n",
-                   StoreFunction(g), "\n", DirectEpilogue(g));
+                   StoreFunction(g), "\n", DirectEpilogue(g),
+                   g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
   TemplateValues values = {
       {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
       {"FORM", FormName(g.form)},
-      {"APPLY_SCALES", ApplyScales(g, 2)},
+      {"FINISH_TILE", FinishTile(g, 2, "threadIdx.x")},
       {"SWIZZLE", TileWords(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
@@ -863,7 +963,7 @@ std::string ConsumerPart(Generation& g) {
         g.config.split_k_in_cluster
             ? "  int meetings = 0;  // tiles met in the cluster so far\n"
             : ""},
-       {"APPLY_SCALES", ApplyScales(g, 4)},
+       {"FINISH_TILE", FinishTile(g, 4, "thread")},
        {"STREAM_K_MEETING",
         g.config.stream_k ? "    if (!stream_k_fixup(acc, w, out.workspace, "
                             "schedule, cluster, "
@@ -895,6 +995,7 @@ std::string WarpSpecializedSource(Generation& g) {
   };
   if (!tma_store) parts.push_back(StoreFunction(g));
   parts.push_back(tma_store ? TmaEpilogue(g) : DirectEpilogue(g));
+  if (g.form.records_amax) parts.push_back(RecordAmaxPart(g));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
   parts.push_back(ConsumerPart(g));
@@ -984,6 +1085,10 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
            "A's per-tensor scale, when the form has one"},
           {GemmKernelParameter::kScaleB, "const float* __restrict__ scale_b",
            "B's per-tensor scale, when the form has one"},
+          {GemmKernelParameter::kScaleD, "const float* __restrict__ scale_d",
+           "D's per-tensor scale, when the form scales an fp8 D"},
+          {GemmKernelParameter::kAmaxD, "float* __restrict__ amax_d",
+           "the largest |D| before scale_d, when the form records it"},
           {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
            "split-K slices or stream-K flags and partial sums"},
           {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},

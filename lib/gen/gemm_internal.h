@@ -56,11 +56,25 @@ struct GemmLayout {
   int rows_per_consumer = 0;
   int m_slices = 0;  // 64-row wgmma slices per consumer
   int accumulators_per_thread = 0;
+  // fp8 promotion: a stage's wgmma runs in promotion_parts column ranges of
+  // the tile, one after the other, each into the same sums (of
+  // accumulators_per_thread / promotion_parts registers) added into the
+  // accumulators once its wgmma completed: the fewest ranges whose sums fit
+  // beside the accumulators (1 without promotion). Two sets of sums, a
+  // range's wgmma running while the one before is added, measured 3-9%
+  // slower on the H200 (smaller wgmma N, more of them).
+  int promotion_parts = 1;
   int consumer_registers = 0;      // what a consumer thread may use
   bool adjusts_registers = false;  // setmaxnreg in use
 };
 
 GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form);
+
+// What a promoting consumer thread needs with a stage in `parts` column
+// ranges: the accumulators, a range's sums, kRegisterOverhead and 8 more
+// per 64-row slice past the first (its A descriptors: a 256x128 tile at
+// 232 registers spilled).
+int PromotionRegisters(const GemmLayout& layout, int parts);
 
 class DeviceOps;
 // The device function epilogue_value(e, value, batch, row, column) of

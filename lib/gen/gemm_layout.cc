@@ -56,7 +56,28 @@ int ConsumerRegisters(const GemmConfig& config, int threads) {
   return std::min(kMaxPerThread, kRegistersPerSm / threads / 8 * 8);
 }
 
+// The fewest column ranges of block_n (each a multiple of 8 columns, a
+// wgmma N) whose sums fit beside the accumulators; 1 when none does (the
+// validator refuses the config) or nothing is promoted.
+int PromotionParts(const GemmConfig& config, const GemmForm& form,
+                   const GemmLayout& layout) {
+  if (!PromotesAccumulators(form)) return 1;
+  for (int parts : {1, 2, 4, 8}) {
+    if (config.block_n % (8 * parts) != 0) break;
+    if (PromotionRegisters(layout, parts) <= layout.consumer_registers) {
+      return parts;
+    }
+  }
+  return 1;
+}
+
 }  // namespace
+
+int PromotionRegisters(const GemmLayout& layout, int parts) {
+  return layout.accumulators_per_thread +
+         layout.accumulators_per_thread / parts + kRegisterOverhead +
+         8 * (layout.m_slices - 1);
+}
 
 GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
   return PlanGemmLayout(config, PlainForm(element));
@@ -110,6 +131,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
       layout.m_slices *
       ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, config.block_n);
   layout.consumer_registers = ConsumerRegisters(config, layout.threads);
+  layout.promotion_parts = PromotionParts(config, form, layout);
   // One consumer already gets every register a thread can address.
   layout.adjusts_registers =
       specialized && config.set_max_registers && config.consumers > 1;

@@ -7,6 +7,10 @@ needed: a [m,k] with stride 1 along k is K-major A, a.t() of a [k,m]
 tensor is MN-major A; b [k,n] with stride 1 along n is MN-major B (as
 torch.matmul's right operand), w.t() of a [n,k] weight is K-major B (as
 torch.nn.functional.linear's).
+
+fp8 (e4m3, e5m2) operands come as torch.float8_e4m3fn / float8_e5m2
+tensors or DLPack arrays of those types; tf32 is dtype="tf32" with float32
+arrays.
 """
 import collections
 import contextlib
@@ -17,10 +21,15 @@ from ptxgen import _dlpack, _kernel, _library, _problem
 from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.gemm"
-_TYPESTRS = {"<f2": "f16", "<f4": "f32"}  # the interface has no bfloat16
-# DLPack's (type code, bits): kDLFloat is 2, kDLBfloat 4.
-_DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32"}
-_TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
+_TYPESTRS = {"<f2": "f16", "<f4": "f32"}  # the interface has no bfloat16 or fp8
+# DLPack's (type code, bits): kDLFloat is 2, kDLBfloat 4, kDLFloat8_e4m3fn
+# 10, kDLFloat8_e5m2 12.
+_DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32", (10, 8): "e4m3",
+                  (12, 8): "e5m2"}
+_TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
+                 "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+_CUPY_DTYPES = ("f16", "f32")
+_FP8 = ("e4m3", "e5m2")
 
 
 class _Array:
@@ -67,7 +76,7 @@ def _describe_interface(name, x):
     if typestr not in _TYPESTRS:
         raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
                      "takes '<f2' (f16) and '<f4' (f32) through __cuda_array_interface__ "
-                     "(bf16 as a torch tensor)")
+                     "(bf16 and fp8 as torch tensors or through DLPack)")
     if interface.get("mask") is not None:
         raise refuse(f"{_FUNCTION}: {name} is a masked array")
     shape = tuple(interface["shape"])
@@ -101,8 +110,8 @@ def _dlpack_dtype(name, dtype):
     element = _DLPACK_DTYPES.get((dtype.code, dtype.bits))
     if element is None:
         raise refuse(f"{_FUNCTION}: {name} has elements of DLPack type code {dtype.code}, "
-                     f"{dtype.bits} bits; ptxgen takes float16 (2, 16), bfloat16 (4, 16) "
-                     "and float32 (2, 32)")
+                     f"{dtype.bits} bits; ptxgen takes float16 (2, 16), bfloat16 (4, 16), "
+                     "float32 (2, 32), float8_e4m3fn (10, 8) and float8_e5m2 (12, 8)")
     return element
 
 
@@ -209,7 +218,7 @@ def _allocate(like, shape, dtype):
         import torch
         return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]),
                            device=torch.device("cuda", like.device))
-    if like.library == "cupy" and dtype != "bf16":
+    if like.library == "cupy" and dtype in _CUPY_DTYPES:
         import cupy
         with cupy.cuda.Device(like.device):
             return cupy.empty(shape, dtype=_TORCH_DTYPES[dtype])
@@ -217,8 +226,39 @@ def _allocate(like, shape, dtype):
                  "torch tensors and CuPy arrays")
 
 
+def _input_types(A, B, dtype):
+    """(A's, B's) type as computed: as stored, or tf32 for float32 arrays
+    with dtype="tf32"."""
+    if dtype is None:
+        return A.dtype, B.dtype
+    if dtype != "tf32":
+        raise refuse(f"{_FUNCTION}: dtype={dtype!r} is not None (the arrays' types) or "
+                     "'tf32'")
+    for array in (A, B):
+        if array.dtype != "f32":
+            raise refuse(f"{_FUNCTION}: dtype='tf32' multiplies float32 arrays with tf32 "
+                         f"tensor cores; {array.name} is {array.dtype}")
+    return "tf32", "tf32"
+
+
+def _check_scalar(array, output):
+    """A scale or amax: one f32 the kernel reads (writes, for amax)."""
+    count = 1
+    for size in array.shape:
+        count *= size
+    if count != 1 or array.dtype != "f32":
+        raise refuse(f"{_FUNCTION}: {array.name} must be one float32 element, not shape "
+                     f"{array.shape} of {array.dtype}")
+    if array.name == "scale_d" and output not in _FP8:
+        raise refuse(f"{_FUNCTION}: scale_d scales an e4m3 or e5m2 out, not {output}")
+    if array.name == "amax" and array.readonly:
+        raise refuse(f"{_FUNCTION}: amax is read-only")
+
+
 def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None,
-              alpha=1.0, beta=0.0, out_dtype=None, stream=None, *, holds):
+              alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None,
+              scale_a=None, scale_b=None, scale_d=None, amax=None, fast_accum=False,
+              *, holds):
     """(problem, arrays by name, out, CUstream) of a call: every argument read
     and its layout found; `out` allocated when not given; DLPack arrays
     exported for the CUstream and held by `holds` (a contextlib.ExitStack)."""
@@ -231,8 +271,8 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         return describe(name, x, holds, cuda_stream)
 
     B = read("b", b)
-    if A.dtype != B.dtype:
-        raise refuse(f"{_FUNCTION}: a is {A.dtype} and b {B.dtype}; they must match")
+    # Which types mix is the library's rule (e4m3 with e5m2 only).
+    element, b_element = _input_types(A, B, dtype)
     ndim = len(A.shape)
     if ndim not in (2, 3):
         raise refuse(f"{_FUNCTION}: a has shape {A.shape}; ptxgen takes [m,k] or "
@@ -255,9 +295,9 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
             raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
                          f"{out_dtype!r}")
     else:
-        dtype = A.dtype if out_dtype is None else _problem.dtype_name(
-            _FUNCTION, "out_dtype", out_dtype)
-        out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), dtype)
+        output = _problem.default_output(element) if out_dtype is None else (
+            _problem.dtype_name(_FUNCTION, "out_dtype", out_dtype))
+        out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), output)
         arrays["d"] = read("out", out)
     ldd, stride_d = _row_major(arrays["d"], batch, m, n, ndim)
     ldc, stride_c = 0, 0
@@ -277,13 +317,23 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
         stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
+    for name, scalar in (("scale_a", scale_a), ("scale_b", scale_b), ("scale_d", scale_d),
+                         ("amax", amax)):
+        if scalar is not None:
+            arrays[name] = read(name, scalar)
+            _check_scalar(arrays[name], arrays["d"].dtype)
+    # A scale given asks for scaling; a missing one is the library's to refuse.
+    scaled = any(name in arrays for name in ("scale_a", "scale_b", "scale_d"))
     problem = _problem.problem(
-        _FUNCTION, m=m, n=n, k=k, dtype=A.dtype, out_dtype=arrays["d"].dtype,
+        _FUNCTION, m=m, n=n, k=k, dtype=element, b_dtype=b_element,
+        out_dtype=arrays["d"].dtype,
         a_major=a_major, b_major=b_major, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
         batch=batch, stride_a=stride_a, stride_b=stride_b, stride_c=stride_c,
         stride_d=stride_d, stride_bias=stride_bias,
         bias=None if bias is None else bias_along, bias_dtype=bias_dtype,
-        activation=activation, alpha=alpha, beta=beta)
+        activation=activation, alpha=alpha, beta=beta,
+        scaling="tensor" if scaled else "none", fast_accum=fast_accum,
+        record_amax=amax is not None)
     _check_one_device(arrays)
     return problem, arrays, out, cuda_stream
 
@@ -352,6 +402,12 @@ class _Prepared:
             self._library.ptxgenGemmDestroy(pointer)
 
 
+# ptxgenGemmOperands_t's fields: the arrays of plan_call they point to.
+_OPERAND_ARRAYS = {"a": "a", "b": "b", "c": "c", "d": "d", "bias": "bias",
+                   "scale_a": "scale_a", "scale_b": "scale_b", "scale_d": "scale_d",
+                   "amax_d": "amax"}
+
+
 # Prepared GEMMs by (problem, device, stream): a GEMM is loaded into one
 # context, and a split-K or stream-K workspace must not be shared by
 # streams running at once. The oldest go beyond _CACHE_SIZE (freeing a
@@ -376,30 +432,42 @@ def prepared(problem, device, stream):
 
 
 def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
-         alpha=1.0, beta=0.0, out_dtype=None, stream=None):
+         alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None, scale_a=None,
+         scale_b=None, scale_d=None, amax=None, fast_accum=False):
     """out = activation(alpha * a @ b + beta * c + bias), returned.
 
     a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
-    each row- or column-major with any leading dimension; out and c [m,n]
-    row-major, of out_dtype ("f16", "bf16", "f32"; default a's type),
-    allocated when out is None (torch tensors, CuPy arrays; give out= with
-    DLPack arrays); bias of m (bias_along="m") or n ("n", as linear's)
-    values; activation None, "relu", "gelu", "gelu_tanh" or "silu". Runs
-    asynchronously on `stream`, else the current torch (CuPy) stream, else
-    the default stream. Raises ptxgen.Error, naming the broken rule."""
+    each row- or column-major with any leading dimension, or of fp8
+    (torch.float8_e4m3fn, float8_e5m2; a and b may mix the two) with b
+    K-major (b = w.t() of a [n,k] w), or float32 with dtype="tf32" (tf32
+    tensor cores; K-major b too); out and c [m,n] row-major, of out_dtype
+    ("f16", "bf16", "f32", "e4m3", "e5m2"; default the library's: a's type
+    for 16-bit inputs, "bf16" for fp8, "f32" for tf32), allocated when out
+    is None (torch tensors, CuPy arrays; give out= with DLPack arrays); bias
+    of m (bias_along="m") or n ("n", as linear's) values; activation None,
+    "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a and scale_b (one
+    float32 each, on the device) multiply alpha, as cuBLASLt's scale
+    pointers (either given makes the GEMM scaled: give both), scale_d
+    multiplies an fp8 out before its rounding; fast_accum accumulates in
+    wgmma's reduced precision. amax (one float32) receives the largest
+    |out| before scale_d. Runs asynchronously on `stream`, else the current
+    torch (CuPy) stream, else the default stream. Raises ptxgen.Error,
+    naming the broken rule."""
     # DLPack arrays are given back once the GEMM is enqueued: like the other
     # arrays, the caller's objects keep their memory until the stream is done.
     with contextlib.ExitStack() as holds:
         problem, arrays, out, cuda_stream = plan_call(
             a, b, out=out, c=c, bias=bias, bias_along=bias_along, activation=activation,
-            alpha=alpha, beta=beta, out_dtype=out_dtype, stream=stream, holds=holds)
+            alpha=alpha, beta=beta, out_dtype=out_dtype, stream=stream, dtype=dtype,
+            scale_a=scale_a, scale_b=scale_b, scale_d=scale_d, amax=amax,
+            fast_accum=fast_accum, holds=holds)
         A = arrays["a"]
         with _on_device(A):
             kernel = prepared(problem, (A.library, A.device), cuda_stream)
             library, handle = _library.loaded()
-            pointer = {name: arrays[name].pointer if name in arrays else None
-                       for name in ("a", "b", "c", "d", "bias")}
-            _library.check(library.ptxgenGemmRun(
-                handle, kernel.pointer, pointer["a"], pointer["b"], pointer["c"],
-                pointer["d"], pointer["bias"], cuda_stream))
+            operands = _library.GemmOperands(**{
+                field: arrays[name].pointer
+                for field, name in _OPERAND_ARRAYS.items() if name in arrays})
+            _library.check(library.ptxgenGemmRunOperands(
+                handle, kernel.pointer, ctypes.byref(operands), cuda_stream))
     return out

@@ -37,10 +37,11 @@ class Error(Exception):
 
 
 # The header's enumerations: Python's names for their values.
-DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2}
+DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5}
 MAJORS = {"k": 0, "mn": 1}
 BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+SCALINGS = {"none": 0, "tensor": 1}
 
 
 class GemmProblem(ctypes.Structure):
@@ -57,7 +58,14 @@ class GemmProblem(ctypes.Structure):
         ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
         ("bias", ctypes.c_int), ("bias_type", ctypes.c_int),
         ("activation", ctypes.c_int),
+        ("b_input_type", ctypes.c_int), ("scaling", ctypes.c_int),
+        ("fast_accumulation", ctypes.c_int), ("record_amax", ctypes.c_int),
     ]
+
+
+class GemmOperands(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_void_p) for name in (
+        "a", "b", "c", "d", "bias", "scale_a", "scale_b", "scale_d", "amax_d")]
 
 
 class Target(ctypes.Structure):
@@ -88,6 +96,8 @@ _FUNCTIONS = {
     "ptxgenCreate": (_Status, [ctypes.POINTER(_Pointer)]),
     "ptxgenDestroy": (_Status, [_Pointer]),
     "ptxgenGetLastErrorMessage": (ctypes.c_char_p, [_Pointer]),
+    "ptxgenGemmProblemInit": (_Status, [ctypes.POINTER(GemmProblem), ctypes.c_int64,
+                                        ctypes.c_int64, ctypes.c_int64, ctypes.c_int]),
     "ptxgenPlanGemm": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
                                  ctypes.POINTER(Target), ctypes.POINTER(_Pointer)]),
     "ptxgenPlanGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),
@@ -95,8 +105,8 @@ _FUNCTIONS = {
     "ptxgenGemmPrepare": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
                                     ctypes.POINTER(_Pointer)]),
     "ptxgenGemmGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),
-    "ptxgenGemmRun": (_Status, [_Pointer, _Pointer, _Pointer, _Pointer, _Pointer,
-                                _Pointer, _Pointer, _Pointer]),
+    "ptxgenGemmRunOperands": (_Status, [_Pointer, _Pointer, ctypes.POINTER(GemmOperands),
+                                        _Pointer]),
     "ptxgenGemmDestroy": (_Status, [_Pointer]),
 }
 

@@ -13,26 +13,35 @@ class Plan(_kernel.Kernel):
     `grid` is the launch grid on the target."""
 
 
-def plan(*, m, n, k, dtype="f16", out_dtype=None, a_major="k", b_major="k",
-         lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0, stride_b=0,
-         stride_c=0, stride_d=0, stride_bias=0, bias=None, bias_dtype="f32",
-         activation=None, alpha=1.0, beta=0.0, sms=132,
+def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
+         b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0,
+         stride_b=0, stride_c=0, stride_d=0, stride_bias=0, bias=None,
+         bias_dtype="f32", activation=None, alpha=1.0, beta=0.0,
+         scaling="none", fast_accum=False, record_amax=False, sms=132,
          shared_bytes=H200_SHARED_BYTES):
     """Plans D = act(alpha * op(A) op(B) + beta * C + bias) for an sm_90a
     device of `sms` SMs and `shared_bytes` of shared memory per block (an
     H200 by default): A [m,k] (a_major="k") or [k,m] ("mn"), B [n,k]
     ("k", as torch.nn.functional.linear's weight) or [k,n] ("mn", as
-    torch.matmul's right operand); dtype "f16" or "bf16", out_dtype "f16",
-    "bf16" or "f32" (None: dtype); bias None, "m" (one per row) or "n"
-    (one per column) of bias_dtype; activation None, "relu", "gelu",
-    "gelu_tanh" or "silu"; leading dimensions and batch strides in
-    elements, 0 for packed. Raises ptxgen.Error naming the broken rule."""
+    torch.matmul's right operand); dtype "f16", "bf16", "e4m3"
+    ("float8_e4m3fn"), "e5m2" ("float8_e5m2") or "tf32" (f32 in memory,
+    tf32 tensor cores), b_dtype B's where it differs (fp8: "e4m3" with
+    "e5m2"), out_dtype "f16", "bf16", "f32", "e4m3" or "e5m2" (None: the
+    library's default, dtype for 16-bit inputs, "bf16" for fp8, "f32" for
+    tf32); bias None, "m" (one per row) or "n" (one per column) of
+    bias_dtype; activation None, "relu", "gelu", "gelu_tanh" or "silu";
+    scaling "none" or "tensor" (fp8: alpha times the scale_a and scale_b
+    scalars), fast_accum (fp8: wgmma's reduced-precision accumulation),
+    record_amax (the largest |D| written to an amax scalar); leading
+    dimensions and batch strides in elements, 0 for packed. Raises
+    ptxgen.Error naming the broken rule."""
     problem = _problem.problem(
-        "ptxgen.plan", m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype,
+        "ptxgen.plan", m=m, n=n, k=k, dtype=dtype, b_dtype=b_dtype, out_dtype=out_dtype,
         a_major=a_major, b_major=b_major, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
         batch=batch, stride_a=stride_a, stride_b=stride_b, stride_c=stride_c,
         stride_d=stride_d, stride_bias=stride_bias, bias=bias,
-        bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta)
+        bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta,
+        scaling=scaling, fast_accum=fast_accum, record_amax=record_amax)
     target = _library.Target(_int32("sms", sms), _int32("shared_bytes", shared_bytes))
     library, handle = _library.loaded()
     pointer = ctypes.c_void_p()

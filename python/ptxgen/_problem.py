@@ -1,5 +1,6 @@
 """A GEMM problem from Python keywords: the one place that names the
 keywords' legal values, for ptxgen.plan and ptxgen.gemm alike."""
+import ctypes
 import math
 import operator
 
@@ -7,20 +8,44 @@ from ptxgen import _library
 from ptxgen._library import refuse
 
 # Spellings taken for each value; the first of each is what ptxgen prints.
+# torch's float8_e4m3fn is e4m3 as NVIDIA has it (no infinities, one NaN);
+# "tf32" is f32 in memory, multiplied by tf32 tensor cores.
 _DTYPE_SPELLINGS = {"f16": ("f16", "float16", "half"),
                     "bf16": ("bf16", "bfloat16"),
-                    "f32": ("f32", "float32", "float")}
+                    "f32": ("f32", "float32", "float"),
+                    "e4m3": ("e4m3", "float8_e4m3fn"),
+                    "e5m2": ("e5m2", "float8_e5m2"),
+                    "tf32": ("tf32",)}
 _INT64_MAX = 2**63 - 1
 
 
 def dtype_name(function, keyword, value):
-    """"f16", "bf16" or "f32" for a spelling of one, or a dtype object whose
-    str() ends in one (torch.float16, numpy.dtype('float16'))."""
+    """The name of _DTYPE_SPELLINGS ("f16", "e4m3", ...) for a spelling of
+    one, or a dtype object whose str() ends in one (torch.float16,
+    torch.float8_e4m3fn, numpy.dtype('float16'))."""
     text = str(value).rsplit(".", 1)[-1] if value is not None else None
     for name, spellings in _DTYPE_SPELLINGS.items():
         if text in spellings:
             return name
-    raise refuse(f"{function}: {keyword}={value!r} is not one of 'f16', 'bf16', 'f32'")
+    names = ", ".join(repr(name) for name in _DTYPE_SPELLINGS)
+    raise refuse(f"{function}: {keyword}={value!r} is not one of {names}")
+
+
+def default_output(element):
+    """The output type the library gives inputs of `element` (a name of
+    _DTYPE_SPELLINGS), as ptxgenGemmProblemInit sets it."""
+    library, _ = _library.loaded()
+    p = _library.GemmProblem()
+    _library.check(library.ptxgenGemmProblemInit(ctypes.byref(p), 1, 1, 1,
+                                                 _library.DATA_TYPES[element]))
+    return next(name for name, value in _library.DATA_TYPES.items()
+                if value == p.output_type)
+
+
+def _flag(function, keyword, value):
+    if value is True or value is False:
+        return int(value)
+    raise refuse(f"{function}: {keyword}={value!r} is not True or False")
 
 
 def _choice(function, keyword, value, legal):
@@ -58,10 +83,11 @@ def float_value(function, keyword, value):
     return number
 
 
-def problem(function, *, m, n, k, dtype="f16", out_dtype=None, a_major="k",
-            b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0,
-            stride_b=0, stride_c=0, stride_d=0, stride_bias=0, bias=None,
-            bias_dtype="f32", activation=None, alpha=1.0, beta=0.0):
+def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
+            a_major="k", b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1,
+            stride_a=0, stride_b=0, stride_c=0, stride_d=0, stride_bias=0,
+            bias=None, bias_dtype="f32", activation=None, alpha=1.0, beta=0.0,
+            scaling="none", fast_accum=False, record_amax=False):
     """The ptxgenGemmProblem_t of the keywords; `function` names the caller
     in refusals. The library checks the problem's rules; this checks only
     that each keyword is one ptxgen has a value for."""
@@ -73,8 +99,11 @@ def problem(function, *, m, n, k, dtype="f16", out_dtype=None, a_major="k",
                            ("stride_bias", stride_bias)):
         setattr(p, keyword, int64(function, keyword, value))
     element = dtype_name(function, "dtype", dtype)
-    output = element if out_dtype is None else dtype_name(function, "out_dtype", out_dtype)
+    b_element = element if b_dtype is None else dtype_name(function, "b_dtype", b_dtype)
+    output = (default_output(element) if out_dtype is None
+              else dtype_name(function, "out_dtype", out_dtype))
     p.input_type = _library.DATA_TYPES[element]
+    p.b_input_type = _library.DATA_TYPES[b_element]
     p.output_type = _library.DATA_TYPES[output]
     p.a_major = _major(function, "a_major", a_major, "m")
     p.b_major = _major(function, "b_major", b_major, "n")
@@ -84,6 +113,9 @@ def problem(function, *, m, n, k, dtype="f16", out_dtype=None, a_major="k",
                            dict(_library.ACTIVATIONS, none=0))
     p.alpha = float_value(function, "alpha", alpha)
     p.beta = float_value(function, "beta", beta)
+    p.scaling = _choice(function, "scaling", scaling, _library.SCALINGS)
+    p.fast_accumulation = _flag(function, "fast_accum", fast_accum)
+    p.record_amax = _flag(function, "record_amax", record_amax)
     return p
 
 

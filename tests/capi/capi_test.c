@@ -1,8 +1,8 @@
 /*
  * The C API as a C program sees it, through libptxgen.so: the README's
- * problems planned without a GPU, their source and PTX read back, every
- * refusal as its status with the rule in the handle's message, NULL
- * arguments refused, and preparing without a device refused as
+ * problems and fp8 and tf32 ones planned without a GPU, their source and PTX
+ * read back, every refusal as its status with the rule in the handle's message,
+ * NULL arguments refused, and preparing without a device refused as
  * PTXGEN_STATUS_NO_DEVICE. The driver is hidden from this process, so it
  * proves the same on a GPU machine.
  *
@@ -132,10 +132,34 @@ static void AnInitializedProblemIsThePlainPackedOne(void) {
   EXPECT(problem.bias == PTXGEN_BIAS_NONE &&
          problem.bias_type == PTXGEN_TYPE_F32);
   EXPECT(problem.activation == PTXGEN_ACTIVATION_NONE);
+  EXPECT(problem.b_input_type == PTXGEN_TYPE_BF16);
+  EXPECT(problem.scaling == PTXGEN_SCALING_NONE);
+  EXPECT(problem.fast_accumulation == 0 && problem.record_amax == 0);
   ptxgenTarget_t h200;
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenTargetH200(&h200));
   EXPECT(h200.sm_count == 132);
   EXPECT(h200.max_shared_bytes_per_block_optin == 227 * 1024);
+}
+
+/* Each input type's default output: its own for 16-bit inputs, bf16 for
+   fp8, f32 for tf32 (f32 in memory). */
+static void AnInitializedProblemHasItsInputTypesDefaultOutput(void) {
+  const struct {
+    ptxgenDataType_t input, output;
+  } defaults[] = {{PTXGEN_TYPE_F16, PTXGEN_TYPE_F16},
+                  {PTXGEN_TYPE_BF16, PTXGEN_TYPE_BF16},
+                  {PTXGEN_TYPE_E4M3, PTXGEN_TYPE_BF16},
+                  {PTXGEN_TYPE_E5M2, PTXGEN_TYPE_BF16},
+                  {PTXGEN_TYPE_TF32, PTXGEN_TYPE_F32}};
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i) {
+    ptxgenGemmProblem_t problem;
+    EXPECT_STATUS(
+        PTXGEN_STATUS_SUCCESS,
+        ptxgenGemmProblemInit(&problem, 64, 64, 64, defaults[i].input));
+    EXPECT(problem.input_type == defaults[i].input &&
+           problem.b_input_type == defaults[i].input);
+    EXPECT(problem.output_type == defaults[i].output);
+  }
 }
 
 /* Both README problems, on an H200 (NULL and by name) and on 66 SMs. */
@@ -177,6 +201,72 @@ static void PlansTheReadmesProblemsAndShowsWhatItGenerated(void) {
       EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(plan));
     }
   }
+}
+
+/* Plans `problem` on an H200, expecting success and `form` as the kernel's
+   form name. */
+static void ExpectPlannedAs(ptxgenGemmProblem_t problem, const char* form) {
+  ptxgenPlan_t plan = NULL;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenPlanGemm(handle, &problem, NULL, &plan));
+  if (plan == NULL) {
+    printf("  refused: %s\n", ptxgenGetLastErrorMessage(handle));
+    return;
+  }
+  ptxgenKernelInfo_t info;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanGetKernelInfo(plan, &info));
+  if (strcmp(info.form_name, form) != 0) {
+    ++current_failures;
+    printf("%s:%d: planned form \"%s\", expected \"%s\"\n", __FILE__, __LINE__,
+           info.form_name, form);
+  }
+  EXPECT_CONTAINS(info.ptx, ".target sm_90a");
+  EXPECT(info.cubin != NULL && info.cubin_size > 0);
+  ptxgenPlanDestroy(plan);
+}
+
+/* fp8 (each type, mixed, scaled with fast accumulation) and tf32, each at
+   its default output, and an fp8 GEMM into f32. */
+static void PlansFp8AndTf32Problems(void) {
+  ptxgenGemmProblem_t e4m3;
+  ptxgenGemmProblemInit(&e4m3, 4096, 4096, 4096, PTXGEN_TYPE_E4M3);
+  ExpectPlannedAs(e4m3, "e4m3.kk->bf16");
+  ptxgenGemmProblem_t e5m2;
+  ptxgenGemmProblemInit(&e5m2, 4096, 4096, 4096, PTXGEN_TYPE_E5M2);
+  ExpectPlannedAs(e5m2, "e5m2.kk->bf16");
+  ptxgenGemmProblem_t mixed = e4m3;
+  mixed.b_input_type = PTXGEN_TYPE_E5M2;
+  ExpectPlannedAs(mixed, "e4m3xe5m2.kk->bf16");
+  ptxgenGemmProblem_t scaled_fast = e4m3;
+  scaled_fast.scaling = PTXGEN_SCALING_TENSOR;
+  scaled_fast.fast_accumulation = 1;
+  ExpectPlannedAs(scaled_fast, "e4m3.kk->bf16+tensor_scaled+fast_accum");
+  ptxgenGemmProblem_t into_f32 = mixed;
+  into_f32.output_type = PTXGEN_TYPE_F32;
+  into_f32.scaling = PTXGEN_SCALING_TENSOR;
+  ExpectPlannedAs(into_f32, "e4m3xe5m2.kk->f32+tensor_scaled");
+  ptxgenGemmProblem_t tf32;
+  ptxgenGemmProblemInit(&tf32, 4096, 4096, 4096, PTXGEN_TYPE_TF32);
+  ExpectPlannedAs(tf32, "tf32.kk->f32");
+}
+
+/* The library's rules for the types, in its own words. */
+static void RefusesTypesTheLibraryDoesNotCompute(void) {
+  ptxgenGemmProblem_t f16_with_e4m3 = Plain();
+  f16_with_e4m3.b_input_type = PTXGEN_TYPE_E4M3;
+  ExpectPlanRefused(f16_with_e4m3, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "GEMM: A and B differ in type only as e4m3 with e5m2 "
+                    "(fp8), not f16 with e4m3");
+  ptxgenGemmProblem_t scaled_f16 = Plain();
+  scaled_f16.scaling = PTXGEN_SCALING_TENSOR;
+  ExpectPlanRefused(scaled_f16, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "per-tensor scales and fast accumulation are for fp8 "
+                    "inputs, not f16");
+  ptxgenGemmProblem_t tf32_mn;
+  ptxgenGemmProblemInit(&tf32_mn, 4096, 4096, 4096, PTXGEN_TYPE_TF32);
+  tf32_mn.b_major = PTXGEN_MAJOR_MN;
+  ExpectPlanRefused(tf32_mn, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "MN-major operands need f16 or bf16 inputs");
 }
 
 /* Each of the GEMM layer's rules, as PTXGEN_STATUS_INVALID_VALUE. */
@@ -224,10 +314,32 @@ static void RefusesValuesOutsideAnEnumeration(void) {
                     "ptxgenGemmProblem_t.a_major: -1 is not a ptxgenMajor_t "
                     "(PTXGEN_MAJOR_K=0, PTXGEN_MAJOR_MN=1)");
   ptxgenGemmProblem_t type = Plain();
-  type.output_type = (ptxgenDataType_t)3;
+  type.output_type = (ptxgenDataType_t)6;
   ExpectPlanRefused(
       type, NULL, PTXGEN_STATUS_INVALID_VALUE,
-      "ptxgenGemmProblem_t.output_type: 3 is not a ptxgenDataType_t");
+      "ptxgenGemmProblem_t.output_type: 6 is not a ptxgenDataType_t "
+      "(PTXGEN_TYPE_F16=0, PTXGEN_TYPE_BF16=1, PTXGEN_TYPE_F32=2, "
+      "PTXGEN_TYPE_E4M3=3, PTXGEN_TYPE_E5M2=4, PTXGEN_TYPE_TF32=5)");
+  ptxgenGemmProblem_t b_type = Plain();
+  b_type.b_input_type = (ptxgenDataType_t)-1;
+  ExpectPlanRefused(
+      b_type, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "ptxgenGemmProblem_t.b_input_type: -1 is not a ptxgenDataType_t");
+  ptxgenGemmProblem_t scaling = Plain();
+  scaling.scaling = (ptxgenScaling_t)2;
+  ExpectPlanRefused(scaling, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.scaling: 2 is not a ptxgenScaling_t "
+                    "(PTXGEN_SCALING_NONE=0, PTXGEN_SCALING_TENSOR=1)");
+  /* The flags are 0 or 1: an uninitialized one is not read as true. */
+  ptxgenGemmProblem_t fast = Plain();
+  fast.fast_accumulation = 0x5a5a5a5a;
+  ExpectPlanRefused(
+      fast, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "ptxgenGemmProblem_t.fast_accumulation: 1515870810 is not 0 or 1");
+  ptxgenGemmProblem_t amax = Plain();
+  amax.record_amax = -1;
+  ExpectPlanRefused(amax, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.record_amax: -1 is not 0 or 1");
   ptxgenGemmProblem_t bias = Plain();
   bias.bias = (ptxgenBias_t)7;
   ExpectPlanRefused(bias, NULL, PTXGEN_STATUS_INVALID_VALUE,
@@ -291,6 +403,19 @@ static void RefusesNullArguments(void) {
       ptxgenGemmRun(handle, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
                   "ptxgenGemmRun: gemm is NULL");
+  const ptxgenGemmOperands_t operands = {0};
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRunOperands(NULL, NULL, &operands, NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRunOperands(handle, NULL, &operands, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunOperands: gemm is NULL");
+  /* Refused before the GEMM is looked at: anything but NULL will do. */
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRunOperands(handle, (ptxgenGemm_t)&handle, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunOperands: operands is NULL");
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(NULL), "the handle is NULL");
   /* Destroying nothing is nothing. */
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenDestroy(NULL));
@@ -357,7 +482,10 @@ struct TestCase {
 static struct TestCase tests[] = {
     TEST_CASE(EveryStatusHasANameAndASentence),
     TEST_CASE(AnInitializedProblemIsThePlainPackedOne),
+    TEST_CASE(AnInitializedProblemHasItsInputTypesDefaultOutput),
     TEST_CASE(PlansTheReadmesProblemsAndShowsWhatItGenerated),
+    TEST_CASE(PlansFp8AndTf32Problems),
+    TEST_CASE(RefusesTypesTheLibraryDoesNotCompute),
     TEST_CASE(RefusesProblemsThatBreakARule),
     TEST_CASE(RefusesValuesOutsideAnEnumeration),
     TEST_CASE(RefusesTargetsByTheirRules),

@@ -31,6 +31,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/gemm/cublaslt_reference.h"
+#include "lib/gemm/timing.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
@@ -155,6 +157,10 @@ struct Case {
   Case FastAccum() const {
     return With([&](Case& c) { c.problem.fast_accumulation = true; });
   }
+  // The largest |D| before scale_d, recorded by the kernel.
+  Case Amax() const {
+    return With([&](Case& c) { c.problem.record_amax = true; });
+  }
 
  private:
   Case With(const std::function<void(Case&)>& change) const {
@@ -184,8 +190,9 @@ Case E4M3(Shape shape) { return Of(kE4M3, Layout::kKK, shape); }
 Case E5M2(Shape shape) { return Of(kE5M2, Layout::kKK, shape); }
 Case TF32(Shape shape) { return Of(kTF32, Layout::kKK, shape); }
 
-// The scales the per-tensor-scaled cases' kernels read.
-constexpr float kScaleA = 0.5f, kScaleB = 3.0f;
+// The scales the per-tensor-scaled cases' kernels read; scale_d for an fp8
+// D, enough that the longest sums saturate e4m3 in places.
+constexpr float kScaleA = 0.5f, kScaleB = 3.0f, kScaleD = 4.0f;
 
 constexpr Layout kKK = Layout::kKK, kKMN = Layout::kKMN, kMNK = Layout::kMNK,
                  kMNMN = Layout::kMNMN;
@@ -405,6 +412,22 @@ std::vector<Case> Cases() {
       E4M3({16, 4096, 1024}).FastAccum(),
       E5M2({13, 1000, 72}).To(kF32).Beta(0.5f).Bias(kAlongM, kF32),
       E4M3({700, 24, 520}).DTransposed().Act(kRelu),
+      // fp8 D: saturated, times scale_d when scaled; the amax of D, of fp8
+      // and 16-bit D alike, through every store and schedule.
+      E4M3(kRagged).To(kE4M3),
+      E4M3(kLarge).To(kE4M3).Scaled().Amax(),
+      E5M2(kRagged).To(kE5M2).Scaled().Bias(kAlongN, kBF16).Act(kGelu).Amax(),
+      E4M3(kTiles).BType(kE5M2).To(kE5M2).Scaled(),
+      E4M3(kRagged).Batch(3).PaddedOdd().To(kE4M3).Scaled().Amax(),
+      E4M3({640, 768, 1040}).To(kE4M3).Scaled().Amax().Config(Pick::kStreamK),
+      E4M3(kRagged).To(kE4M3).Amax().Config(Pick::kSwapped),
+      E4M3(kRagged).To(kE4M3).Amax().Config(Pick::kSplitInCluster2),
+      E4M3(kLarge).To(kE4M3).Scaled().FastAccum().Amax().Config(
+          Pick::kCluster2),
+      E4M3({16, 4096, 1024}).To(kE4M3).Scaled().Amax(),
+      BF16(kKK, kLarge).Amax(),
+      F16(kMNK, kRagged).Beta(0.5f).Bias(kAlongM, kF32).Act(kSilu).Amax(),
+      TF32(kRagged).To(kE4M3).Amax(),
 
       // tf32: f32 in memory, f32 out by default.
       TF32(kTiles),
@@ -443,6 +466,7 @@ std::string Name(const Case& c) {
                   p.k);
   if (p.scaling == GemmScaling::kTensor) absl::StrAppend(&name, "_scaled");
   if (p.fast_accumulation) absl::StrAppend(&name, "_fast_accum");
+  if (p.record_amax) absl::StrAppend(&name, "_amax");
   if (p.alpha != 1) absl::StrAppend(&name, "_alpha");
   if (c.c_is_d) {
     absl::StrAppend(&name, "_C_is_D");
@@ -693,10 +717,11 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type,
   return Operand{*std::move(buffer), std::move(host)};
 }
 
-// NaN everywhere: Poison for 16-bit values, all-ones bytes for f32.
+// NaN everywhere, in the output's type.
 absl::Status PoisonOutput(DeviceBuffer& d, ScalarType type) {
-  if (type == kF32) return d.Memset8(0xFF);
-  return Poison(d.address(), static_cast<int64_t>(d.size() / 2), nullptr);
+  return PoisonValues(d.address(),
+                      static_cast<int64_t>(d.size()) / ptx::SizeInBytes(type),
+                      type, nullptr);
 }
 
 // ---------------------------------------------------------------------------
@@ -786,23 +811,31 @@ double RelativeError(const std::vector<double>& result,
   return norm == 0 ? std::sqrt(difference) : std::sqrt(difference / norm);
 }
 
-// The reference takes the inputs as stored. 16-bit D: ErrorBound. f32 D:
-// the products of 16-bit inputs are exact in f32, so only the f32
-// accumulation over k and the f32 epilogue (erff, tanhf, __expf) remain:
-// 1e-5 relative by norm. Beyond that: wgmma adds fp8 products in an
-// accumulator of fewer bits than f32 even within one promoted stage
-// (measured 5e-5 to 9.4e-5 on the H200): 3e-4; tf32 keeps 10 of f32's 23
-// mantissa bits of each input (2^-11 relative each, independent) and fp8's
-// fast accumulation adds every k-step in the reduced-precision
-// accumulator: 2e-3.
+// The reference takes the inputs as stored. f32 D: the products of 16-bit
+// inputs are exact in f32, so only the f32 accumulation over k and the f32
+// epilogue (erff, tanhf, __expf) remain: 1e-5 relative by norm. Beyond
+// that: wgmma adds fp8 products in an accumulator of fewer bits than f32
+// even within one promoted stage (measured 5e-5 to 9.4e-5 on the H200):
+// 3e-4; tf32 keeps 10 of f32's 23 mantissa bits of each input (2^-11
+// relative each, independent) and fp8's fast accumulation adds every
+// k-step in the reduced-precision accumulator: 2e-3. The amax of D is held
+// to the same bound.
+double SumsBound(const GemmProblem& problem) {
+  if (problem.element == kTF32 || problem.fast_accumulation) return 2e-3;
+  if (ptx::IsFp8(problem.element)) return 3e-4;
+  return 1e-5;
+}
+
+// 16-bit D: ErrorBound, or the sums' own bound where it is larger. An fp8
+// D is compared with the reference rounded as the kernel rounds it: a sum
+// a last bit off flips a value at a rounding boundary by one of its steps
+// (1/16 to 1/8 of it in e4m3, twice that in e5m2), on few values.
 double Bound(const GemmProblem& problem) {
   const ScalarType output = OutputOf(problem);
-  double bound = output == kF32 ? 1e-5 : ErrorBound(output);
-  if (ptx::IsFp8(problem.element)) bound = std::max(bound, 3e-4);
-  if (problem.element == kTF32 || problem.fast_accumulation) {
-    bound = std::max(bound, 2e-3);
-  }
-  return bound;
+  if (output == kE4M3) return 2e-2;
+  if (output == kE5M2) return 4e-2;
+  if (output == kF32) return SumsBound(problem);
+  return std::max(ErrorBound(output), SumsBound(problem));
 }
 
 // ---------------------------------------------------------------------------
@@ -895,9 +928,21 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     bias = RandomOperand(layouts.bias, problem.bias_type, seed + 3);
     ASSERT_TRUE(bias.ok()) << bias.status();
   }
-  const std::vector<double> expected =
+  std::vector<double> expected =
       Reference(problem, layouts, a->host, b->host,
                 reads_c ? &c->host : nullptr, has_bias ? &bias->host : nullptr);
+  double expected_amax = 0;
+  for (double value : expected) {
+    expected_amax = std::max(expected_amax, std::abs(value));
+  }
+  const bool scales_d =
+      ptx::IsFp8(output) && problem.scaling == GemmScaling::kTensor;
+  if (ptx::IsFp8(output)) {
+    for (double& value : expected) {
+      value = Fp8BitsToDouble(
+          DoubleToFp8Bits(scales_d ? value * kScaleD : value, output), output);
+    }
+  }
 
   GemmOptions options;
   if (test_case.pick != Pick::kHeuristic) {
@@ -924,14 +969,18 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
   GemmOperands operands{a->buffer.address(), b->buffer.address(),
                         reads_c ? c->buffer.address() : 0, d.address(),
                         has_bias ? bias->buffer.address() : 0};
-  absl::StatusOr<DeviceBuffer> scales = DeviceBuffer::Allocate(8);
+  absl::StatusOr<DeviceBuffer> scales = DeviceBuffer::Allocate(16);
   ASSERT_TRUE(scales.ok()) << scales.status();
   if (problem.scaling == GemmScaling::kTensor) {
-    const float values[2] = {kScaleA, kScaleB};
+    const float values[4] = {kScaleA, kScaleB, kScaleD, 0};
     ASSERT_TRUE(scales->CopyFromHost(values, sizeof(values)).ok());
     operands.scale_a = scales->address();
     operands.scale_b = scales->address() + 4;
+    if (scales_d) operands.scale_d = scales->address() + 8;
   }
+  absl::StatusOr<DeviceBuffer> amax = DeviceBuffer::Allocate(4);
+  ASSERT_TRUE(amax.ok()) << amax.status();
+  if (problem.record_amax) operands.amax_d = amax->address();
 
   const int runs =
       test_case.pick != Pick::kHeuristic && !test_case.c_is_d ? 2 : 1;
@@ -940,6 +989,8 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     if (!test_case.c_is_d) {
       ASSERT_TRUE(PoisonOutput(d, output).ok());
     }
+    // Run sets the amax before raising it: a NaN left there would show.
+    ASSERT_TRUE(PoisonOutput(*amax, kF32).ok());
     const absl::Status ran = gemm->Run(operands, nullptr);
     ASSERT_TRUE(ran.ok()) << ran;
     absl::StatusOr<std::vector<double>> result = DownloadValues(d, output);
@@ -962,6 +1013,15 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
       }
     }
     EXPECT_LT(RelativeError(computed, expected), Bound(problem));
+    if (problem.record_amax) {
+      absl::StatusOr<std::vector<double>> recorded =
+          DownloadValues(*amax, kF32);
+      ASSERT_TRUE(recorded.ok()) << recorded.status();
+      // The largest of the sums, each within the sums' own error bound.
+      EXPECT_NEAR((*recorded)[0], expected_amax,
+                  SumsBound(problem) * expected_amax)
+          << "amax of D";
+    }
     EXPECT_EQ(written, 0)
         << "elements of D outside [m, n] of every batch were written, "
            "the first at element "
@@ -1071,7 +1131,7 @@ std::vector<Refusal> Refusals() {
       },
       {"f16 or bf16", "e4m3"});
   add("s32 output", [](GemmProblem& p) { p.output = ScalarType::kS32; },
-      {"output type must be f16, bf16 or f32", "s32"});
+      {"output type must be f16, bf16, f32, e4m3 or e5m2", "s32"});
   add("s8 bias",
       [](GemmProblem& p) {
         p.bias = kAlongN;
@@ -1187,6 +1247,77 @@ TEST_F(GemmFormsRulesGpuTest, PrepareRefusesWithValidateProblemsStatus) {
     const absl::StatusOr<Gemm> gemm = Gemm::Prepare(refusal.problem);
     ExpectNamesTheRule(gemm.status(), refusal);
     EXPECT_EQ(gemm.status(), ValidateProblem(refusal.problem)) << refusal.what;
+  }
+}
+
+class GemmFormsPeerGpuTest : public testing_support::HopperTest {};
+
+// An e4m3 D with scale_d and the amax of D, beside cuBLASLt's fp8 GEMM with
+// the same scale pointers, bias and RELU_BIAS epilogue: both promote the
+// same sums into f32 (bf16 D matches bit for bit), so D differs at most by
+// a rounding step on few values, and the amax in its last bits.
+TEST_F(GemmFormsPeerGpuTest, AnFp8DAndItsAmaxMatchCublasLt) {
+  constexpr size_t kWorkspaceBytes = 32 << 20;
+  absl::StatusOr<DeviceBuffer> workspace =
+      DeviceBuffer::Allocate(kWorkspaceBytes);
+  ASSERT_TRUE(workspace.ok()) << workspace.status();
+  for (const Shape shape : {Shape{1000, 1008, 1040}, Shape{16, 4096, 1024},
+                            Shape{4096, 4096, 4096}}) {
+    GemmProblem problem{shape.m, shape.n, shape.k, kE4M3};
+    problem.output = kE4M3;
+    problem.scaling = GemmScaling::kTensor;
+    problem.record_amax = true;
+    problem.bias = kAlongN;
+    problem.bias_type = kBF16;
+    problem.activation = kRelu;
+    SCOPED_TRACE(gen::FormName(FormOf(problem)) +
+                 absl::StrCat(" ", shape.m, "x", shape.n, "x", shape.k));
+    absl::StatusOr<RotatingGemmOperands> x =
+        RandomRotatingGemmOperands(problem, /*l2_bytes=*/0, 77, nullptr);
+    ASSERT_TRUE(x.ok()) << x.status();
+    // scale_a, scale_b and scale_d 16 bytes apart, then the amax.
+    const float scalars[16] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0, 8.0f};
+    ASSERT_TRUE(x->scalars->CopyFromHost(scalars, sizeof(scalars)).ok());
+    absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    SCOPED_TRACE(gen::ConfigName(gemm->config()));
+    ASSERT_TRUE(gemm->Run(x->OperandsOfCopy(0), nullptr).ok());
+    absl::StatusOr<std::vector<double>> ours = DownloadValues(x->c, kE4M3);
+    ASSERT_TRUE(ours.ok()) << ours.status();
+    absl::StatusOr<std::vector<double>> our_amax =
+        DownloadValues(*x->scalars, kF32);
+    ASSERT_TRUE(our_amax.ok()) << our_amax.status();
+
+    LtGemm lt = PackedLtGemm(shape.m, shape.n, shape.k, kE4M3, kE4M3);
+    lt.bias = LtGemm::Bias::kAlongN;
+    lt.bias_type = kBF16;
+    lt.activation = LtGemm::Activation::kRelu;
+    lt.scale_a = lt.scale_b = lt.scale_d = lt.amax_d = true;
+    absl::StatusOr<PreparedLtGemm> peer =
+        PreparedLtGemm::Create(lt, kWorkspaceBytes);
+    ASSERT_TRUE(peer.ok()) << peer.status();
+    absl::StatusOr<DeviceBuffer> peer_d = DeviceBuffer::Allocate(x->c.size());
+    ASSERT_TRUE(peer_d.ok()) << peer_d.status();
+    absl::StatusOr<DeviceBuffer> peer_amax = DeviceBuffer::Allocate(4);
+    ASSERT_TRUE(peer_amax.ok()) << peer_amax.status();
+    const LtScales scales{x->ScaleA(), x->ScaleB(), x->ScaleD(),
+                          peer_amax->address()};
+    ASSERT_TRUE(peer->Run(x->a[0].address(), x->b[0].address(), 0,
+                          peer_d->address(), x->bias->address(), scales,
+                          nullptr,
+                          reinterpret_cast<void*>(workspace->address()),
+                          kWorkspaceBytes)
+                    .ok());
+    absl::StatusOr<std::vector<double>> theirs = DownloadValues(*peer_d, kE4M3);
+    ASSERT_TRUE(theirs.ok()) << theirs.status();
+    absl::StatusOr<std::vector<double>> their_amax =
+        DownloadValues(*peer_amax, kF32);
+    ASSERT_TRUE(their_amax.ok()) << their_amax.status();
+
+    EXPECT_LT(RelativeError(*ours, *theirs), 2e-2);
+    // The amax sits 48 bytes into the scalars (AmaxD).
+    EXPECT_NEAR((*our_amax)[12], (*their_amax)[0], 1e-5 * (*their_amax)[0]);
+    EXPECT_GT((*their_amax)[0], 0);
   }
 }
 

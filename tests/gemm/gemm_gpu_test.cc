@@ -308,6 +308,44 @@ TEST_F(GemmRulesGpuTest, NullOrMisalignedPointersAreRefused) {
   EXPECT_EQ(null_c.message(), "GEMM: D is a null pointer");
 }
 
+// An fp8 D of a scaled problem reads scale_d, and a recorded amax is
+// written through amax_d: each named when missing or misaligned; a bf16 D
+// has no scale_d to give.
+TEST_F(GemmRulesGpuTest, ScaleDAndAmaxPointersAreCheckedWhereTheyAreRead) {
+  GemmProblem problem{64, 64, 128, ScalarType::kE4M3};
+  problem.output = ScalarType::kE4M3;
+  problem.scaling = gen::GemmScaling::kTensor;
+  problem.record_amax = true;
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  // A and B (8 KiB each as one buffer), D (4 KiB), then the scalars.
+  runtime::DeviceBuffer buffer = Allocate(16 << 10);
+  const CUdeviceptr scalars = buffer.address() + (12 << 10);
+  GemmOperands operands;
+  operands.a = operands.b = buffer.address();
+  operands.d = buffer.address() + (8 << 10);
+  operands.scale_a = scalars;
+  operands.scale_b = scalars + 4;
+  EXPECT_EQ(gemm->Run(operands, nullptr).message(),
+            "GEMM: scale_d is a null pointer");
+  operands.scale_d = scalars + 8;
+  EXPECT_EQ(gemm->Run(operands, nullptr).message(),
+            "GEMM: amax_d is a null pointer");
+  operands.amax_d = scalars + 2;
+  EXPECT_NE(gemm->Run(operands, nullptr)
+                .message()
+                .find("amax_d must be 4-byte aligned"),
+            absl::string_view::npos);
+  operands.amax_d = scalars + 12;
+  EXPECT_TRUE(gemm->Run(operands, nullptr).ok());
+  problem.output = ScalarType::kBF16;
+  problem.record_amax = false;
+  absl::StatusOr<Gemm> bf16_d = Gemm::Prepare(problem);
+  ASSERT_TRUE(bf16_d.ok()) << bf16_d.status();
+  operands.scale_d = operands.amax_d = 0;
+  EXPECT_TRUE(bf16_d->Run(operands, nullptr).ok());
+}
+
 // Checked before any device memory is touched, so this runs without a GPU.
 TEST(GemmRules, RotatingOperandsRefuseAProblemTheKernelsCannotTake) {
   const absl::StatusOr<RotatingGemmOperands> empty = RandomRotatingGemmOperands(

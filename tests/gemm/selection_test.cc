@@ -26,14 +26,14 @@ TEST(SelectionTest, LargeProblemsGet128x256TilesWithTheTmaStore) {
 }
 
 // fp8 and tf32 stages span one 128-byte row of K (128 and 32 values). fp8's
-// promotion holds two sets of accumulators with no wgmma group in flight:
-// the widest tile that fits 240 registers is 128x192; with fast
-// accumulation it is 128x256 again.
+// promotion holds sums beside the accumulators with no wgmma group in
+// flight: 128x256 fits 232 registers with a stage in four 64-column parts;
+// with fast accumulation it is 128x256 with a group in flight.
 TEST(SelectionTest, Fp8AndTf32TilesFitTheirRowsAndRegisters) {
   GemmProblem fp8{8192, 8192, 8192, ScalarType::kE4M3};
   const gen::GemmConfig promoted = HeuristicConfig(fp8, 132);
   EXPECT_EQ(promoted.block_k, 128);
-  EXPECT_EQ(promoted.block_n, 192);
+  EXPECT_EQ(promoted.block_n, 256);
   EXPECT_EQ(promoted.mma_groups_in_flight, 0);
   EXPECT_TRUE(gen::ValidateGemmConfigForForm(promoted, FormOf(fp8)).ok());
   fp8.fast_accumulation = true;
@@ -69,9 +69,12 @@ TEST(SelectionTest, PromotionRefusesGroupsInFlightAndTooManyAccumulators) {
   EXPECT_TRUE(absl::StrContains(
       refusal("ws 128x192x128 s4 c2 w1 m1 tma g16 persistent").message(),
       "it needs w0"));
+  // 200 columns do not split into two ranges of a multiple of 8: a whole
+  // stage's sums, 100 + 100 + 40 registers, are more than 232.
   EXPECT_TRUE(absl::StrContains(
-      refusal("ws 128x256x128 s3 c2 w0 m1 tma g16 persistent").message(),
-      "needs 256 accumulator registers"));
+      refusal("ws 128x200x128 s3 c2 w0 m1 direct g16 persistent").message(),
+      "needs about 240 registers (100 accumulators, sums of 200 columns at a "
+      "time) but gets 232"));
   gen::GemmForm fast = fp8;
   fast.fast_accumulation = true;
   absl::StatusOr<gen::GemmConfig> wide =

@@ -103,6 +103,21 @@ TEST(GemmFormTest, NamesRoundTrip) {
   EXPECT_EQ(forms, (2 * 4 + 3) * 3 * 3 * 5 * 2);
 }
 
+// An fp8 D (rounded with saturation, scaled by scale_d with per-tensor
+// scaling) and the amax of D, which any output type may record.
+TEST(GemmFormTest, Fp8OutputsAndTheAmaxRoundTrip) {
+  for (const char* name :
+       {"e4m3.kk->e4m3", "e4m3.kk->e4m3+tensor_scaled+amax",
+        "e4m3xe5m2.kk->e5m2+bias_n.bf16+gelu+fast_accum+amax",
+        "bf16.kk->bf16+c+amax", "f16.mk->e4m3+bias_m.f32+d_transposed",
+        "tf32.kk->e5m2+batched+amax"}) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_TRUE(form.ok()) << name << ": " << form.status();
+    EXPECT_EQ(FormName(*form), name);
+  }
+  EXPECT_TRUE(ParseFormName("e4m3.kk->e4m3+amax")->records_amax);
+}
+
 TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {"f16.kk", "no '->' before the output type"},
@@ -118,6 +133,9 @@ TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
       {"e4m3.mk->bf16", "MN-major operands need f16 or bf16"},
       {"f16.kk->f16+gelu+c", "write it as 'f16.kk->f16+c+gelu'"},
       {"f32.kk->f32", "element type must be f16, bf16, e4m3, e5m2 or tf32"},
+      {"e4m3.kk->e4m3+c", "an e4m3 D takes no C"},
+      {"f16.kk->f16+bias_n.e4m3", "the bias must be f16, bf16 or f32"},
+      {"e4m3.kk->bf16+amax+fast_accum", "write it as"},
   };
   for (const auto& [name, message] : cases) {
     absl::StatusOr<GemmForm> form = ParseFormName(name);
@@ -593,6 +611,83 @@ void ExpectCompiledCleanly(std::vector<CompileJob>& jobs) {
 }
 
 // The code of a configuration, without its launch policy, once per form.
+// Promotion runs a stage in column ranges, one after the other through one
+// set of sums: the fewest ranges whose sums fit the consumer's registers
+// beside the accumulators (PromotionRegisters).
+TEST(GemmGeneratorTest, PromotionRunsAStageInColumnRangesThatFit) {
+  const GemmForm fp8 = PlainForm(ScalarType::kE4M3);
+  const std::pair<const char*, const char*> cases[] = {
+      // 128 accumulators + 64 + 40 = 232 registers.
+      {"ws 128x256x128 s3 c2 w0 m1 tma g16 persistent",
+       "wgmma_m64n128_f32_e4m3"},
+      // 96 + 96 + 40: the whole stage at once.
+      {"ws 128x192x128 s4 c2 w0 m1 tma g16 persistent",
+       "wgmma_m64n192_f32_e4m3"},
+      // Two slices of 64 rows: 8 more registers, four ranges of 32.
+      {"ws 256x128x128 s3 c2 w0 m1 tma g16 persistent",
+       "wgmma_m64n32_f32_e4m3"},
+  };
+  for (const auto& [name, part] : cases) {
+    absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(Parse(name), fp8);
+    ASSERT_TRUE(gemm.ok()) << name << ": " << gemm.status();
+    EXPECT_TRUE(absl::StrContains(gemm->source, part)) << name;
+    EXPECT_TRUE(absl::StrContains(gemm->source,
+                                  "  wgmma_wait_group_0();\n  wgmma_pin_"))
+        << name;
+    EXPECT_FALSE(absl::StrContains(gemm->source, "void mma_stage(")) << name;
+  }
+  // Unpromoted kernels keep the whole stage in one wgmma per K step.
+  absl::StatusOr<GeneratedGemm> fast =
+      GenerateGemm(Parse("ws 128x256x128 s3 c2 w1 m1 tma g16 persistent"),
+                   *ParseFormName("e4m3.kk->bf16+fast_accum"));
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  EXPECT_TRUE(absl::StrContains(fast->source, "wgmma_m64n256_f32_e4m3"));
+  EXPECT_FALSE(absl::StrContains(fast->source, "stage_sums"));
+}
+
+// An fp8 D stores directly, two values in 16 bits, times scale_d read once
+// per tile; the amax of D is each warp's maximum raised into amax_d.
+TEST(GemmGeneratorTest, AnFp8DIsScaledPerTileAndTheAmaxRaisedPerWarp) {
+  const GemmConfig direct =
+      Parse("ws 128x256x128 s3 c2 w0 m1 direct g16 persistent");
+  absl::StatusOr<GeneratedGemm> gemm =
+      GenerateGemm(direct, *ParseFormName("e4m3.kk->e4m3+tensor_scaled+amax"));
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  for (const char* text :
+       {"out.scale = *e.scale_d;", "low *= destination.scale;",
+        "cvt_pack_e4m3x2(packed, high, low);",
+        "*(unsigned short*)out = packed;",
+        "record_amax(acc, out, batch, m0, n0, thread);", "redux.sync.max.u32",
+        "red.relaxed.gpu.global.max.u32"}) {
+    EXPECT_TRUE(absl::StrContains(gemm->source, text)) << text;
+  }
+  // Unscaled, an fp8 D is the saturated rounding alone.
+  absl::StatusOr<GeneratedGemm> unscaled =
+      GenerateGemm(direct, *ParseFormName("e4m3.kk->e5m2"));
+  ASSERT_TRUE(unscaled.ok()) << unscaled.status();
+  EXPECT_FALSE(absl::StrContains(unscaled->source, "*e.scale_d"));
+  EXPECT_FALSE(absl::StrContains(unscaled->source, "record_amax"));
+  // The TMA store stages 16-bit values; the reduce kernel computes the
+  // plain form only.
+  const GemmForm fp8_d = *ParseFormName("e4m3.kk->e4m3");
+  EXPECT_TRUE(absl::StrContains(
+      ValidateGemmConfigForForm(
+          Parse("ws 128x256x128 s3 c2 w0 m1 tma g16 persistent"), fp8_d)
+          .message(),
+      "stores 16-bit D"));
+  EXPECT_TRUE(absl::StrContains(
+      ValidateGemmConfigForForm(
+          Parse("ws 128x128x128 s4 c2 w0 m1 direct g16 k2 persistent"), fp8_d)
+          .message(),
+      "in a 16-bit input type"));
+  EXPECT_TRUE(absl::StrContains(
+      ValidateGemmConfigForForm(
+          Parse("ws 128x128x64 s4 c2 w1 m1 direct g16 k2 persistent"),
+          *ParseFormName("f16.kk->f16+amax"))
+          .message(),
+      "not f16.kk->f16+amax"));
+}
+
 void AddJob(const GemmConfig& config, const GemmForm& form,
             std::set<std::string>& seen, std::vector<CompileJob>& jobs) {
   GemmConfig code = config;
@@ -742,7 +837,27 @@ TEST(GemmGeneratorTest, Fp8AndTf32ConfigurationsCompileCleanly) {
       }
     }
   }
-  EXPECT_GE(jobs.size(), 40u);
+  // fp8 D, scaled, with the amax; and the amax of a bf16 D through the TMA
+  // store.
+  for (const gemm::GemmProblem& shape :
+       {problem(8192, 8192, 8192, ScalarType::kE4M3),
+        problem(16, 4096, 4096, ScalarType::kE4M3),
+        problem(1000, 1000, 1000, ScalarType::kE5M2),
+        problem(4096, 4096, 4096, ScalarType::kBF16)}) {
+    gemm::GemmProblem recorded = shape;
+    recorded.record_amax = true;
+    if (ptx::IsFp8(shape.element)) {
+      recorded.output = ScalarType::kE4M3;
+      recorded.scaling = GemmScaling::kTensor;
+    }
+    gemm::GemmProblem fused = recorded;
+    fused.bias = gen::BiasAlong::kN;
+    fused.activation = gen::Activation::kGelu;
+    for (const gemm::GemmProblem& p : {recorded, fused}) {
+      AddJob(gemm::HeuristicConfig(p, 132), gemm::FormOf(p), seen, jobs);
+    }
+  }
+  EXPECT_GE(jobs.size(), 48u);
   ExpectCompiledCleanly(jobs);
 }
 

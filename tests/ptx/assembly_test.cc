@@ -15,6 +15,7 @@
 #include "ptxgen/ptx/global_flag.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
+#include "ptxgen/ptx/reduction.h"
 #include "ptxgen/ptx/tma.h"
 #include "ptxgen/ptx/warp_specialization.h"
 #include "ptxgen/ptx/wgmma.h"
@@ -151,11 +152,13 @@ std::vector<Form> BarrierForms() {
       {ptx::BarrierClusterWait()},
       {ptx::StoreReleaseGpu()},
       {ptx::LoadAcquireGpu()},
+      {ptx::RedGlobalMaxU32()},
   };
 }
 
 std::vector<Form> WarpForms() {
   std::vector<Form> forms = {{ptx::ElectSync()},
+                             {ptx::ReduxSyncMaxU32()},
                              {ptx::ClusterCtaRank()},
                              {ptx::MapaSharedCluster()},
                              {ptx::LoadSharedClusterF32x4()}};

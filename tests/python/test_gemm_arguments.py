@@ -28,6 +28,10 @@ class FakeCudaArray:
         }
 
 
+def f32(*shape, **keywords):
+    return FakeCudaArray(shape, typestr="<f4", **keywords)
+
+
 def transposed(rows, columns, **keywords):
     """The .T of a contiguous [columns, rows] array: [rows, columns] with
     stride 1 along the rows."""
@@ -114,7 +118,6 @@ def test_refuses_what_no_kernel_reads_before_asking_the_library():
     expect_refused("out has shape (128, 256), not (256, 128)", a, b, FakeCudaArray((128, 256)))
     expect_refused("out must be row-major", a, b, transposed(256, 128))
     expect_refused("ptxgen reads matrices with one of them 1", FakeCudaArray((256, 512), strides=(1024, 2)), b, out)
-    expect_refused("a is f16 and b f32; they must match", a, FakeCudaArray((512, 128), typestr="<f4"), out)
     expect_refused("has elements of type '<i4'", FakeCudaArray((256, 512), typestr="<i4"), b, out)
     expect_refused("beta=1.0 reads C: give c=", a, b, out, beta=1.0)
     expect_refused("c is f32; it must have out's type, f16", a, b, out, beta=1.0,
@@ -136,6 +139,51 @@ def test_refuses_what_no_kernel_reads_before_asking_the_library():
     expect_refused("a (a list) is neither a torch tensor nor an object with "
                    "__cuda_array_interface__ or DLPack's __dlpack__ and __dlpack_device__",
                    [[1.0]], b, out)
+
+
+def test_float32_arrays_with_dtype_tf32_are_a_tf32_gemm_into_f32():
+    a, weight_t = f32(256, 512), transposed(512, 128, typestr="<f4")
+    p = problem_of(a, weight_t, f32(256, 128), dtype="tf32")
+    assert (p["input_type"], p["b_input_type"], p["output_type"]) == (5, 5, 2)  # tf32, f32
+    assert (p["b_major"], p["ldb"]) == (K, 512)
+    # Without out=, the library's default output type is named.
+    expect_refused("give out= for a f32 result", a, weight_t, None, dtype="tf32")
+
+
+def test_scales_ask_for_per_tensor_scaling_and_amax_for_its_recording():
+    a, b, out = FakeCudaArray((256, 512)), transposed(512, 128), FakeCudaArray((256, 128))
+    plain = problem_of(a, b, out)
+    assert (plain["scaling"], plain["fast_accumulation"], plain["record_amax"]) == (0, 0, 0)
+    problem, arrays, _, _ = plan_call(a, b, out=out, scale_a=f32(1), scale_b=f32(),
+                                      amax=f32(1, 1, offset=16), fast_accum=True)
+    assert (problem.scaling, problem.fast_accumulation, problem.record_amax) == (1, 1, 1)
+    assert arrays["scale_a"].pointer == arrays["scale_b"].pointer == BASE
+    assert arrays["amax"].pointer == BASE + 16
+
+
+def test_refuses_scales_and_types_that_make_no_sense_before_the_library():
+    a, b, out = FakeCudaArray((256, 512)), transposed(512, 128), FakeCudaArray((256, 128))
+    expect_refused("scale_a must be one float32 element, not shape (2,) of f32", a, b, out,
+                   scale_a=f32(2))
+    expect_refused("scale_b must be one float32 element, not shape (1,) of f16", a, b, out,
+                   scale_b=FakeCudaArray((1,)))
+    expect_refused("scale_d scales an e4m3 or e5m2 out, not f16", a, b, out, scale_d=f32(1))
+    expect_refused("amax is read-only", a, b, out, amax=f32(1, readonly=True))
+    expect_refused("fast_accum='yes' is not True or False", a, b, out, fast_accum="yes")
+    expect_refused("dtype='tf32' multiplies float32 arrays with tf32 tensor cores; a is f16",
+                   a, b, out, dtype="tf32")
+    expect_refused("dtype='f16' is not None (the arrays' types) or 'tf32'", a, b, out,
+                   dtype="f16")
+
+
+def test_types_that_do_not_mix_are_refused_by_the_librarys_rule():
+    # Before any device is looked for: the problem's rules come first.
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.gemm(FakeCudaArray((256, 512)), transposed(512, 128, typestr="<f4"),
+                    out=FakeCudaArray((256, 128)))
+    assert refused.value.status == "PTXGEN_STATUS_INVALID_VALUE"
+    assert ("ptxgenGemmPrepare: GEMM: A and B differ in type only as e4m3 with e5m2 (fp8), "
+            "not f16 with f32") in str(refused.value)
 
 
 def test_the_stream_is_the_callers():

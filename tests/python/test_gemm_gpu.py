@@ -2,7 +2,9 @@
 tensors' strides), output type, bias and activation, alpha and beta with C
 (C as the output too), batches, padded leading dimensions, the caller's
 stream, the same tensors seen only through DLPack, and the refusals only
-the device path reaches. Skipped without PyTorch or without an sm_90 GPU.
+the device path reaches; fp8 with per-tensor scales (e4m3, e4m3 x e5m2) and
+tf32 against a float64 reference of the inputs as stored. Skipped without
+PyTorch or without an sm_90 GPU.
 
 Written with unittest, which pytest runs as well, so that a GPU machine
 whose image has PyTorch but no pytest runs it: `bash tools/python_install.sh
@@ -12,7 +14,9 @@ links), then there
 
 Inputs are multiples of 1/4 in [-1, 1] and the reference is computed in
 float64: the f32 accumulation of such products is exact, so what is left
-to tolerate is the epilogue's f32 arithmetic and D's rounding.
+to tolerate is the epilogue's f32 arithmetic and D's rounding. The fp8 and
+tf32 cases take uniform random inputs instead and bound the relative error
+by norm.
 """
 import unittest
 
@@ -240,6 +244,54 @@ class GemmAgainstTorch(unittest.TestCase):
                         out=DLPackOnly(torch.empty(self.M, self.N, device="cuda")))
         self.assertIn("a is on kDLCPU (device type 1), not on a CUDA device",
                       str(on_cpu.exception))
+
+
+def uniform(*shape, dtype=None):
+    """Uniform in [-1, 1), rounded to `dtype` (float32 by default)."""
+    values = torch.rand(shape, device="cuda") * 2 - 1
+    return values.to(dtype or torch.float32)
+
+
+def relative_error(out, expected):
+    """||out - expected|| / ||expected||, in float64."""
+    return ((out.double() - expected).norm() / expected.norm()).item()
+
+
+@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+class Fp8AndTf32AgainstFloat64(unittest.TestCase):
+    # Multiples of 16 (TMA rows of 16 bytes for fp8), not of the tiles.
+    M, N, K = 264, 136, 528
+
+    def setUp(self):
+        torch.manual_seed(23)
+
+    def test_scaled_fp8_matches_the_dequantized_reference(self):
+        scale_a = torch.tensor([0.5], device="cuda")
+        scale_b = torch.tensor([4.0], device="cuda")
+        for b_dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+            with self.subTest(b=b_dtype):
+                x = uniform(self.M, self.K, dtype=torch.float8_e4m3fn)
+                w = uniform(self.N, self.K, dtype=b_dtype)  # K-major b = w.t()
+                out = ptxgen.gemm(x, w.t(), scale_a=scale_a, scale_b=scale_b)
+                self.assertEqual(out.dtype, torch.bfloat16)  # fp8's default output
+                expected = (x.float().double() * 0.5) @ (w.float().double() * 4.0).t()
+                self.assertLess(relative_error(out, expected), 3e-3)
+
+    def test_tf32_matches_the_float32_reference(self):
+        a = uniform(self.M, self.K)
+        w = uniform(self.N, self.K)
+        out = ptxgen.gemm(a, w.t(), dtype="tf32")
+        self.assertEqual(out.dtype, torch.float32)
+        expected = a.double() @ w.double().t()
+        self.assertLess(relative_error(out, expected), 5e-3)
+
+    def test_a_scaled_gemm_needs_both_scales(self):
+        x = uniform(self.M, self.K, dtype=torch.float8_e4m3fn)
+        w = uniform(self.N, self.K, dtype=torch.float8_e4m3fn)
+        with self.assertRaises(ptxgen.Error) as one_scale:
+            ptxgen.gemm(x, w.t(), scale_a=torch.tensor([1.0], device="cuda"))
+        self.assertEqual(one_scale.exception.status, "PTXGEN_STATUS_INVALID_VALUE")
+        self.assertIn("scale_b is a null pointer", str(one_scale.exception))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,30 @@ def test_keywords_take_the_spellings_of_torch_and_the_command_line():
     assert ptxgen.plan(**PLAIN, activation="none").form == "f16.kk->f16"
 
 
+@pytest.mark.parametrize("keywords, form", [
+    (dict(dtype="e4m3"), "e4m3.kk->bf16"),
+    (dict(dtype="float8_e5m2"), "e5m2.kk->bf16"),
+    (dict(dtype="float8_e4m3fn", b_dtype="e5m2"), "e4m3xe5m2.kk->bf16"),
+    (dict(dtype="e4m3", scaling="tensor", fast_accum=True),
+     "e4m3.kk->bf16+tensor_scaled+fast_accum"),
+    (dict(dtype="e5m2", b_dtype="e4m3", out_dtype="f32", scaling="tensor"),
+     "e5m2xe4m3.kk->f32+tensor_scaled"),
+    (dict(dtype="tf32"), "tf32.kk->f32"),
+], ids=["e4m3", "e5m2", "mixed", "scaled-fast", "mixed-f32", "tf32"])
+def test_plans_fp8_and_tf32_at_their_default_outputs(keywords, form):
+    plan = ptxgen.plan(**PLAIN, **keywords)
+    assert plan.form == form
+    assert ".target sm_90a" in plan.ptx
+
+
+def test_the_new_keywords_reach_the_problem():
+    from ptxgen import _problem
+    p = _problem.problem("test", **PLAIN, dtype="e4m3", b_dtype="e5m2", out_dtype="e4m3",
+                         scaling="tensor", fast_accum=True, record_amax=True)
+    assert (p.input_type, p.b_input_type, p.output_type) == (3, 4, 3)
+    assert (p.scaling, p.fast_accumulation, p.record_amax) == (1, 1, 1)
+
+
 def expect_refused(status, rule, **keywords):
     with pytest.raises(ptxgen.Error) as refused:
         ptxgen.plan(**keywords)
@@ -83,6 +107,12 @@ def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
     expect_refused(invalid, "batch=0 is outside 1..65535", m=4096, n=4096, k=4096, batch=0)
     expect_refused(invalid, "lda=100 must be at least the stored row",
                    m=4096, n=4096, k=4096, lda=100)
+    expect_refused(invalid, "GEMM: A and B differ in type only as e4m3 with e5m2 (fp8), not "
+                   "f16 with e4m3", **PLAIN, b_dtype="e4m3")
+    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+                   "not bf16", **PLAIN, dtype="bf16", fast_accum=True)
+    expect_refused(invalid, "MN-major operands need f16 or bf16 inputs", **PLAIN,
+                   dtype="tf32", b_major="mn")
 
 
 def test_refuses_targets_by_their_rules():
@@ -100,7 +130,13 @@ def test_refuses_keywords_outside_their_values_before_the_library():
     expect_refused(invalid, "ptxgen.plan: activation='swish' is not one of None, 'relu', "
                    "'gelu', 'gelu_tanh', 'silu'", **PLAIN, activation="swish")
     expect_refused(invalid, "a_major='x' is not one of 'k', 'mn', 'm'", **PLAIN, a_major="x")
-    expect_refused(invalid, "dtype='f8' is not one of 'f16', 'bf16', 'f32'", **PLAIN, dtype="f8")
+    expect_refused(invalid, "dtype='f8' is not one of 'f16', 'bf16', 'f32', 'e4m3', 'e5m2', "
+                   "'tf32'", **PLAIN, dtype="f8")
+    expect_refused(invalid, "b_dtype='float8_e4m3fnuz' is not one of", **PLAIN,
+                   b_dtype="float8_e4m3fnuz")
+    expect_refused(invalid, "scaling='block' is not one of 'none', 'tensor'", **PLAIN,
+                   scaling="block")
+    expect_refused(invalid, "record_amax=1 is not True or False", **PLAIN, record_amax=1)
     expect_refused(invalid, "bias='k' is not one of None, 'm', 'n'", **PLAIN, bias="k")
     expect_refused(invalid, "m=4096.5 is not an integer", m=4096.5, n=4096, k=4096)
     expect_refused(invalid, f"n={2**70} does not fit in 64 bits", m=4096, n=2**70, k=4096)

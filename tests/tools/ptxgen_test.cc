@@ -289,7 +289,7 @@ TEST(PtxgenTest, GemmTakesFp8AndTf32Inputs) {
   const Result promoted =
       Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=e4m3 --emit=cuda"));
   ASSERT_EQ(promoted.status, 0) << promoted.err;
-  EXPECT_TRUE(Contains(promoted.err, "ws 128x192x128 s4 c2 w0"));
+  EXPECT_TRUE(Contains(promoted.err, "ws 128x256x128 s3 c2 w0"));
   EXPECT_TRUE(Contains(promoted.out, "float stage_sums["));
   const Result tf32 =
       Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=tf32 --emit=cuda"));
@@ -655,7 +655,7 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
        "gelu_tanh, silu)"},
       {"--out-dtype=s8",
        "--out-dtype=s8 is not accepted (accepted values: f16, "
-       "bf16, f32)"},
+       "bf16, f32, e4m3, e5m2)"},
       {"--sms=0", "--sms=0 is outside 1..1024"},
       {"--sms=1025", "--sms=1025 is outside 1..1024"},
       // Flags that would change nothing.

@@ -65,7 +65,8 @@ struct GemmProblem {
   // B's type where it differs: e4m3 with e5m2.
   std::optional<ptx::ScalarType> b_element;
   // D's type; unset: gen::DefaultOutput(element) (the input type for f16
-  // and bf16, bf16 for fp8, f32 for tf32).
+  // and bf16, bf16 for fp8, f32 for tf32). f16, bf16, f32, or e4m3/e5m2
+  // (rounded with saturation to the largest finite value, as cuBLASLt).
   std::optional<ptx::ScalarType> output;
   MajorOrder a_major = MajorOrder::kK;  // kMN: A stored [k, m]
   MajorOrder b_major = MajorOrder::kK;  // kMN: B stored [k, n]
@@ -89,8 +90,12 @@ struct GemmProblem {
   bool d_transposed = false;
   // fp8: kTensor multiplies alpha by the f32 scales Run's operands point to
   // (GemmOperands::scale_a, scale_b), read by the kernel, as cuBLASLt's
-  // A/B scale pointers.
+  // A/B scale pointers; an e4m3/e5m2 D is also multiplied by scale_d
+  // before its rounding.
   GemmScaling scaling = GemmScaling::kNone;
+  // Record the largest |D| before scale_d (cuBLASLt's amax of D) in the f32
+  // GemmOperands::amax_d points to; Run sets it, then each tile raises it.
+  bool record_amax = false;
   // fp8: accumulate in wgmma's reduced-precision fp8 accumulator (faster,
   // as cuBLASLt's fast accumulation) instead of promoting every stage
   // (gen::GemmForm::fast_accumulation).
@@ -136,7 +141,9 @@ absl::Status ValidateProblem(const GemmProblem& problem);
 // written, element by element); c and bias are read only when the problem
 // has them.
 // scale_a and scale_b (one f32 each, 4-byte aligned) are read only with
-// per-tensor scaling, when each launch's kernel reads them.
+// per-tensor scaling, when each launch's kernel reads them; scale_d too
+// when D is e4m3 or e5m2. amax_d (one f32, 4-byte aligned) is written only
+// with GemmProblem::record_amax.
 struct GemmOperands {
   CUdeviceptr a = 0;
   CUdeviceptr b = 0;
@@ -145,6 +152,8 @@ struct GemmOperands {
   CUdeviceptr bias = 0;
   CUdeviceptr scale_a = 0;
   CUdeviceptr scale_b = 0;
+  CUdeviceptr scale_d = 0;
+  CUdeviceptr amax_d = 0;
 };
 
 // How Prepare chooses a configuration when none is given.

@@ -90,7 +90,9 @@ struct GemmForm {
   ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
   // B's type where it differs from A's: fp8 mixes e4m3 and e5m2.
   std::optional<ptx::ScalarType> b_element;
-  ptx::ScalarType output = ptx::ScalarType::kF16;  // C and D
+  // C and D: f16, bf16, f32, or e4m3/e5m2 (D only, rounded with
+  // saturation; with per-tensor scaling multiplied by scale_d first).
+  ptx::ScalarType output = ptx::ScalarType::kF16;
   // kK: A stored [m, k] (B [n, k]); kMN: A stored [k, m] (B [k, n]).
   ptx::MajorOrder a_major = ptx::MajorOrder::kK;
   ptx::MajorOrder b_major = ptx::MajorOrder::kK;
@@ -112,6 +114,9 @@ struct GemmForm {
   // added into f32 registers (promotion): exact f32 sums, twice the
   // accumulator registers and no wgmma group left in flight.
   bool fast_accumulation = false;
+  // Raise the f32 at amax_d to the largest |D| before scale_d and rounding
+  // (cuBLASLt's amax of D); the caller sets it to 0 before the launch.
+  bool records_amax = false;
 
   bool operator==(const GemmForm& other) const;
 };
@@ -345,6 +350,8 @@ enum class GemmKernelParameter {
   kBias,    // the bias vector, when the form has one
   kScaleA,  // per-tensor scales (f32 device scalars), when the form has them
   kScaleB,
+  kScaleD,     // an fp8 D's scale, with per-tensor scaling
+  kAmaxD,      // f32 raised to the largest |D|, when the form records it
   kWorkspace,  // split-K and stream-K only (GemmWorkspaceBytes)
   kM,
   kN,

@@ -67,6 +67,7 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuMemsetD8, 3020)                      \
   X(cuMemsetD32, 3020)                     \
   X(cuMemsetD16Async, 3020)                \
+  X(cuMemsetD32Async, 3020)                \
   X(cuStreamCreate, 2000)                  \
   X(cuStreamDestroy, 4000)                 \
   X(cuStreamSynchronize, 2000)             \

@@ -22,6 +22,8 @@
 //   const void* __restrict__ bias: the bias: m or n values per batch
 //   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
 //   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
+//   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
 //   int m: rows of op(A) and D
 //   int n: columns of op(B) and D
@@ -193,14 +195,16 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
 
 
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
-// per-tensor scales, their leading dimensions and batch strides, alpha and
-// beta.
+// per-tensor scales, D's amax, their leading dimensions and batch strides,
+// alpha and beta.
 struct EpilogueArgs {
   void* d;
   const void* c;
   const void* bias;
   const float* scale_a;
   const float* scale_b;
+  const float* scale_d;
+  float* amax_d;
   float* workspace;
   unsigned long long d_map_address;
   unsigned base;
@@ -269,8 +273,9 @@ __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, 
   return out;
 }
 
-// Stores two results of adjacent columns, each through epilogue_value and
-// rounded to f16, where they fall inside the m x n output;
+// Stores two results of adjacent columns, each through epilogue_value
+// (an fp8 D of a scaled form times scale_d) and rounded to f16,
+// where they fall inside the m x n output;
 // pair_stores allows one store for both (the pair adjacent in memory and
 // aligned: D [m, n] with ldd and the batch stride even).
 __device__ __forceinline__ void store_pair(const Output& destination,
@@ -395,6 +400,8 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
     const void* __restrict__ bias,
     const float* __restrict__ scale_a,
     const float* __restrict__ scale_b,
+    const float* __restrict__ scale_d,
+    float* __restrict__ amax_d,
     float* __restrict__ workspace,
     int m,
     int n,
@@ -454,7 +461,7 @@ ptxgen_gemm_f16_v1_128x128x64(const __grid_constant__ TensorMap a_map,
     phase ^= 1u;
   }
 
-  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, 0ull, base, m, n, pair_stores,
+  const EpilogueArgs out = {d, c, bias, scale_a, scale_b, scale_d, amax_d, workspace, 0ull, base, m, n, pair_stores,
                             ldc, ldd, stride_c, stride_d, stride_bias, alpha, beta};
   store_tile(acc, out, batch, m0, n0, 0, 0, threadIdx.x);
 }

@@ -26,6 +26,8 @@
 //   const void* __restrict__ bias: the bias: m or n values per batch
 //   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
 //   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
+//   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
 //   int m: rows of op(A) and D
 //   int n: columns of op(B) and D
@@ -46,6 +48,7 @@ constexpr int kBlockM = 128;
 constexpr int kBlockN = 256;
 constexpr int kBlockK = 64;
 constexpr int kMSlices = 1;
+constexpr int kRowsPerConsumer = 64;
 constexpr int kSliceAccumulators = 128;
 constexpr unsigned kAlignment = 1024u;
 constexpr unsigned kBarrierOffset = 229376u;
@@ -54,7 +57,6 @@ constexpr unsigned long long kADescriptor = 0x4000004000010000ull;
 constexpr unsigned long long kBDescriptor = 0x4000004000010000ull;
 constexpr int kThreadsPerWarpgroup = 128;
 constexpr int kStages = 4;
-constexpr int kRowsPerConsumer = 64;
 constexpr int kMmaGroupsInFlight = 1;
 constexpr int kClusterM = 1;
 constexpr int kSplitK = 1;
@@ -335,14 +337,16 @@ __device__ __forceinline__ void wgmma_wait_group_1() {
 
 
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
-// per-tensor scales, their leading dimensions and batch strides, alpha and
-// beta.
+// per-tensor scales, D's amax, their leading dimensions and batch strides,
+// alpha and beta.
 struct EpilogueArgs {
   void* d;
   const void* c;
   const void* bias;
   const float* scale_a;
   const float* scale_b;
+  const float* scale_d;
+  float* amax_d;
   float* workspace;
   unsigned long long d_map_address;
   unsigned base;
@@ -753,6 +757,8 @@ ptxgen_gemm_f16_ws_128x256x64_s4_c2_w1_m1_tma_e2_g16(const __grid_constant__ Ten
     const void* __restrict__ bias,
     const float* __restrict__ scale_a,
     const float* __restrict__ scale_b,
+    const float* __restrict__ scale_d,
+    float* __restrict__ amax_d,
     float* __restrict__ workspace,
     int m,
     int n,
@@ -802,7 +808,7 @@ ptxgen_gemm_f16_ws_128x256x64_s4_c2_w1_m1_tma_e2_g16(const __grid_constant__ Ten
     }
   } else {
     setmaxnreg_inc_232();
-    const EpilogueArgs out = {d, c, bias, scale_a, scale_b, workspace, (unsigned long long)&d_map, base,
+    const EpilogueArgs out = {d, c, bias, scale_a, scale_b, scale_d, amax_d, workspace, (unsigned long long)&d_map, base,
                               m, n, pair_stores, ldc, ldd, stride_c, stride_d,
                               stride_bias, alpha, beta};
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,

@@ -1,0 +1,195 @@
+// The C API's GEMMs of the fp8 and tf32 types on a Hopper GPU: prepared
+// with ptxgenGemmPrepare and run with ptxgenGemmRunOperands (the scale
+// pointers too) on random data, checked against a float64 host reference
+// of the inputs as stored (fp8 decoded exactly, times the scales) by
+// relative error by norm. Skips without a Hopper GPU. The entry points are
+// linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
+// binary runs on a GPU host outside Bazel.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/gemm/timing.h"
+#include "lib/gemm/verification.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/ptxgen.h"
+#include "ptxgen/runtime/memory.h"
+#include "tests/support/hopper_test.h"
+
+namespace ptxgen::capi {
+namespace {
+
+using ptx::ScalarType;
+using runtime::DeviceBuffer;
+
+// Multiples of 16 (TMA rows of 16 bytes for fp8), not of the tiles: edges
+// are exercised.
+constexpr int64_t kM = 264, kN = 136, kK = 528;
+
+// bf16 D rounds at 2^-8 relative; tf32 keeps 10 of f32's 23 mantissa bits
+// of each input.
+constexpr double kFp8IntoBf16Bound = 3e-3;
+constexpr double kTf32Bound = 5e-3;
+
+DeviceBuffer Allocate(size_t bytes) {
+  absl::StatusOr<DeviceBuffer> buffer = DeviceBuffer::Allocate(bytes);
+  EXPECT_TRUE(buffer.ok()) << buffer.status();
+  return *std::move(buffer);
+}
+
+// One f32 on the device, as a scale pointer reads it.
+DeviceBuffer Scalar(float value) {
+  DeviceBuffer buffer = Allocate(sizeof value);
+  EXPECT_TRUE(buffer.CopyFromHost(&value, sizeof value).ok());
+  return buffer;
+}
+
+// `count` random elements of `type` in [-1, 1).
+DeviceBuffer Random(int64_t count, ScalarType type, uint32_t seed) {
+  DeviceBuffer buffer = Allocate(count * ptx::SizeInBytes(type));
+  EXPECT_TRUE(
+      gemm::FillRandom(buffer.address(), count, type, seed, nullptr).ok());
+  return buffer;
+}
+
+std::vector<double> Values(const DeviceBuffer& buffer, ScalarType type) {
+  absl::StatusOr<std::vector<double>> values =
+      gemm::DownloadValues(buffer, type);
+  EXPECT_TRUE(values.ok()) << values.status();
+  return values.ok() ? *std::move(values) : std::vector<double>();
+}
+
+const void* Pointer(const DeviceBuffer& buffer) {
+  return reinterpret_cast<const void*>(
+      static_cast<uintptr_t>(buffer.address()));
+}
+
+void* MutablePointer(DeviceBuffer& buffer) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(buffer.address()));
+}
+
+class CApiGpuTest : public testing_support::HopperTest {
+ protected:
+  void SetUp() override {
+    HopperTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_EQ(ptxgenCreate(&handle_), PTXGEN_STATUS_SUCCESS);
+  }
+  void TearDown() override { ptxgenDestroy(handle_); }
+
+  // Prepares `problem` (whose kernel's form must be `form`), runs it on
+  // `operands` (a, b, d given by the caller) into a poisoned D, and gives
+  // D's values.
+  std::vector<double> Run(const ptxgenGemmProblem_t& problem,
+                          const std::string& form,
+                          const ptxgenGemmOperands_t& operands, DeviceBuffer& d,
+                          ScalarType output) {
+    ptxgenGemm_t gemm = nullptr;
+    EXPECT_EQ(ptxgenGemmPrepare(handle_, &problem, &gemm),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    if (gemm == nullptr) return {};
+    ptxgenKernelInfo_t info;
+    EXPECT_EQ(ptxgenGemmGetKernelInfo(gemm, &info), PTXGEN_STATUS_SUCCESS);
+    EXPECT_EQ(std::string(info.form_name), form);
+    EXPECT_TRUE(gemm::PoisonValues(d.address(), kM * kN, output, nullptr).ok());
+    EXPECT_EQ(ptxgenGemmRunOperands(handle_, gemm, &operands, nullptr),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    std::vector<double> values = Values(d, output);  // after the run
+    EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+    return values;
+  }
+
+  ptxgenHandle_t handle_ = nullptr;
+};
+
+// D = scale_a * scale_b * A.B^T into bf16, from e4m3 and from e4m3 x e5m2.
+TEST_F(CApiGpuTest, ScaledFp8MatchesTheDequantizedReference) {
+  constexpr float kScaleA = 0.5f, kScaleB = 4.0f;
+  for (ptxgenDataType_t b_type : {PTXGEN_TYPE_E4M3, PTXGEN_TYPE_E5M2}) {
+    SCOPED_TRACE(b_type == PTXGEN_TYPE_E4M3 ? "e4m3" : "e4m3 x e5m2");
+    const ScalarType b_element =
+        b_type == PTXGEN_TYPE_E4M3 ? ScalarType::kE4M3 : ScalarType::kE5M2;
+    ptxgenGemmProblem_t problem;
+    ASSERT_EQ(ptxgenGemmProblemInit(&problem, kM, kN, kK, PTXGEN_TYPE_E4M3),
+              PTXGEN_STATUS_SUCCESS);
+    problem.b_input_type = b_type;
+    problem.scaling = PTXGEN_SCALING_TENSOR;
+    ASSERT_EQ(problem.output_type, PTXGEN_TYPE_BF16);
+
+    DeviceBuffer a = Random(kM * kK, ScalarType::kE4M3, 11);
+    DeviceBuffer b = Random(kN * kK, b_element, 12);
+    DeviceBuffer d = Allocate(kM * kN * 2);
+    DeviceBuffer scale_a = Scalar(kScaleA);
+    DeviceBuffer scale_b = Scalar(kScaleB);
+    ptxgenGemmOperands_t operands{};
+    operands.a = Pointer(a);
+    operands.b = Pointer(b);
+    operands.d = MutablePointer(d);
+    operands.scale_a = static_cast<const float*>(Pointer(scale_a));
+    operands.scale_b = static_cast<const float*>(Pointer(scale_b));
+    const std::string form = b_type == PTXGEN_TYPE_E4M3
+                                 ? "e4m3.kk->bf16+tensor_scaled"
+                                 : "e4m3xe5m2.kk->bf16+tensor_scaled";
+    const std::vector<double> computed =
+        Run(problem, form, operands, d, ScalarType::kBF16);
+
+    gemm::GemmProblem reference_problem{kM, kN, kK, ScalarType::kE4M3};
+    reference_problem.alpha = kScaleA * kScaleB;
+    const std::vector<double> expected = gemm::HostReferenceGemm(
+        reference_problem, Values(a, ScalarType::kE4M3), Values(b, b_element));
+    EXPECT_LT(gemm::RelativeErrorByNorm(computed, expected), kFp8IntoBf16Bound);
+  }
+}
+
+// f32 in memory, tf32 tensor cores, f32 D.
+TEST_F(CApiGpuTest, Tf32MatchesTheF32Reference) {
+  ptxgenGemmProblem_t problem;
+  ASSERT_EQ(ptxgenGemmProblemInit(&problem, kM, kN, kK, PTXGEN_TYPE_TF32),
+            PTXGEN_STATUS_SUCCESS);
+  ASSERT_EQ(problem.output_type, PTXGEN_TYPE_F32);
+  DeviceBuffer a = Random(kM * kK, ScalarType::kF32, 21);
+  DeviceBuffer b = Random(kN * kK, ScalarType::kF32, 22);
+  DeviceBuffer d = Allocate(kM * kN * 4);
+  ptxgenGemmOperands_t operands{};
+  operands.a = Pointer(a);
+  operands.b = Pointer(b);
+  operands.d = MutablePointer(d);
+  const std::vector<double> computed =
+      Run(problem, "tf32.kk->f32", operands, d, ScalarType::kF32);
+
+  const gemm::GemmProblem reference_problem{kM, kN, kK, ScalarType::kTF32};
+  const std::vector<double> expected =
+      gemm::HostReferenceGemm(reference_problem, Values(a, ScalarType::kF32),
+                              Values(b, ScalarType::kF32));
+  EXPECT_LT(gemm::RelativeErrorByNorm(computed, expected), kTf32Bound);
+}
+
+// A scaled problem run without its scales (ptxgenGemmRun passes none) is
+// refused naming the pointer, before anything is launched.
+TEST_F(CApiGpuTest, AScaledProblemNeedsItsScalePointers) {
+  ptxgenGemmProblem_t problem;
+  ASSERT_EQ(ptxgenGemmProblemInit(&problem, kM, kN, kK, PTXGEN_TYPE_E4M3),
+            PTXGEN_STATUS_SUCCESS);
+  problem.scaling = PTXGEN_SCALING_TENSOR;
+  ptxgenGemm_t gemm = nullptr;
+  ASSERT_EQ(ptxgenGemmPrepare(handle_, &problem, &gemm), PTXGEN_STATUS_SUCCESS)
+      << ptxgenGetLastErrorMessage(handle_);
+  DeviceBuffer a = Random(kM * kK, ScalarType::kE4M3, 31);
+  DeviceBuffer b = Random(kN * kK, ScalarType::kE4M3, 32);
+  DeviceBuffer d = Allocate(kM * kN * 2);
+  EXPECT_EQ(ptxgenGemmRun(handle_, gemm, Pointer(a), Pointer(b), nullptr,
+                          MutablePointer(d), nullptr, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(ptxgenGetLastErrorMessage(handle_))
+                .find("ptxgenGemmRun: GEMM: scale_a is a null pointer"),
+            std::string::npos)
+      << ptxgenGetLastErrorMessage(handle_);
+  EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+}
+
+}  // namespace
+}  // namespace ptxgen::capi

@@ -1,0 +1,87 @@
+// What each field of the C problem becomes in gemm::GemmProblem, including
+// the ones no plan shows by itself (record_amax) and B's type, which the C
+// struct always names and GemmProblem only where it differs.
+#include "lib/capi/problem.h"
+
+#include <optional>
+
+#include "gtest/gtest.h"
+#include "ptxgen/ptxgen.h"
+
+namespace ptxgen::capi {
+namespace {
+
+using ptx::ScalarType;
+
+ptxgenGemmProblem_t Initialized(ptxgenDataType_t type) {
+  ptxgenGemmProblem_t problem;
+  EXPECT_EQ(ptxgenGemmProblemInit(&problem, 128, 256, 64, type),
+            PTXGEN_STATUS_SUCCESS);
+  return problem;
+}
+
+TEST(ProblemOf, EachDataTypeIsItsScalarType) {
+  const struct {
+    ptxgenDataType_t c;
+    ScalarType element;
+  } types[] = {{PTXGEN_TYPE_F16, ScalarType::kF16},
+               {PTXGEN_TYPE_BF16, ScalarType::kBF16},
+               {PTXGEN_TYPE_F32, ScalarType::kF32},
+               {PTXGEN_TYPE_E4M3, ScalarType::kE4M3},
+               {PTXGEN_TYPE_E5M2, ScalarType::kE5M2},
+               {PTXGEN_TYPE_TF32, ScalarType::kTF32}};
+  for (const auto& type : types) {
+    ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_F16);
+    c.input_type = type.c;
+    c.b_input_type = type.c;
+    c.output_type = type.c;
+    c.bias_type = type.c;
+    absl::StatusOr<gemm::GemmProblem> p = ProblemOf(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->element, type.element);
+    EXPECT_EQ(p->b_element, std::nullopt);
+    EXPECT_EQ(p->output, type.element);
+    EXPECT_EQ(p->bias_type, type.element);
+  }
+}
+
+TEST(ProblemOf, BOfAnotherTypeIsBElement) {
+  ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_E4M3);
+  c.b_input_type = PTXGEN_TYPE_E5M2;
+  absl::StatusOr<gemm::GemmProblem> p = ProblemOf(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->element, ScalarType::kE4M3);
+  EXPECT_EQ(p->b_element, ScalarType::kE5M2);
+}
+
+TEST(ProblemOf, ScalingFastAccumulationAndAmaxAreTheProblems) {
+  ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_E4M3);
+  absl::StatusOr<gemm::GemmProblem> plain = ProblemOf(c);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->scaling, gemm::GemmScaling::kNone);
+  EXPECT_FALSE(plain->fast_accumulation);
+  EXPECT_FALSE(plain->record_amax);
+  EXPECT_EQ(plain->output, ScalarType::kBF16);  // Init's default for fp8
+
+  c.scaling = PTXGEN_SCALING_TENSOR;
+  c.fast_accumulation = 1;
+  c.record_amax = 1;
+  c.output_type = PTXGEN_TYPE_E4M3;
+  absl::StatusOr<gemm::GemmProblem> p = ProblemOf(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->scaling, gemm::GemmScaling::kTensor);
+  EXPECT_TRUE(p->fast_accumulation);
+  EXPECT_TRUE(p->record_amax);
+  EXPECT_EQ(p->output, ScalarType::kE4M3);
+}
+
+TEST(DefaultOutputType, IsTheLibrarysDefaultAndKeepsUnknownValues) {
+  EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_BF16), PTXGEN_TYPE_BF16);
+  EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_E5M2), PTXGEN_TYPE_BF16);
+  EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_TF32), PTXGEN_TYPE_F32);
+  EXPECT_EQ(DefaultOutputType(static_cast<ptxgenDataType_t>(42)),
+            static_cast<ptxgenDataType_t>(42));
+}
+
+}  // namespace
+}  // namespace ptxgen::capi
