@@ -11,10 +11,10 @@
  * (MN-major), C and D [m,n] row-major. Inputs: f16 or bf16 (either
  * major); e4m3 or e5m2 (fp8, K-major; A and B may mix the two), optionally
  * with per-tensor scales read from device memory; tf32 (f32 in memory,
- * K-major, tf32 tensor cores). f32 accumulation. D in f16, bf16 or f32;
- * from fp8 inputs also in e4m3/e5m2 (scaled by a scale_d) where the library
- * computes it, refused naming the rule where it does not. All of it is
- * row-major: the plain problem (both K-major) is
+ * K-major, tf32 tensor cores). f32 accumulation. D in f16, bf16, f32, e4m3
+ * or e5m2 (an fp8 D rounded with saturation, times *scale_d with
+ * per-tensor scaling, and read with no C), optionally with the largest |D|
+ * recorded. All of it is row-major: the plain problem (both K-major) is
  * torch.nn.functional.linear(A, B).
  *
  *   ptxgenHandle_t handle;
@@ -156,7 +156,7 @@ typedef struct ptxgenGemmProblem_t {
   int64_t m, n, k; /* each 1..2^31-1 */
   /* A (and B, see b_input_type): F16, BF16, E4M3, E5M2 or TF32. */
   ptxgenDataType_t input_type;
-  /* C and D: F16, BF16 or F32; E4M3 or E5M2 from fp8 inputs (see above).
+  /* C and D: F16, BF16 or F32; D also E4M3 or E5M2 (beta 0: no C).
      ptxgenGemmProblemInit sets the input type's default: itself for F16
      and BF16, BF16 for fp8, F32 for TF32. */
   ptxgenDataType_t output_type;
