@@ -3,6 +3,7 @@
 // PlanGemmLayout, the descriptors from the tile layouts.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -491,6 +492,31 @@ std::string StoreFunction(Generation& g) {
                       Fill(g, "gemm_store_pair.cu", values));
 }
 
+// Where accumulator acc[slice][reg] lies from the thread's first
+// (accumulator_row/column(thread, 0)): layer 1's host coordinate of the
+// register, in the slice's 64 rows.
+struct AccumulatorPlace {
+  int slice, reg, row, column;
+};
+
+// Every `step`-th register of every slice of the consumer's accumulators.
+std::vector<AccumulatorPlace> AccumulatorPlaces(
+    Generation& g, const ptx::AccumulatorFragment& fragment, int step) {
+  std::vector<AccumulatorPlace> places;
+  for (int s = 0; s < g.layout.m_slices; ++s) {
+    for (int i = 0; i < fragment.registers(); i += step) {
+      const absl::StatusOr<ptx::FragmentCoordinate> at =
+          fragment.Coordinate(0, i);
+      if (!at.ok()) {
+        g.Check(at.status());
+        return {};
+      }
+      places.push_back({s, i, s * ptx::kWgmmaM + at->row, at->column});
+    }
+  }
+  return places;
+}
+
 // The direct strategy: one store_pair per accumulator pair (a register and
 // the next, one column to the right) where layer 1's fragment layout puts
 // it. The layout is separable: the thread's position comes from its device
@@ -504,20 +530,12 @@ std::string DirectEpilogue(Generation& g) {
     return "";
   }
   std::string stores;
-  for (int s = 0; s < g.layout.m_slices; ++s) {
-    for (int i = 0; i < fragment->registers(); i += 2) {
-      const absl::StatusOr<ptx::FragmentCoordinate> at =
-          fragment->Coordinate(0, i);
-      if (!at.ok()) {
-        g.Check(at.status());
-        return "";
-      }
-      absl::StrAppendFormat(
-          &stores,
-          "  store_pair(out, e, batch, row + %d, column + %d, acc[%d][%d], "
-          "acc[%d][%d], pair_stores);\n",
-          s * ptx::kWgmmaM + at->row, at->column, s, i, s, i + 1);
-    }
+  for (const AccumulatorPlace& at : AccumulatorPlaces(g, *fragment, 2)) {
+    absl::StrAppendFormat(
+        &stores,
+        "  store_pair(out, e, batch, row + %d, column + %d, acc[%d][%d], "
+        "acc[%d][%d], pair_stores);\n",
+        at.row, at.column, at.slice, at.reg, at.slice, at.reg + 1);
   }
   return absl::StrCat(fragment->DeviceFunctions(), "\n",
                       Fill(g, "gemm_epilogue_direct.cu", {{"STORES", stores}}));
@@ -743,20 +761,12 @@ std::string RecordAmaxPart(Generation& g) {
     return "";
   }
   std::string inside, clipped;
-  for (int s = 0; s < g.layout.m_slices; ++s) {
-    for (int i = 0; i < fragment->registers(); ++i) {
-      const absl::StatusOr<ptx::FragmentCoordinate> at =
-          fragment->Coordinate(0, i);
-      if (!at.ok()) {
-        g.Check(at.status());
-        return "";
-      }
-      const std::string arguments = absl::StrFormat(
-          "(e, amax, acc[%d][%d], batch, row + %d, column + %d);\n", s, i,
-          s * ptx::kWgmmaM + at->row, at->column);
-      absl::StrAppend(&inside, "    amax = raised_amax", arguments);
-      absl::StrAppend(&clipped, "    amax = raised_amax_inside_m_n", arguments);
-    }
+  for (const AccumulatorPlace& at : AccumulatorPlaces(g, *fragment, 1)) {
+    const std::string arguments = absl::StrFormat(
+        "(e, amax, acc[%d][%d], batch, row + %d, column + %d);\n", at.slice,
+        at.reg, at.row, at.column);
+    absl::StrAppend(&inside, "    amax = raised_amax", arguments);
+    absl::StrAppend(&clipped, "    amax = raised_amax_inside_m_n", arguments);
   }
   return Fill(
       g, "gemm_record_amax.cu",
