@@ -87,7 +87,7 @@ std::string Usage() {
   return absl::StrCat(
       "gemm_bench [--mode=", absl::StrJoin(kModes, "|"),
       "]\n"
-      "           [--dtype=f16,bf16,e4m3,e5m2,tf32] [--b-dtype=TYPE] "
+      "           [--dtype=f16,bf16,e4m3,e5m2,tf32,s8,u8] [--b-dtype=TYPE] "
       "[--out-dtype=TYPE]\n"
       "           [--scaling=none|tensor] [--fast-accum] [--amax]\n"
       "           [--shapes=suite|small|MxNxK,...] [--repeats=N]\n"
@@ -116,12 +116,15 @@ std::string Usage() {
       "ptxgen ms), copy ms (a device-to-device copy moving those bytes, its\n"
       "launch and ramp included: what memory allows at that size) and of\n"
       "copy (copy ms / ptxgen ms).\n"
-      "fp8 and tf32 (K-major only) run beside cuBLASLt (fp8: scale pointers\n"
-      "with --scaling=tensor, CUBLASLT_MATMUL_DESC_FAST_ACCUM with\n"
-      "--fast-accum; tf32: CUBLAS_COMPUTE_32F_FAST_TF32); --b-dtype mixes\n"
-      "e4m3 with e5m2; --out-dtype is D's type (default: the input type,\n"
-      "bf16 from fp8, f32 from tf32; an e4m3 or e5m2 D is scaled by scale_d\n"
-      "with --scaling=tensor); --amax records the largest |D| in both.\n");
+      "fp8, tf32 and s8 (K-major only) run beside cuBLASLt (fp8: scale\n"
+      "pointers with --scaling=tensor, CUBLASLT_MATMUL_DESC_FAST_ACCUM with\n"
+      "--fast-accum; tf32: CUBLAS_COMPUTE_32F_FAST_TF32; s8: "
+      "CUBLAS_COMPUTE_32I\n"
+      "into s32 or s8, the plain epilogue only); --b-dtype mixes e4m3 with\n"
+      "e5m2 (s8 with u8: no peer); --out-dtype is D's type (default: the\n"
+      "input type, bf16 from fp8, f32 from tf32, s32 from s8; an e4m3 or e5m2\n"
+      "D is scaled by scale_d with --scaling=tensor); --amax records the\n"
+      "largest |D| in both.\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -525,6 +528,9 @@ GemmCall OursCall(const Gemm& gemm, const Operands& inputs) {
 // sums (2e-3); other f32 results differ only in the order of their f32 sums.
 double BenchErrorBound(const GemmProblem& problem) {
   const ptx::ScalarType output = OutputOf(problem);
+  if (output == ptx::ScalarType::kS32) return 1e-12;  // both exact
+  // alpha times exact sums, each rounded once: a tie rounded another way.
+  if (output == ptx::ScalarType::kS8) return 1e-2;
   if (ptx::IsFp8(output)) return 3e-2;
   if (output != ptx::ScalarType::kF32) return ErrorBound(output);
   const bool inexact =

@@ -43,7 +43,7 @@ expect_refusal "--shapes: '12x34' is not MxNxK" --shapes=12x34
 expect_refusal "--shapes: 'tiny' is not MxNxK" --shapes=tiny
 # The small suite's m = 1 and n = 1 rows cannot be MN-major (16-byte rows).
 expect_refusal "--shapes/--dtype: 1x4096x4096 f16: " --shapes=small --a-major=m
-expect_refusal "element type must be f16, bf16, e4m3, e5m2 or tf32, not f32" --dtype=f32 --shapes=64x64x64
+expect_refusal "element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8, not f32" --dtype=f32 --shapes=64x64x64
 expect_refusal "k must be a multiple of 8" --shapes=64x64x12
 expect_refusal "--repeats must be a positive integer" --repeats=0
 expect_refusal "missing option 'g#|hilbert'" --mode=configs --configs="ws 128x128x64 s4 c1 w1 m1 tma persistent"

@@ -10,7 +10,7 @@
 // Part `part`'s sums (kPartAccumulators registers of each slice: its
 // columns, as wgmma's fragment orders registers by column) into the tile's.
 __device__ __forceinline__ void add_stage_sums(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const float (&stage_sums)[plan::kMSlices][plan::kPartAccumulators],
     int part) {
 #pragma unroll
@@ -27,7 +27,7 @@ __device__ __forceinline__ void add_stage_sums(
 // accumulators. While one consumer adds, the other's wgmma keeps the
 // tensor cores busy.
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   float stage_sums[plan::kMSlices][plan::kPartAccumulators];
 {{PARTS}}}

@@ -4,7 +4,7 @@
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
@@ -12,7 +12,7 @@ __device__ __forceinline__ void mma_piece(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -53,7 +53,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
 {{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {

@@ -2,7 +2,7 @@
 // the wgmma fragment layout (accumulator_row, accumulator_column) puts them,
 // through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   const Output out = make_output(e, batch, unit);

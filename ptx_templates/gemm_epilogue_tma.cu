@@ -6,7 +6,7 @@
 // with TMA, which clips them to m x n. A pass may write the buffer once the
 // store before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.

@@ -4,7 +4,7 @@
 // scale_d (0 starts a tile without a separate zeroing pass), the others
 // add to them.
 __device__ __forceinline__ void mma_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
 {{PIN_ACCUMULATORS}}
   {{WGMMA_FENCE}}

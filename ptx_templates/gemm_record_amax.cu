@@ -18,7 +18,7 @@ __device__ __forceinline__ float raised_amax_inside_m_n(
 // A tile inside m x n skips the clipping (which, with stream-K's state
 // live beside it, made ptxas spill a 128x256 fp8 tile).
 __device__ __forceinline__ void record_amax(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int thread) {
   const int row = m0 + accumulator_row(thread, 0);
   const int column = n0 + accumulator_column(thread, 0);

@@ -7,7 +7,8 @@
 // tile. A peer waits on its free barrier before it overwrites the buffer
 // with the next tile's sums. `meetings` counts the tiles met so far: the
 // phase parity of both barriers. Buffers hold each thread's accumulators
-// 4 at a time, thread-minor, so both sides move whole lines.
+// 4 at a time (their bits in f32 words), thread-minor, so both sides move
+// whole lines.
 __device__ __forceinline__ unsigned partials_ready_barrier(unsigned barriers, int consumer) {
   return barriers + plan::kBarrierBytes * (2 * plan::kStages + consumer);
 }
@@ -26,7 +27,7 @@ __device__ __forceinline__ void meeting_init(unsigned barriers) {
 
 // True in rank 0, its accumulators now the whole tile's; false elsewhere.
 __device__ __forceinline__ bool meet_in_cluster(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     unsigned base, unsigned barriers, int consumer, int thread, int& meetings) {
   constexpr int kVectors = plan::kSliceAccumulators / 4;
   const unsigned slice = (unsigned)(w.unit % plan::kSplitK);
@@ -46,7 +47,8 @@ __device__ __forceinline__ bool meet_in_cluster(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         mine[(s * kVectors + q) * plan::kThreadsPerWarpgroup + thread] = make_float4(
-            acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2], acc[s][4 * q + 3]);
+            accumulator_word(acc[s][4 * q]), accumulator_word(acc[s][4 * q + 1]),
+            accumulator_word(acc[s][4 * q + 2]), accumulator_word(acc[s][4 * q + 3]));
       }
     }
     unsigned leader_ready;
@@ -68,10 +70,10 @@ __device__ __forceinline__ bool meet_in_cluster(
         const unsigned vector = theirs +
             16u * (unsigned)((s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
         {{LOAD_PARTIAL}}
-        acc[s][4 * q] += part[0];
-        acc[s][4 * q + 1] += part[1];
-        acc[s][4 * q + 2] += part[2];
-        acc[s][4 * q + 3] += part[3];
+        acc[s][4 * q] += accumulator_of_word(part[0]);
+        acc[s][4 * q + 1] += accumulator_of_word(part[1]);
+        acc[s][4 * q + 2] += accumulator_of_word(part[2]);
+        acc[s][4 * q + 3] += accumulator_of_word(part[3]);
       }
     }
   }

@@ -5,9 +5,10 @@
 // to store. The piece that ends the tile adds the slots of the clusters
 // before it that shared the tile, waiting for each flag and lowering it for
 // the next launch, and returns true. Slots hold each thread's accumulators
-// 4 at a time, thread-minor, so both sides read and write whole lines.
+// 4 at a time (their bits in f32 words), thread-minor, so both sides read
+// and write whole lines.
 __device__ __forceinline__ bool stream_k_fixup(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     float* workspace, const volatile Schedule& schedule, int cluster,
     unsigned rank, int consumer, int thread, int k_tiles) {
   constexpr int kVectors = plan::kSliceAccumulators / 4;
@@ -24,8 +25,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         __stcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread,
-               make_float4(acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2],
-                           acc[s][4 * q + 3]));
+               make_float4(accumulator_word(acc[s][4 * q]),
+                           accumulator_word(acc[s][4 * q + 1]),
+                           accumulator_word(acc[s][4 * q + 2]),
+                           accumulator_word(acc[s][4 * q + 3])));
       }
     }
     {{SYNC_CONSUMER}}
@@ -53,10 +56,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         const float4 part = __ldcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
-        acc[s][4 * q] += part.x;
-        acc[s][4 * q + 1] += part.y;
-        acc[s][4 * q + 2] += part.z;
-        acc[s][4 * q + 3] += part.w;
+        acc[s][4 * q] += accumulator_of_word(part.x);
+        acc[s][4 * q + 1] += accumulator_of_word(part.y);
+        acc[s][4 * q + 2] += accumulator_of_word(part.z);
+        acc[s][4 * q + 3] += accumulator_of_word(part.w);
         // Bounds the loads ptxas keeps in flight (it moves loads across a
         // CTA fence, not across a barrier): all at once spill.
         if (q % 8 == 7) {

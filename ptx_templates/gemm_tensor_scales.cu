@@ -1,7 +1,7 @@
 // Per-tensor scaling: a finished tile's sums times scale_a * scale_b, read
 // once the main loop is done, so that no register holds them through it.
 __device__ __forceinline__ void apply_tensor_scales(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e) {
   const float scale = *e.scale_a * *e.scale_b;
 #pragma unroll

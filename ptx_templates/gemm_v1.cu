@@ -37,11 +37,11 @@ struct __align__(64) TensorMap {
   const unsigned long long a_desc = matrix_descriptor(plan::kADescriptor, a_tile);
   const unsigned long long b_desc = matrix_descriptor(plan::kBDescriptor, b_tile);
 
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
 #pragma unroll
   for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-    for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+    for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
   }
 
   if (threadIdx.x == 0) {

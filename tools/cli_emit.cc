@@ -55,6 +55,8 @@ const char* RegisterPrefix(ptx::RegType type) {
       return "%rs";
     case ptx::RegType::kB32:
       return "%r";
+    case ptx::RegType::kS32:  // its own numbering: a .s32 declaration
+      return "%s";
     case ptx::RegType::kB64:
       return "%rd";
     case ptx::RegType::kF32:

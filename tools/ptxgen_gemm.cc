@@ -422,6 +422,8 @@ std::vector<cli::Flag> ProblemFlags() {
   std::vector<cli::Choice> output_types = bias_types;
   output_types.push_back({"e4m3", ""});
   output_types.push_back({"e5m2", ""});
+  output_types.push_back({"s8", ""});
+  output_types.push_back({"s32", ""});
   cli::Flag alpha = cli::TextFlag(
       "alpha", "X",
       "Scales A * B: a finite float (e.g. 0.5, -2, 1e-3; absl::SimpleAtof's "
@@ -443,11 +445,12 @@ std::vector<cli::Flag> ProblemFlags() {
       cli::ScalarTypeFlag("dtype",
                           "The type of A and B (8-bit and tf32: K-major). D "
                           "(and C) unless --out-dtype: f16 and bf16 their "
-                          "own, bf16 from fp8, f32 from tf32 (stored as f32).",
+                          "own, bf16 from fp8, f32 from tf32 (stored as f32), "
+                          "s32 from s8 and u8.",
                           "f16", gen::IsGemmElement),
       cli::ScalarTypeFlag("b-dtype",
                           "B's type where it differs from --dtype: e4m3 with "
-                          "e5m2. Default: the --dtype.",
+                          "e5m2, s8 with u8. Default: the --dtype.",
                           "", gen::IsGemmElement),
       cli::ChoiceFlag(
           "scaling", "none|tensor",
@@ -515,9 +518,12 @@ std::vector<cli::Flag> ProblemFlags() {
                       "Applied to x = alpha * A * B + beta * C + bias.",
                       "none"),
       cli::ChoiceFlag("out-dtype", "TYPE", output_types,
-                      "The type of D (and C). Default: the --dtype. e4m3 and "
-                      "e5m2 round with saturation and take no C; with "
-                      "--scaling=tensor D is multiplied by *scale_d first.",
+                      "The type of D (and C). Default: the --dtype's (see "
+                      "--dtype). e4m3, e5m2 and s8 round with saturation and "
+                      "take no C; with --scaling=tensor an fp8 D is "
+                      "multiplied by *scale_d first. s8 and s32 from s8/u8 "
+                      "inputs only: s8 is alpha times the sums, s32 the "
+                      "exact sums (alpha 1, no bias, activation or amax).",
                       ""),
       cli::SwitchFlag("amax",
                       "Record the largest |D| before scale_d in an f32 the "
@@ -761,10 +767,11 @@ cli::Subcommand GemmSubcommand() {
       "one). For each of --batch problems, all matrices row-major:\n"
       "  D = act(alpha * op(A) * op(B) + beta * C + bias)     C, D: [m,n]\n"
       "with A stored [m,k] (--a-major=k) or [k,m] (m), B stored [n,k]\n"
-      "(--b-major=k) or [k,n] (n); f16 or bf16 in (fp8 and tf32 K-major\n"
-      "only), f32 accumulation; fp8 (e4m3, e5m2) with per-tensor scales by\n"
-      "--scaling=tensor (alpha * *scale_a * *scale_b, device scalars) and\n"
-      "its sums promoted into f32 every 128 k unless --fast-accum. The\n"
+      "(--b-major=k) or [k,n] (n); f16 or bf16 in (fp8, tf32 and integers\n"
+      "K-major only), f32 accumulation; fp8 (e4m3, e5m2) with per-tensor\n"
+      "scales by --scaling=tensor (alpha * *scale_a * *scale_b, device\n"
+      "scalars) and its sums promoted into f32 every 128 k unless\n"
+      "--fast-accum; s8/u8 with exact s32 accumulation. The\n"
       "plain problem, no flags beyond --m --n --k --dtype, is C = A * B^T\n"
       "with A [m,k], B [n,k], C [m,n], packed.\n"
       "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"
@@ -837,6 +844,8 @@ cli::Subcommand GemmSubcommand() {
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --out-dtype=f32 --emit=resources",
       "ptxgen gemm --m=2048 --n=1024 --k=512 --a-major=m --beta=0.5 --ldc=1032",
       "ptxgen gemm --m=256 --n=512 --k=64 --batch=3 --lda=72 --sms=66",
+      "ptxgen gemm --m=2048 --n=2048 --k=1024 --dtype=s8 --out-dtype=s8 "
+      "--alpha=1e-3",
   };
   command.run = RunGemm;
   return command;

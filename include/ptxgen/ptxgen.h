@@ -14,7 +14,9 @@
  * K-major, tf32 tensor cores). f32 accumulation. D in f16, bf16, f32, e4m3
  * or e5m2 (an fp8 D rounded with saturation, times *scale_d with
  * per-tensor scaling, and read with no C), optionally with the largest |D|
- * recorded. All of it is row-major: the plain problem (both K-major) is
+ * recorded. s8 or u8 (K-major; mixed allowed) summed exactly in s32, D in
+ * s32 (the sums), s8 (alpha times them, saturated) or a float type. All of
+ * it is row-major: the plain problem (both K-major) is
  * torch.nn.functional.linear(A, B).
  *
  *   ptxgenHandle_t handle;
@@ -110,6 +112,14 @@ typedef PTXGEN_ENUM(ptxgenDataType_t){
     /* A and B only: f32 in memory, multiplied by tf32 tensor cores (10 of
        its 23 mantissa bits). */
     PTXGEN_TYPE_TF32 = 5,
+    /* 8-bit integers, A and B (mixed allowed), K-major; summed exactly in
+       s32. An s8 D is alpha times the sums, rounded to nearest with
+       saturation (no C). */
+    PTXGEN_TYPE_S8 = 6,
+    PTXGEN_TYPE_U8 = 7,
+    /* D only, from s8/u8 inputs, and their default: the exact sums (alpha 1;
+       no C, bias, activation or amax). */
+    PTXGEN_TYPE_S32 = 8,
 } ptxgenDataType_t;
 
 /* Which dimension of a stored operand is contiguous. */
@@ -154,17 +164,18 @@ typedef PTXGEN_ENUM(ptxgenScaling_t){
  */
 typedef struct ptxgenGemmProblem_t {
   int64_t m, n, k; /* each 1..2^31-1 */
-  /* A (and B, see b_input_type): F16, BF16, E4M3, E5M2 or TF32. */
+  /* A (and B, see b_input_type): F16, BF16, E4M3, E5M2, TF32, S8 or U8. */
   ptxgenDataType_t input_type;
-  /* C and D: F16, BF16 or F32; D also E4M3 or E5M2 (beta 0: no C).
-     ptxgenGemmProblemInit sets the input type's default: itself for F16
-     and BF16, BF16 for fp8, F32 for TF32. */
+  /* C and D: F16, BF16 or F32; D also E4M3 or E5M2, and from S8/U8 also S8
+     or S32 (beta 0: no C). ptxgenGemmProblemInit sets the input type's
+     default: itself for F16 and BF16, BF16 for fp8, F32 for TF32, S32 for
+     S8 and U8. */
   ptxgenDataType_t output_type;
   ptxgenMajor_t a_major, b_major;
   /* Elements between consecutive rows of each matrix as stored; 0: packed
      (the stored row's length). A's and B's rows must start on 16 bytes
      (TMA): with packed K-major operands, k a multiple of 8 (16 for fp8,
-     4 for tf32). */
+     s8 and u8, 4 for tf32). */
   int64_t lda, ldb, ldc, ldd;
   int64_t batch; /* GEMMs of one call, 1..65535 */
   /* Elements between consecutive matrices of the batch; 0: packed. The
@@ -176,7 +187,8 @@ typedef struct ptxgenGemmProblem_t {
   ptxgenDataType_t bias_type; /* F16, BF16 or F32 */
   ptxgenActivation_t activation;
   /* B's type, as cuBLASLt takes it beside A's: input_type, or E5M2 with an
-     E4M3 A (E4M3 with E5M2) for mixed fp8. ptxgenGemmProblemInit sets it
+     E4M3 A (E4M3 with E5M2) for mixed fp8, U8 with S8 (S8 with U8) for
+     mixed integers. ptxgenGemmProblemInit sets it
      to input_type: a caller changing input_type changes it too. */
   ptxgenDataType_t b_input_type;
   ptxgenScaling_t scaling; /* PTXGEN_SCALING_NONE unless fp8 */

@@ -35,14 +35,17 @@ struct Enumeration {
   std::array<EnumValue<C, Value>, N> values;
 };
 
-constexpr Enumeration<ptxgenDataType_t, ptx::ScalarType, 6> kDataTypes{
+constexpr Enumeration<ptxgenDataType_t, ptx::ScalarType, 9> kDataTypes{
     "ptxgenDataType_t",
     {{{PTXGEN_TYPE_F16, "PTXGEN_TYPE_F16", ptx::ScalarType::kF16},
       {PTXGEN_TYPE_BF16, "PTXGEN_TYPE_BF16", ptx::ScalarType::kBF16},
       {PTXGEN_TYPE_F32, "PTXGEN_TYPE_F32", ptx::ScalarType::kF32},
       {PTXGEN_TYPE_E4M3, "PTXGEN_TYPE_E4M3", ptx::ScalarType::kE4M3},
       {PTXGEN_TYPE_E5M2, "PTXGEN_TYPE_E5M2", ptx::ScalarType::kE5M2},
-      {PTXGEN_TYPE_TF32, "PTXGEN_TYPE_TF32", ptx::ScalarType::kTF32}}}};
+      {PTXGEN_TYPE_TF32, "PTXGEN_TYPE_TF32", ptx::ScalarType::kTF32},
+      {PTXGEN_TYPE_S8, "PTXGEN_TYPE_S8", ptx::ScalarType::kS8},
+      {PTXGEN_TYPE_U8, "PTXGEN_TYPE_U8", ptx::ScalarType::kU8},
+      {PTXGEN_TYPE_S32, "PTXGEN_TYPE_S32", ptx::ScalarType::kS32}}}};
 
 constexpr Enumeration<ptxgenMajor_t, ptx::MajorOrder, 2> kMajors{
     "ptxgenMajor_t",

@@ -434,6 +434,11 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   }
   const GemmProblem r = Resolved(problem);
   const ptx::ScalarType out = *r.output;
+  if (out == ptx::ScalarType::kS32 && r.alpha != 1.0f) {
+    return Refuse(
+        absl::StrCat("an s32 D is the exact sums: alpha must be 1, not ",
+                     r.alpha, " (an s8, 16-bit or f32 D scales them)"));
+  }
   const StoredShape a = Stored(r.a_major, r.m, r.k);
   const StoredShape b = Stored(r.b_major, r.n, r.k);
   const StoredShape d = StoredD(r);

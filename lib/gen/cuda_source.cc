@@ -28,6 +28,8 @@ const char* CxxTypeName(ptx::RegType type) {
       return "unsigned long long";
     case ptx::RegType::kF32:
       return "float";
+    case ptx::RegType::kS32:
+      return "int";
   }
   return "unsigned";
 }

@@ -406,6 +406,8 @@ bool IsGemmElement(ptx::ScalarType element) {
     case ptx::ScalarType::kE4M3:
     case ptx::ScalarType::kE5M2:
     case ptx::ScalarType::kTF32:
+    case ptx::ScalarType::kS8:
+    case ptx::ScalarType::kU8:
       return true;
     default:
       return false;
@@ -415,8 +417,8 @@ bool IsGemmElement(ptx::ScalarType element) {
 absl::Status CheckGemmElement(ptx::ScalarType element) {
   if (IsGemmElement(element)) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat("GEMM: element type must be f16, bf16, e4m3, e5m2 or tf32, "
-                   "not ",
+      absl::StrCat("GEMM: element type must be f16, bf16, e4m3, e5m2, tf32, s8 "
+                   "or u8, not ",
                    ptx::PtxName(element)));
 }
 

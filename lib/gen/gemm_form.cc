@@ -12,14 +12,46 @@
 namespace ptxgen::gen {
 namespace {
 
+bool IsIntegerOutput(ptx::ScalarType type) {
+  return type == ptx::ScalarType::kS8 || type == ptx::ScalarType::kS32;
+}
+
 // What C and the bias may be, and D beside fp8.
 bool IsEpilogueInputType(ptx::ScalarType type) {
   return type == ptx::ScalarType::kF16 || type == ptx::ScalarType::kBF16 ||
          type == ptx::ScalarType::kF32;
 }
 
+// D's type beside the epilogue's: an fp8 D, or an s8 or s32 one from
+// integer inputs (IntegerOutputRule).
 bool IsOutputType(ptx::ScalarType type) {
-  return IsEpilogueInputType(type) || ptx::IsFp8(type);
+  return IsEpilogueInputType(type) || ptx::IsFp8(type) || IsIntegerOutput(type);
+}
+
+// Integer inputs give an exact s32 D (the sums as wgmma adds them: nothing
+// applied to them), an s8 D (alpha times the sums, rounded with
+// saturation) or a float D; float inputs give no integer D, and an integer
+// D reads no C.
+absl::Status IntegerOutputRule(const GemmForm& form) {
+  const std::string output(ptx::PtxName(form.output));
+  if (!IsIntegerOutput(form.output)) return absl::OkStatus();
+  if (!ptx::IsInt8(form.element)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM: an ", output, " D comes from s8/u8 inputs, not ",
+                     ptx::PtxName(form.element)));
+  }
+  if (form.reads_c) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: an ", output, " D takes no C (beta 0; or a 16-bit or f32 D)"));
+  }
+  if (form.output == ptx::ScalarType::kS32 &&
+      (form.bias != BiasAlong::kNone || form.activation != Activation::kNone ||
+       form.records_amax)) {
+    return absl::InvalidArgumentError(
+        "GEMM: an s32 D is the exact sums (alpha 1, no bias, activation or "
+        "amax); an s8, 16-bit or f32 D takes them");
+  }
+  return absl::OkStatus();
 }
 
 absl::string_view MajorLetter(ptx::MajorOrder major) {
@@ -165,8 +197,14 @@ bool PromotesAccumulators(const GemmForm& form) {
   return ptx::IsFp8(form.element) && !form.fast_accumulation;
 }
 
+ptx::ScalarType AccumulatorType(const GemmForm& form) {
+  return ptx::IsInt8(form.element) ? ptx::ScalarType::kS32
+                                   : ptx::ScalarType::kF32;
+}
+
 ptx::ScalarType DefaultOutput(ptx::ScalarType element) {
   if (ptx::IsFp8(element)) return ptx::ScalarType::kBF16;
+  if (ptx::IsInt8(element)) return ptx::ScalarType::kS32;
   if (element == ptx::ScalarType::kTF32) return ptx::ScalarType::kF32;
   return element;
 }
@@ -215,11 +253,15 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   auto refuse = [&](absl::string_view rule) {
     return absl::InvalidArgumentError(absl::StrCat("GEMM: ", rule));
   };
+  const bool mixes_within_a_family =
+      form.b_element &&
+      ((ptx::IsFp8(form.element) && ptx::IsFp8(*form.b_element)) ||
+       (ptx::IsInt8(form.element) && ptx::IsInt8(*form.b_element)));
   if (form.b_element &&
-      (!ptx::IsFp8(form.element) || !ptx::IsFp8(*form.b_element) ||
-       *form.b_element == form.element)) {
+      (!mixes_within_a_family || *form.b_element == form.element)) {
     return refuse(absl::StrCat(
-        "A and B differ in type only as e4m3 with e5m2 (fp8), not ",
+        "A and B differ in type only as e4m3 with e5m2 (fp8) or s8 with u8, "
+        "not ",
         ptx::PtxName(form.element), " with ", ptx::PtxName(*form.b_element),
         "; write one type when they are the same"));
   }
@@ -235,8 +277,11 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   }
   if (!IsOutputType(form.output)) {
     return refuse(absl::StrCat(
-        "the output type must be f16, bf16, f32, e4m3 or e5m2, not ",
+        "the output type must be f16, bf16, f32, e4m3, e5m2, s8 or s32, not ",
         ptx::PtxName(form.output)));
+  }
+  if (absl::Status integer = IntegerOutputRule(form); !integer.ok()) {
+    return integer;
   }
   if (ptx::IsFp8(form.output) && form.reads_c) {
     return refuse(absl::StrCat("C is read in D's type, and an ",

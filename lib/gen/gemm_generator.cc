@@ -127,12 +127,14 @@ std::string PinAccumulators(Generation& g, int indent,
                             const std::string& array = "acc", int columns = 0) {
   if (columns == 0) columns = g.config.block_n;
   std::string text;
-  const std::string name = absl::StrCat("wgmma_pin_n", columns);
+  const std::string name = absl::StrCat(
+      "wgmma_pin_n", columns,
+      AccumulatorType(g.form) == ptx::ScalarType::kS32 ? "_s32" : "");
   for (int s = 0; s < g.layout.m_slices; ++s) {
     absl::StrAppend(
         &text, std::string(indent, ' '),
         g.ops.Call(name,
-                   ptx::WgmmaAccumulatorPin(ptx::ScalarType::kF32, columns),
+                   ptx::WgmmaAccumulatorPin(AccumulatorType(g.form), columns),
                    {{"d", absl::StrCat(array, "[", s, "]")}}),
         "\n");
   }
@@ -140,13 +142,13 @@ std::string PinAccumulators(Generation& g, int indent,
 }
 
 // The consumers' wgmma: one 64-row slice by `columns` of the tile's N
-// (all of them unless a promotion part's), into f32.
+// (all of them unless a promotion part's), into the accumulators' type.
 ptx::WgmmaMma ConsumerMma(const Generation& g, int columns = 0) {
   ptx::WgmmaMma mma;
   mma.n = columns == 0 ? g.config.block_n : columns;
   mma.a_type = g.element;
   mma.b_type = BElement(g.form);
-  mma.d_type = ptx::ScalarType::kF32;
+  mma.d_type = AccumulatorType(g.form);
   mma.transpose_a = g.form.a_major == ptx::MajorOrder::kMN;
   mma.transpose_b = g.form.b_major == ptx::MajorOrder::kMN;
   return mma;
@@ -167,9 +169,10 @@ std::string MmaBody(Generation& g, int indent, const std::string& array,
   const std::string b_type = mma.b_type == mma.a_type
                                  ? ""
                                  : absl::StrCat("_", ptx::PtxName(mma.b_type));
-  const std::string name = absl::StrCat(
-      "wgmma_m64n", mma.n, "_f32_", ptx::PtxName(g.element), b_type,
-      mma.transpose_a ? "_ta" : "", mma.transpose_b ? "_tb" : "");
+  const std::string name =
+      absl::StrCat("wgmma_m64n", mma.n, "_", ptx::PtxName(mma.d_type), "_",
+                   ptx::PtxName(g.element), b_type,
+                   mma.transpose_a ? "_ta" : "", mma.transpose_b ? "_tb" : "");
   const int instruction_k = *ptx::WgmmaK(g.element);
   const ptx::SharedTile a_tile = ConsumerATile(g);
   std::string text;
@@ -442,23 +445,62 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   return plan;
 }
 
+// The accumulators' type for every part that holds them; stream-K and a
+// split-K meeting move their bits in f32 words.
+std::string AccumulatorDeclarations(const Generation& g) {
+  const bool s32 = AccumulatorType(g.form) == ptx::ScalarType::kS32;
+  std::string text =
+      absl::StrCat("// The accumulators: wgmma's ",
+                   s32 ? "exact s32 sums of the 8-bit integer products"
+                       : "f32 sums of the products",
+                   ".\ntypedef ", s32 ? "int" : "float", " Accumulator;\n");
+  if (g.config.stream_k || g.config.split_k_in_cluster) {
+    absl::StrAppend(
+        &text,
+        "// Their bits in the f32 words of a workspace or a partials buffer.\n"
+        "__device__ __forceinline__ float accumulator_word(Accumulator value) "
+        "{\n  return ",
+        s32 ? "__int_as_float(value)" : "value",
+        ";\n}\n"
+        "__device__ __forceinline__ Accumulator accumulator_of_word(float "
+        "word) {\n  return ",
+        s32 ? "__float_as_int(word)" : "word", ";\n}\n");
+  }
+  return text;
+}
+
 // The store strategy's destination and its store_pair: D in the output
-// type through the epilogue's transform, or with split-K the f32 slice in
-// the workspace.
+// type through the epilogue's transform (an s32 D: the sums as they are),
+// or with split-K the f32 slice in the workspace.
 std::string StoreFunction(Generation& g) {
   if (ReducesSlicesInWorkspace(g.config)) {
     return Fill(g, "gemm_store_partial.cu", {});
   }
-  const bool f32 = g.form.output == ptx::ScalarType::kF32;
-  const bool fp8 = ptx::IsFp8(g.form.output);
+  const ptx::ScalarType output = g.form.output;
+  const bool exact = output == ptx::ScalarType::kS32;
+  const bool word = ptx::SizeInBytes(output) == 4;
+  const bool byte = ptx::SizeInBytes(output) == 1;
   TemplateValues values = {
-      {"OUTPUT", std::string(ptx::PtxName(g.form.output))},
-      {"OUTPUT_CTYPE", f32   ? "float"
-                       : fp8 ? "unsigned char"
-                             : "unsigned short"},
+      {"OUTPUT", std::string(ptx::PtxName(output))},
+      {"OUTPUT_CTYPE", exact  ? "int"
+                       : word ? "float"
+                       : byte ? "unsigned char"
+                              : "unsigned short"},
+      {"VALUE_TYPE", exact ? "Accumulator" : "float"},
+      {"VALUE_WORDS",
+       exact ? ", the exact sums,"
+             : absl::StrCat(", each through epilogue_value\n// (an fp8 D of a "
+                            "scaled form times scale_d) and rounded to ",
+                            ptx::PtxName(output), ",")},
+      {"TRANSFORM",
+       exact ? ""
+             : "  low = epilogue_value(e, low, batch, row, column);\n"
+               "  if (has_high) high = epilogue_value(e, high, batch, row, "
+               "column + 1);\n"},
   };
   // An fp8 D of a scaled form: times scale_d, read once per tile.
-  const bool scales_d = fp8 && g.form.scaling == GemmScaling::kTensor;
+  const bool scales_d =
+      ptx::IsFp8(output) && g.form.scaling == GemmScaling::kTensor;
   values["OUTPUT_SCALE_FIELD"] = scales_d ? "  float scale;  // scale_d\n" : "";
   values["OUTPUT_SCALE_READ"] = scales_d ? "  out.scale = *e.scale_d;\n" : "";
   values["OUTPUT_SCALE"] = scales_d ? "  low *= destination.scale;\n"
@@ -469,27 +511,30 @@ std::string StoreFunction(Generation& g) {
   values["D_OFFSET"] = transposed ? "column * destination.ldd + row"
                                   : "row * destination.ldd + column";
   const std::string high = transposed ? "out[destination.ldd]" : "out[1]";
-  if (f32) {
-    values["STORE_BOTH"] = "    *(float2*)out = make_float2(low, high);";
+  if (word) {
+    values["STORE_BOTH"] = exact
+                               ? "    *(int2*)out = make_int2(low, high);"
+                               : "    *(float2*)out = make_float2(low, high);";
     values["STORE_LOW"] = "  out[0] = low;";
     values["STORE_HIGH"] = absl::StrCat("    ", high, " = high;");
   } else {
-    // 16-bit pairs pack into 32 bits, fp8 pairs into 16 (cvt's b16, whose
+    // 16-bit pairs pack into 32 bits, 8-bit pairs into 16 (cvt's b16, whose
     // low byte is a single value's element).
     const TemplateValues rounding = RoundingValues(g);
-    const std::string element = fp8 ? "(unsigned char)value" : "value";
+    const std::string element = byte ? "(unsigned char)value" : "value";
+    const std::string packed = byte ? "unsigned short" : "unsigned";
     values["STORE_BOTH"] =
-        absl::StrCat("    ", fp8 ? "unsigned short" : "unsigned",
-                     " packed;\n    ", rounding.at("PACK"), "\n    *(",
-                     fp8 ? "unsigned short" : "unsigned", "*)out = packed;");
+        absl::StrCat("    ", packed, " packed;\n    ", rounding.at("PACK"),
+                     "\n    *(", packed, "*)out = packed;");
     values["STORE_LOW"] =
         absl::StrCat("  unsigned short value;\n  ", rounding.at("ROUND_LOW"),
                      "\n  out[0] = ", element, ";");
     values["STORE_HIGH"] = absl::StrCat("    ", rounding.at("ROUND_HIGH"),
                                         "\n    ", high, " = ", element, ";");
   }
-  return absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n",
-                      Fill(g, "gemm_store_pair.cu", values));
+  const std::string value_function =
+      exact ? "" : absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n");
+  return absl::StrCat(value_function, Fill(g, "gemm_store_pair.cu", values));
 }
 
 // Where accumulator acc[slice][reg] lies from the thread's first
@@ -818,10 +863,10 @@ std::string MmaPart(Generation& g) {
 }
 
 std::string V1Source(Generation& g) {
-  const std::string parts =
-      absl::StrCat(Fill(g, "gemm_epilogue_args.cu", {}), "\n", MmaPart(g), "\n",
-                   StoreFunction(g), "\n", DirectEpilogue(g),
-                   g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
+  const std::string parts = absl::StrCat(
+      AccumulatorDeclarations(g), "\n", Fill(g, "gemm_epilogue_args.cu", {}),
+      "\n", MmaPart(g), "\n", StoreFunction(g), "\n", DirectEpilogue(g),
+      g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
   TemplateValues values = {
       {"CONFIG", CodeName(g.config)},
       {"ELEMENT", std::string(ptx::PtxName(g.element))},
@@ -995,6 +1040,7 @@ std::string WarpSpecializedSource(Generation& g) {
   const bool launched_in_clusters = ClusterCtas(config) > 1;
   const bool tma_store = config.epilogue == GemmEpilogue::kTmaStore;
   std::vector<std::string> parts = {
+      AccumulatorDeclarations(g),
       Fill(g, "gemm_epilogue_args.cu", {}),
       Fill(g, "gemm_scheduler.cu", {}),
       TileOrderFunction(g),

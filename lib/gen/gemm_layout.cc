@@ -129,7 +129,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   layout.m_slices = layout.rows_per_consumer / ptx::kWgmmaM;
   layout.accumulators_per_thread =
       layout.m_slices *
-      ptx::WgmmaAccumulatorRegisters(ptx::ScalarType::kF32, config.block_n);
+      ptx::WgmmaAccumulatorRegisters(AccumulatorType(form), config.block_n);
   layout.consumer_registers = ConsumerRegisters(config, layout.threads);
   layout.promotion_parts = PromotionParts(config, form, layout);
   // One consumer already gets every register a thread can address.

@@ -42,6 +42,10 @@ bool IsFp8(ScalarType type) {
   return type == ScalarType::kE4M3 || type == ScalarType::kE5M2;
 }
 
+bool IsInt8(ScalarType type) {
+  return type == ScalarType::kS8 || type == ScalarType::kU8;
+}
+
 bool IsKnownScalarType(ScalarType type) { return Find(type) != nullptr; }
 
 absl::string_view PtxName(ScalarType type) {

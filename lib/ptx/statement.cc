@@ -105,6 +105,8 @@ const char* PtxRegTypeName(RegType type) {
       return "f32";
     case RegType::kPred:
       return "pred";
+    case RegType::kS32:
+      return "s32";
   }
   return "b32";
 }
@@ -122,6 +124,7 @@ const char* ConstraintLetter(RegType type) {
     case RegType::kF32:
       return "f";
     case RegType::kB32:
+    case RegType::kS32:
     case RegType::kPred:  // Passed as a b32 value, converted in the asm.
       return "r";
   }

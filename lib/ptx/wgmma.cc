@@ -159,7 +159,8 @@ std::string TypeSuffix(const WgmmaMma& mma) {
 }
 
 RegType AccumulatorRegType(ScalarType d_type) {
-  return d_type == ScalarType::kF32 ? RegType::kF32 : RegType::kB32;
+  if (d_type == ScalarType::kF32) return RegType::kF32;
+  return d_type == ScalarType::kS32 ? RegType::kS32 : RegType::kB32;
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
     p8 = ptxgen.plan(m=8192, n=8192, k=8192, dtype="e4m3", scaling="tensor")
     y8 = ptxgen.gemm(x8, w8.t(), scale_a=sa, scale_b=sb)  # float8_e4m3fn -> bf16
     y32 = ptxgen.gemm(x32, w32.t(), dtype="tf32")        # float32 on tf32 cores
+    yi = ptxgen.gemm(xi, wi.t())                         # int8 -> int32, the exact sums
+    yq = ptxgen.gemm(xi, wi.t(), out_dtype="s8", alpha=0.05)  # alpha times them in int8
 
 ptxgen.gemm takes torch tensors, and other CUDA arrays through
 __cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__).

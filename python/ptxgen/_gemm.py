@@ -10,7 +10,8 @@ torch.nn.functional.linear's).
 
 fp8 (e4m3, e5m2) operands come as torch.float8_e4m3fn / float8_e5m2
 tensors or DLPack arrays of those types; tf32 is dtype="tf32" with float32
-arrays.
+arrays; 8-bit integer (s8, u8) operands are int8 / uint8 arrays, summed
+exactly into an int32 result by default.
 """
 import collections
 import contextlib
@@ -21,14 +22,16 @@ from ptxgen import _dlpack, _kernel, _library, _problem
 from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.gemm"
-_TYPESTRS = {"<f2": "f16", "<f4": "f32"}  # the interface has no bfloat16 or fp8
-# DLPack's (type code, bits): kDLFloat is 2, kDLBfloat 4, kDLFloat8_e4m3fn
-# 10, kDLFloat8_e5m2 12.
+# The interface has no bfloat16 or fp8; one byte has no byte order ("|").
+_TYPESTRS = {"<f2": "f16", "<f4": "f32", "|i1": "s8", "|u1": "u8", "<i4": "s32"}
+# DLPack's (type code, bits): kDLInt is 0, kDLUInt 1, kDLFloat 2, kDLBfloat
+# 4, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12.
 _DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32", (10, 8): "e4m3",
-                  (12, 8): "e5m2"}
+                  (12, 8): "e5m2", (0, 8): "s8", (1, 8): "u8", (0, 32): "s32"}
 _TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
-                 "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
-_CUPY_DTYPES = ("f16", "f32")
+                 "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "s8": "int8",
+                 "u8": "uint8", "s32": "int32"}
+_CUPY_DTYPES = ("f16", "f32", "s8", "s32")  # outputs NumPy has (no bfloat16 or fp8)
 _FP8 = ("e4m3", "e5m2")
 
 
@@ -75,8 +78,9 @@ def _describe_interface(name, x):
     typestr = interface["typestr"]
     if typestr not in _TYPESTRS:
         raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
-                     "takes '<f2' (f16) and '<f4' (f32) through __cuda_array_interface__ "
-                     "(bf16 and fp8 as torch tensors or through DLPack)")
+                     "takes '<f2' (f16), '<f4' (f32), '|i1' (s8), '|u1' (u8) and '<i4' "
+                     "(s32) through __cuda_array_interface__ (bf16 and fp8 as torch "
+                     "tensors or through DLPack)")
     if interface.get("mask") is not None:
         raise refuse(f"{_FUNCTION}: {name} is a masked array")
     shape = tuple(interface["shape"])
@@ -111,7 +115,8 @@ def _dlpack_dtype(name, dtype):
     if element is None:
         raise refuse(f"{_FUNCTION}: {name} has elements of DLPack type code {dtype.code}, "
                      f"{dtype.bits} bits; ptxgen takes float16 (2, 16), bfloat16 (4, 16), "
-                     "float32 (2, 32), float8_e4m3fn (10, 8) and float8_e5m2 (12, 8)")
+                     "float32 (2, 32), float8_e4m3fn (10, 8), float8_e5m2 (12, 8), "
+                     "int8 (0, 8), uint8 (1, 8) and int32 (0, 32)")
     return element
 
 
@@ -271,7 +276,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         return describe(name, x, holds, cuda_stream)
 
     B = read("b", b)
-    # Which types mix is the library's rule (e4m3 with e5m2 only).
+    # Which types mix is the library's rule (e4m3 with e5m2, s8 with u8).
     element, b_element = _input_types(A, B, dtype)
     ndim = len(A.shape)
     if ndim not in (2, 3):
@@ -440,19 +445,23 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     each row- or column-major with any leading dimension, or of fp8
     (torch.float8_e4m3fn, float8_e5m2; a and b may mix the two) with b
     K-major (b = w.t() of a [n,k] w), or float32 with dtype="tf32" (tf32
-    tensor cores; K-major b too); out and c [m,n] row-major, of out_dtype
-    ("f16", "bf16", "f32", "e4m3", "e5m2"; default the library's: a's type
-    for 16-bit inputs, "bf16" for fp8, "f32" for tf32), allocated when out
-    is None (torch tensors, CuPy arrays; give out= with DLPack arrays); bias
-    of m (bias_along="m") or n ("n", as linear's) values; activation None,
-    "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a and scale_b (one
-    float32 each, on the device) multiply alpha, as cuBLASLt's scale
-    pointers (either given makes the GEMM scaled: give both), scale_d
-    multiplies an fp8 out before its rounding; fast_accum accumulates in
-    wgmma's reduced precision. amax (one float32) receives the largest
-    |out| before scale_d. Runs asynchronously on `stream`, else the current
-    torch (CuPy) stream, else the default stream. Raises ptxgen.Error,
-    naming the broken rule."""
+    tensor cores; K-major b too), or of 8-bit integers (torch.int8, uint8;
+    a and b may mix the two; K-major b too) summed exactly in s32; out and
+    c [m,n] row-major, of out_dtype ("f16", "bf16", "f32", "e4m3", "e5m2";
+    from integers also "s32", the exact sums, with alpha 1 and no c, bias,
+    activation or amax, and "s8", alpha times the sums rounded with
+    saturation, with no c; default the library's: a's type for 16-bit
+    inputs, "bf16" for fp8, "f32" for tf32, "s32" for integers), allocated
+    when out is None (torch tensors, CuPy arrays; give out= with DLPack
+    arrays); bias of m (bias_along="m") or n ("n", as linear's) values;
+    activation None, "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a
+    and scale_b (one float32 each, on the device) multiply alpha, as
+    cuBLASLt's scale pointers (either given makes the GEMM scaled: give
+    both), scale_d multiplies an fp8 out before its rounding; fast_accum
+    accumulates in wgmma's reduced precision. amax (one float32) receives
+    the largest |out| before scale_d. Runs asynchronously on `stream`, else
+    the current torch (CuPy) stream, else the default stream. Raises
+    ptxgen.Error, naming the broken rule."""
     # DLPack arrays are given back once the GEMM is enqueued: like the other
     # arrays, the caller's objects keep their memory until the stream is done.
     with contextlib.ExitStack() as holds:

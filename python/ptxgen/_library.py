@@ -37,7 +37,8 @@ class Error(Exception):
 
 
 # The header's enumerations: Python's names for their values.
-DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5}
+DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5, "s8": 6,
+              "u8": 7, "s32": 8}
 MAJORS = {"k": 0, "mn": 1}
 BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}

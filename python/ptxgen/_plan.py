@@ -24,16 +24,19 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
     H200 by default): A [m,k] (a_major="k") or [k,m] ("mn"), B [n,k]
     ("k", as torch.nn.functional.linear's weight) or [k,n] ("mn", as
     torch.matmul's right operand); dtype "f16", "bf16", "e4m3"
-    ("float8_e4m3fn"), "e5m2" ("float8_e5m2") or "tf32" (f32 in memory,
-    tf32 tensor cores), b_dtype B's where it differs (fp8: "e4m3" with
-    "e5m2"), out_dtype "f16", "bf16", "f32", "e4m3" or "e5m2" (None: the
-    library's default, dtype for 16-bit inputs, "bf16" for fp8, "f32" for
-    tf32); bias None, "m" (one per row) or "n" (one per column) of
-    bias_dtype; activation None, "relu", "gelu", "gelu_tanh" or "silu";
-    scaling "none" or "tensor" (fp8: alpha times the scale_a and scale_b
-    scalars), fast_accum (fp8: wgmma's reduced-precision accumulation),
-    record_amax (the largest |D| written to an amax scalar); leading
-    dimensions and batch strides in elements, 0 for packed. Raises
+    ("float8_e4m3fn"), "e5m2" ("float8_e5m2"), "tf32" (f32 in memory,
+    tf32 tensor cores), "s8" ("int8") or "u8" ("uint8"; summed exactly in
+    s32), b_dtype B's where it differs (fp8: "e4m3" with "e5m2"; "s8" with
+    "u8"), out_dtype "f16", "bf16", "f32", "e4m3" or "e5m2", and from s8/u8
+    also "s32" (the exact sums: alpha 1, no C, bias, activation or amax) or
+    "s8" (alpha times the sums, rounded with saturation; no C); out_dtype
+    None is the library's default: dtype for 16-bit inputs, "bf16" for
+    fp8, "f32" for tf32, "s32" for s8/u8; bias None, "m" (one per row) or
+    "n" (one per column) of bias_dtype; activation None, "relu", "gelu",
+    "gelu_tanh" or "silu"; scaling "none" or "tensor" (fp8: alpha times the
+    scale_a and scale_b scalars), fast_accum (fp8: wgmma's reduced-precision
+    accumulation), record_amax (the largest |D| written to an amax scalar);
+    leading dimensions and batch strides in elements, 0 for packed. Raises
     ptxgen.Error naming the broken rule."""
     problem = _problem.problem(
         "ptxgen.plan", m=m, n=n, k=k, dtype=dtype, b_dtype=b_dtype, out_dtype=out_dtype,

@@ -9,20 +9,24 @@ from ptxgen._library import refuse
 
 # Spellings taken for each value; the first of each is what ptxgen prints.
 # torch's float8_e4m3fn is e4m3 as NVIDIA has it (no infinities, one NaN);
-# "tf32" is f32 in memory, multiplied by tf32 tensor cores.
+# "tf32" is f32 in memory, multiplied by tf32 tensor cores; "s32" is only
+# ever an output (the exact sums of s8/u8 inputs).
 _DTYPE_SPELLINGS = {"f16": ("f16", "float16", "half"),
                     "bf16": ("bf16", "bfloat16"),
                     "f32": ("f32", "float32", "float"),
                     "e4m3": ("e4m3", "float8_e4m3fn"),
                     "e5m2": ("e5m2", "float8_e5m2"),
-                    "tf32": ("tf32",)}
+                    "tf32": ("tf32",),
+                    "s8": ("s8", "int8"),
+                    "u8": ("u8", "uint8"),
+                    "s32": ("s32", "int32")}
 _INT64_MAX = 2**63 - 1
 
 
 def dtype_name(function, keyword, value):
-    """The name of _DTYPE_SPELLINGS ("f16", "e4m3", ...) for a spelling of
-    one, or a dtype object whose str() ends in one (torch.float16,
-    torch.float8_e4m3fn, numpy.dtype('float16'))."""
+    """The name of _DTYPE_SPELLINGS ("f16", "e4m3", "s8", ...) for a spelling
+    of one, or a dtype object whose str() ends in one (torch.float16,
+    torch.float8_e4m3fn, torch.int8, numpy.dtype('float16'))."""
     text = str(value).rsplit(".", 1)[-1] if value is not None else None
     for name, spellings in _DTYPE_SPELLINGS.items():
         if text in spellings:

@@ -150,7 +150,9 @@ static void AnInitializedProblemHasItsInputTypesDefaultOutput(void) {
                   {PTXGEN_TYPE_BF16, PTXGEN_TYPE_BF16},
                   {PTXGEN_TYPE_E4M3, PTXGEN_TYPE_BF16},
                   {PTXGEN_TYPE_E5M2, PTXGEN_TYPE_BF16},
-                  {PTXGEN_TYPE_TF32, PTXGEN_TYPE_F32}};
+                  {PTXGEN_TYPE_TF32, PTXGEN_TYPE_F32},
+                  {PTXGEN_TYPE_S8, PTXGEN_TYPE_S32},
+                  {PTXGEN_TYPE_U8, PTXGEN_TYPE_S32}};
   for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i) {
     ptxgenGemmProblem_t problem;
     EXPECT_STATUS(
@@ -227,7 +229,7 @@ static void ExpectPlannedAs(ptxgenGemmProblem_t problem, const char* form) {
 
 /* fp8 (each type, mixed, scaled with fast accumulation) and tf32, each at
    its default output, and an fp8 GEMM into f32. */
-static void PlansFp8AndTf32Problems(void) {
+static void PlansFp8Tf32AndIntegerProblems(void) {
   ptxgenGemmProblem_t e4m3;
   ptxgenGemmProblemInit(&e4m3, 4096, 4096, 4096, PTXGEN_TYPE_E4M3);
   ExpectPlannedAs(e4m3, "e4m3.kk->bf16");
@@ -248,6 +250,14 @@ static void PlansFp8AndTf32Problems(void) {
   ptxgenGemmProblem_t tf32;
   ptxgenGemmProblemInit(&tf32, 4096, 4096, 4096, PTXGEN_TYPE_TF32);
   ExpectPlannedAs(tf32, "tf32.kk->f32");
+  ptxgenGemmProblem_t s8;
+  ptxgenGemmProblemInit(&s8, 4096, 4096, 4096, PTXGEN_TYPE_S8);
+  ExpectPlannedAs(s8, "s8.kk->s32");
+  ptxgenGemmProblem_t rounded = s8;
+  rounded.b_input_type = PTXGEN_TYPE_U8;
+  rounded.output_type = PTXGEN_TYPE_S8;
+  rounded.alpha = 0.001f;
+  ExpectPlannedAs(rounded, "s8xu8.kk->s8");
 }
 
 /* The library's rules for the types, in its own words. */
@@ -256,7 +266,7 @@ static void RefusesTypesTheLibraryDoesNotCompute(void) {
   f16_with_e4m3.b_input_type = PTXGEN_TYPE_E4M3;
   ExpectPlanRefused(f16_with_e4m3, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "GEMM: A and B differ in type only as e4m3 with e5m2 "
-                    "(fp8), not f16 with e4m3");
+                    "(fp8) or s8 with u8, not f16 with e4m3");
   ptxgenGemmProblem_t scaled_f16 = Plain();
   scaled_f16.scaling = PTXGEN_SCALING_TENSOR;
   ExpectPlanRefused(scaled_f16, NULL, PTXGEN_STATUS_INVALID_VALUE,
@@ -267,6 +277,15 @@ static void RefusesTypesTheLibraryDoesNotCompute(void) {
   tf32_mn.b_major = PTXGEN_MAJOR_MN;
   ExpectPlanRefused(tf32_mn, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "MN-major operands need f16 or bf16 inputs");
+  ptxgenGemmProblem_t scaled_s32;
+  ptxgenGemmProblemInit(&scaled_s32, 4096, 4096, 4096, PTXGEN_TYPE_S8);
+  scaled_s32.alpha = 2;
+  ExpectPlanRefused(scaled_s32, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "an s32 D is the exact sums: alpha must be 1, not 2");
+  ptxgenGemmProblem_t f16_to_s8 = Plain();
+  f16_to_s8.output_type = PTXGEN_TYPE_S8;
+  ExpectPlanRefused(f16_to_s8, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "an s8 D comes from s8/u8 inputs, not f16");
 }
 
 /* Each of the GEMM layer's rules, as PTXGEN_STATUS_INVALID_VALUE. */
@@ -283,7 +302,7 @@ static void RefusesProblemsThatBreakARule(void) {
   f32_inputs.input_type = PTXGEN_TYPE_F32;
   ExpectPlanRefused(
       f32_inputs, NULL, PTXGEN_STATUS_INVALID_VALUE,
-      "element type must be f16, bf16, e4m3, e5m2 or tf32, not f32");
+      "element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8, not f32");
   ptxgenGemmProblem_t no_batch = Plain();
   no_batch.batch = 0;
   ExpectPlanRefused(no_batch, NULL, PTXGEN_STATUS_INVALID_VALUE,
@@ -314,12 +333,13 @@ static void RefusesValuesOutsideAnEnumeration(void) {
                     "ptxgenGemmProblem_t.a_major: -1 is not a ptxgenMajor_t "
                     "(PTXGEN_MAJOR_K=0, PTXGEN_MAJOR_MN=1)");
   ptxgenGemmProblem_t type = Plain();
-  type.output_type = (ptxgenDataType_t)6;
+  type.output_type = (ptxgenDataType_t)9;
   ExpectPlanRefused(
       type, NULL, PTXGEN_STATUS_INVALID_VALUE,
-      "ptxgenGemmProblem_t.output_type: 6 is not a ptxgenDataType_t "
+      "ptxgenGemmProblem_t.output_type: 9 is not a ptxgenDataType_t "
       "(PTXGEN_TYPE_F16=0, PTXGEN_TYPE_BF16=1, PTXGEN_TYPE_F32=2, "
-      "PTXGEN_TYPE_E4M3=3, PTXGEN_TYPE_E5M2=4, PTXGEN_TYPE_TF32=5)");
+      "PTXGEN_TYPE_E4M3=3, PTXGEN_TYPE_E5M2=4, PTXGEN_TYPE_TF32=5, "
+      "PTXGEN_TYPE_S8=6, PTXGEN_TYPE_U8=7, PTXGEN_TYPE_S32=8)");
   ptxgenGemmProblem_t b_type = Plain();
   b_type.b_input_type = (ptxgenDataType_t)-1;
   ExpectPlanRefused(
@@ -484,7 +504,7 @@ static struct TestCase tests[] = {
     TEST_CASE(AnInitializedProblemIsThePlainPackedOne),
     TEST_CASE(AnInitializedProblemHasItsInputTypesDefaultOutput),
     TEST_CASE(PlansTheReadmesProblemsAndShowsWhatItGenerated),
-    TEST_CASE(PlansFp8AndTf32Problems),
+    TEST_CASE(PlansFp8Tf32AndIntegerProblems),
     TEST_CASE(RefusesTypesTheLibraryDoesNotCompute),
     TEST_CASE(RefusesProblemsThatBreakARule),
     TEST_CASE(RefusesValuesOutsideAnEnumeration),

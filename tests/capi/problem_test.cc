@@ -29,7 +29,10 @@ TEST(ProblemOf, EachDataTypeIsItsScalarType) {
                {PTXGEN_TYPE_F32, ScalarType::kF32},
                {PTXGEN_TYPE_E4M3, ScalarType::kE4M3},
                {PTXGEN_TYPE_E5M2, ScalarType::kE5M2},
-               {PTXGEN_TYPE_TF32, ScalarType::kTF32}};
+               {PTXGEN_TYPE_TF32, ScalarType::kTF32},
+               {PTXGEN_TYPE_S8, ScalarType::kS8},
+               {PTXGEN_TYPE_U8, ScalarType::kU8},
+               {PTXGEN_TYPE_S32, ScalarType::kS32}};
   for (const auto& type : types) {
     ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_F16);
     c.input_type = type.c;
@@ -79,6 +82,7 @@ TEST(DefaultOutputType, IsTheLibrarysDefaultAndKeepsUnknownValues) {
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_BF16), PTXGEN_TYPE_BF16);
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_E5M2), PTXGEN_TYPE_BF16);
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_TF32), PTXGEN_TYPE_F32);
+  EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_U8), PTXGEN_TYPE_S32);
   EXPECT_EQ(DefaultOutputType(static_cast<ptxgenDataType_t>(42)),
             static_cast<ptxgenDataType_t>(42));
 }

@@ -10,14 +10,17 @@
 // epilogue ops and MN-major operands; D (and C) stored transposed; and the
 // swapped kernels (D^T = B.A^T) of skinny problems, picked by the
 // heuristic or forced on others; fp8 (e4m3, e5m2, mixed; promoted, with
-// fast accumulation, with per-tensor scales) and tf32 inputs, K-major as
-// wgmma reads them, through the same epilogues, batches, paddings and
-// schedules. Shapes are tile multiples and ragged ones, down to m = 1.
+// fast accumulation, with per-tensor scales), tf32 and s8/u8 inputs
+// (exact s32 D, an s8 D, float D), K-major as wgmma reads them, through the
+// same epilogues, batches, paddings and schedules. Shapes are tile
+// multiples and ragged ones, down to m = 1.
 //
 // Every buffer holds NaN wherever no matrix element is: the padding between
 // a leading dimension and its row, the gaps between the matrices of a
 // batch. So a result that depends on padding shows, and D must keep its
-// NaNs: the kernel writes [m, n] of each batch and nothing else. Skips
+// NaNs: the kernel writes [m, n] of each batch and nothing else (integers
+// have no NaN: their padding is 127, an s32 D's poison 0x7F7F7F7F, and
+// neither may change outside). Skips
 // without a Hopper GPU, apart from the CPU tests of the case table and of
 // the rules ValidateProblem names.
 #include <algorithm>
@@ -53,6 +56,9 @@ constexpr ScalarType kF32 = ScalarType::kF32;
 constexpr ScalarType kE4M3 = ScalarType::kE4M3;
 constexpr ScalarType kE5M2 = ScalarType::kE5M2;
 constexpr ScalarType kTF32 = ScalarType::kTF32;
+constexpr ScalarType kS8 = ScalarType::kS8;
+constexpr ScalarType kU8 = ScalarType::kU8;
+constexpr ScalarType kS32 = ScalarType::kS32;
 constexpr BiasAlong kAlongM = BiasAlong::kM;
 constexpr BiasAlong kAlongN = BiasAlong::kN;
 constexpr Activation kRelu = Activation::kRelu;
@@ -189,6 +195,13 @@ Case BF16(Layout layout, Shape shape) { return Of(kBF16, layout, shape); }
 Case E4M3(Shape shape) { return Of(kE4M3, Layout::kKK, shape); }
 Case E5M2(Shape shape) { return Of(kE5M2, Layout::kKK, shape); }
 Case TF32(Shape shape) { return Of(kTF32, Layout::kKK, shape); }
+Case S8(Shape shape) { return Of(kS8, Layout::kKK, shape); }
+Case U8(Shape shape) { return Of(kU8, Layout::kKK, shape); }
+
+// Scales the integer sums of an s8 D into its range (inputs of |x| <= 8,
+// FillRandom's): a power of two, so alpha times an exact s32 sum is exact
+// in f32 and the rounding alone remains.
+constexpr float kS8Alpha = 1.0f / 32;
 
 // The scales the per-tensor-scaled cases' kernels read; scale_d for an fp8
 // D, enough that the longest sums saturate e4m3 in places.
@@ -440,6 +453,38 @@ std::vector<Case> Cases() {
       TF32(kRagged).Bias(kAlongM, kBF16).Config(Pick::kSplitInCluster2),
       TF32({8, 1000, 520}),
       TF32(kTiny).DTransposed(),
+
+      // s8/u8: exact s32 sums into an s32 D (the default), alpha times them
+      // rounded into an s8 D with saturation, or a float D through the
+      // epilogue's ops; through the batches, paddings and schedules.
+      S8(kTiles),
+      S8(kRagged),
+      U8(kOddK),
+      S8(kLarge).BType(kU8),
+      U8(kShortK).BType(kS8).To(kF32),
+      S8({512, 384, 4096}),  // 32 stages, sums beyond f32's 24 bits
+      S8(kRagged).To(kS8).Alpha(kS8Alpha),
+      U8(kLarge).BType(kS8).To(kS8).Alpha(kS8Alpha).Bias(kAlongN, kF32).Amax(),
+      S8(kRagged)
+          .To(kBF16)
+          .Alpha(0.01f)
+          .Beta(0.5f)
+          .Bias(kAlongM, kBF16)
+          .Act(kGelu),
+      U8(kTiles).To(kF16).Alpha(1e-3f).CIsD().Act(kSilu).Amax(),
+      S8(kRagged).Batch(3).PaddedOdd(),
+      S8(kLarge).To(kS8).Alpha(kS8Alpha).Batch(3).Padded(),
+      S8(kRagged).DTransposed(),
+      S8({640, 768, 1040}).Config(Pick::kStreamK),
+      S8({640, 768, 1040}).To(kS8).Alpha(kS8Alpha).Config(Pick::kStreamK),
+      S8({520, 600, 208}).To(kF32).Config(Pick::kCluster2),
+      S8(kRagged).Config(Pick::kSwapped),
+      S8(kRagged).Config(Pick::kSplitInCluster2),
+      U8(kRagged).To(kBF16).Alpha(0.01f).Config(Pick::kSplitInCluster8),
+      S8({1, 777, 144}),
+      S8({16, 4096, 1024}).To(kS8).Alpha(kS8Alpha),
+      S8({13, 1000, 72}).To(kF32).Bias(kAlongM, kF32),
+      S8({700, 24, 520}),
   };
 }
 
@@ -662,7 +707,8 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type,
   const std::vector<bool> inside = layout.Mask(count);
   std::vector<double> host(static_cast<size_t>(count));
   if (ptx::SizeInBytes(type) == 1) {
-    // FillRandom's fp8 values, NaN (0x7F in e4m3 and e5m2) outside.
+    // FillRandom's 8-bit values, 0x7F outside: NaN in e4m3 and e5m2, 127
+    // in s8 and u8.
     if (absl::Status filled =
             FillRandom(buffer->address(), count, type, seed, nullptr);
         !filled.ok()) {
@@ -675,7 +721,9 @@ absl::StatusOr<Operand> RandomOperand(const Stored& layout, ScalarType type,
     }
     for (size_t i = 0; i < host.size(); ++i) {
       if (!inside[i]) bytes[i] = 0x7F;
-      host[i] = Fp8BitsToDouble(bytes[i], type);
+      host[i] = type == kS8   ? static_cast<int8_t>(bytes[i])
+                : type == kU8 ? bytes[i]
+                              : Fp8BitsToDouble(bytes[i], type);
     }
     if (absl::Status copied = buffer->CopyFromHost(bytes.data(), bytes.size());
         !copied.ok()) {
@@ -830,8 +878,13 @@ double SumsBound(const GemmProblem& problem) {
 // D is compared with the reference rounded as the kernel rounds it: a sum
 // a last bit off flips a value at a rounding boundary by one of its steps
 // (1/16 to 1/8 of it in e4m3, twice that in e5m2), on few values.
+// An s32 D is exact; an s8 D is the reference rounded as the kernel rounds
+// it (alpha a power of two: only a bias or an activation computed in f32
+// rather than float64 can move a value across a rounding boundary).
 double Bound(const GemmProblem& problem) {
   const ScalarType output = OutputOf(problem);
+  if (output == kS32) return 0;
+  if (output == kS8) return 1e-3;
   if (output == kE4M3) return 2e-2;
   if (output == kE5M2) return 4e-2;
   if (output == kF32) return SumsBound(problem);
@@ -943,6 +996,17 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
           DoubleToFp8Bits(scales_d ? value * kScaleD : value, output), output);
     }
   }
+  if (output == kS8) {
+    // To nearest, ties to even (the default rounding mode), saturated.
+    for (double& value : expected) {
+      value = std::clamp(std::nearbyint(value), -128.0, 127.0);
+    }
+  }
+  // What D holds where the kernel must not write: NaN, or an integer
+  // type's poison.
+  const double untouched = output == kS8    ? 127.0
+                           : output == kS32 ? double{0x7F7F7F7F}
+                                            : std::nan("");
 
   GemmOptions options;
   if (test_case.pick != Pick::kHeuristic) {
@@ -1008,11 +1072,13 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     }
     int64_t written = 0, first_written = -1;
     for (size_t at = 0; at < inside.size(); ++at) {
-      if (!inside[at] && !std::isnan((*result)[at])) {
+      const bool kept = std::isnan(untouched) ? std::isnan((*result)[at])
+                                              : (*result)[at] == untouched;
+      if (!inside[at] && !kept) {
         if (written++ == 0) first_written = static_cast<int64_t>(at);
       }
     }
-    EXPECT_LT(RelativeError(computed, expected), Bound(problem));
+    EXPECT_LE(RelativeError(computed, expected), Bound(problem));
     if (problem.record_amax) {
       absl::StatusOr<std::vector<double>> recorded =
           DownloadValues(*amax, kF32);
@@ -1026,7 +1092,9 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
         << "elements of D outside [m, n] of every batch were written, "
            "the first at element "
         << first_written << " (ldd " << layouts.d.ld << ", stride_d "
-        << layouts.d.stride << ")";
+        << layouts.d.stride << "), holding "
+        << (first_written < 0 ? untouched : (*result)[first_written])
+        << " where it held " << untouched;
   }
 }
 
@@ -1092,9 +1160,9 @@ std::vector<Refusal> Refusals() {
   add("k = 2^31", [](GemmProblem& p) { p.k = int64_t{1} << 31; },
       {"k=2147483648 is outside 1..2147483647"});
   add("f32 inputs (tf32 names them)", [](GemmProblem& p) { p.element = kF32; },
-      {"f16, bf16, e4m3, e5m2 or tf32", "f32"});
-  add("s8 inputs", [](GemmProblem& p) { p.element = ScalarType::kS8; },
-      {"f16, bf16, e4m3, e5m2 or tf32", "s8"});
+      {"f16, bf16, e4m3, e5m2, tf32, s8 or u8", "f32"});
+  add("s32 inputs", [](GemmProblem& p) { p.element = kS32; },
+      {"f16, bf16, e4m3, e5m2, tf32, s8 or u8", "s32"});
   add("MN-major tf32 B",
       [](GemmProblem& p) {
         p.element = kTF32;
@@ -1103,6 +1171,39 @@ std::vector<Refusal> Refusals() {
       {"f16 or bf16", "tf32"});
   add("f16 A with an e4m3 B", [](GemmProblem& p) { p.b_element = kE4M3; },
       {"e4m3 with e5m2", "f16 with e4m3"});
+  add("s8 A with an e4m3 B",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.b_element = kE4M3;
+      },
+      {"s8 with u8", "s8 with e4m3"});
+  add("an s32 D of f16 inputs", [](GemmProblem& p) { p.output = kS32; },
+      {"an s32 D comes from s8/u8 inputs", "f16"});
+  add("an s32 D scaled by alpha",
+      [](GemmProblem& p) {
+        p.element = kU8;
+        p.alpha = 2;
+      },
+      {"exact sums", "alpha must be 1, not 2"});
+  add("an s8 D with C",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.output = kS8;
+        p.beta = 1;
+      },
+      {"an s8 D takes no C"});
+  add("an s32 D with a bias",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.bias = kAlongN;
+      },
+      {"an s32 D is the exact sums", "no bias"});
+  add("MN-major s8 inputs",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.b_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "s8"});
   add("e5m2 named twice",
       [](GemmProblem& p) {
         p.element = kE5M2;
@@ -1130,8 +1231,8 @@ std::vector<Refusal> Refusals() {
         p.a_major = MajorOrder::kMN;
       },
       {"f16 or bf16", "e4m3"});
-  add("s32 output", [](GemmProblem& p) { p.output = ScalarType::kS32; },
-      {"output type must be f16, bf16, f32, e4m3 or e5m2", "s32"});
+  add("u8 output", [](GemmProblem& p) { p.output = kU8; },
+      {"output type must be f16, bf16, f32, e4m3, e5m2, s8 or s32", "u8"});
   add("s8 bias",
       [](GemmProblem& p) {
         p.bias = kAlongN;
@@ -1318,6 +1419,56 @@ TEST_F(GemmFormsPeerGpuTest, AnFp8DAndItsAmaxMatchCublasLt) {
     // The amax sits 48 bytes into the scalars (AmaxD).
     EXPECT_NEAR((*our_amax)[12], (*their_amax)[0], 1e-5 * (*their_amax)[0]);
     EXPECT_GT((*their_amax)[0], 0);
+  }
+}
+
+// s8 inputs beside cuBLASLt's int8 GEMM (CUBLAS_COMPUTE_32I): both sum
+// exactly, so an s32 D matches bit for bit; an s8 D is alpha times the same
+// sums rounded once (a tie may round another way).
+TEST_F(GemmFormsPeerGpuTest, S8MatchesCublasLtInt8) {
+  constexpr size_t kWorkspaceBytes = 32 << 20;
+  absl::StatusOr<DeviceBuffer> workspace =
+      DeviceBuffer::Allocate(kWorkspaceBytes);
+  ASSERT_TRUE(workspace.ok()) << workspace.status();
+  for (const Shape shape : {Shape{1000, 1008, 1040}, Shape{16, 4096, 1024},
+                            Shape{4096, 4096, 4096}}) {
+    for (const ScalarType output : {kS32, kS8}) {
+      GemmProblem problem{shape.m, shape.n, shape.k, kS8};
+      problem.output = output;
+      if (output == kS8) problem.alpha = 1.0f / 64;
+      SCOPED_TRACE(gen::FormName(FormOf(problem)) +
+                   absl::StrCat(" ", shape.m, "x", shape.n, "x", shape.k));
+      absl::StatusOr<RotatingGemmOperands> x =
+          RandomRotatingGemmOperands(problem, /*l2_bytes=*/0, 91, nullptr);
+      ASSERT_TRUE(x.ok()) << x.status();
+      absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem);
+      ASSERT_TRUE(gemm.ok()) << gemm.status();
+      SCOPED_TRACE(gen::ConfigName(gemm->config()));
+      ASSERT_TRUE(PoisonOutput(x->c, output).ok());
+      ASSERT_TRUE(gemm->Run(x->OperandsOfCopy(0), nullptr).ok());
+      absl::StatusOr<std::vector<double>> ours = DownloadValues(x->c, output);
+      ASSERT_TRUE(ours.ok()) << ours.status();
+
+      LtGemm lt = PackedLtGemm(shape.m, shape.n, shape.k, kS8, output);
+      lt.alpha = problem.alpha;
+      absl::StatusOr<PreparedLtGemm> peer =
+          PreparedLtGemm::Create(lt, kWorkspaceBytes);
+      ASSERT_TRUE(peer.ok()) << peer.status();
+      absl::StatusOr<DeviceBuffer> peer_d = DeviceBuffer::Allocate(x->c.size());
+      ASSERT_TRUE(peer_d.ok()) << peer_d.status();
+      ASSERT_TRUE(peer->Run(x->a[0].address(), x->b[0].address(), 0,
+                            peer_d->address(), 0, nullptr,
+                            reinterpret_cast<void*>(workspace->address()),
+                            kWorkspaceBytes)
+                      .ok());
+      absl::StatusOr<std::vector<double>> theirs =
+          DownloadValues(*peer_d, output);
+      ASSERT_TRUE(theirs.ok()) << theirs.status();
+      double largest = 0;
+      for (double value : *theirs) largest = std::max(largest, std::abs(value));
+      EXPECT_GT(largest, output == kS8 ? 32 : 1000) << "sums too small to tell";
+      EXPECT_LE(RelativeError(*ours, *theirs), output == kS32 ? 0 : 1e-3);
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include "ptxgen/gemm/selection.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -346,10 +347,23 @@ TEST(SelectionTest, FewTilesOverALongKAreSplit) {
   // Slices of fewer than 16 k-tiles are not worth their reduction.
   EXPECT_EQ(HeuristicConfig({256, 256, 1024, ScalarType::kF16}, 132).split_k,
             1);
-  // Split-K's reduce kernel computes the plain form only.
+  // Split-K's reduce kernel computes the plain form only: other forms meet
+  // their slices in a cluster, four or eight of them within half a wave,
+  // two within a wave.
   GemmProblem biased{256, 256, 28672, ScalarType::kF16};
   biased.bias = BiasAlong::kN;
-  EXPECT_EQ(HeuristicConfig(biased, 132).split_k, 1);
+  const gen::GemmConfig met = HeuristicConfig(biased, 132);
+  EXPECT_EQ(met.split_k, 8);
+  EXPECT_TRUE(met.split_k_in_cluster);
+  for (const auto& [m, n, k, slices] :
+       {std::array<int64_t, 4>{1024, 256, 65536, 2},
+        std::array<int64_t, 4>{512, 1024, 16384, 2},
+        std::array<int64_t, 4>{1024, 1024, 8192, 1}}) {
+    const gen::GemmConfig s32 =
+        HeuristicConfig({m, n, k, ScalarType::kS8}, 132);
+    EXPECT_EQ(s32.split_k, slices) << m << "x" << n << "x" << k;
+    EXPECT_EQ(s32.split_k_in_cluster, slices > 1);
+  }
 }
 
 TEST(SelectionTest, SwappingTwiceGivesTheProblemBack) {

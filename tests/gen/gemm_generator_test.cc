@@ -118,6 +118,42 @@ TEST(GemmFormTest, Fp8OutputsAndTheAmaxRoundTrip) {
   EXPECT_TRUE(ParseFormName("e4m3.kk->e4m3+amax")->records_amax);
 }
 
+// Integer inputs: s8 and u8 (mixed), an exact s32 D (the default), an s8
+// D or a float one through the epilogue's ops; what an integer D cannot
+// take is refused by name.
+TEST(GemmFormTest, IntegerFormsRoundTripAndTheirLimitsAreNamed) {
+  for (const char* name :
+       {"s8.kk->s32", "u8xs8.kk->s32+batched", "s8xu8.kk->s8+bias_n.f32+relu",
+        "u8.kk->bf16+c+bias_m.bf16+gelu+amax", "s8.kk->f32+d_transposed",
+        "s8.kk->s8+amax"}) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_TRUE(form.ok()) << name << ": " << form.status();
+    EXPECT_EQ(FormName(*form), name);
+    EXPECT_EQ(AccumulatorType(*form), ScalarType::kS32) << name;
+  }
+  EXPECT_EQ(DefaultOutput(ScalarType::kU8), ScalarType::kS32);
+  EXPECT_EQ(AccumulatorType(PlainForm(ScalarType::kE4M3)), ScalarType::kF32);
+  const std::pair<const char*, const char*> refusals[] = {
+      {"f16.kk->s8", "an s8 D comes from s8/u8 inputs, not f16"},
+      {"e4m3.kk->s32", "an s32 D comes from s8/u8 inputs, not e4m3"},
+      {"s8.kk->s8+c", "an s8 D takes no C"},
+      {"s8.kk->s32+c", "an s32 D takes no C"},
+      {"s8.kk->s32+bias_n.f32", "an s32 D is the exact sums"},
+      {"u8.kk->s32+relu", "an s32 D is the exact sums"},
+      {"s8.kk->s32+amax", "an s32 D is the exact sums"},
+      {"s8xe4m3.kk->bf16", "s8 with u8, not s8 with e4m3"},
+      {"s8.km->s32", "MN-major operands need f16 or bf16"},
+      {"u8.kk->s32+tensor_scaled", "for fp8 inputs, not u8"},
+      {"s8.kk->u8", "must be f16, bf16, f32, e4m3, e5m2, s8 or s32, not u8"},
+  };
+  for (const auto& [name, message] : refusals) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_FALSE(form.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(form.status().message(), message))
+        << name << ": " << form.status();
+  }
+}
+
 TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {"f16.kk", "no '->' before the output type"},
@@ -132,7 +168,8 @@ TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
       {"e4m3xe4m3.kk->bf16", "write one type"},
       {"e4m3.mk->bf16", "MN-major operands need f16 or bf16"},
       {"f16.kk->f16+gelu+c", "write it as 'f16.kk->f16+c+gelu'"},
-      {"f32.kk->f32", "element type must be f16, bf16, e4m3, e5m2 or tf32"},
+      {"f32.kk->f32",
+       "element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8"},
       {"e4m3.kk->e4m3+c", "an e4m3 D takes no C"},
       {"f16.kk->f16+bias_n.e4m3", "the bias must be f16, bf16 or f32"},
       {"e4m3.kk->bf16+amax+fast_accum", "write it as"},
@@ -290,7 +327,8 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
   }
   EXPECT_EQ(
       ValidateGemmConfig(Parse("v1 128x128x64"), ScalarType::kF32).message(),
-      "GEMM: element type must be f16, bf16, e4m3, e5m2 or tf32, not f32");
+      "GEMM: element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8, not "
+      "f32");
 }
 
 // Each field is range-checked before any arithmetic with it: a hostile
@@ -688,6 +726,58 @@ TEST(GemmGeneratorTest, AnFp8DIsScaledPerTileAndTheAmaxRaisedPerWarp) {
       "not f16.kk->f16+amax"));
 }
 
+// s8/u8 inputs accumulate in s32 registers (wgmma's .s32 form, pinned as
+// ints); an s32 D stores them as they are, two in 64 bits; an s8 D rounds
+// alpha times them with saturation, two in 16 bits; stream-K and a split-K
+// meeting move their bits through f32 words unchanged.
+TEST(GemmGeneratorTest, IntegerInputsAccumulateExactlyInS32) {
+  absl::StatusOr<GeneratedGemm> s32 =
+      GenerateGemm(Parse("ws 128x256x128 s4 c2 w1 m1 direct g16 sk persistent"),
+                   *ParseFormName("s8.kk->s32"));
+  ASSERT_TRUE(s32.ok()) << s32.status();
+  for (const char* text :
+       {"typedef int Accumulator;", "wgmma_m64n256_s32_s8(acc[0]", ".s32.s8.s8",
+        "int (&d)[128]", "*(int2*)out = make_int2(low, high);",
+        "Accumulator low", "__int_as_float(value)",
+        "acc[s][4 * q] += accumulator_of_word(part.x);"}) {
+    EXPECT_TRUE(absl::StrContains(s32->source, text)) << text;
+  }
+  EXPECT_FALSE(absl::StrContains(s32->source, "epilogue_value"));
+  EXPECT_FALSE(absl::StrContains(s32->source, "alpha *"));
+  absl::StatusOr<GeneratedGemm> s8 = GenerateGemm(
+      Parse("ws 128x128x128 s4 c2 w1 m1 direct g8 k2 dsmem persistent"),
+      *ParseFormName("u8xs8.kk->s8+bias_n.f32"));
+  ASSERT_TRUE(s8.ok()) << s8.status();
+  for (const char* text :
+       {".s32.u8.s8", "cvt.rni.sat.s8.f32", "cvt_pack_s8x2(packed, high, low);",
+        "*(unsigned short*)out = packed;", "epilogue_value(e, low",
+        "accumulator_of_word(part[0])"}) {
+    EXPECT_TRUE(absl::StrContains(s8->source, text)) << text;
+  }
+  // A float D of integer inputs: the s32 sums convert where alpha scales
+  // them, and the TMA store takes a 16-bit D.
+  absl::StatusOr<GeneratedGemm> bf16 =
+      GenerateGemm(Parse("ws 128x256x128 s2 c2 w1 m1 tma g16 persistent"),
+                   *ParseFormName("s8.kk->bf16"));
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_TRUE(absl::StrContains(bf16->source, "typedef int Accumulator;"));
+  EXPECT_TRUE(absl::StrContains(bf16->source, "e.alpha * acc[s]"));
+  // wgmma's integer N ladder skips 40: the tile is refused by its rule.
+  EXPECT_TRUE(absl::StrContains(
+      ValidateGemmConfigForForm(
+          Parse("ws 64x40x128 s4 c1 w1 m1 direct g8 persistent"),
+          *ParseFormName("s8.kk->s32"))
+          .message(),
+      "8, 16, 24, 32, then 48..256 step 16"));
+  // Split-K's reduce kernel rounds to 16-bit D only.
+  EXPECT_TRUE(absl::StrContains(
+      ValidateGemmConfigForForm(
+          Parse("ws 128x128x128 s4 c2 w1 m1 direct g16 k2 persistent"),
+          *ParseFormName("s8.kk->s32"))
+          .message(),
+      "in a 16-bit input type"));
+}
+
 void AddJob(const GemmConfig& config, const GemmForm& form,
             std::set<std::string>& seen, std::vector<CompileJob>& jobs) {
   GemmConfig code = config;
@@ -858,6 +948,46 @@ TEST(GemmGeneratorTest, Fp8AndTf32ConfigurationsCompileCleanly) {
     }
   }
   EXPECT_GE(jobs.size(), 48u);
+  ExpectCompiledCleanly(jobs);
+}
+
+// s8/u8: what the autotuner may pick for a large square and a decode shape
+// (s32 D), the heuristic's picks for an s8 D, a mixed one into bf16 with a
+// fused bias and GELU, on every kind of tile, and v1's space.
+TEST(GemmGeneratorTest, IntegerConfigurationsCompileCleanly) {
+  const auto problem = [](int64_t m, int64_t n, int64_t k) {
+    gemm::GemmProblem p{m, n, k, ScalarType::kS8};
+    return p;
+  };
+  std::vector<CompileJob> jobs;
+  std::set<std::string> seen;
+  for (const gemm::GemmProblem& tuned :
+       {problem(8192, 8192, 8192), problem(16, 4096, 4096)}) {
+    for (const GemmConfig& config : gemm::CandidateConfigs(tuned)) {
+      AddJob(config, gemm::FormOf(tuned), seen, jobs);
+    }
+  }
+  for (const GemmConfig& config : gemm::V1CandidateConfigs(ScalarType::kU8)) {
+    AddJob(config, PlainForm(ScalarType::kU8), seen, jobs);
+  }
+  for (const gemm::GemmProblem& shape :
+       {problem(4096, 4096, 4096), problem(1000, 1000, 1000),
+        problem(256, 256, 16384), problem(4096, 24, 4096),
+        problem(1, 4096, 4096)}) {
+    gemm::GemmProblem rounded = shape;
+    rounded.output = ScalarType::kS8;
+    rounded.alpha = 1e-3f;
+    gemm::GemmProblem fused = shape;
+    fused.element = ScalarType::kU8;
+    fused.b_element = ScalarType::kS8;
+    fused.output = ScalarType::kBF16;
+    fused.bias = gen::BiasAlong::kN;
+    fused.activation = gen::Activation::kGelu;
+    for (const gemm::GemmProblem& p : {shape, rounded, fused}) {
+      AddJob(gemm::HeuristicConfig(p, 132), gemm::FormOf(p), seen, jobs);
+    }
+  }
+  EXPECT_GE(jobs.size(), 24u);
   ExpectCompiledCleanly(jobs);
 }
 

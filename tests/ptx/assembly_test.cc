@@ -178,7 +178,7 @@ std::vector<Form> WarpForms() {
     }
   }
   for (ScalarType to : {ScalarType::kF16, ScalarType::kBF16, ScalarType::kE4M3,
-                        ScalarType::kE5M2}) {
+                        ScalarType::kE5M2, ScalarType::kS8}) {
     Add(forms, ptx::CvtRoundFromF32(to));
     Add(forms, ptx::CvtPackFromF32x2(to));
   }

@@ -1,4 +1,5 @@
-// cvt's text: rounding f32 to 16- and 8-bit floats, packing pairs, widening.
+// cvt's text: rounding f32 to 16- and 8-bit floats and to s8, packing
+// pairs, widening.
 #include "ptxgen/ptx/convert.h"
 
 #include <string>
@@ -15,16 +16,17 @@ std::string Ptx(const absl::StatusOr<Statement>& statement,
   return text.ok() ? *text : std::string(text.status().message());
 }
 
-TEST(ConvertTest, RoundsTheFloatTypesOnly) {
-  for (ScalarType type : {ScalarType::kF16, ScalarType::kBF16,
-                          ScalarType::kE4M3, ScalarType::kE5M2}) {
+TEST(ConvertTest, RoundsToTheOutputTypesOnly) {
+  for (ScalarType type :
+       {ScalarType::kF16, ScalarType::kBF16, ScalarType::kE4M3,
+        ScalarType::kE5M2, ScalarType::kS8}) {
     EXPECT_TRUE(CvtRoundsTo(type)) << PtxName(type);
   }
-  for (ScalarType type : {ScalarType::kTF32, ScalarType::kS8, ScalarType::kU8,
-                          ScalarType::kF32, ScalarType::kS32}) {
+  for (ScalarType type : {ScalarType::kTF32, ScalarType::kU8, ScalarType::kF32,
+                          ScalarType::kS32}) {
     EXPECT_FALSE(CvtRoundsTo(type)) << PtxName(type);
     EXPECT_EQ(CvtRoundFromF32(type).status().message(),
-              "cvt: rounds f32 to f16, bf16, e4m3 or e5m2 only, not " +
+              "cvt: rounds f32 to f16, bf16, e4m3, e5m2 or s8 only, not " +
                   std::string(PtxName(type)));
     EXPECT_FALSE(CvtPackFromF32x2(type).ok());
   }
@@ -68,6 +70,30 @@ TEST(ConvertTest, Fp8PairsPackIntoB16) {
         "cvt.rn.satfinite." + std::string(PtxName(type)) +
             "x2.f32 %rs0, %f1, %f0;");
   }
+}
+
+// s8 rounds to the nearest integer with saturation; a pair is two such
+// values, each one's low byte in its half of a b16.
+TEST(ConvertTest, S8RoundsWithSaturationAndPacksBytes) {
+  absl::StatusOr<Statement> round = CvtRoundFromF32(ScalarType::kS8);
+  ASSERT_TRUE(round.ok()) << round.status();
+  EXPECT_EQ(round->FindSlot("result")->type, RegType::kB16);
+  EXPECT_EQ(Ptx(round, {{"result", {"%rs0"}}, {"value", {"%f0"}}}),
+            "cvt.rni.sat.s8.f32 %rs0, %f0;");
+  absl::StatusOr<Statement> pack = CvtPackFromF32x2(ScalarType::kS8);
+  ASSERT_TRUE(pack.ok()) << pack.status();
+  EXPECT_EQ(pack->FindSlot("packed")->type, RegType::kB16);
+  EXPECT_EQ(
+      Ptx(pack, {{"packed", {"%rs0"}}, {"high", {"%f1"}}, {"low", {"%f0"}}}),
+      "{\n"
+      ".reg .b16 lo;\n"
+      ".reg .b16 hi;\n"
+      "cvt.rni.sat.s8.f32 lo, %f0;\n"
+      "cvt.rni.sat.s8.f32 hi, %f1;\n"
+      "and.b16 lo, lo, 0x00FF;\n"
+      "shl.b16 hi, hi, 8;\n"
+      "or.b16 %rs0, lo, hi;\n"
+      "}");
 }
 
 TEST(ConvertTest, WidensSixteenBitFloatsOnly) {

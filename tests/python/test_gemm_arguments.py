@@ -32,6 +32,14 @@ def f32(*shape, **keywords):
     return FakeCudaArray(shape, typestr="<f4", **keywords)
 
 
+def s8(*shape, **keywords):
+    return FakeCudaArray(shape, typestr="|i1", **keywords)
+
+
+def s32(*shape, **keywords):
+    return FakeCudaArray(shape, typestr="<i4", **keywords)
+
+
 def transposed(rows, columns, **keywords):
     """The .T of a contiguous [columns, rows] array: [rows, columns] with
     stride 1 along the rows."""
@@ -118,7 +126,9 @@ def test_refuses_what_no_kernel_reads_before_asking_the_library():
     expect_refused("out has shape (128, 256), not (256, 128)", a, b, FakeCudaArray((128, 256)))
     expect_refused("out must be row-major", a, b, transposed(256, 128))
     expect_refused("ptxgen reads matrices with one of them 1", FakeCudaArray((256, 512), strides=(1024, 2)), b, out)
-    expect_refused("has elements of type '<i4'", FakeCudaArray((256, 512), typestr="<i4"), b, out)
+    expect_refused("has elements of type '<i8'; ptxgen takes '<f2' (f16), '<f4' (f32), '|i1' "
+                   "(s8), '|u1' (u8) and '<i4' (s32)", FakeCudaArray((256, 512), typestr="<i8"),
+                   b, out)
     expect_refused("beta=1.0 reads C: give c=", a, b, out, beta=1.0)
     expect_refused("c is f32; it must have out's type, f16", a, b, out, beta=1.0,
                    c=FakeCudaArray((256, 128), typestr="<f4"))
@@ -182,8 +192,40 @@ def test_types_that_do_not_mix_are_refused_by_the_librarys_rule():
         ptxgen.gemm(FakeCudaArray((256, 512)), transposed(512, 128, typestr="<f4"),
                     out=FakeCudaArray((256, 128)))
     assert refused.value.status == "PTXGEN_STATUS_INVALID_VALUE"
-    assert ("ptxgenGemmPrepare: GEMM: A and B differ in type only as e4m3 with e5m2 (fp8), "
-            "not f16 with f32") in str(refused.value)
+    assert ("ptxgenGemmPrepare: GEMM: A and B differ in type only as e4m3 with e5m2 (fp8) "
+            "or s8 with u8, not f16 with f32") in str(refused.value)
+
+
+def test_8_bit_integer_arrays_are_s8_or_u8_into_s32():
+    weight_t = transposed(512, 128, typestr="|u1")  # w.t() of a [128, 512] uint8 w
+    p = problem_of(s8(256, 512), weight_t, s32(256, 128))
+    assert (p["input_type"], p["b_input_type"], p["output_type"]) == (6, 7, 8)  # s8, u8, s32
+    assert (p["b_major"], p["ldb"], p["ldd"]) == (K, 512, 128)
+    requantized = problem_of(s8(256, 512), weight_t, s8(256, 128), alpha=0.125)
+    assert (requantized["output_type"], requantized["alpha"]) == (6, 0.125)
+    # Without out=, the library's default output type (s32) is named.
+    expect_refused("give out= for a s32 result", s8(256, 512), weight_t, None)
+    expect_refused("give out= for a s8 result", s8(256, 512), weight_t, None, out_dtype="int8")
+    expect_refused("out is s32, not out_dtype 'f32'", s8(256, 512), weight_t, s32(256, 128),
+                   out_dtype="f32")
+
+
+def test_integer_rules_are_the_librarys():
+    # Refused by ptxgenGemmPrepare before any device is looked for.
+    a, weight_t, out = s8(256, 512), transposed(512, 128, typestr="|i1"), s32(256, 128)
+    for rule, b, keywords in (
+            ("MN-major operands need f16 or bf16 inputs", s8(512, 128), {}),
+            ("an s32 D takes no C", weight_t, dict(c=out, beta=1.0)),
+            ("an s32 D is the exact sums: alpha must be 1, not 0.5", weight_t,
+             dict(alpha=0.5)),
+            ("an s32 D is the exact sums (alpha 1, no bias, activation or amax)", weight_t,
+             dict(bias=f32(128))),
+            ("per-tensor scales and fast accumulation are for fp8 inputs, not s8", weight_t,
+             dict(scale_a=f32(1), scale_b=f32(1)))):
+        with pytest.raises(ptxgen.Error) as refused:
+            ptxgen.gemm(a, b, out=out, **keywords)
+        assert refused.value.status == "PTXGEN_STATUS_INVALID_VALUE"
+        assert f"ptxgenGemmPrepare: GEMM: {rule}" in str(refused.value), str(refused.value)
 
 
 def test_the_stream_is_the_callers():

@@ -19,6 +19,7 @@ from test_gemm_arguments import BASE, FakeCudaArray, plan_call, problem_of
 # DLDataType (code, bits, lanes) and DLDeviceType, as dlpack.h has them.
 F16, BF16, F32 = (2, 16, 1), (4, 16, 1), (2, 32, 1)
 E4M3, E5M2 = (10, 8, 1), (12, 8, 1)  # kDLFloat8_e4m3fn, kDLFloat8_e5m2
+S8, U8, S32 = (0, 8, 1), (1, 8, 1), (0, 32, 1)  # kDLInt, kDLUInt
 KDL_CPU, KDL_CUDA, KDL_CUDA_MANAGED = 1, 2, 13
 
 # The producer's side of the capsule. The destructor takes the capsule as a
@@ -121,26 +122,36 @@ def test_null_strides_are_row_major():
 
 def test_element_types_are_read_by_code_and_bits():
     assert [described(FakeDLPackArray((8, 8), dtype)).dtype
-            for dtype in (F16, BF16, F32, E4M3, E5M2)] == ["f16", "bf16", "f32", "e4m3", "e5m2"]
+            for dtype in (F16, BF16, F32, E4M3, E5M2, S8, U8, S32)] == [
+                "f16", "bf16", "f32", "e4m3", "e5m2", "s8", "u8", "s32"]
 
 
-def fp8_operands(a_type, b_type, out_type=BF16):
-    """a [256,512] and b = w.t() of a [128,512] w (K-major, as fp8 needs)."""
+def eight_bit_operands(a_type, b_type, out_type=BF16):
+    """a [256,512] and b = w.t() of a [128,512] w (K-major, as fp8 and s8/u8 need)."""
     return (FakeDLPackArray((256, 512), a_type), FakeDLPackArray((512, 128), b_type, (1, 512)),
             FakeDLPackArray((256, 128), out_type))
 
 
 def test_fp8_arrays_are_e4m3_or_e5m2_and_b_keeps_its_own_type():
-    same = problem_of(*fp8_operands(E4M3, E4M3))
+    same = problem_of(*eight_bit_operands(E4M3, E4M3))
     assert (same["input_type"], same["b_input_type"], same["output_type"]) == (3, 3, 1)
-    mixed = problem_of(*fp8_operands(E4M3, E5M2, out_type=E4M3))
+    mixed = problem_of(*eight_bit_operands(E4M3, E5M2, out_type=E4M3))
     assert (mixed["input_type"], mixed["b_input_type"], mixed["output_type"]) == (3, 4, 3)
     assert (mixed["b_major"], mixed["ldb"]) == (0, 512)  # K-major
 
 
 def test_an_fp8_result_is_allocated_only_for_torch_and_names_the_default_type():
-    a, b, _ = fp8_operands(E5M2, E5M2)
+    a, b, _ = eight_bit_operands(E5M2, E5M2)
     expect_refused("give out= for a bf16 result", a, b, out=None)
+
+
+def test_integer_arrays_are_s8_or_u8_into_s32_or_s8():
+    exact = problem_of(*eight_bit_operands(U8, S8, out_type=S32))
+    assert (exact["input_type"], exact["b_input_type"], exact["output_type"]) == (7, 6, 8)
+    requantized = problem_of(*eight_bit_operands(S8, S8, out_type=S8), alpha=0.25)
+    assert (requantized["input_type"], requantized["output_type"]) == (6, 6)
+    a, b, _ = eight_bit_operands(S8, U8)
+    expect_refused("give out= for a s32 result", a, b, out=None)
 
 
 def test_the_device_is_the_tensors_and_managed_memory_is_taken():
@@ -189,9 +200,11 @@ def test_refuses_a_tensor_on_another_device_naming_it_before_it_is_exported():
 def test_refuses_what_ptxgen_does_not_read_and_gives_the_tensor_back():
     for dtype, rule in (((2, 16, 2), "a has vector elements of 2 lanes; ptxgen takes "
                                      "DLPack elements of 1 lane"),
-                        ((0, 32, 1), "a has elements of DLPack type code 0, 32 bits; ptxgen "
+                        ((0, 64, 1), "a has elements of DLPack type code 0, 64 bits; ptxgen "
                                      "takes float16 (2, 16), bfloat16 (4, 16), float32 (2, 32), "
-                                     "float8_e4m3fn (10, 8) and float8_e5m2 (12, 8)"),
+                                     "float8_e4m3fn (10, 8), float8_e5m2 (12, 8), int8 (0, 8), "
+                                     "uint8 (1, 8) and int32 (0, 32)"),
+                        ((1, 32, 1), "a has elements of DLPack type code 1, 32 bits"),  # uint32
                         ((11, 8, 1), "a has elements of DLPack type code 11, 8 bits"),  # fnuz
                         ((2, 64, 1), "a has elements of DLPack type code 2, 64 bits")):
         a, b, out = operands(dtype=dtype)

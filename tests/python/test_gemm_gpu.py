@@ -3,7 +3,8 @@ tensors' strides), output type, bias and activation, alpha and beta with C
 (C as the output too), batches, padded leading dimensions, the caller's
 stream, the same tensors seen only through DLPack, and the refusals only
 the device path reaches; fp8 with per-tensor scales (e4m3, e4m3 x e5m2) and
-tf32 against a float64 reference of the inputs as stored. Skipped without
+tf32 against a float64 reference of the inputs as stored; int8 and uint8
+into int32 exactly, into int8 and into float outputs. Skipped without
 PyTorch or without an sm_90 GPU.
 
 Written with unittest, which pytest runs as well, so that a GPU machine
@@ -16,7 +17,8 @@ Inputs are multiples of 1/4 in [-1, 1] and the reference is computed in
 float64: the f32 accumulation of such products is exact, so what is left
 to tolerate is the epilogue's f32 arithmetic and D's rounding. The fp8 and
 tf32 cases take uniform random inputs instead and bound the relative error
-by norm.
+by norm. Integer sums are compared exactly with torch's int64 matmul on the
+CPU.
 """
 import unittest
 
@@ -292,6 +294,111 @@ class Fp8AndTf32AgainstFloat64(unittest.TestCase):
             ptxgen.gemm(x, w.t(), scale_a=torch.tensor([1.0], device="cuda"))
         self.assertEqual(one_scale.exception.status, "PTXGEN_STATUS_INVALID_VALUE")
         self.assertIn("scale_b is a null pointer", str(one_scale.exception))
+
+
+def small_integers(*shape, dtype):
+    """Random int8 in [-8, 8] or uint8 in [0, 16]: sums of a few thousand,
+    which an s8 out of alpha 1/8 both rounds and saturates."""
+    low = 0 if dtype == torch.uint8 else -8
+    return torch.randint(low, low + 17, shape, device="cuda", dtype=dtype)
+
+
+def integer_product(a, b):
+    """a @ b in int64 on the CPU: the exact sums (CUDA has no int64 matmul)."""
+    return torch.matmul(a.cpu().long(), b.cpu().long())
+
+
+@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+class IntegersAgainstInt64(unittest.TestCase):
+    # Multiples of 16 (TMA rows of 16 bytes for 8-bit types), not of the tiles.
+    M, N, K = 264, 136, 528
+
+    def setUp(self):
+        torch.manual_seed(29)
+
+    def assertExact(self, out, expected):
+        torch.testing.assert_close(out.cpu().long(), expected, rtol=0, atol=0)
+
+    def test_s8_and_u8_sum_exactly_into_int32(self):
+        for a_dtype, b_dtype in ((torch.int8, torch.int8), (torch.uint8, torch.int8),
+                                 (torch.int8, torch.uint8), (torch.uint8, torch.uint8)):
+            with self.subTest(a=a_dtype, b=b_dtype):
+                x = small_integers(self.M, self.K, dtype=a_dtype)
+                w = small_integers(self.N, self.K, dtype=b_dtype)  # K-major b = w.t()
+                out = ptxgen.gemm(x, w.t())
+                self.assertEqual(out.dtype, torch.int32)  # s8/u8's default output
+                self.assertEqual(out.shape, (self.M, self.N))
+                self.assertExact(out, integer_product(x, w.t()))
+
+    def test_sums_beyond_f32s_24_bits_are_exact(self):
+        x = torch.randint(-128, 128, (self.M, 4096), device="cuda", dtype=torch.int8)
+        w = torch.randint(-128, 128, (self.N, 4096), device="cuda", dtype=torch.int8)
+        x[0], w[0], w[0, 0] = 127, 127, 126
+        expected = integer_product(x, w.t())
+        # Odd and above 2^25, where f32 holds multiples of 4 only.
+        self.assertEqual(expected[0, 0].item(), 127 * (127 * 4095 + 126))
+        self.assertNotEqual(expected[0, 0].float().long().item(), expected[0, 0].item())
+        self.assertExact(ptxgen.gemm(x, w.t()), expected)
+
+    def test_batches_and_dlpack_arrays_sum_exactly(self):
+        x = small_integers(3, self.M, self.K, dtype=torch.int8)
+        w = small_integers(3, self.N, self.K, dtype=torch.int8)
+        weights_t = w.transpose(1, 2)  # K-major B per batch
+        self.assertExact(ptxgen.gemm(x, weights_t), integer_product(x, weights_t))
+        out = DLPackOnly(torch.empty(self.M, self.N, device="cuda", dtype=torch.int32))
+        ptxgen.gemm(DLPackOnly(x[0]), DLPackOnly(w[0].t()), out=out)
+        self.assertExact(out.tensor, integer_product(x[0], w[0].t()))
+
+    def test_an_int8_out_is_alpha_times_the_sums_rounded_to_even_and_saturated(self):
+        x = small_integers(self.M, self.K, dtype=torch.int8)
+        w = small_integers(self.N, self.K, dtype=torch.uint8)
+        # A power of two: alpha times a sum is exact in f32, and a sum of
+        # 4 mod 8 is a tie.
+        out = ptxgen.gemm(x, w.t(), out_dtype="s8", alpha=0.125)
+        self.assertEqual(out.dtype, torch.int8)
+        sums = integer_product(x, w.t())
+        self.assertTrue((sums % 8 == 4).any().item() and (sums.abs() > 8 * 128).any().item(),
+                        "the reference has no ties or nothing to saturate")
+        expected = torch.round(sums.double() / 8).clamp(-128, 127)  # ties to even
+        self.assertExact(out, expected.long())
+
+    def test_float_outputs_take_the_whole_epilogue(self):
+        x = small_integers(self.M, self.K, dtype=torch.uint8)
+        w = small_integers(self.N, self.K, dtype=torch.int8)
+        b = w.t()
+        bias = quarters(self.N, dtype=torch.float32)
+        c = quarters(self.M, self.N, dtype=torch.float32)
+        out = ptxgen.gemm(x, b, c=c, alpha=0.5, beta=0.25, bias=bias, activation="relu",
+                          out_dtype="f32")
+        self.assertEqual(out.dtype, torch.float32)
+        torch.testing.assert_close(
+            out.double(), reference(x, b, alpha=0.5, beta=0.25, c=c, bias=bias,
+                                    activation="relu"), **TOLERANCES[torch.float32])
+        out = ptxgen.gemm(x, b, bias=bias, activation="gelu", out_dtype=torch.bfloat16)
+        self.assertEqual(out.dtype, torch.bfloat16)
+        torch.testing.assert_close(out.double(), reference(x, b, bias=bias, activation="gelu"),
+                                   **TOLERANCES[torch.bfloat16])
+
+    def test_refuses_what_integers_do_not_take(self):
+        x = small_integers(self.M, self.K, dtype=torch.int8)
+        w = small_integers(self.N, self.K, dtype=torch.int8)
+        one = torch.tensor([1.0], device="cuda")
+        for rule, call in (
+                ("MN-major operands need f16 or bf16 inputs",
+                 lambda: ptxgen.gemm(x, w.t().contiguous())),
+                ("per-tensor scales and fast accumulation are for fp8 inputs",
+                 lambda: ptxgen.gemm(x, w.t(), scale_a=one, scale_b=one)),
+                ("an s32 D is the exact sums", lambda: ptxgen.gemm(x, w.t(), activation="relu")),
+                ("an s8 D takes no C",
+                 lambda: ptxgen.gemm(x, w.t(), c=torch.zeros(self.M, self.N, device="cuda",
+                                                             dtype=torch.int8),
+                                     beta=1.0, out_dtype=torch.int8)),
+                ("a.dtype=torch.int64 is not one of", lambda: ptxgen.gemm(x.long(), w.t()))):
+            with self.subTest(rule=rule):
+                with self.assertRaises(ptxgen.Error) as refused:
+                    call()
+                self.assertEqual(refused.exception.status, "PTXGEN_STATUS_INVALID_VALUE")
+                self.assertIn(rule, str(refused.exception))
 
 
 if __name__ == "__main__":

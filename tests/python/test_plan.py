@@ -81,12 +81,30 @@ def test_plans_fp8_and_tf32_at_their_default_outputs(keywords, form):
     assert ".target sm_90a" in plan.ptx
 
 
+@pytest.mark.parametrize("keywords, form", [
+    (dict(dtype="s8"), "s8.kk->s32"),
+    (dict(dtype="uint8"), "u8.kk->s32"),
+    (dict(dtype="int8", b_dtype="u8"), "s8xu8.kk->s32"),
+    (dict(dtype="u8", b_dtype="s8", out_dtype="bf16"), "u8xs8.kk->bf16"),
+    (dict(dtype="s8", out_dtype="int8", alpha=0.125), "s8.kk->s8"),
+    (dict(dtype="s8", out_dtype="f32", beta=0.5, bias="n", activation="relu"),
+     "s8.kk->f32+c+bias_n.f32+relu"),
+], ids=["s8", "u8", "mixed", "mixed-bf16", "s8-out", "f32-epilogue"])
+def test_plans_8_bit_integers_into_s32_by_default(keywords, form):
+    plan = ptxgen.plan(**PLAIN, **keywords)
+    assert plan.form == form
+    assert ".target sm_90a" in plan.ptx
+
+
 def test_the_new_keywords_reach_the_problem():
     from ptxgen import _problem
     p = _problem.problem("test", **PLAIN, dtype="e4m3", b_dtype="e5m2", out_dtype="e4m3",
                          scaling="tensor", fast_accum=True, record_amax=True)
     assert (p.input_type, p.b_input_type, p.output_type) == (3, 4, 3)
     assert (p.scaling, p.fast_accumulation, p.record_amax) == (1, 1, 1)
+    integers = _problem.problem("test", **PLAIN, dtype="int8", b_dtype="u8", out_dtype="int32")
+    assert (integers.input_type, integers.b_input_type, integers.output_type) == (6, 7, 8)
+    assert _problem.problem("test", **PLAIN, dtype="u8").output_type == 8  # the library's s32
 
 
 def expect_refused(status, rule, **keywords):
@@ -102,17 +120,45 @@ def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
     expect_refused(invalid, "ptxgenPlanGemm: GEMM: k=0 is outside 1..2147483647",
                    m=4096, n=4096, k=0)
     expect_refused(invalid, "k must be a multiple of 8", m=4096, n=4096, k=4100)
-    expect_refused(invalid, "element type must be f16, bf16, e4m3, e5m2 or tf32, not f32",
-                   m=4096, n=4096, k=4096, dtype="f32")
+    expect_refused(invalid, "element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8, "
+                   "not f32", m=4096, n=4096, k=4096, dtype="f32")
     expect_refused(invalid, "batch=0 is outside 1..65535", m=4096, n=4096, k=4096, batch=0)
     expect_refused(invalid, "lda=100 must be at least the stored row",
                    m=4096, n=4096, k=4096, lda=100)
-    expect_refused(invalid, "GEMM: A and B differ in type only as e4m3 with e5m2 (fp8), not "
-                   "f16 with e4m3", **PLAIN, b_dtype="e4m3")
+    expect_refused(invalid, "GEMM: A and B differ in type only as e4m3 with e5m2 (fp8) or s8 "
+                   "with u8, not f16 with e4m3", **PLAIN, b_dtype="e4m3")
     expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
                    "not bf16", **PLAIN, dtype="bf16", fast_accum=True)
     expect_refused(invalid, "MN-major operands need f16 or bf16 inputs", **PLAIN,
                    dtype="tf32", b_major="mn")
+
+
+def test_refuses_integer_problems_that_break_a_rule_with_the_librarys_message():
+    invalid = "PTXGEN_STATUS_INVALID_VALUE"
+    expect_refused(invalid, "an s8 D takes no C", **PLAIN, dtype="s8", out_dtype="s8",
+                   beta=1.0)
+    expect_refused(invalid, "an s32 D comes from s8/u8 inputs, not f16", **PLAIN,
+                   out_dtype="s32")
+    expect_refused(invalid, "an s8 D comes from s8/u8 inputs, not bf16", **PLAIN,
+                   dtype="bf16", out_dtype="int8")
+    expect_refused(invalid, "an s32 D is the exact sums: alpha must be 1, not 2", **PLAIN,
+                   dtype="s8", alpha=2.0)
+    for epilogue in (dict(bias="n"), dict(activation="gelu"), dict(record_amax=True)):
+        expect_refused(invalid, "an s32 D is the exact sums (alpha 1, no bias, activation or "
+                       "amax)", **PLAIN, dtype="u8", **epilogue)
+    expect_refused(invalid, "an s32 D takes no C", **PLAIN, dtype="s8", beta=0.5)
+    expect_refused(invalid, "MN-major operands need f16 or bf16 inputs", **PLAIN,
+                   dtype="s8", a_major="mn")
+    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+                   "not s8", **PLAIN, dtype="s8", scaling="tensor")
+    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+                   "not u8", **PLAIN, dtype="u8", fast_accum=True)
+    expect_refused(invalid, "differ in type only as e4m3 with e5m2 (fp8) or s8 with u8, not "
+                   "s8 with e4m3", **PLAIN, dtype="s8", b_dtype="e4m3")
+    expect_refused(invalid, "element type must be f16, bf16, e4m3, e5m2, tf32, s8 or u8, "
+                   "not s32", **PLAIN, dtype="s32")  # an output type only
+    expect_refused(invalid, "the output type must be f16, bf16, f32, e4m3, e5m2, s8 or s32, "
+                   "not u8", **PLAIN, dtype="u8", out_dtype="u8")
 
 
 def test_refuses_targets_by_their_rules():
@@ -131,7 +177,9 @@ def test_refuses_keywords_outside_their_values_before_the_library():
                    "'gelu', 'gelu_tanh', 'silu'", **PLAIN, activation="swish")
     expect_refused(invalid, "a_major='x' is not one of 'k', 'mn', 'm'", **PLAIN, a_major="x")
     expect_refused(invalid, "dtype='f8' is not one of 'f16', 'bf16', 'f32', 'e4m3', 'e5m2', "
-                   "'tf32'", **PLAIN, dtype="f8")
+                   "'tf32', 's8', 'u8', 's32'", **PLAIN, dtype="f8")
+    expect_refused(invalid, "out_dtype='int64' is not one of", **PLAIN, dtype="s8",
+                   out_dtype="int64")
     expect_refused(invalid, "b_dtype='float8_e4m3fnuz' is not one of", **PLAIN,
                    b_dtype="float8_e4m3fnuz")
     expect_refused(invalid, "scaling='block' is not one of 'none', 'tensor'", **PLAIN,

@@ -653,9 +653,9 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
       {"--activation=tanh",
        "--activation=tanh is not accepted (accepted values: none, relu, gelu, "
        "gelu_tanh, silu)"},
-      {"--out-dtype=s8",
-       "--out-dtype=s8 is not accepted (accepted values: f16, "
-       "bf16, f32, e4m3, e5m2)"},
+      {"--out-dtype=u8",
+       "--out-dtype=u8 is not accepted (accepted values: f16, "
+       "bf16, f32, e4m3, e5m2, s8, s32)"},
       {"--sms=0", "--sms=0 is outside 1..1024"},
       {"--sms=1025", "--sms=1025 is outside 1..1024"},
       // Flags that would change nothing.

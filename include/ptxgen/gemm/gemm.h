@@ -6,9 +6,11 @@
 // with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
 // (MN-major), C and D [m,n] row-major, each with a leading dimension and a
 // batch stride; f16, bf16, e4m3/e5m2 (fp8, K-major, optionally with
-// per-tensor scales) or tf32 (f32 in memory, K-major) inputs, f32
-// accumulation, D in f16, bf16 or f32. The original problem, C = A * B^T
-// packed, is {m, n, k, element}.
+// per-tensor scales) or tf32 (f32 in memory, K-major) inputs with f32
+// accumulation, D in f16, bf16, f32 or fp8; s8/u8 (K-major) inputs with
+// exact s32 accumulation, D in s32 (the sums), s8 (alpha times the sums,
+// saturated) or f16, bf16, f32. The original problem, C = A * B^T packed,
+// is {m, n, k, element}.
 //
 //   absl::StatusOr<Gemm> gemm = Gemm::Prepare({m, n, k, ScalarType::kF16});
 //   absl::Status run = gemm->Run(a, b, c, stream);
@@ -62,11 +64,14 @@ struct GemmProblem {
   int64_t n = 0;
   int64_t k = 0;
   ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
-  // B's type where it differs: e4m3 with e5m2.
+  // B's type where it differs: e4m3 with e5m2, s8 with u8.
   std::optional<ptx::ScalarType> b_element;
   // D's type; unset: gen::DefaultOutput(element) (the input type for f16
-  // and bf16, bf16 for fp8, f32 for tf32). f16, bf16, f32, or e4m3/e5m2
-  // (rounded with saturation to the largest finite value, as cuBLASLt).
+  // and bf16, bf16 for fp8, f32 for tf32, s32 for s8/u8). f16, bf16, f32,
+  // or e4m3/e5m2 (rounded with saturation to the largest finite value, as
+  // cuBLASLt); from s8/u8 also s8 (rounded to nearest, ties to even,
+  // saturated to -128..127) or s32 (the exact sums: alpha 1, no C, bias,
+  // activation or amax).
   std::optional<ptx::ScalarType> output;
   MajorOrder a_major = MajorOrder::kK;  // kMN: A stored [k, m]
   MajorOrder b_major = MajorOrder::kK;  // kMN: B stored [k, n]

@@ -3,8 +3,8 @@
 
 // GEMM kernel generation: D = A * B^T with A [M,K], B [N,K] and D [M,N], all
 // row-major (other layouts and epilogues by GemmForm); f16, bf16, e4m3,
-// e5m2 or tf32 inputs, f32 accumulation. M, N and K are kernel arguments:
-// one generated kernel serves every size.
+// e5m2 or tf32 inputs with f32 accumulation, s8 or u8 with s32. M, N and K
+// are kernel arguments: one generated kernel serves every size.
 
 #include <array>
 #include <cstdint>
@@ -88,10 +88,13 @@ enum class GemmScaling { kNone, kTensor };
 // The operation itself: types, majors, epilogue ops, batching, D's layout.
 struct GemmForm {
   ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
-  // B's type where it differs from A's: fp8 mixes e4m3 and e5m2.
+  // B's type where it differs from A's: fp8 mixes e4m3 and e5m2, integers
+  // s8 and u8.
   std::optional<ptx::ScalarType> b_element;
   // C and D: f16, bf16, f32, or e4m3/e5m2 (D only, rounded with
-  // saturation; with per-tensor scaling multiplied by scale_d first).
+  // saturation; with per-tensor scaling multiplied by scale_d first); from
+  // s8/u8 inputs also s32 (D only: the exact sums) or s8 (D only: alpha
+  // times the sums, rounded to nearest with saturation).
   ptx::ScalarType output = ptx::ScalarType::kF16;
   // kK: A stored [m, k] (B [n, k]); kMN: A stored [k, m] (B [k, n]).
   ptx::MajorOrder a_major = ptx::MajorOrder::kK;
@@ -128,8 +131,11 @@ ptx::ScalarType BElement(const GemmForm& form);
 // (fp8 without fast accumulation).
 bool PromotesAccumulators(const GemmForm& form);
 
+// The accumulators' type: s32 for s8/u8 inputs (exact), f32 for the rest.
+ptx::ScalarType AccumulatorType(const GemmForm& form);
+
 // The output type a problem gets unless it names one: the input type for
-// f16 and bf16, bf16 for fp8, f32 for tf32 (stored as f32).
+// f16 and bf16, bf16 for fp8, f32 for tf32 (stored as f32), s32 for s8/u8.
 ptx::ScalarType DefaultOutput(ptx::ScalarType element);
 
 // The same GEMM with the operands' roles exchanged: D^T = op(B).op(A)^T,
@@ -152,9 +158,11 @@ absl::string_view ActivationName(Activation activation);
 absl::StatusOr<Activation> ParseActivation(absl::string_view name);
 
 // Refuses forms no kernel computes, naming the rule: inputs f16, bf16, e4m3,
-// e5m2 or tf32 (B of another type only e4m3 with e5m2), outputs f16, bf16
-// or f32, a bias of one of those types, MN-major only for 16-bit inputs
-// (wgmma transposes no other), scaling and fast accumulation for fp8 only.
+// e5m2, tf32, s8 or u8 (B of another type only e4m3 with e5m2, s8 with
+// u8), outputs f16, bf16, f32, fp8 or (from integers) s8 and s32, a bias of
+// f16, bf16 or f32, MN-major only for 16-bit inputs (wgmma transposes no
+// other), scaling and fast accumulation for fp8 only, no C for an 8-bit or
+// s32 D, nothing applied to an s32 D.
 absl::Status ValidateGemmForm(const GemmForm& form);
 
 // The form of the original GEMM: D = A.B^T, both K-major, D in
@@ -280,8 +288,8 @@ absl::StatusOr<std::array<int64_t, 3>> ParseDimensions(absl::string_view text);
 absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile);
 absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 
-// Whether GEMMs take this input type (f16, bf16, e4m3, e5m2, tf32), and the
-// refusal naming the rule when they do not.
+// Whether GEMMs take this input type (f16, bf16, e4m3, e5m2, tf32, s8,
+// u8), and the refusal naming the rule when they do not.
 bool IsGemmElement(ptx::ScalarType element);
 absl::Status CheckGemmElement(ptx::ScalarType element);
 

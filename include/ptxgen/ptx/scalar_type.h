@@ -31,6 +31,8 @@ absl::string_view PtxName(ScalarType type);
 
 // Whether `type` is one of the 8-bit floats (e4m3, e5m2).
 bool IsFp8(ScalarType type);
+// Whether `type` is one of the 8-bit integers (s8, u8).
+bool IsInt8(ScalarType type);
 
 // Storage size of one element in bits (tf32 is stored in 32 bits).
 int SizeInBits(ScalarType type);

@@ -20,10 +20,11 @@
 
 namespace ptxgen::ptx {
 
-// PTX register classes. Inline-asm constraints: b16 "h", b32 "r", b64 "l",
-// f32 "f". Predicates have no constraint: inline asm passes them as b32
-// values and converts inside the statement's scope.
-enum class RegType { kB16, kB32, kB64, kF32, kPred };
+// PTX register classes. Inline-asm constraints: b16 "h", b32 and s32 "r",
+// b64 "l", f32 "f". s32 is a b32 register whose C++ side is a signed int
+// (wgmma's s32 accumulators). Predicates have no constraint: inline asm
+// passes them as b32 values and converts inside the statement's scope.
+enum class RegType { kB16, kB32, kB64, kF32, kPred, kS32 };
 
 // How a statement uses a slot of registers.
 enum class Access { kRead, kWrite, kReadWrite };

@@ -203,6 +203,9 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
 }
 
 
+// The accumulators: wgmma's f32 sums of the products.
+typedef float Accumulator;
+
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
 // per-tensor scales, D's amax, their leading dimensions and batch strides,
 // alpha and beta.
@@ -235,7 +238,7 @@ __device__ __forceinline__ unsigned long long matrix_descriptor(
 // scale_d (0 starts a tile without a separate zeroing pass), the others
 // add to them.
 __device__ __forceinline__ void mma_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
   wgmma_pin_n128(acc[0]);
   wgmma_pin_n128(acc[1]);
@@ -256,7 +259,7 @@ __device__ __forceinline__ void mma_stage(
 // A stage's products into the tile's accumulators: wgmma adds them itself
 // (accumulate 1) or overwrites them (0, a tile's first stage).
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   mma_stage(acc, a_desc, b_desc, accumulate);
 }
@@ -297,8 +300,8 @@ __device__ __forceinline__ void store_pair(const Output& destination,
     float high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
   unsigned short* out = destination.d + row * destination.ldd + column;
-  low = epilogue_value(e, low, batch, row, column);
   const bool has_high = column + 1 < e.n;
+  low = epilogue_value(e, low, batch, row, column);
   if (has_high) high = epilogue_value(e, high, batch, row, column + 1);
   if (pair_stores && has_high) {
     unsigned packed;
@@ -328,7 +331,7 @@ __device__ __forceinline__ int accumulator_column(int thread, int reg) {
 // the wgmma fragment layout (accumulator_row, accumulator_column) puts them,
 // through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   const Output out = make_output(e, batch, unit);
@@ -444,11 +447,11 @@ ptxgen_gemm_bf16_mk_to_bf16_bias_m_bf16_silu_batched_v1_128x128x64(const __grid_
   const unsigned long long a_desc = matrix_descriptor(plan::kADescriptor, a_tile);
   const unsigned long long b_desc = matrix_descriptor(plan::kBDescriptor, b_tile);
 
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
 #pragma unroll
   for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-    for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+    for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
   }
 
   if (threadIdx.x == 0) {

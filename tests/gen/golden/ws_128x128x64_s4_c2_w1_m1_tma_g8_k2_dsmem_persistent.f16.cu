@@ -362,6 +362,16 @@ __device__ __forceinline__ void wgmma_wait_group_1() {
 }
 
 
+// The accumulators: wgmma's f32 sums of the products.
+typedef float Accumulator;
+// Their bits in the f32 words of a workspace or a partials buffer.
+__device__ __forceinline__ float accumulator_word(Accumulator value) {
+  return value;
+}
+__device__ __forceinline__ Accumulator accumulator_of_word(float word) {
+  return word;
+}
+
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
 // per-tensor scales, D's amax, their leading dimensions and batch strides,
 // alpha and beta.
@@ -605,7 +615,7 @@ __device__ __forceinline__ unsigned long long matrix_descriptor(
 // scale_d (0 starts a tile without a separate zeroing pass), the others
 // add to them.
 __device__ __forceinline__ void mma_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
   wgmma_pin_n128(acc[0]);
 
@@ -621,7 +631,7 @@ __device__ __forceinline__ void mma_stage(
 // A stage's products into the tile's accumulators: wgmma adds them itself
 // (accumulate 1) or overwrites them (0, a tile's first stage).
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   mma_stage(acc, a_desc, b_desc, accumulate);
 }
@@ -648,7 +658,7 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
 // with TMA, which clips them to m x n. A pass may write the buffer once the
 // store before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
@@ -711,7 +721,8 @@ __device__ __forceinline__ void store_drain(int thread) {
 // tile. A peer waits on its free barrier before it overwrites the buffer
 // with the next tile's sums. `meetings` counts the tiles met so far: the
 // phase parity of both barriers. Buffers hold each thread's accumulators
-// 4 at a time, thread-minor, so both sides move whole lines.
+// 4 at a time (their bits in f32 words), thread-minor, so both sides move
+// whole lines.
 __device__ __forceinline__ unsigned partials_ready_barrier(unsigned barriers, int consumer) {
   return barriers + plan::kBarrierBytes * (2 * plan::kStages + consumer);
 }
@@ -730,7 +741,7 @@ __device__ __forceinline__ void meeting_init(unsigned barriers) {
 
 // True in rank 0, its accumulators now the whole tile's; false elsewhere.
 __device__ __forceinline__ bool meet_in_cluster(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     unsigned base, unsigned barriers, int consumer, int thread, int& meetings) {
   constexpr int kVectors = plan::kSliceAccumulators / 4;
   const unsigned slice = (unsigned)(w.unit % plan::kSplitK);
@@ -750,7 +761,8 @@ __device__ __forceinline__ bool meet_in_cluster(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         mine[(s * kVectors + q) * plan::kThreadsPerWarpgroup + thread] = make_float4(
-            acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2], acc[s][4 * q + 3]);
+            accumulator_word(acc[s][4 * q]), accumulator_word(acc[s][4 * q + 1]),
+            accumulator_word(acc[s][4 * q + 2]), accumulator_word(acc[s][4 * q + 3]));
       }
     }
     unsigned leader_ready;
@@ -772,10 +784,10 @@ __device__ __forceinline__ bool meet_in_cluster(
         const unsigned vector = theirs +
             16u * (unsigned)((s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
         ld_shared_cluster_v4_f32(part, vector);
-        acc[s][4 * q] += part[0];
-        acc[s][4 * q + 1] += part[1];
-        acc[s][4 * q + 2] += part[2];
-        acc[s][4 * q + 3] += part[3];
+        acc[s][4 * q] += accumulator_of_word(part[0]);
+        acc[s][4 * q + 1] += accumulator_of_word(part[1]);
+        acc[s][4 * q + 2] += accumulator_of_word(part[2]);
+        acc[s][4 * q + 3] += accumulator_of_word(part[3]);
       }
     }
   }
@@ -793,7 +805,7 @@ __device__ __forceinline__ bool meet_in_cluster(
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
@@ -801,7 +813,7 @@ __device__ __forceinline__ void mma_piece(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -844,7 +856,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
   int meetings = 0;  // tiles met in the cluster so far

@@ -319,6 +319,16 @@ __device__ __forceinline__ void wgmma_wait_group_0() {
 }
 
 
+// The accumulators: wgmma's f32 sums of the products.
+typedef float Accumulator;
+// Their bits in the f32 words of a workspace or a partials buffer.
+__device__ __forceinline__ float accumulator_word(Accumulator value) {
+  return value;
+}
+__device__ __forceinline__ Accumulator accumulator_of_word(float word) {
+  return word;
+}
+
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
 // per-tensor scales, D's amax, their leading dimensions and batch strides,
 // alpha and beta.
@@ -568,7 +578,7 @@ __device__ __forceinline__ unsigned long long matrix_descriptor(
 // Part `part`'s sums (kPartAccumulators registers of each slice: its
 // columns, as wgmma's fragment orders registers by column) into the tile's.
 __device__ __forceinline__ void add_stage_sums(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const float (&stage_sums)[plan::kMSlices][plan::kPartAccumulators],
     int part) {
 #pragma unroll
@@ -585,7 +595,7 @@ __device__ __forceinline__ void add_stage_sums(
 // accumulators. While one consumer adds, the other's wgmma keeps the
 // tensor cores busy.
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   float stage_sums[plan::kMSlices][plan::kPartAccumulators];
   wgmma_fence();
@@ -610,7 +620,7 @@ __device__ __forceinline__ void accumulate_stage(
 // Per-tensor scaling: a finished tile's sums times scale_a * scale_b, read
 // once the main loop is done, so that no register holds them through it.
 __device__ __forceinline__ void apply_tensor_scales(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e) {
   const float scale = *e.scale_a * *e.scale_b;
 #pragma unroll
@@ -653,8 +663,8 @@ __device__ __forceinline__ void store_pair(const Output& destination,
     float high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
   unsigned char* out = destination.d + row * destination.ldd + column;
-  low = epilogue_value(e, low, batch, row, column);
   const bool has_high = column + 1 < e.n;
+  low = epilogue_value(e, low, batch, row, column);
   if (has_high) high = epilogue_value(e, high, batch, row, column + 1);
   low *= destination.scale;
   high *= destination.scale;
@@ -686,7 +696,7 @@ __device__ __forceinline__ int accumulator_column(int thread, int reg) {
 // the wgmma fragment layout (accumulator_row, accumulator_column) puts them,
 // through store_pair, clipped to m x n.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   const Output out = make_output(e, batch, unit);
@@ -783,7 +793,7 @@ __device__ __forceinline__ float raised_amax_inside_m_n(
 // A tile inside m x n skips the clipping (which, with stream-K's state
 // live beside it, made ptxas spill a 128x256 fp8 tile).
 __device__ __forceinline__ void record_amax(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int thread) {
   const int row = m0 + accumulator_row(thread, 0);
   const int column = n0 + accumulator_column(thread, 0);
@@ -1062,9 +1072,10 @@ __device__ __forceinline__ void record_amax(
 // to store. The piece that ends the tile adds the slots of the clusters
 // before it that shared the tile, waiting for each flag and lowering it for
 // the next launch, and returns true. Slots hold each thread's accumulators
-// 4 at a time, thread-minor, so both sides read and write whole lines.
+// 4 at a time (their bits in f32 words), thread-minor, so both sides read
+// and write whole lines.
 __device__ __forceinline__ bool stream_k_fixup(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     float* workspace, const volatile Schedule& schedule, int cluster,
     unsigned rank, int consumer, int thread, int k_tiles) {
   constexpr int kVectors = plan::kSliceAccumulators / 4;
@@ -1081,8 +1092,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         __stcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread,
-               make_float4(acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2],
-                           acc[s][4 * q + 3]));
+               make_float4(accumulator_word(acc[s][4 * q]),
+                           accumulator_word(acc[s][4 * q + 1]),
+                           accumulator_word(acc[s][4 * q + 2]),
+                           accumulator_word(acc[s][4 * q + 3])));
       }
     }
     named_barrier_sync(1u + consumer, plan::kThreadsPerWarpgroup);
@@ -1110,10 +1123,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         const float4 part = __ldcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
-        acc[s][4 * q] += part.x;
-        acc[s][4 * q + 1] += part.y;
-        acc[s][4 * q + 2] += part.z;
-        acc[s][4 * q + 3] += part.w;
+        acc[s][4 * q] += accumulator_of_word(part.x);
+        acc[s][4 * q + 1] += accumulator_of_word(part.y);
+        acc[s][4 * q + 2] += accumulator_of_word(part.z);
+        acc[s][4 * q + 3] += accumulator_of_word(part.w);
         // Bounds the loads ptxas keeps in flight (it moves loads across a
         // CTA fence, not across a barrier): all at once spill.
         if (q % 8 == 7) {
@@ -1131,7 +1144,7 @@ __device__ __forceinline__ bool stream_k_fixup(
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
@@ -1139,7 +1152,7 @@ __device__ __forceinline__ void mma_piece(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -1182,7 +1195,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {

@@ -336,6 +336,9 @@ __device__ __forceinline__ void wgmma_wait_group_1() {
 }
 
 
+// The accumulators: wgmma's f32 sums of the products.
+typedef float Accumulator;
+
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
 // per-tensor scales, D's amax, their leading dimensions and batch strides,
 // alpha and beta.
@@ -579,7 +582,7 @@ __device__ __forceinline__ unsigned long long matrix_descriptor(
 // scale_d (0 starts a tile without a separate zeroing pass), the others
 // add to them.
 __device__ __forceinline__ void mma_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
   wgmma_pin_n256(acc[0]);
 
@@ -595,7 +598,7 @@ __device__ __forceinline__ void mma_stage(
 // A stage's products into the tile's accumulators: wgmma adds them itself
 // (accumulate 1) or overwrites them (0, a tile's first stage).
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   mma_stage(acc, a_desc, b_desc, accumulate);
 }
@@ -622,7 +625,7 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
 // with TMA, which clips them to m x n. A pass may write the buffer once the
 // store before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
@@ -682,7 +685,7 @@ __device__ __forceinline__ void store_drain(int thread) {
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
@@ -690,7 +693,7 @@ __device__ __forceinline__ void mma_piece(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -733,7 +736,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {

@@ -356,6 +356,16 @@ __device__ __forceinline__ void wgmma_wait_group_1() {
 }
 
 
+// The accumulators: wgmma's f32 sums of the products.
+typedef float Accumulator;
+// Their bits in the f32 words of a workspace or a partials buffer.
+__device__ __forceinline__ float accumulator_word(Accumulator value) {
+  return value;
+}
+__device__ __forceinline__ Accumulator accumulator_of_word(float word) {
+  return word;
+}
+
 // What every epilogue part may read: D (or its TMA map), C, the bias, the
 // per-tensor scales, D's amax, their leading dimensions and batch strides,
 // alpha and beta.
@@ -599,7 +609,7 @@ __device__ __forceinline__ unsigned long long matrix_descriptor(
 // scale_d (0 starts a tile without a separate zeroing pass), the others
 // add to them.
 __device__ __forceinline__ void mma_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
   wgmma_pin_n256(acc[0]);
 
@@ -615,7 +625,7 @@ __device__ __forceinline__ void mma_stage(
 // A stage's products into the tile's accumulators: wgmma adds them itself
 // (accumulate 1) or overwrites them (0, a tile's first stage).
 __device__ __forceinline__ void accumulate_stage(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate) {
   mma_stage(acc, a_desc, b_desc, accumulate);
 }
@@ -642,7 +652,7 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
 // with TMA, which clips them to m x n. A pass may write the buffer once the
 // store before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
-    const float (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
     int thread) {
   // One stmatrix.x4 per kStMatrixStepColumns columns of a 64-row slice.
@@ -703,9 +713,10 @@ __device__ __forceinline__ void store_drain(int thread) {
 // to store. The piece that ends the tile adds the slots of the clusters
 // before it that shared the tile, waiting for each flag and lowering it for
 // the next launch, and returns true. Slots hold each thread's accumulators
-// 4 at a time, thread-minor, so both sides read and write whole lines.
+// 4 at a time (their bits in f32 words), thread-minor, so both sides read
+// and write whole lines.
 __device__ __forceinline__ bool stream_k_fixup(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     float* workspace, const volatile Schedule& schedule, int cluster,
     unsigned rank, int consumer, int thread, int k_tiles) {
   constexpr int kVectors = plan::kSliceAccumulators / 4;
@@ -722,8 +733,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         __stcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread,
-               make_float4(acc[s][4 * q], acc[s][4 * q + 1], acc[s][4 * q + 2],
-                           acc[s][4 * q + 3]));
+               make_float4(accumulator_word(acc[s][4 * q]),
+                           accumulator_word(acc[s][4 * q + 1]),
+                           accumulator_word(acc[s][4 * q + 2]),
+                           accumulator_word(acc[s][4 * q + 3])));
       }
     }
     named_barrier_sync(1u + consumer, plan::kThreadsPerWarpgroup);
@@ -751,10 +764,10 @@ __device__ __forceinline__ bool stream_k_fixup(
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         const float4 part = __ldcg(slot + (s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
-        acc[s][4 * q] += part.x;
-        acc[s][4 * q + 1] += part.y;
-        acc[s][4 * q + 2] += part.z;
-        acc[s][4 * q + 3] += part.w;
+        acc[s][4 * q] += accumulator_of_word(part.x);
+        acc[s][4 * q + 1] += accumulator_of_word(part.y);
+        acc[s][4 * q + 2] += accumulator_of_word(part.z);
+        acc[s][4 * q + 3] += accumulator_of_word(part.w);
         // Bounds the loads ptxas keeps in flight (it moves loads across a
         // CTA fence, not across a barrier): all at once spill.
         if (q % 8 == 7) {
@@ -772,7 +785,7 @@ __device__ __forceinline__ bool stream_k_fixup(
 // the group that read it completed. `released` is the stage whose group is
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
-    float (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
     int consumer, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
@@ -780,7 +793,7 @@ __device__ __forceinline__ void mma_piece(
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
-      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0.0f;
+      for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -823,7 +836,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
-  float acc[plan::kMSlices][plan::kSliceAccumulators];
+  Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
