@@ -844,8 +844,7 @@ cli::Subcommand GemmSubcommand() {
       "ptxgen gemm --m=4096 --n=4096 --k=4096 --out-dtype=f32 --emit=resources",
       "ptxgen gemm --m=2048 --n=1024 --k=512 --a-major=m --beta=0.5 --ldc=1032",
       "ptxgen gemm --m=256 --n=512 --k=64 --batch=3 --lda=72 --sms=66",
-      "ptxgen gemm --m=2048 --n=2048 --k=1024 --dtype=s8 --out-dtype=s8 "
-      "--alpha=1e-3",
+      "ptxgen gemm --m=64 --n=64 --k=512 --dtype=s8 --out-dtype=s8 --alpha=.01",
   };
   command.run = RunGemm;
   return command;
