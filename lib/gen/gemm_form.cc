@@ -30,19 +30,13 @@ bool IsOutputType(ptx::ScalarType type) {
 
 // Integer inputs give an exact s32 D (the sums as wgmma adds them: nothing
 // applied to them), an s8 D (alpha times the sums, rounded with
-// saturation) or a float D; float inputs give no integer D, and an integer
-// D reads no C.
+// saturation) or a float D; float inputs give no integer D.
 absl::Status IntegerOutputRule(const GemmForm& form) {
-  const std::string output(ptx::PtxName(form.output));
   if (!IsIntegerOutput(form.output)) return absl::OkStatus();
   if (!ptx::IsInt8(form.element)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GEMM: an ", output, " D comes from s8/u8 inputs, not ",
-                     ptx::PtxName(form.element)));
-  }
-  if (form.reads_c) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: an ", output, " D takes no C (beta 0; or a 16-bit or f32 D)"));
+        "GEMM: an ", ptx::PtxName(form.output),
+        " D comes from s8/u8 inputs, not ", ptx::PtxName(form.element)));
   }
   if (form.output == ptx::ScalarType::kS32 &&
       (form.bias != BiasAlong::kNone || form.activation != Activation::kNone ||
@@ -283,10 +277,10 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   if (absl::Status integer = IntegerOutputRule(form); !integer.ok()) {
     return integer;
   }
-  if (ptx::IsFp8(form.output) && form.reads_c) {
-    return refuse(absl::StrCat("C is read in D's type, and an ",
-                               ptx::PtxName(form.output),
-                               " D takes no C (beta 0; or a 16-bit or f32 D)"));
+  if (!IsEpilogueInputType(form.output) && form.reads_c) {
+    return refuse(absl::StrCat("an ", ptx::PtxName(form.output),
+                               " D takes no C (beta 0; or a 16-bit or f32 D: "
+                               "C is read in D's type)"));
   }
   for (ptx::MajorOrder major : {form.a_major, form.b_major}) {
     if (major != ptx::MajorOrder::kK && major != ptx::MajorOrder::kMN) {
