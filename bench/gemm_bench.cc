@@ -89,7 +89,7 @@ std::string Usage() {
       "]\n"
       "           [--dtype=f16,bf16,e4m3,e5m2,tf32,s8,u8] [--b-dtype=TYPE] "
       "[--out-dtype=TYPE]\n"
-      "           [--scaling=none|tensor] [--fast-accum] [--amax]\n"
+      "           [--scaling=none|tensor|block] [--fast-accum] [--amax]\n"
       "           [--shapes=suite|small|MxNxK,...] [--repeats=N]\n"
       "           [--configs=\"ws 128x256x64 s4 ...;v1 128x128x64\"]\n"
       "           [--a-major=k,m] [--b-major=k,n] [--epilogue=",
@@ -124,7 +124,9 @@ std::string Usage() {
       "e5m2 (s8 with u8: no peer); --out-dtype is D's type (default: the\n"
       "input type, bf16 from fp8, f32 from tf32, s32 from s8; an e4m3 or e5m2\n"
       "D is scaled by scale_d with --scaling=tensor); --amax records the\n"
-      "largest |D| in both.\n");
+      "largest |D| in both. --scaling=block runs block-scaled fp8 (scales of\n"
+      "1) beside cuBLASLt's per-tensor-scaled GEMM of the same types (scales\n"
+      "0.5 and 2): the same D, so that both run and are checked.\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -292,12 +294,13 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       if (!type.ok()) return type.status();
       (name == "--b-dtype" ? flags.b_dtype : flags.out_dtype) = *type;
     } else if (name == "--scaling") {
-      if (value != "none" && value != "tensor") {
+      if (value != "none" && value != "tensor" && value != "block") {
         return absl::InvalidArgumentError(absl::StrCat(
-            "--scaling must be none or tensor, not '", value, "'"));
+            "--scaling must be none, tensor or block, not '", value, "'"));
       }
-      flags.scaling =
-          value == "tensor" ? GemmScaling::kTensor : GemmScaling::kNone;
+      flags.scaling = value == "tensor"  ? GemmScaling::kTensor
+                      : value == "block" ? GemmScaling::kBlock
+                                         : GemmScaling::kNone;
     } else if (arg == "--fast-accum") {
       flags.fast_accumulation = true;
     } else if (arg == "--amax") {
@@ -397,6 +400,7 @@ std::string TypesName(const GemmProblem& problem) {
   if (problem.scaling == GemmScaling::kTensor) {
     absl::StrAppend(&name, " scaled");
   }
+  if (problem.scaling == GemmScaling::kBlock) absl::StrAppend(&name, " block");
   if (problem.fast_accumulation) absl::StrAppend(&name, " fast");
   if (problem.record_amax) absl::StrAppend(&name, " amax");
   return name;
@@ -429,7 +433,9 @@ class Peer {
                                                       : LtGemm::Bias::kNone;
     lt.bias_type = problem.bias_type;
     lt.activation = variant.epilogue->peer_activation;
-    lt.scale_a = lt.scale_b = problem.scaling == GemmScaling::kTensor;
+    // Block-scaled: against the per-tensor-scaled GEMM of the same types
+    // (timing's block scales are 1, its per-tensor ones 0.5 and 2: one D).
+    lt.scale_a = lt.scale_b = problem.scaling != GemmScaling::kNone;
     lt.scale_d = lt.scale_a && ptx::IsFp8(OutputOf(problem));
     lt.amax_d = problem.record_amax;
     lt.fast_accumulation = problem.fast_accumulation;

@@ -1,9 +1,10 @@
 // The GEMM layout planner, the generator and the launch arithmetic, for
-// configurations the validator accepts. Input (text):
+// configurations the validator accepts for an element's plain form (what
+// GenerateGemm(config, element) computes). Input (text):
 //   line 1: a configuration name ("ws 128x256x64 s4 c2 w1 m1 tma g8
 //   persistent") line 2: the element type ("f16", "bf16") lines 3+: problems "M
 //   N K RESIDENT_CLUSTERS", at most 16
-// For a valid configuration: gen::PlanGemmLayout's sizes are positive, its
+// For such a configuration: gen::PlanGemmLayout's sizes are positive, its
 // regions are in order and inside the shared bytes, the shared bytes and
 // registers fit the budgets; GenerateGemm succeeds and agrees with the plan.
 // For each problem the library accepts (CheckGemmLaunch, called in the
@@ -169,7 +170,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::StatusOr<ptxgen::ptx::ScalarType> element =
       ptxgen::ptx::ParseScalarType(lines.size() > 1 ? lines[1] : "f16");
   if (!element.ok()) return 0;
-  if (!gen::ValidateGemmConfig(*config, *element).ok()) return 0;
+  // What GenerateGemm(config, element) computes: the plain form, which for
+  // fp8 promotes (a rule of the form's, beside the element's).
+  if (!gen::ValidateGemmConfigForForm(*config, gen::PlainForm(*element)).ok()) {
+    return 0;
+  }
   CheckLayout(*config, *element, name);
   for (size_t i = 2; i < lines.size() && i < 18; ++i) {
     const std::vector<absl::string_view> words = ptxgen::fuzz::Words(lines[i]);

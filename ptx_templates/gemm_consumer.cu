@@ -6,7 +6,7 @@
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
-    int consumer, int lane) {
+    int consumer, int lane{{SCALES_PARAMETER}}) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
@@ -15,15 +15,15 @@ __device__ __forceinline__ void mma_piece(
       for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
-  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
-    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
+{{FIRST_STAGE_SCALES}}  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+{{NEXT_STAGE_SCALES}}    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
     const unsigned a_tile = stage_base + consumer * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
     consumer_wait(ring, barriers);
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
-                     kt != w.kt_begin);
+                     kt != w.kt_begin{{STAGE_SCALES}});
     {{WAIT_IN_FLIGHT}}
 {{PIN_ACCUMULATORS}}
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
@@ -57,7 +57,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   PipelineState ring = pipeline_start();
   int released = -1;
 {{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
-    mma_piece(acc, w, ring, released, base, barriers, consumer, lane);
+{{TILE_SCALES}}    mma_piece(acc, w, ring, released, base, barriers, consumer, lane{{SCALES_ARGUMENT}});
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);

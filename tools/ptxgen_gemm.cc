@@ -85,9 +85,10 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
     if (!b_element.ok()) return b_element.status();
     if (*b_element != problem.element) problem.b_element = *b_element;
   }
-  problem.scaling = flags.Text("scaling") == "tensor"
-                        ? gen::GemmScaling::kTensor
-                        : gen::GemmScaling::kNone;
+  const std::string scaling = flags.Text("scaling");
+  problem.scaling = scaling == "tensor"  ? gen::GemmScaling::kTensor
+                    : scaling == "block" ? gen::GemmScaling::kBlock
+                                         : gen::GemmScaling::kNone;
   problem.fast_accumulation = flags.Has("fast-accum");
   problem.record_amax = flags.Has("amax");
   if (flags.Has("out-dtype")) {
@@ -453,11 +454,15 @@ std::vector<cli::Flag> ProblemFlags() {
                           "e5m2, s8 with u8. Default: the --dtype.",
                           "", gen::IsGemmElement),
       cli::ChoiceFlag(
-          "scaling", "none|tensor",
+          "scaling", "none|tensor|block",
           {{"none", "alpha alone scales A * B"},
            {"tensor",
             "fp8: alpha * scale_a * scale_b, two f32 scalars the kernel "
-            "reads from device memory (cuBLASLt's A/B scale pointers)"}},
+            "reads from device memory (cuBLASLt's A/B scale pointers)"},
+           {"block",
+            "fp8, DeepGEMM's recipe: an f32 scale of A per row and 128 of "
+            "k, of B per 128x128 block, applied as each 128-k stage is "
+            "promoted; D f16, bf16 or f32"}},
           "How fp8 inputs are scaled.", "none"),
       cli::SwitchFlag(
           "fast-accum",
@@ -770,8 +775,9 @@ cli::Subcommand GemmSubcommand() {
       "(--b-major=k) or [k,n] (n); f16 or bf16 in (fp8, tf32 and integers\n"
       "K-major only), f32 accumulation; fp8 (e4m3, e5m2) with per-tensor\n"
       "scales by --scaling=tensor (alpha * *scale_a * *scale_b, device\n"
-      "scalars) and its sums promoted into f32 every 128 k unless\n"
-      "--fast-accum; s8/u8 with exact s32 accumulation. The\n"
+      "scalars) or per block by --scaling=block, its sums promoted into\n"
+      "f32 every 128 k unless --fast-accum; s8/u8 with exact s32 accumulation. "
+      "The\n"
       "plain problem, no flags beyond --m --n --k --dtype, is C = A * B^T\n"
       "with A [m,k], B [n,k], C [m,n], packed.\n"
       "With --run (needs a GPU) it runs the kernel on random inputs, checks\n"

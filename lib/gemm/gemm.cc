@@ -307,6 +307,12 @@ GemmSpans StoredSpans(const GemmProblem& problem) {
     spans.bias =
         (r.batch - 1) * r.stride_bias + (r.bias == BiasAlong::kM ? r.m : r.n);
   }
+  if (r.scaling == GemmScaling::kTensor) spans.scale_a = spans.scale_b = 1;
+  if (r.scaling == GemmScaling::kBlock) {
+    const gen::BlockScales scales = gen::BlockScalesOf(r.m, r.n, r.k, r.batch);
+    spans.scale_a = scales.a_count;
+    spans.scale_b = scales.b_count;
+  }
   return spans;
 }
 
@@ -825,8 +831,9 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
                                  CUstream stream) const {
   // Resolved by Prepare; checked as the caller named them (before a
   // swapped kernel exchanges A and B).
-  const bool scaled = problem_.scaling == GemmScaling::kTensor;
-  const bool scales_d = scaled && ptx::IsFp8(*problem_.output);
+  const bool scaled = problem_.scaling != GemmScaling::kNone;
+  const bool scales_d =
+      problem_.scaling == GemmScaling::kTensor && ptx::IsFp8(*problem_.output);
   const std::array<NamedOperand, 9> named = {{
       {"A", operands.a, true},
       {"B", operands.b, true},
@@ -900,10 +907,12 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   arguments.d = kernel_operands.d;
   arguments.c = reads_c ? kernel_operands.c : 0;
   arguments.bias = has_bias ? kernel_operands.bias : 0;
-  if (p.scaling == GemmScaling::kTensor) {
+  if (p.scaling != GemmScaling::kNone) {
     arguments.scale_a = kernel_operands.scale_a;
     arguments.scale_b = kernel_operands.scale_b;
-    if (ptx::IsFp8(*p.output)) arguments.scale_d = kernel_operands.scale_d;
+  }
+  if (p.scaling == GemmScaling::kTensor && ptx::IsFp8(*p.output)) {
+    arguments.scale_d = kernel_operands.scale_d;
   }
   arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
   arguments.m = static_cast<int>(p.m);

@@ -86,8 +86,8 @@ GemmOperands RotatingGemmOperands::OperandsOfCopy(size_t i) const {
   operands.c = c_input ? c_input->address() : 0;
   operands.d = c.address();
   operands.bias = bias ? bias->address() : 0;
-  operands.scale_a = ScaleA();
-  operands.scale_b = ScaleB();
+  operands.scale_a = block_scales_a ? block_scales_a->address() : ScaleA();
+  operands.scale_b = block_scales_b ? block_scales_b->address() : ScaleB();
   operands.scale_d = ScaleD();
   operands.amax_d = AmaxD();
   return operands;
@@ -111,6 +111,25 @@ absl::StatusOr<runtime::DeviceBuffer> TimingInput(int64_t count,
   return buffer;
 }
 
+// `count` f32 scales of 1: block scales a kernel reads at full cost but
+// which leave its D the unscaled product.
+absl::StatusOr<runtime::DeviceBuffer> UnitScales(int64_t count) {
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(count * sizeof(float));
+  if (!buffer.ok()) return buffer.status();
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  constexpr unsigned kOneBits = 0x3F800000;  // 1.0f
+  if (absl::Status set =
+          (*driver)->Check((*driver)->cuMemsetD32(buffer->address(), kOneBits,
+                                                  static_cast<size_t>(count)),
+                           "cuMemsetD32 (block scales)");
+      !set.ok()) {
+    return set;
+  }
+  return buffer;
+}
+
 }  // namespace
 
 absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
@@ -129,7 +148,7 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
   if (!c.ok()) return c.status();
   RotatingGemmOperands operands{{},           {},           *std::move(c),
                                 std::nullopt, std::nullopt, std::nullopt};
-  if (r.scaling == GemmScaling::kTensor || r.record_amax) {
+  if (r.scaling != GemmScaling::kNone || r.record_amax) {
     const float values[16] = {0.5f, 0, 0, 0, 2.0f, 0, 0, 0, 1.0f};
     absl::StatusOr<runtime::DeviceBuffer> scalars =
         runtime::DeviceBuffer::Allocate(sizeof(values));
@@ -139,6 +158,14 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
       return copied;
     }
     operands.scalars = *std::move(scalars);
+  }
+  if (r.scaling == GemmScaling::kBlock) {
+    absl::StatusOr<runtime::DeviceBuffer> scales_a = UnitScales(spans.scale_a);
+    if (!scales_a.ok()) return scales_a.status();
+    absl::StatusOr<runtime::DeviceBuffer> scales_b = UnitScales(spans.scale_b);
+    if (!scales_b.ok()) return scales_b.status();
+    operands.block_scales_a = *std::move(scales_a);
+    operands.block_scales_b = *std::move(scales_b);
   }
   if (r.beta != 0.0f) {
     absl::StatusOr<runtime::DeviceBuffer> input =

@@ -63,6 +63,10 @@ struct RotatingGemmOperands {
   // B, a product of 1 that keeps D's range while a scale left out would
   // show; 1.0 for an fp8 D; the amax after them, written by each run.
   std::optional<runtime::DeviceBuffer> scalars;
+  // A block-scaled problem's scales (StoredSpans' counts), all 1: its D is
+  // then the product the per-tensor scales (0.5 x 2) give, which a peer
+  // scaling per tensor computes too.
+  std::optional<runtime::DeviceBuffer> block_scales_a, block_scales_b;
   CUdeviceptr ScaleA() const { return Scalar(0); }
   CUdeviceptr ScaleB() const { return Scalar(1); }
   CUdeviceptr ScaleD() const { return Scalar(2); }

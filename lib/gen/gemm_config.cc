@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <utility>
 #include <vector>
@@ -244,6 +245,39 @@ absl::Status ValidatePromotion(const GemmConfig& config, const GemmForm& form) {
   return absl::OkStatus();
 }
 
+// Block scales reach the main loop of warp-specialized kernels (v1 has no
+// scale reads), one k-block a stage, one row scale of A per kernel row.
+absl::Status ValidateBlockScaling(const GemmConfig& config,
+                                  const GemmForm& form) {
+  if (form.scaling != GemmScaling::kBlock) return absl::OkStatus();
+  if (config.schedule != GemmSchedule::kWarpSpecialized) {
+    return Rule("block scaling runs warp-specialized (ws) kernels");
+  }
+  if (config.swap_ab) {
+    return Rule(
+        "block scaling does not swap A and B (A's scales are per row of the "
+        "kernel's A)");
+  }
+  if (config.block_k != kScaleBlock) {
+    return Rule(absl::StrCat("block scaling promotes one ", kScaleBlock,
+                             "-k block a stage: block_k must be ",
+                             kScaleBlock));
+  }
+  if (config.stream_k) {
+    return Rule(
+        "block scaling takes no stream-K (its fixup beside the scales "
+        "spills registers: 52 bytes at 128x256)");
+  }
+  // Tiles start at multiples of block_n: the furthest a tile starts into a
+  // column block is kScaleBlock - gcd(block_n, kScaleBlock).
+  if (config.block_n - std::gcd(config.block_n, kScaleBlock) > kScaleBlock) {
+    return Rule(absl::StrCat("a block-scaled tile spans at most two of B's ",
+                             kScaleBlock, "-column scale blocks: block_n ",
+                             config.block_n, " may span three"));
+  }
+  return absl::OkStatus();
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int64_t kIntMin = std::numeric_limits<int>::min();
@@ -447,6 +481,9 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   if (absl::Status promotion = ValidatePromotion(config, form);
       !promotion.ok()) {
     return Unsupported(config, promotion.message());
+  }
+  if (absl::Status block = ValidateBlockScaling(config, form); !block.ok()) {
+    return Unsupported(config, block.message());
   }
   if (ReducesSlicesInWorkspace(config) &&
       (HasEpilogueOps(kernel) || kernel.output != kernel.element ||

@@ -48,6 +48,25 @@ absl::Status IntegerOutputRule(const GemmForm& form) {
   return absl::OkStatus();
 }
 
+// Block scales change every 128 of k, so each stage's sums are promoted
+// (multiplied by their scales on the way into f32); D has no scale of its
+// own to take an fp8 D's range from.
+absl::Status BlockScalingRule(const GemmForm& form) {
+  if (form.scaling != GemmScaling::kBlock) return absl::OkStatus();
+  if (form.fast_accumulation) {
+    return absl::InvalidArgumentError(
+        "GEMM: block scaling promotes every 128-k block's sums through their "
+        "scales: no fast accumulation");
+  }
+  if (!IsEpilogueInputType(form.output)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: a block-scaled GEMM writes an f16, bf16 or f32 D, not ",
+        ptx::PtxName(form.output),
+        " (there is no scale_d beside block scales)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::string_view MajorLetter(ptx::MajorOrder major) {
   return major == ptx::MajorOrder::kK ? "k" : "m";
 }
@@ -98,6 +117,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.d_transposed = true;
   } else if (op == "tensor_scaled") {
     form.scaling = GemmScaling::kTensor;
+  } else if (op == "block_scaled") {
+    form.scaling = GemmScaling::kBlock;
   } else if (op == "fast_accum") {
     form.fast_accumulation = true;
   } else if (op == "amax") {
@@ -111,11 +132,12 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
   } else {
     absl::StatusOr<Activation> activation = ParseActivation(op);
     if (!activation.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("'", op,
-                       "' is not c, bias_m.<type>, bias_n.<type>, batched, "
-                       "d_transposed, tensor_scaled, fast_accum, amax or "
-                       "an activation"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", op,
+          "' is not c, bias_m.<type>, bias_n.<type>, batched, "
+          "d_transposed, tensor_scaled, block_scaled, fast_accum, amax "
+          "or "
+          "an activation"));
     }
     form.activation = *activation;
   }
@@ -178,6 +200,9 @@ std::string FormName(const GemmForm& form) {
   if (form.scaling == GemmScaling::kTensor) {
     absl::StrAppend(&name, "+tensor_scaled");
   }
+  if (form.scaling == GemmScaling::kBlock) {
+    absl::StrAppend(&name, "+block_scaled");
+  }
   if (form.fast_accumulation) absl::StrAppend(&name, "+fast_accum");
   if (form.records_amax) absl::StrAppend(&name, "+amax");
   return name;
@@ -236,6 +261,15 @@ bool HasEpilogueOps(const GemmForm& form) {
          form.activation != Activation::kNone;
 }
 
+BlockScales BlockScalesOf(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  BlockScales scales;
+  scales.k_blocks = (k + kScaleBlock - 1) / kScaleBlock;
+  scales.n_blocks = (n + kScaleBlock - 1) / kScaleBlock;
+  scales.a_count = batch * scales.k_blocks * m;
+  scales.b_count = batch * scales.n_blocks * scales.k_blocks;
+  return scales;
+}
+
 bool TmaStoreComputes(const GemmForm& form) {
   return ptx::SizeInBytes(form.output) == 2 && !form.d_transposed;
 }
@@ -260,15 +294,18 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
         "; write one type when they are the same"));
   }
   if (form.scaling != GemmScaling::kNone &&
-      form.scaling != GemmScaling::kTensor) {
-    return refuse("the scaling is none or per tensor");
+      form.scaling != GemmScaling::kTensor &&
+      form.scaling != GemmScaling::kBlock) {
+    return refuse("the scaling is none, per tensor or per block");
   }
   if (!ptx::IsFp8(form.element) &&
       (form.scaling != GemmScaling::kNone || form.fast_accumulation)) {
     return refuse(absl::StrCat(
-        "per-tensor scales and fast accumulation are for fp8 inputs, not ",
+        "per-tensor or block scales and fast accumulation are for fp8 "
+        "inputs, not ",
         ptx::PtxName(form.element), " (scale by alpha)"));
   }
+  if (absl::Status block = BlockScalingRule(form); !block.ok()) return block;
   if (!IsOutputType(form.output)) {
     return refuse(absl::StrCat(
         "the output type must be f16, bf16, f32, e4m3, e5m2, s8 or s32, not ",

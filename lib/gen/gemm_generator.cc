@@ -1,6 +1,7 @@
 // Fills the GEMM templates of ptx_templates/ for one configuration: the
 // instruction text comes from layer 1, the shared-memory plan from
 // PlanGemmLayout, the descriptors from the tile layouts.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -356,6 +357,7 @@ std::vector<PlanConstant> CommonPlan(Generation& g,
       Int("kBlockM", g.config.block_m),
       Int("kBlockN", g.config.block_n),
       Int("kBlockK", g.config.block_k),
+      Int("kWgmmaM", ptx::kWgmmaM),
       Int("kMSlices", layout.m_slices),
       Int("kRowsPerConsumer", layout.rows_per_consumer),
       Int("kSliceAccumulators",
@@ -378,6 +380,40 @@ std::vector<PlanConstant> V1Plan(Generation& g) {
   plan.push_back(Bytes("kAOffset", 0));
   plan.push_back(Bytes("kBOffset", g.layout.a_tile_bytes));
   return plan;
+}
+
+// The rows a consumer thread's accumulators hold in each 64-row slice, as
+// layer 1's fragment layout puts them: the offset of the second from the
+// first, and which of the two register `reg` is in (0 or 1). Block scaling
+// reads one scale of A per row.
+struct FragmentRows {
+  int step = 0;
+  std::vector<int> row_of_register;
+};
+
+FragmentRows RowsOfFragment(Generation& g,
+                            const ptx::AccumulatorFragment& fragment) {
+  FragmentRows rows;
+  std::vector<int> distinct;
+  for (int i = 0; i < fragment.registers(); ++i) {
+    const absl::StatusOr<ptx::FragmentCoordinate> at =
+        fragment.Coordinate(0, i);
+    if (!at.ok()) {
+      g.Check(at.status());
+      return rows;
+    }
+    auto found = std::find(distinct.begin(), distinct.end(), at->row);
+    if (found == distinct.end()) found = distinct.insert(found, at->row);
+    rows.row_of_register.push_back(static_cast<int>(found - distinct.begin()));
+  }
+  if (distinct.size() != 2 || distinct[0] != 0) {
+    g.Check(absl::InternalError(
+        "block scaling expects each thread to hold two rows of a slice, the "
+        "first at thread 0's row 0"));
+    return rows;
+  }
+  rows.step = distinct[1];
+  return rows;
 }
 
 std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
@@ -419,7 +455,6 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
         Bytes("kCTileOffset", layout.c_tile_offset),
         Bytes("kConsumerCBytes",
               layout.store_pass_chunks * layout.store_chunk_bytes),
-        Int("kWgmmaM", ptx::kWgmmaM),
         Int("kStoreChunkColumns", kStoreChunkColumns),
         Int("kStMatrixStepColumns", ptx::AccumulatorStMatrix::kStepColumns),
         Bytes("kStoreChunkBytes", layout.store_chunk_bytes),
@@ -429,6 +464,15 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
         Int("kStorePasses", layout.store_passes),
     };
     plan.insert(plan.end(), store.begin(), store.end());
+  }
+  if (g.form.scaling == GemmScaling::kBlock) {
+    absl::StatusOr<ptx::AccumulatorFragment> fragment =
+        ptx::AccumulatorFragment::Of(ConsumerMma(g));
+    g.Check(fragment.status());
+    if (fragment.ok()) {
+      plan.push_back(Int("kScaleBlock", kScaleBlock));
+      plan.push_back(Int("kScaleRowStep", RowsOfFragment(g, *fragment).step));
+    }
   }
   if (config.stream_k) {
     plan.push_back(
@@ -769,11 +813,75 @@ std::string ParameterDocs() {
   return text;
 }
 
+// Whether every tile starts on a column block of B's scales (block_n a
+// multiple of kScaleBlock): then where its second block starts is known
+// to the generator, not only at run time.
+bool TilesAlignToScaleBlocks(const GemmTileShape& tile) {
+  return tile.block_n % kScaleBlock == 0;
+}
+
+// Block scaling's promotion of part `part`: each register of the sums
+// times its row's scale of A and its column block's of B. The boundary
+// between the two column blocks (b_split) is a multiple of 8 (block_n's
+// multiples mod 128 are), so a register's block is that of thread 0's
+// column of it: the fragment gives each thread its columns 8 at a time.
+std::string AddBlockScaledSums(Generation& g, int part) {
+  absl::StatusOr<ptx::AccumulatorFragment> fragment =
+      ptx::AccumulatorFragment::Of(ConsumerMma(g));
+  if (!fragment.ok()) {
+    g.Check(fragment.status());
+    return "";
+  }
+  const FragmentRows rows = RowsOfFragment(g, *fragment);
+  const int registers = fragment->registers() / g.layout.promotion_parts;
+  const bool aligned = TilesAlignToScaleBlocks(g.config);
+  bool reads_first = !aligned, reads_second = !aligned;
+  std::string adds;
+  for (int i = 0; i < registers && !rows.row_of_register.empty(); ++i) {
+    const int reg = part * registers + i;
+    const absl::StatusOr<ptx::FragmentCoordinate> at =
+        fragment->Coordinate(0, reg);
+    if (!at.ok()) {
+      g.Check(at.status());
+      return "";
+    }
+    const int half = rows.row_of_register[reg];
+    // Tiles of whole column blocks start at one: their registers' blocks
+    // are known here.
+    std::string scale = absl::StrFormat(
+        "(%d < b_split ? first[%d] : second[%d])", at->column, half, half);
+    if (aligned) {
+      const bool first = at->column < kScaleBlock;
+      (first ? reads_first : reads_second) = true;
+      scale = absl::StrFormat("%s[%d]", first ? "first" : "second", half);
+    }
+    absl::StrAppendFormat(&adds, "    acc[s][%d] += stage_sums[s][%d] * %s;\n",
+                          reg, i, scale);
+  }
+  std::string products;
+  for (const auto& [name, b] :
+       {std::pair<const char*, const char*>{"first", "b_first"},
+        {"second", "b_second"}}) {
+    if (!(std::string(name) == "first" ? reads_first : reads_second)) continue;
+    absl::StrAppendFormat(&products,
+                          "    const float %s[2] = {scales.a[s][0] * "
+                          "scales.%s,\n"
+                          "                         scales.a[s][1] * "
+                          "scales.%s};\n",
+                          name, b, b);
+  }
+  return absl::StrCat(
+      "#pragma unroll\n  for (int s = 0; s < plan::kMSlices; ++s) {\n",
+      products, adds, "  }\n");
+}
+
 // accumulate_stage: a stage's products into the tile's accumulators, by
 // wgmma itself or promoted (PromotesAccumulators), part after part of the
-// tile's columns (GemmLayout::promotion_parts) through one set of sums.
+// tile's columns (GemmLayout::promotion_parts) through one set of sums;
+// with block scaling, times each sum's scales.
 std::string AccumulatePart(Generation& g) {
   if (!PromotesAccumulators(g.form)) return Fill(g, "gemm_accumulate.cu", {});
+  const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
   const int columns = g.config.block_n / g.layout.promotion_parts;
   std::string parts;
   for (int part = 0; part < g.layout.promotion_parts; ++part) {
@@ -782,9 +890,29 @@ std::string AccumulatePart(Generation& g) {
         MmaBody(g, 2, "stage_sums", {part * columns, columns}, "0u"), "  ",
         g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {}), "\n  ",
         WaitGroup(g, 0), "\n", PinAccumulators(g, 2, "stage_sums", columns),
-        "  add_stage_sums(acc, stage_sums, ", part, ");\n");
+        block_scaled
+            ? AddBlockScaledSums(g, part)
+            : absl::StrCat("  add_stage_sums(acc, stage_sums, ", part, ");\n"));
   }
-  return Fill(g, "gemm_accumulate_promoted.cu", {{"PARTS", parts}});
+  if (!block_scaled) {
+    return Fill(g, "gemm_accumulate_promoted.cu", {{"PARTS", parts}});
+  }
+  const bool aligned = TilesAlignToScaleBlocks(g.config);
+  return Fill(
+      g, "gemm_accumulate_block_scaled.cu",
+      {{"PARTS", parts},
+       {"B_SPLIT_WORDS",
+        aligned ? "" : " The tile's columns before b_split take b_first."},
+       {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
+}
+
+// tile_scales and stage_scales, where the form scales blocks: after the
+// tile's location (locate_tile), before the consumer reads them.
+std::string BlockScalesPart(Generation& g) {
+  return Fill(g, "gemm_block_scales.cu",
+              {{"THREAD_ROW", ptx::AccumulatorFragment::RowExpression(
+                                  ptx::IndexExpression::Variable("thread"), 0)
+                                  .Render()}});
 }
 
 // apply_tensor_scales(acc, e) where the form scales its tensors.
@@ -1009,6 +1137,7 @@ std::string ProducerPart(Generation& g) {
 }
 
 std::string ConsumerPart(Generation& g) {
+  const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
   return Fill(
       g, "gemm_consumer.cu",
       {{"WAIT_IN_FLIGHT", WaitGroup(g, g.config.mma_groups_in_flight)},
@@ -1019,6 +1148,27 @@ std::string ConsumerPart(Generation& g) {
             ? "  int meetings = 0;  // tiles met in the cluster so far\n"
             : ""},
        {"FINISH_TILE", FinishTile(g, 4, "thread")},
+       // Block scaling: the piece's tile's scales, and each stage's loaded
+       // one stage ahead, so that no wgmma waits on their loads.
+       {"SCALES_PARAMETER", block_scaled ? ", const TileScales& scales" : ""},
+       {"SCALES_ARGUMENT", block_scaled ? ", scales" : ""},
+       {"TILE_SCALES",
+        block_scaled ? "    const TileScales scales = tile_scales(out, w.unit, "
+                       "cluster_rows, tiles_n, rank,\n"
+                       "        consumer, thread, k_tiles);\n"
+                     : ""},
+       {"FIRST_STAGE_SCALES",
+        block_scaled
+            ? "  StageScales next = stage_scales(scales, w.kt_begin);\n"
+            : ""},
+       {"NEXT_STAGE_SCALES", block_scaled
+                                 ? "    const StageScales current = next;\n"
+                                   "    next = stage_scales(scales, kt + 1);\n"
+                                 : ""},
+       {"STAGE_SCALES", !block_scaled ? ""
+                        : TilesAlignToScaleBlocks(g.config)
+                            ? ", current"
+                            : ", current, scales.b_split"},
        {"STREAM_K_MEETING",
         g.config.stream_k ? "    if (!stream_k_fixup(acc, w, out.workspace, "
                             "schedule, cluster, "
@@ -1054,6 +1204,8 @@ std::string WarpSpecializedSource(Generation& g) {
   if (g.form.records_amax) parts.push_back(RecordAmaxPart(g));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
+  if (g.form.scaling == GemmScaling::kBlock)
+    parts.push_back(BlockScalesPart(g));
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {
       {"CONFIG", CodeName(config)},
@@ -1138,9 +1290,9 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
           {GemmKernelParameter::kBias, "const void* __restrict__ bias",
            "the bias: m or n values per batch"},
           {GemmKernelParameter::kScaleA, "const float* __restrict__ scale_a",
-           "A's per-tensor scale, when the form has one"},
+           "A's per-tensor scale, or its block scales, when the form has them"},
           {GemmKernelParameter::kScaleB, "const float* __restrict__ scale_b",
-           "B's per-tensor scale, when the form has one"},
+           "B's per-tensor scale, or its block scales, when the form has them"},
           {GemmKernelParameter::kScaleD, "const float* __restrict__ scale_d",
            "D's per-tensor scale, when the form scales an fp8 D"},
           {GemmKernelParameter::kAmaxD, "float* __restrict__ amax_d",

@@ -64,6 +64,10 @@ struct GemmLayout {
   // range's wgmma running while the one before is added, measured 3-9%
   // slower on the H200 (smaller wgmma N, more of them).
   int promotion_parts = 1;
+  // Block scaling: what a consumer thread keeps of its tile's scales (their
+  // addresses and rows, the stage's scales, their products); an estimate,
+  // checked against ptxas's report. 0 without.
+  int scale_registers = 0;
   int consumer_registers = 0;      // what a consumer thread may use
   bool adjusts_registers = false;  // setmaxnreg in use
 };
@@ -73,7 +77,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form);
 // What a promoting consumer thread needs with a stage in `parts` column
 // ranges: the accumulators, a range's sums, kRegisterOverhead and 8 more
 // per 64-row slice past the first (its A descriptors: a 256x128 tile at
-// 232 registers spilled).
+// 232 registers spilled), and the block scales' registers.
 int PromotionRegisters(const GemmLayout& layout, int parts);
 
 class DeviceOps;

@@ -76,7 +76,7 @@ int PromotionParts(const GemmConfig& config, const GemmForm& form,
 int PromotionRegisters(const GemmLayout& layout, int parts) {
   return layout.accumulators_per_thread +
          layout.accumulators_per_thread / parts + kRegisterOverhead +
-         8 * (layout.m_slices - 1);
+         8 * (layout.m_slices - 1) + layout.scale_registers;
 }
 
 GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element) {
@@ -131,6 +131,19 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
       layout.m_slices *
       ptx::WgmmaAccumulatorRegisters(AccumulatorType(form), config.block_n);
   layout.consumer_registers = ConsumerRegisters(config, layout.threads);
+  // Measured against ptxas (the candidates' compile test): 128x256 tiles
+  // (the blocks of a register known here) promote in two parts without
+  // spilling when the TMA store takes the plain tile, not beside the direct
+  // store or epilogue ops (24-44 bytes spilled); 128x192 ones (a compare
+  // and a select per eight columns) not in one; a further slice has its
+  // rows and their scales.
+  const bool lean_epilogue = config.epilogue == GemmEpilogue::kTmaStore &&
+                             !HasEpilogueOps(form) && !form.records_amax;
+  layout.scale_registers =
+      form.scaling != GemmScaling::kBlock
+          ? 0
+          : (config.block_n % kScaleBlock == 0 ? (lean_epilogue ? 0 : 8) : 16) +
+                10 * (layout.m_slices - 1);
   layout.promotion_parts = PromotionParts(config, form, layout);
   // One consumer already gets every register a thread can address.
   layout.adjusts_registers =

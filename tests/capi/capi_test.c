@@ -269,9 +269,10 @@ static void RefusesTypesTheLibraryDoesNotCompute(void) {
                     "(fp8) or s8 with u8, not f16 with e4m3");
   ptxgenGemmProblem_t scaled_f16 = Plain();
   scaled_f16.scaling = PTXGEN_SCALING_TENSOR;
-  ExpectPlanRefused(scaled_f16, NULL, PTXGEN_STATUS_INVALID_VALUE,
-                    "per-tensor scales and fast accumulation are for fp8 "
-                    "inputs, not f16");
+  ExpectPlanRefused(
+      scaled_f16, NULL, PTXGEN_STATUS_INVALID_VALUE,
+      "per-tensor or block scales and fast accumulation are for fp8 "
+      "inputs, not f16");
   ptxgenGemmProblem_t tf32_mn;
   ptxgenGemmProblemInit(&tf32_mn, 4096, 4096, 4096, PTXGEN_TYPE_TF32);
   tf32_mn.b_major = PTXGEN_MAJOR_MN;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,6 +105,7 @@ enum class Pick {
   kSwapped,
   kSplitInCluster2,
   kSplitInCluster8,
+  kTile192,  // a 192-column tile: every other one straddles 128-column blocks
 };
 
 struct Case {
@@ -160,6 +162,10 @@ struct Case {
   Case Scaled() const {
     return With([&](Case& c) { c.problem.scaling = GemmScaling::kTensor; });
   }
+  // Block scales (random per case: BlockScaleValues).
+  Case BlockScaled() const {
+    return With([&](Case& c) { c.problem.scaling = GemmScaling::kBlock; });
+  }
   Case FastAccum() const {
     return With([&](Case& c) { c.problem.fast_accumulation = true; });
   }
@@ -202,6 +208,30 @@ Case U8(Shape shape) { return Of(kU8, Layout::kKK, shape); }
 // FillRandom's): a power of two, so alpha times an exact s32 sum is exact
 // in f32 and the rounding alone remains.
 constexpr float kS8Alpha = 1.0f / 32;
+
+// A block-scaled case's scales (gen::BlockScales' layout): random powers
+// of two times 1..2, 1/8 to 16, so that a block scale misapplied shows.
+struct BlockScaleValues {
+  std::vector<float> a, b;
+};
+BlockScaleValues RandomBlockScales(const GemmProblem& p, uint32_t seed) {
+  BlockScaleValues values;
+  if (p.scaling != GemmScaling::kBlock) return values;
+  const gen::BlockScales counts = gen::BlockScalesOf(p.m, p.n, p.k, p.batch);
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  auto draw = [&](int64_t count) {
+    std::vector<float> drawn(static_cast<size_t>(count));
+    for (float& value : drawn) {
+      value = std::ldexp(mantissa(random), exponent(random));
+    }
+    return drawn;
+  };
+  values.a = draw(counts.a_count);
+  values.b = draw(counts.b_count);
+  return values;
+}
 
 // The scales the per-tensor-scaled cases' kernels read; scale_d for an fp8
 // D, enough that the longest sums saturate e4m3 in places.
@@ -438,6 +468,36 @@ std::vector<Case> Cases() {
       E4M3(kLarge).To(kE4M3).Scaled().FastAccum().Amax().Config(
           Pick::kCluster2),
       E4M3({16, 4096, 1024}).To(kE4M3).Scaled().Amax(),
+      // Block scaling: one k-block, ragged ones, many; tiles straddling
+      // B's column blocks; the epilogues, batches and schedules.
+      E4M3(kTiles).BlockScaled(),
+      E4M3(kRagged).BlockScaled(),
+      E4M3({1000, 999, 1040}).To(kF32).BlockScaled(),
+      E5M2(kLarge).BType(kE4M3).To(kF16).BlockScaled(),
+      E4M3({512, 384, 4096}).To(kF32).BlockScaled(),
+      E4M3({300, 600, 400}).BlockScaled().Config(Pick::kTile192),
+      E4M3({300, 600, 400})
+          .To(kF32)
+          .BType(kE5M2)
+          .BlockScaled()
+          .Config(Pick::kTile192),
+      E4M3(kRagged)
+          .Batch(3)
+          .PaddedOdd()
+          .Bias(kAlongN, kBF16)
+          .Act(kGelu)
+          .BlockScaled()
+          .Amax(),
+      E4M3(kLarge).To(kF16).CIsD().Alpha(0.5f).BlockScaled(),
+      E4M3({640, 768, 1040}).Batch(2).BlockScaled(),
+      E4M3({520, 600, 208}).To(kF32).BlockScaled().Config(Pick::kCluster2),
+      E4M3({640, 768, 1040})
+          .Act(kRelu)
+          .BlockScaled()
+          .Config(Pick::kSplitInCluster2),
+      E4M3(kRagged).To(kF32).BlockScaled().Config(Pick::kSplitInCluster8),
+      E4M3({16, 4096, 1024}).BlockScaled(),
+      E4M3({700, 24, 520}).DTransposed().BlockScaled(),
       BF16(kKK, kLarge).Amax(),
       F16(kMNK, kRagged).Beta(0.5f).Bias(kAlongM, kF32).Act(kSilu).Amax(),
       TF32(kRagged).To(kE4M3).Amax(),
@@ -510,6 +570,9 @@ std::string Name(const Case& c) {
                   "_to_", ptx::PtxName(OutputOf(p)), "_", p.m, "x", p.n, "x",
                   p.k);
   if (p.scaling == GemmScaling::kTensor) absl::StrAppend(&name, "_scaled");
+  if (p.scaling == GemmScaling::kBlock) {
+    absl::StrAppend(&name, "_block_scaled");
+  }
   if (p.fast_accumulation) absl::StrAppend(&name, "_fast_accum");
   if (p.record_amax) absl::StrAppend(&name, "_amax");
   if (p.alpha != 1) absl::StrAppend(&name, "_alpha");
@@ -549,6 +612,9 @@ std::string Name(const Case& c) {
       break;
     case Pick::kSplitInCluster8:
       absl::StrAppend(&name, "_split8_in_cluster");
+      break;
+    case Pick::kTile192:
+      absl::StrAppend(&name, "_tile192");
       break;
   }
   return name;
@@ -805,7 +871,9 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
                               const std::vector<double>& a,
                               const std::vector<double>& b,
                               const std::vector<double>* c,
-                              const std::vector<double>* bias) {
+                              const std::vector<double>* bias,
+                              const BlockScaleValues& block_scales) {
+  const gen::BlockScales scales = gen::BlockScalesOf(p.m, p.n, p.k, p.batch);
   const bool a_k = p.a_major == MajorOrder::kK,
              b_k = p.b_major == MajorOrder::kK;
   std::vector<double> d(static_cast<size_t>(p.batch * p.m * p.n));
@@ -828,7 +896,25 @@ std::vector<double> Reference(const GemmProblem& p, const Layouts& l,
         const double* a_row = &a_rows[i * p.k];
         const double* b_row = &b_rows[j * p.k];
         double sum = 0;
-        for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
+        if (p.scaling == GemmScaling::kBlock) {
+          // Each 128-k block's products times A's scale of (i, block) and
+          // B's of (j / 128, block).
+          for (int64_t block = 0; block < scales.k_blocks; ++block) {
+            double block_sum = 0;
+            const int64_t end = std::min(p.k, (block + 1) * gen::kScaleBlock);
+            for (int64_t kk = block * gen::kScaleBlock; kk < end; ++kk) {
+              block_sum += a_row[kk] * b_row[kk];
+            }
+            const int64_t a_at = (batch * scales.k_blocks + block) * p.m + i;
+            const int64_t b_at =
+                (batch * scales.n_blocks + j / gen::kScaleBlock) *
+                    scales.k_blocks +
+                block;
+            sum += block_sum * block_scales.a[a_at] * block_scales.b[b_at];
+          }
+        } else {
+          for (int64_t kk = 0; kk < p.k; ++kk) sum += a_row[kk] * b_row[kk];
+        }
         const double scales =
             p.scaling == GemmScaling::kTensor ? double{kScaleA} * kScaleB : 1;
         double value = static_cast<double>(p.alpha) * scales * sum;
@@ -910,6 +996,8 @@ bool IsKind(const gen::GemmConfig& config, Pick pick) {
       return config.split_k_in_cluster && config.split_k == 2;
     case Pick::kSplitInCluster8:
       return config.split_k_in_cluster && config.split_k == 8;
+    case Pick::kTile192:
+      return config.block_n == 192 && !config.stream_k;
   }
   return false;
 }
@@ -981,9 +1069,10 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     bias = RandomOperand(layouts.bias, problem.bias_type, seed + 3);
     ASSERT_TRUE(bias.ok()) << bias.status();
   }
-  std::vector<double> expected =
-      Reference(problem, layouts, a->host, b->host,
-                reads_c ? &c->host : nullptr, has_bias ? &bias->host : nullptr);
+  const BlockScaleValues block_scales = RandomBlockScales(problem, seed + 4);
+  std::vector<double> expected = Reference(
+      problem, layouts, a->host, b->host, reads_c ? &c->host : nullptr,
+      has_bias ? &bias->host : nullptr, block_scales);
   double expected_amax = 0;
   for (double value : expected) {
     expected_amax = std::max(expected_amax, std::abs(value));
@@ -1041,6 +1130,25 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
     operands.scale_a = scales->address();
     operands.scale_b = scales->address() + 4;
     if (scales_d) operands.scale_d = scales->address() + 8;
+  }
+  // Block scales, A's and B's in buffers of their own.
+  absl::StatusOr<DeviceBuffer> a_scales =
+      DeviceBuffer::Allocate(block_scales.a.size() * sizeof(float) + 4);
+  ASSERT_TRUE(a_scales.ok()) << a_scales.status();
+  absl::StatusOr<DeviceBuffer> b_scales =
+      DeviceBuffer::Allocate(block_scales.b.size() * sizeof(float) + 4);
+  ASSERT_TRUE(b_scales.ok()) << b_scales.status();
+  if (problem.scaling == GemmScaling::kBlock) {
+    ASSERT_TRUE(a_scales
+                    ->CopyFromHost(block_scales.a.data(),
+                                   block_scales.a.size() * sizeof(float))
+                    .ok());
+    ASSERT_TRUE(b_scales
+                    ->CopyFromHost(block_scales.b.data(),
+                                   block_scales.b.size() * sizeof(float))
+                    .ok());
+    operands.scale_a = a_scales->address();
+    operands.scale_b = b_scales->address();
   }
   absl::StatusOr<DeviceBuffer> amax = DeviceBuffer::Allocate(4);
   ASSERT_TRUE(amax.ok()) << amax.status();
@@ -1213,6 +1321,26 @@ std::vector<Refusal> Refusals() {
   add("per-tensor scales of f16",
       [](GemmProblem& p) { p.scaling = GemmScaling::kTensor; },
       {"for fp8 inputs", "f16"});
+  add("block scales of bf16",
+      [](GemmProblem& p) {
+        p.element = kBF16;
+        p.scaling = GemmScaling::kBlock;
+      },
+      {"for fp8 inputs", "bf16"});
+  add("block scaling with fast accumulation",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.scaling = GemmScaling::kBlock;
+        p.fast_accumulation = true;
+      },
+      {"block scaling", "no fast accumulation"});
+  add("a block-scaled e4m3 D",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.output = kE4M3;
+        p.scaling = GemmScaling::kBlock;
+      },
+      {"f16, bf16 or f32 D, not e4m3", "no scale_d"});
   add("fast accumulation of bf16",
       [](GemmProblem& p) {
         p.element = kBF16;

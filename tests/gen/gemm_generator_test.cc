@@ -154,6 +154,42 @@ TEST(GemmFormTest, IntegerFormsRoundTripAndTheirLimitsAreNamed) {
   }
 }
 
+// Block scaling (DeepGEMM's recipe) takes fp8 inputs and promotes: no fast
+// accumulation, and D f16, bf16 or f32 (no scale_d beside block scales).
+TEST(GemmFormTest, BlockScaledFormsRoundTripAndTheirLimitsAreNamed) {
+  for (const char* name :
+       {"e4m3.kk->bf16+block_scaled", "e4m3xe5m2.kk->f32+block_scaled",
+        "e5m2.kk->f16+c+bias_n.bf16+gelu+batched+block_scaled+amax"}) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_TRUE(form.ok()) << name << ": " << form.status();
+    EXPECT_EQ(FormName(*form), name);
+    EXPECT_EQ(form->scaling, GemmScaling::kBlock);
+    EXPECT_TRUE(PromotesAccumulators(*form)) << name;
+  }
+  const std::pair<const char*, const char*> refusals[] = {
+      {"e4m3.kk->bf16+block_scaled+fast_accum", "no fast accumulation"},
+      {"e4m3.kk->e4m3+block_scaled", "writes an f16, bf16 or f32 D, not e4m3"},
+      {"bf16.kk->bf16+block_scaled", "for fp8 inputs, not bf16"},
+      {"s8.kk->s32+block_scaled", "for fp8 inputs, not s8"},
+  };
+  for (const auto& [name, message] : refusals) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_FALSE(form.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(form.status().message(), message))
+        << name << ": " << form.status();
+  }
+}
+
+// The stored scales: A's per row and 128-k block, B's per 128x128 block,
+// the last blocks of k and n ragged, batch after batch.
+TEST(GemmFormTest, BlockScalesCountRaggedBlocks) {
+  const BlockScales scales = BlockScalesOf(300, 257, 1040, 3);
+  EXPECT_EQ(scales.k_blocks, 9);
+  EXPECT_EQ(scales.n_blocks, 3);
+  EXPECT_EQ(scales.a_count, 3 * 9 * 300);
+  EXPECT_EQ(scales.b_count, 3 * 3 * 9);
+}
+
 TEST(GemmFormTest, NamesNotWrittenAsFormNameWritesThemAreRefused) {
   const std::pair<const char*, const char*> cases[] = {
       {"f16.kk", "no '->' before the output type"},
@@ -726,6 +762,55 @@ TEST(GemmGeneratorTest, AnFp8DIsScaledPerTileAndTheAmaxRaisedPerWarp) {
       "not f16.kk->f16+amax"));
 }
 
+// Block scaling: each stage's sums times their row's scale of A and their
+// column block's of B (two blocks where a tile straddles them), the
+// scales loaded a stage ahead; what the kernels cannot scale is refused.
+TEST(GemmGeneratorTest, BlockScaledStagesAreScaledAsTheyArePromoted) {
+  const GemmForm form = *ParseFormName("e4m3.kk->bf16+block_scaled");
+  absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(
+      Parse("ws 128x192x128 s4 c2 w0 m1 tma g16 persistent"), form);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  for (const char* text :
+       {"constexpr int kScaleBlock = 128;", "constexpr int kScaleRowStep = 8;",
+        "const TileScales scales = tile_scales(out, w.unit",
+        "StageScales next = stage_scales(scales, w.kt_begin);",
+        "next = stage_scales(scales, kt + 1);",
+        "kt != w.kt_begin, current, scales.b_split);",
+        "acc[s][0] += stage_sums[s][0] * (0 < b_split ? first[0] : second[0]);",
+        "acc[s][3] += stage_sums[s][3] * (1 < b_split ? first[1] : second[1]);",
+        "* (184 < b_split ? first[1] : second[1]);"}) {
+    EXPECT_TRUE(absl::StrContains(gemm->source, text)) << text;
+  }
+  EXPECT_FALSE(absl::StrContains(gemm->source, "add_stage_sums"));
+  // Tiles of whole column blocks: each register's block is written in.
+  absl::StatusOr<GeneratedGemm> aligned = GenerateGemm(
+      Parse("ws 128x256x128 s3 c2 w0 m1 tma g16 persistent"), form);
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  for (const char* text : {"acc[s][0] += stage_sums[s][0] * first[0];",
+                           "acc[s][66] += stage_sums[s][2] * second[1];",
+                           "kt != w.kt_begin, current);"}) {
+    EXPECT_TRUE(absl::StrContains(aligned->source, text)) << text;
+  }
+  EXPECT_FALSE(absl::StrContains(aligned->source, "b_split ?"));
+  const std::pair<const char*, const char*> refusals[] = {
+      {"v1 64x128x128", "runs warp-specialized (ws) kernels"},
+      {"ws 64x16x128 s8 c1 w0 m1 direct g8 persistent swap",
+       "does not swap A and B"},
+      {"ws 128x128x64 s6 c2 w0 m1 tma g8 persistent", "block_k must be 128"},
+      {"ws 64x224x128 s4 c1 w0 m1 direct g8 persistent",
+       "block_n 224 may span three"},
+      {"ws 256x128x128 s3 c2 w0 m1 tma g16 sk persistent", "takes no stream-K"},
+  };
+  for (const auto& [name, message] : refusals) {
+    const absl::Status refused = ValidateGemmConfigForForm(Parse(name), form);
+    EXPECT_TRUE(absl::StrContains(refused.message(), message))
+        << name << ": " << refused;
+  }
+  EXPECT_TRUE(ValidateGemmConfigForForm(
+                  Parse("ws 64x160x128 s4 c1 w0 m1 direct g8 persistent"), form)
+                  .ok());
+}
+
 // s8/u8 inputs accumulate in s32 registers (wgmma's .s32 form, pinned as
 // ints); an s32 D stores them as they are, two in 64 bits; an s8 D rounds
 // alpha times them with saturation, two in 16 bits; stream-K and a split-K
@@ -948,6 +1033,43 @@ TEST(GemmGeneratorTest, Fp8AndTf32ConfigurationsCompileCleanly) {
     }
   }
   EXPECT_GE(jobs.size(), 48u);
+  ExpectCompiledCleanly(jobs);
+}
+
+// Block-scaled fp8: what the autotuner may pick for a large square, and
+// the heuristic's picks on every kind of tile, plain, with a bias and GELU,
+// and with C into an f32 D (stored directly), a batch and the amax. (C
+// read through the TMA store spills whatever the scaling: known problems.)
+TEST(GemmGeneratorTest, BlockScaledConfigurationsCompileCleanly) {
+  const auto problem = [](int64_t m, int64_t n, int64_t k) {
+    gemm::GemmProblem p{m, n, k, ScalarType::kE4M3};
+    p.scaling = GemmScaling::kBlock;
+    return p;
+  };
+  std::vector<CompileJob> jobs;
+  std::set<std::string> seen;
+  for (const GemmConfig& config :
+       gemm::CandidateConfigs(problem(8192, 8192, 8192))) {
+    AddJob(config, gemm::FormOf(problem(8192, 8192, 8192)), seen, jobs);
+  }
+  for (const gemm::GemmProblem& shape :
+       {problem(4096, 4096, 4096), problem(2048, 7168, 512),
+        problem(1000, 1000, 1000), problem(256, 256, 16384),
+        problem(4096, 24, 4096), problem(16, 4096, 4096)}) {
+    gemm::GemmProblem fused = shape;
+    fused.b_element = ScalarType::kE5M2;
+    fused.bias = gen::BiasAlong::kN;
+    fused.activation = gen::Activation::kGelu;
+    gemm::GemmProblem wide = shape;
+    wide.output = ScalarType::kF32;
+    wide.beta = 1;
+    wide.batch = 2;
+    wide.record_amax = true;
+    for (const gemm::GemmProblem& p : {shape, fused, wide}) {
+      AddJob(gemm::HeuristicConfig(p, 132), gemm::FormOf(p), seen, jobs);
+    }
+  }
+  EXPECT_GE(jobs.size(), 24u);
   ExpectCompiledCleanly(jobs);
 }
 

@@ -220,7 +220,7 @@ def test_integer_rules_are_the_librarys():
              dict(alpha=0.5)),
             ("an s32 D is the exact sums (alpha 1, no bias, activation or amax)", weight_t,
              dict(bias=f32(128))),
-            ("per-tensor scales and fast accumulation are for fp8 inputs, not s8", weight_t,
+            ("per-tensor or block scales and fast accumulation are for fp8 inputs, not s8", weight_t,
              dict(scale_a=f32(1), scale_b=f32(1)))):
         with pytest.raises(ptxgen.Error) as refused:
             ptxgen.gemm(a, b, out=out, **keywords)

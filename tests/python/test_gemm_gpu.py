@@ -386,7 +386,7 @@ class IntegersAgainstInt64(unittest.TestCase):
         for rule, call in (
                 ("MN-major operands need f16 or bf16 inputs",
                  lambda: ptxgen.gemm(x, w.t().contiguous())),
-                ("per-tensor scales and fast accumulation are for fp8 inputs",
+                ("per-tensor or block scales and fast accumulation are for fp8 inputs",
                  lambda: ptxgen.gemm(x, w.t(), scale_a=one, scale_b=one)),
                 ("an s32 D is the exact sums", lambda: ptxgen.gemm(x, w.t(), activation="relu")),
                 ("an s8 D takes no C",

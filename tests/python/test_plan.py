@@ -127,7 +127,7 @@ def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
                    m=4096, n=4096, k=4096, lda=100)
     expect_refused(invalid, "GEMM: A and B differ in type only as e4m3 with e5m2 (fp8) or s8 "
                    "with u8, not f16 with e4m3", **PLAIN, b_dtype="e4m3")
-    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+    expect_refused(invalid, "per-tensor or block scales and fast accumulation are for fp8 inputs, "
                    "not bf16", **PLAIN, dtype="bf16", fast_accum=True)
     expect_refused(invalid, "MN-major operands need f16 or bf16 inputs", **PLAIN,
                    dtype="tf32", b_major="mn")
@@ -149,9 +149,9 @@ def test_refuses_integer_problems_that_break_a_rule_with_the_librarys_message():
     expect_refused(invalid, "an s32 D takes no C", **PLAIN, dtype="s8", beta=0.5)
     expect_refused(invalid, "MN-major operands need f16 or bf16 inputs", **PLAIN,
                    dtype="s8", a_major="mn")
-    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+    expect_refused(invalid, "per-tensor or block scales and fast accumulation are for fp8 inputs, "
                    "not s8", **PLAIN, dtype="s8", scaling="tensor")
-    expect_refused(invalid, "per-tensor scales and fast accumulation are for fp8 inputs, "
+    expect_refused(invalid, "per-tensor or block scales and fast accumulation are for fp8 inputs, "
                    "not u8", **PLAIN, dtype="u8", fast_accum=True)
     expect_refused(invalid, "differ in type only as e4m3 with e5m2 (fp8) or s8 with u8, not "
                    "s8 with e4m3", **PLAIN, dtype="s8", b_dtype="e4m3")

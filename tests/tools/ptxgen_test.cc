@@ -143,7 +143,8 @@ TEST(PtxgenTest, IllegalRequestsExitOneNamingTheRule) {
       {"gemm --m=64 --n=64 --k=64 --dtype=f16 --b-dtype=e5m2 --emit=json",
        "GEMM: A and B differ in type only as e4m3 with e5m2"},
       {"gemm --m=64 --n=64 --k=64 --scaling=tensor --emit=json",
-       "GEMM: per-tensor scales and fast accumulation are for fp8 inputs, "
+       "GEMM: per-tensor or block scales and fast accumulation are for fp8 "
+       "inputs, "
        "not f16"},
       {"gemm --m=64 --n=64 --k=40 --dtype=e4m3 --emit=json",
        "GEMM: k=40 gives packed rows of a of 40 bytes"},

@@ -6,7 +6,7 @@
 // with A [m,k] (K-major) or [k,m] (MN-major), B [n,k] (K-major) or [k,n]
 // (MN-major), C and D [m,n] row-major, each with a leading dimension and a
 // batch stride; f16, bf16, e4m3/e5m2 (fp8, K-major, optionally with
-// per-tensor scales) or tf32 (f32 in memory, K-major) inputs with f32
+// per-tensor or block scales) or tf32 (f32 in memory, K-major) inputs with f32
 // accumulation, D in f16, bf16, f32 or fp8; s8/u8 (K-major) inputs with
 // exact s32 accumulation, D in s32 (the sums), s8 (alpha times the sums,
 // saturated) or f16, bf16, f32. The original problem, C = A * B^T packed,
@@ -96,7 +96,11 @@ struct GemmProblem {
   // fp8: kTensor multiplies alpha by the f32 scales Run's operands point to
   // (GemmOperands::scale_a, scale_b), read by the kernel, as cuBLASLt's
   // A/B scale pointers; an e4m3/e5m2 D is also multiplied by scale_d
-  // before its rounding.
+  // before its rounding. kBlock (DeepGEMM's recipe) multiplies each product
+  // of row i of A and row j of B over a 128-k block kb by A's scale of
+  // (i, kb) and B's of (j / 128, kb), f32 arrays laid out as
+  // gen::BlockScales says, before adding it into f32; D f16, bf16 or f32,
+  // no fast accumulation.
   GemmScaling scaling = GemmScaling::kNone;
   // Record the largest |D| before scale_d (cuBLASLt's amax of D) in the f32
   // GemmOperands::amax_d points to; Run sets it, then each tile raises it.
@@ -122,9 +126,11 @@ GemmProblem SwappedProblem(const GemmProblem& problem);
 
 // How many elements each operand spans as Resolved(problem) stores it,
 // from its first element to past its last, padding and batch gaps
-// included: what a buffer for it must hold.
+// included: what a buffer for it must hold. The scales' in floats: 1 each
+// with per-tensor scaling, gen::BlockScalesOf's counts with block scaling.
 struct GemmSpans {
   int64_t a = 0, b = 0, c = 0, d = 0, bias = 0;
+  int64_t scale_a = 0, scale_b = 0;
 };
 GemmSpans StoredSpans(const GemmProblem& problem);
 
@@ -147,8 +153,9 @@ absl::Status ValidateProblem(const GemmProblem& problem);
 // has them.
 // scale_a and scale_b (one f32 each, 4-byte aligned) are read only with
 // per-tensor scaling, when each launch's kernel reads them; scale_d too
-// when D is e4m3 or e5m2. amax_d (one f32, 4-byte aligned) is written only
-// with GemmProblem::record_amax.
+// when D is e4m3 or e5m2. With block scaling they point to the arrays of
+// StoredSpans' scale_a and scale_b floats. amax_d (one f32, 4-byte aligned) is
+// written only with GemmProblem::record_amax.
 struct GemmOperands {
   CUdeviceptr a = 0;
   CUdeviceptr b = 0;

@@ -80,10 +80,30 @@ inline constexpr int kMaxRasterGroup = 32;
 enum class Activation { kNone, kRelu, kGelu, kGeluTanh, kSilu };
 enum class BiasAlong { kNone, kM, kN };
 
-// How fp8 inputs carry their range: none, or one f32 scale per tensor
+// How fp8 inputs carry their range: none; one f32 scale per tensor
 // (device pointers the kernel reads, multiplied into alpha), as cuBLASLt's
-// A/B scale pointers.
-enum class GemmScaling { kNone, kTensor };
+// A/B scale pointers; or per block, DeepGEMM's recipe: A one f32 scale per
+// row and kScaleBlock of k, B one per kScaleBlock x kScaleBlock block,
+// each stage's sums multiplied by theirs as they are promoted
+// (BlockScales: how they are stored).
+enum class GemmScaling { kNone, kTensor, kBlock };
+
+// The side of a block-scaling block: 128 of k (one fp8 stage's block_k)
+// for A's rows, 128 x 128 of B.
+inline constexpr int kScaleBlock = 128;
+
+// How the f32 block scales of a [batch] x m x n x k GEMM are stored, as
+// DeepGEMM stores them: A's of row i and k-block kb of batch g at
+// a[(g * k_blocks + kb) * m + i] (rows fastest: a stage reads one run of
+// them), B's of column block jb at b[(g * n_blocks + jb) * k_blocks + kb].
+// Blocks are kScaleBlock wide, the last of k and n ragged.
+struct BlockScales {
+  int64_t k_blocks = 0;
+  int64_t n_blocks = 0;
+  int64_t a_count = 0;  // floats of scale_a
+  int64_t b_count = 0;  // floats of scale_b
+};
+BlockScales BlockScalesOf(int64_t m, int64_t n, int64_t k, int64_t batch);
 
 // The operation itself: types, majors, epilogue ops, batching, D's layout.
 struct GemmForm {
@@ -111,7 +131,7 @@ struct GemmForm {
   // C and D stored [n, m] (D^T row-major, i.e. D column-major): what the
   // swapped kernel of a small-m GEMM writes (SwappedForm).
   bool d_transposed = false;
-  GemmScaling scaling = GemmScaling::kNone;  // fp8 only
+  GemmScaling scaling = GemmScaling::kNone;  // fp8 only; kBlock: 16/32-bit D
   // fp8: let wgmma accumulate every k-step in its own reduced-precision
   // accumulator. Without it each stage's products start afresh and are
   // added into f32 registers (promotion): exact f32 sums, twice the
@@ -146,7 +166,8 @@ ptx::ScalarType DefaultOutput(ptx::ScalarType element);
 GemmForm SwappedForm(const GemmForm& form);
 
 // "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"), the
-// scaling ("+tensor_scaled") and fast accumulation ("+fast_accum"); mixed
+// scaling ("+tensor_scaled", "+block_scaled") and fast accumulation
+// ("+fast_accum"); mixed
 // inputs are written "e4m3xe5m2.kk->bf16": part of kernel names and
 // descriptions.
 std::string FormName(const GemmForm& form);
@@ -161,8 +182,9 @@ absl::StatusOr<Activation> ParseActivation(absl::string_view name);
 // e5m2, tf32, s8 or u8 (B of another type only e4m3 with e5m2, s8 with
 // u8), outputs f16, bf16, f32, fp8 or (from integers) s8 and s32, a bias of
 // f16, bf16 or f32, MN-major only for 16-bit inputs (wgmma transposes no
-// other), scaling and fast accumulation for fp8 only, no C for an 8-bit or
-// s32 D, nothing applied to an s32 D.
+// other), scaling and fast accumulation for fp8 only (block scaling
+// promotes: no fast accumulation, and no fp8 D), no C for an 8-bit or s32
+// D, nothing applied to an s32 D.
 absl::Status ValidateGemmForm(const GemmForm& form);
 
 // The form of the original GEMM: D = A.B^T, both K-major, D in
@@ -350,14 +372,14 @@ struct GeneratedGemm {
 
 // The parameters of every generated GEMM kernel.
 enum class GemmKernelParameter {
-  kAMap,    // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
-  kBMap,    // TMA map of B
-  kDMap,    // TMA map of D: the TMA-store epilogue only
-  kD,       // D, for the direct epilogue
-  kC,       // C, read when the form reads it (may be D itself)
-  kBias,    // the bias vector, when the form has one
-  kScaleA,  // per-tensor scales (f32 device scalars), when the form has them
-  kScaleB,
+  kAMap,       // TMA map of A (a 128-byte CUtensorMap, __grid_constant__)
+  kBMap,       // TMA map of B
+  kDMap,       // TMA map of D: the TMA-store epilogue only
+  kD,          // D, for the direct epilogue
+  kC,          // C, read when the form reads it (may be D itself)
+  kBias,       // the bias vector, when the form has one
+  kScaleA,     // per-tensor scales (f32 device scalars), or block scales
+  kScaleB,     // (f32 arrays, BlockScales), when the form has them
   kScaleD,     // an fp8 D's scale, with per-tensor scaling
   kAmaxD,      // f32 raised to the largest |D|, when the form records it
   kWorkspace,  // split-K and stream-K only (GemmWorkspaceBytes)

@@ -24,8 +24,8 @@
 //   void* __restrict__ d: D [m, n] (or stored [n, m]) per batch, for the direct epilogue
 //   const void* c: C [m, n] ([n, m] when D is) per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
-//   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
-//   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_a: A's per-tensor scale, or its block scales, when the form has them
+//   const float* __restrict__ scale_b: B's per-tensor scale, or its block scales, when the form has them
 //   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
 //   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums

@@ -24,8 +24,8 @@
 //   void* __restrict__ d: D [m, n] (or stored [n, m]) per batch, for the direct epilogue
 //   const void* c: C [m, n] ([n, m] when D is) per batch (may be D)
 //   const void* __restrict__ bias: the bias: m or n values per batch
-//   const float* __restrict__ scale_a: A's per-tensor scale, when the form has one
-//   const float* __restrict__ scale_b: B's per-tensor scale, when the form has one
+//   const float* __restrict__ scale_a: A's per-tensor scale, or its block scales, when the form has them
+//   const float* __restrict__ scale_b: B's per-tensor scale, or its block scales, when the form has them
 //   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
 //   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
@@ -47,6 +47,7 @@ namespace plan {
 constexpr int kBlockM = 128;
 constexpr int kBlockN = 256;
 constexpr int kBlockK = 64;
+constexpr int kWgmmaM = 64;
 constexpr int kMSlices = 1;
 constexpr int kRowsPerConsumer = 64;
 constexpr int kSliceAccumulators = 128;
@@ -75,7 +76,6 @@ constexpr unsigned kEmptyArrivals = 16u;
 constexpr unsigned kScheduleOffset = 213040u;
 constexpr unsigned kCTileOffset = 147456u;
 constexpr unsigned kConsumerCBytes = 32768u;
-constexpr int kWgmmaM = 64;
 constexpr int kStoreChunkColumns = 64;
 constexpr int kStMatrixStepColumns = 16;
 constexpr unsigned kStoreChunkBytes = 8192u;
