@@ -104,8 +104,10 @@ int RasterGroup(const GemmProblem& problem, const gen::GemmConfig& config) {
 // 128x192 ran at 0.62-0.63x of per-tensor scaling, 128x256 at 0.86-0.93x
 // (H200, 2026-12-02).
 bool TilesOfWholeScaleBlocks(const GemmProblem& problem, int block_n) {
+  gen::GemmTileShape tile;
+  tile.block_n = block_n;
   return problem.scaling != GemmScaling::kBlock ||
-         block_n % gen::kScaleBlock == 0;
+         gen::TilesAlignToScaleBlocks(tile);
 }
 
 // With at least two waves of tiles: 128x256 tiles with two consumer

@@ -813,13 +813,6 @@ std::string ParameterDocs() {
   return text;
 }
 
-// Whether every tile starts on a column block of B's scales (block_n a
-// multiple of kScaleBlock): then where its second block starts is known
-// to the generator, not only at run time.
-bool TilesAlignToScaleBlocks(const GemmTileShape& tile) {
-  return tile.block_n % kScaleBlock == 0;
-}
-
 // Block scaling's promotion of part `part`: each register of the sums
 // times its row's scale of A and its column block's of B. The boundary
 // between the two column blocks (b_split) is a multiple of 8 (block_n's
@@ -858,21 +851,20 @@ std::string AddBlockScaledSums(Generation& g, int part) {
     absl::StrAppendFormat(&adds, "    acc[s][%d] += stage_sums[s][%d] * %s;\n",
                           reg, i, scale);
   }
-  std::string products;
-  for (const auto& [name, b] :
-       {std::pair<const char*, const char*>{"first", "b_first"},
-        {"second", "b_second"}}) {
-    if (!(std::string(name) == "first" ? reads_first : reads_second)) continue;
-    absl::StrAppendFormat(&products,
-                          "    const float %s[2] = {scales.a[s][0] * "
-                          "scales.%s,\n"
-                          "                         scales.a[s][1] * "
-                          "scales.%s};\n",
-                          name, b, b);
-  }
+  // Each row's scale times a column block's, declared where a register
+  // reads it (an unread one draws a warning).
+  auto products = [](const char* name, const char* b) {
+    return absl::StrFormat(
+        "    const float %s[2] = {scales.a[s][0] * scales.%s,\n"
+        "                         scales.a[s][1] * scales.%s};\n",
+        name, b, b);
+  };
+  const std::string declared =
+      absl::StrCat(reads_first ? products("first", "b_first") : "",
+                   reads_second ? products("second", "b_second") : "");
   return absl::StrCat(
       "#pragma unroll\n  for (int s = 0; s < plan::kMSlices; ++s) {\n",
-      products, adds, "  }\n");
+      declared, adds, "  }\n");
 }
 
 // accumulate_stage: a stage's products into the tile's accumulators, by

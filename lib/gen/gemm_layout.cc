@@ -142,7 +142,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   layout.scale_registers =
       form.scaling != GemmScaling::kBlock
           ? 0
-          : (config.block_n % kScaleBlock == 0 ? (lean_epilogue ? 0 : 8) : 16) +
+          : (TilesAlignToScaleBlocks(config) ? (lean_epilogue ? 0 : 8) : 16) +
                 10 * (layout.m_slices - 1);
   layout.promotion_parts = PromotionParts(config, form, layout);
   // One consumer already gets every register a thread can address.

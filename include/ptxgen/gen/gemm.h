@@ -212,6 +212,13 @@ struct GemmTileShape {
   bool swap_ab = false;
 };
 
+// Whether every tile starts on a column block of B's block scales (block_n
+// a multiple of kScaleBlock): then each accumulator's block is known when
+// the kernel is generated, not only at run time.
+inline bool TilesAlignToScaleBlocks(const GemmTileShape& tile) {
+  return tile.block_n % kScaleBlock == 0;
+}
+
 // What the kernel of `config` computes for `form`: SwappedForm(form) when
 // the config swaps A and B, else `form`.
 GemmForm KernelForm(const GemmTileShape& tile, const GemmForm& form);
