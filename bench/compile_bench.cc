@@ -4,7 +4,8 @@
 // v1 128x128x64.
 //
 //   bazel run -c opt //bench:compile_bench -- [cold_runs] [memory_runs]
-//   bazel run -c opt //bench:compile_bench -- picks
+//   bazel run -c opt //bench:compile_bench -- picks [--dtype=TYPE]
+//       [--nvrtc-flags="FLAG ..."]
 //
 // Prints, per kernel, its size and ptxas report, then one Markdown table:
 // the first compile of each kernel (the very first one in the process for
@@ -13,8 +14,9 @@
 // new process would see it) and memory-cache hits.
 //
 // picks: the phases of a cold request, for every kernel the heuristic
-// picks on gemm_bench's two suites (f16, 132 SMs): generate, NVRTC's front
-// end and ptxas (its own figure from the log) of a compile alone, then the
+// picks on gemm_bench's two suites (f16 unless --dtype says, 132 SMs):
+// generate, NVRTC's C++ front end, NVVM and ptxas (NVRTC's own -time
+// report) of a compile alone, then the
 // kernel cache's cold lookup (the same compile and the entry's write; the
 // write is within the run-to-run spread of the compile, so it has no
 // column of its own), and the source and PTX sizes; then the median and
@@ -22,14 +24,19 @@
 // GPU, also the module load (the cubin loaded into device 0's primary
 // context, its kernel found and its shared memory raised, as Prepare
 // does); without one that column says so and requests leave it out.
+// --nvrtc-flags compiles with further NVRTC options (GemmOptions::
+// nvrtc_flags) and adds a column saying whether each CUBIN is the one
+// the library's own compile gives: the same CUBIN runs at the same speed.
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +47,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "bench/shapes.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
@@ -47,6 +56,7 @@
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gen/gemm.h"
+#include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/module.h"
 #include "ptxgen/version.h"
@@ -104,9 +114,10 @@ absl::StatusOr<std::vector<BenchKernel>> BenchKernels() {
 
 // A lookup served from anywhere but `expected` would time the wrong thing.
 absl::StatusOr<std::shared_ptr<const CompiledModule>> Lookup(
-    KernelCache& cache, const GeneratedGemm& kernel, CacheSource expected) {
+    KernelCache& cache, const GeneratedGemm& kernel,
+    const CompileOptions& options, CacheSource expected) {
   absl::StatusOr<std::shared_ptr<const CompiledModule>> module =
-      cache.GetOrCompile(kernel.kernel_name, kernel.source, CompileOptions{});
+      cache.GetOrCompile(kernel.kernel_name, kernel.source, options);
   if (!module.ok()) return module.status();
   if ((*module)->source != expected) {
     return absl::InternalError(
@@ -133,16 +144,19 @@ absl::StatusOr<KernelTimings> TimeKernel(const GeneratedGemm& kernel,
   for (int run = 0; run <= cold_runs; ++run) {
     KernelCache cache(
         CacheConfig{true, (root / absl::StrCat("run", run)).string()});
-    auto compiled = Lookup(cache, kernel, CacheSource::kCompiled);
+    auto compiled =
+        Lookup(cache, kernel, CompileOptions{}, CacheSource::kCompiled);
     if (!compiled.ok()) return compiled.status();
     (run == 0 ? first : cold).ms.push_back((*compiled)->compile_ms);
     timings.last_cold = *compiled;
     KernelCache reader(cache.config());
-    auto loaded = Lookup(reader, kernel, CacheSource::kDiskCache);
+    auto loaded =
+        Lookup(reader, kernel, CompileOptions{}, CacheSource::kDiskCache);
     if (!loaded.ok()) return loaded.status();
     disk.ms.push_back((*loaded)->compile_ms);
     for (int i = 0; run == 0 && i < memory_runs; ++i) {
-      auto hit = Lookup(reader, kernel, CacheSource::kMemoryCache);
+      auto hit =
+          Lookup(reader, kernel, CompileOptions{}, CacheSource::kMemoryCache);
       if (!hit.ok()) return hit.status();
       memory.ms.push_back((*hit)->compile_ms);
     }
@@ -219,6 +233,13 @@ absl::Status TimeKernels(const std::vector<BenchKernel>& kernels,
 
 // ---- picks ----
 
+// What `picks` compiles: the suites in one input type, with further NVRTC
+// flags (none: the library's own compile).
+struct PicksFlags {
+  ptxgen::ptx::ScalarType dtype = ptxgen::ptx::ScalarType::kF16;
+  std::vector<std::string> nvrtc_flags;
+};
+
 // One distinct kernel the heuristic picks, and the shapes that pick it.
 struct Pick {
   GeneratedGemm generated;
@@ -232,13 +253,14 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-absl::StatusOr<std::vector<Pick>> SuitePicks() {
+absl::StatusOr<std::vector<Pick>> SuitePicks(ptxgen::ptx::ScalarType dtype) {
   std::vector<ptxgen::gemm::GemmProblem> problems = ptxgen::gemm::SuiteShapes();
   for (const ptxgen::gemm::GemmProblem& small : ptxgen::gemm::SmallShapes()) {
     problems.push_back(small);
   }
   std::vector<Pick> picks;
-  for (const ptxgen::gemm::GemmProblem& problem : problems) {
+  for (ptxgen::gemm::GemmProblem& problem : problems) {
+    problem.element = dtype;
     const auto start = std::chrono::steady_clock::now();
     const ptxgen::gen::GemmConfig config = ptxgen::gemm::HeuristicConfig(
         problem, ptxgen::gemm::GemmTarget::H200().sm_count);
@@ -279,11 +301,50 @@ absl::StatusOr<double> ModuleLoadMilliseconds(const CompiledModule& compiled,
   return MillisecondsSince(start);
 }
 
-// Each pick compiled cold twice: alone (NVRTC; ptxas's share from its log)
-// and through a kernel cache over an empty folder (the same compile, then
-// the entry's write), then loaded where there is a GPU: the request.
-absl::Status RunPicks(const std::filesystem::path& root) {
-  absl::StatusOr<std::vector<Pick>> picks = SuitePicks();
+// NVRTC's own phases of one compile, as its -time report gives them.
+struct NvrtcPhases {
+  double front_end_ms = -1;  // "CUDA C++ Frontend"
+  double nvvm_ms = -1;       // "NVVM Optimizer": LLVM, then PTX out
+  double ptxas_ms = -1;      // "PTX Translation"
+};
+
+// Compiles `pick` alone with `options` plus -time into `report`, and reads
+// the phases back ("file, phase, metric, unit" lines).
+absl::StatusOr<NvrtcPhases> TimedCompile(const GeneratedGemm& pick,
+                                         CompileOptions options,
+                                         const std::filesystem::path& report,
+                                         CompiledModule& compiled) {
+  options.flags.push_back(absl::StrCat("-time=", report.string()));
+  absl::StatusOr<CompiledModule> alone =
+      ptxgen::compile::CompileCuda(pick.kernel_name, pick.source, options);
+  if (!alone.ok()) return alone.status();
+  compiled = *std::move(alone);
+  std::ifstream lines(report);
+  NvrtcPhases phases;
+  for (std::string line; std::getline(lines, line);) {
+    const std::vector<std::string> fields = absl::StrSplit(line, ", ");
+    double ms = 0;
+    if (fields.size() != 4 || !absl::SimpleAtod(fields[2], &ms)) continue;
+    if (fields[1] == "CUDA C++ Frontend") phases.front_end_ms = ms;
+    if (fields[1] == "NVVM Optimizer") phases.nvvm_ms = ms;
+    if (fields[1] == "PTX Translation") phases.ptxas_ms = ms;
+  }
+  if (phases.front_end_ms < 0 || phases.nvvm_ms < 0 || phases.ptxas_ms < 0) {
+    return absl::InternalError(absl::StrCat(
+        "NVRTC's -time report ", report.string(),
+        " lacks a phase (CUDA C++ Frontend, NVVM Optimizer, PTX Translation)"));
+  }
+  return phases;
+}
+
+// Each pick compiled cold twice: alone (NVRTC's phases from its -time
+// report) and through a kernel cache over an empty folder (the same
+// compile, then the entry's write), then loaded where there is a GPU: the
+// request. With NVRTC flags, also whether the CUBIN is the one the
+// library's own compile gives (then the kernel's speed is unchanged).
+absl::Status RunPicks(const std::filesystem::path& root,
+                      const PicksFlags& flags) {
+  absl::StatusOr<std::vector<Pick>> picks = SuitePicks(flags.dtype);
   if (!picks.ok()) return picks.status();
   absl::StatusOr<const ptxgen::runtime::PrimaryContext*> gpu =
       ptxgen::runtime::RetainedPrimaryContext(0);
@@ -293,22 +354,30 @@ absl::Status RunPicks(const std::filesystem::path& root) {
   } else {
     std::cout << "no module load (no GPU: " << gpu.status().message() << ")\n";
   }
-  std::cout << "| kernel | shapes | source KB | PTX KB | generate ms | front "
-               "end ms | "
-               "ptxas ms | cold lookup ms | module load ms | request ms |\n"
-               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::filesystem::create_directories(root);
+  CompileOptions options;
+  options.flags = flags.nvrtc_flags;
+  const bool flagged = !flags.nvrtc_flags.empty();
+  std::cout << absl::StrFormat(
+      "%s suites, NVRTC flags: %s\n"
+      "| kernel | shapes | source KB | PTX KB | generate ms | C++ front end ms "
+      "| NVVM ms | ptxas ms | cold lookup ms | module load ms | request ms "
+      "|%s\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+      ptxgen::ptx::PtxName(flags.dtype),
+      flagged ? absl::StrJoin(flags.nvrtc_flags, " ") : "none",
+      flagged ? " CUBIN |" : "", flagged ? "---|" : "");
   std::vector<double> requests;
   for (size_t i = 0; i < picks->size(); ++i) {
     const Pick& pick = (*picks)[i];
-    absl::StatusOr<CompiledModule> alone = ptxgen::compile::CompileCuda(
-        pick.generated.kernel_name, pick.generated.source, CompileOptions{});
-    if (!alone.ok()) return alone.status();
-    const double ptxas_ms = ParsePtxasReport(alone->log).ptxas_milliseconds;
+    CompiledModule alone;
+    absl::StatusOr<NvrtcPhases> phases =
+        TimedCompile(pick.generated, options, root / "phases.csv", alone);
+    if (!phases.ok()) return phases.status();
     KernelCache cache(
         CacheConfig{true, (root / absl::StrCat("pick", i)).string()});
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::shared_ptr<const CompiledModule>> cached =
-        Lookup(cache, pick.generated, CacheSource::kCompiled);
+        Lookup(cache, pick.generated, options, CacheSource::kCompiled);
     if (!cached.ok()) return cached.status();
     const double lookup_ms = MillisecondsSince(start);
     double request_ms = pick.generate_ms + lookup_ms;
@@ -320,14 +389,22 @@ absl::Status RunPicks(const std::filesystem::path& root) {
       request_ms += *load_ms;
       load_column = absl::StrFormat("%.1f", *load_ms);
     }
+    std::string cubin_column;
+    if (flagged) {
+      absl::StatusOr<CompiledModule> plain = ptxgen::compile::CompileCuda(
+          pick.generated.kernel_name, pick.generated.source, CompileOptions{});
+      if (!plain.ok()) return plain.status();
+      cubin_column = plain->cubin == alone.cubin ? " same |" : " differs |";
+    }
     requests.push_back(request_ms);
     std::cout << absl::StrFormat(
-        "| `%s` | %s | %.0f | %.0f | %.1f | %.0f | %.0f | %.0f | %s | %.0f |\n",
+        "| `%s` | %s | %.0f | %.0f | %.1f | %.0f | %.0f | %.0f | %.0f | %s | "
+        "%.0f |%s\n",
         ptxgen::gen::ConfigName(pick.generated.config),
         absl::StrJoin(pick.shapes, ", "), pick.generated.source.size() / 1024.0,
-        alone->ptx.size() / 1024.0, pick.generate_ms,
-        alone->compile_ms - ptxas_ms, ptxas_ms, lookup_ms, load_column,
-        request_ms);
+        alone.ptx.size() / 1024.0, pick.generate_ms, phases->front_end_ms,
+        phases->nvvm_ms, phases->ptxas_ms, lookup_ms, load_column, request_ms,
+        cubin_column);
   }
   std::cout << absl::StrFormat(
       "\n%d kernels; request (generate + cold lookup%s): median %.0f ms, worst "
@@ -338,7 +415,9 @@ absl::Status RunPicks(const std::filesystem::path& root) {
   return absl::OkStatus();
 }
 
-absl::Status Run(bool picks, int cold_runs, int memory_runs) {
+// `picks` when set, else the cold/disk/memory table of the two kernels.
+absl::Status Run(const std::optional<PicksFlags>& picks, int cold_runs,
+                 int memory_runs) {
   std::cout << absl::StrFormat("NVRTC %s, ptxgen %s\n",
                                ptxgen::compile::NvrtcVersion(),
                                ptxgen::kVersion);
@@ -358,7 +437,7 @@ absl::Status Run(bool picks, int cold_runs, int memory_runs) {
       picks ? std::vector<BenchKernel>{} : BenchKernels();
   absl::Status status =
       !kernels.ok() ? kernels.status()
-      : picks       ? RunPicks(root)
+      : picks       ? RunPicks(root, *picks)
                     : TimeKernels(*kernels, root, cold_runs, memory_runs, rows);
   // Each cold run leaves a cache directory behind, failed runs included.
   std::filesystem::remove_all(root, error);
@@ -383,15 +462,54 @@ int RunsArgument(int argc, char** argv, int index, int fallback) {
   return runs;
 }
 
+// `picks`' flags after argv[1]: --dtype=TYPE, --nvrtc-flags="FLAG ...".
+absl::StatusOr<PicksFlags> ParsePicksFlags(int argc, char** argv) {
+  PicksFlags flags;
+  for (int i = 2; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    absl::string_view value = arg;
+    if (absl::ConsumePrefix(&value, "--dtype=")) {
+      absl::StatusOr<ptxgen::ptx::ScalarType> type =
+          ptxgen::ptx::ParseScalarType(value);
+      if (!type.ok()) return type.status();
+      flags.dtype = *type;
+    } else if (absl::ConsumePrefix(&value, "--nvrtc-flags=")) {
+      flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
+      CompileOptions options;
+      options.flags = flags.nvrtc_flags;
+      if (absl::Status valid = ptxgen::compile::ValidateCompileOptions(options);
+          !valid.ok()) {
+        return valid;
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
+    }
+  }
+  return flags;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool picks = argc == 2 && std::string(argv[1]) == "picks";
+  const char* usage =
+      "usage: compile_bench [cold_runs] [memory_runs] (two positive integers "
+      "at most)\n"
+      "       compile_bench picks [--dtype=TYPE] [--nvrtc-flags=\"FLAG "
+      "...\"]\n";
+  std::optional<PicksFlags> picks;
+  if (argc >= 2 && std::string(argv[1]) == "picks") {
+    absl::StatusOr<PicksFlags> flags = ParsePicksFlags(argc, argv);
+    if (!flags.ok()) {
+      std::cerr << "compile_bench: " << flags.status().message() << "\n"
+                << usage;
+      return 2;
+    }
+    picks = *flags;
+  }
   const int cold_runs = picks ? 1 : RunsArgument(argc, argv, 1, 7);
   const int memory_runs = picks ? 1 : RunsArgument(argc, argv, 2, 1000);
-  if (argc > 3 || cold_runs < 1 || memory_runs < 1) {
-    std::cerr << "usage: compile_bench [cold_runs] [memory_runs] (two positive "
-                 "integers at most) | compile_bench picks\n";
+  if ((!picks && argc > 3) || cold_runs < 1 || memory_runs < 1) {
+    std::cerr << usage;
     return 2;
   }
   if (absl::Status status = Run(picks, cold_runs, memory_runs); !status.ok()) {

@@ -45,6 +45,7 @@
 #include "bench/shapes.h"
 #include "lib/gemm/cublaslt_reference.h"
 #include "lib/gemm/verification.h"
+#include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
@@ -95,7 +96,7 @@ std::string Usage() {
       "           [--a-major=k,m] [--b-major=k,n] [--epilogue=",
       absl::StrJoin(EpilogueNames(), ","),
       "]\n"
-      "           [--format=markdown|csv]\n"
+      "           [--format=markdown|csv] [--nvrtc-flags=\"FLAG FLAG...\"]\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
       "at 8192x8192x8192. Each shape runs in every listed layout (A stored\n"
@@ -126,7 +127,10 @@ std::string Usage() {
       "D is scaled by scale_d with --scaling=tensor); --amax records the\n"
       "largest |D| in both. --scaling=block runs block-scaled fp8 (scales of\n"
       "1) beside cuBLASLt's per-tensor-scaled GEMM of the same types (scales\n"
-      "0.5 and 2): the same D, so that both run and are checked.\n");
+      "0.5 and 2): the same D, so that both run and are checked.\n"
+      "--nvrtc-flags compiles ptxgen's kernels with those further NVRTC\n"
+      "options (GemmOptions::nvrtc_flags), e.g. --Ofast-compile=min: run\n"
+      "with and without them to see what they cost the kernels.\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.
@@ -212,7 +216,8 @@ struct Flags {
   std::vector<MajorOrder> a_majors = {MajorOrder::kK};
   std::vector<MajorOrder> b_majors = {MajorOrder::kK};
   std::vector<const BenchEpilogue*> epilogues = {&kEpilogues[0]};
-  bool csv = false;  // --format=csv
+  bool csv = false;                      // --format=csv
+  std::vector<std::string> nvrtc_flags;  // GemmOptions::nvrtc_flags
 
   // Every layout with every epilogue, in the order of the flags.
   std::vector<Variant> Variants() const {
@@ -334,6 +339,15 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
             "--format must be markdown or csv, not '", value, "'"));
       }
       flags.csv = value == "csv";
+    } else if (name == "--nvrtc-flags") {
+      flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
+      compile::CompileOptions options;
+      options.flags = flags.nvrtc_flags;
+      if (absl::Status valid = compile::ValidateCompileOptions(options);
+          !valid.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--nvrtc-flags: ", valid.message()));
+      }
     } else if (name == "--repeats") {
       if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -842,9 +856,11 @@ struct Row {
 absl::StatusOr<Row> Measure(const std::string& label,
                             const GemmProblem& problem, const Variant& variant,
                             const gen::GemmConfig& config, const Peer& peer,
-                            const Operands& operands, int repeats) {
+                            const Operands& operands, int repeats,
+                            const std::vector<std::string>& nvrtc_flags) {
   GemmOptions options;
   options.config = config;
+  options.nvrtc_flags = nvrtc_flags;
   absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
   Row row{label, problem, variant, gen::ConfigName(config), peer.name()};
@@ -1084,8 +1100,9 @@ absl::Status Run(const Flags& flags) {
             copies->Milliseconds(static_cast<size_t>(FloorBytes(problem) / 2));
         if (!copy_ms.ok()) return copy_ms.status();
         for (const auto& [label, config] : *runs) {
-          absl::StatusOr<Row> row = Measure(label, problem, variant, config,
-                                            *peer, *operands, flags.repeats);
+          absl::StatusOr<Row> row =
+              Measure(label, problem, variant, config, *peer, *operands,
+                      flags.repeats, flags.nvrtc_flags);
           if (!row.ok()) {
             std::fprintf(table.notes(), "failed: %s %s %s %s %s: %s\n",
                          label.c_str(),

@@ -35,6 +35,8 @@ expect_accepted() {
 }
 
 expect_refusal "--mode must be one of" --mode=fastest
+expect_refusal "--nvrtc-flags: compile: flag '-arch=sm_80' names the architecture" \
+  --nvrtc-flags="-lineinfo -arch=sm_80"
 expect_refusal "--mode=configs needs --configs" --mode=configs
 expect_refusal "--configs applies only to --mode=configs (not --mode=heuristic)" \
   --configs="v1 128x128x64"
@@ -62,6 +64,7 @@ expect_accepted --shapes=suite
 expect_accepted --shapes=small
 expect_accepted --shapes=small --dtype=bf16 --mode=compare --epilogue=none,bias_gelu
 expect_accepted --shapes=small --mode=launch
+expect_accepted --nvrtc-flags="--Ofast-compile=min -lineinfo"
 expect_accepted --shapes=1x4096x4096,4096x1x4096 --format=csv
 
 "$binary" --help >"$output" 2>&1

@@ -244,12 +244,27 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
   return absl::OkStatus();
 }
 
+// --nvrtc-flags, split at spaces.
+std::vector<std::string> NvrtcFlags(const cli::ParsedFlags& flags) {
+  return absl::StrSplit(flags.Text("nvrtc-flags"), ' ', absl::SkipEmpty());
+}
+
+// The --nvrtc-flags flag of the commands that compile GEMM kernels.
+cli::Flag NvrtcFlagsFlag() {
+  return cli::TextFlag(
+      "nvrtc-flags", "\"FLAG ...\"",
+      "Further NVRTC options for the GEMM kernel's compile "
+      "(GemmOptions::nvrtc_flags), e.g. -lineinfo, or --Ofast-compile=min "
+      "for a quicker cold compile of a slower kernel; part of the cache key.");
+}
+
 // The configuration the flags name, if any (else PlanGemm takes the
-// heuristic's pick for the target).
+// heuristic's pick for the target), and the NVRTC flags.
 absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
     const cli::ParsedFlags& flags, const gemm::GemmProblem& problem,
     const gemm::GemmTarget& target) {
   gemm::GemmOptions options;
+  options.nvrtc_flags = NvrtcFlags(flags);
   if (flags.Has("config")) {
     absl::StatusOr<gen::GemmConfig> named =
         gen::ParseConfigName(flags.Text("config"));
@@ -335,8 +350,8 @@ cli::JsonFields GemmJsonFields(const gemm::GemmPlan& plan) {
 
 // Random inputs, one run checked against cuBLAS, then timings of both.
 absl::StatusOr<std::string> RunOnGpu(const gemm::GemmProblem& problem,
-                                     const gen::GemmConfig& config) {
-  gemm::GemmOptions options;
+                                     const gen::GemmConfig& config,
+                                     gemm::GemmOptions options) {
   options.config = config;
   absl::StatusOr<gemm::Gemm> gemm = gemm::Gemm::Prepare(problem, options);
   if (!gemm.ok()) return gemm.status();
@@ -404,7 +419,7 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
   absl::StatusOr<gemm::GemmPlan> plan =
       gemm::PlanGemm(*problem, target, *options);
   if (!plan.ok()) return plan.status();
-  if (flags.Has("run")) return RunOnGpu(*problem, plan->config);
+  if (flags.Has("run")) return RunOnGpu(*problem, plan->config, *options);
   std::fprintf(stderr, "ptxgen: %s\n", gen::ConfigName(plan->config).c_str());
   if (!general.empty()) {
     std::fprintf(stderr, "ptxgen: form %s\n",
@@ -644,10 +659,10 @@ absl::Status CheckStored(const compile::CompiledModule& module, bool bundle) {
 
 // The kernels one problem needs: its GEMM kernel, and split-K's reduce
 // kernel when the plan splits k (compiled as Gemm::Prepare compiles it).
-absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
-                                              const gemm::GemmTarget& target,
-                                              compile::KernelCache& cache,
-                                              bool bundle) {
+absl::StatusOr<std::string> PrecompileProblem(
+    const gemm::GemmProblem& problem, const gemm::GemmTarget& target,
+    const std::vector<std::string>& nvrtc_flags, compile::KernelCache& cache,
+    bool bundle) {
   const gen::GemmForm form = gemm::FormOf(problem);
   std::string shape = absl::StrCat(problem.m, "x", problem.n, "x", problem.k);
   if (!(form == gen::PlainForm(problem.element))) {
@@ -655,6 +670,7 @@ absl::StatusOr<std::string> PrecompileProblem(const gemm::GemmProblem& problem,
   }
   gemm::GemmOptions options;
   options.cache = &cache;
+  options.nvrtc_flags = nvrtc_flags;
   absl::StatusOr<gemm::GemmPlan> plan =
       gemm::PlanGemm(problem, target, options);
   if (!plan.ok()) {
@@ -701,8 +717,8 @@ absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
       bundle ? *bundle : compile::KernelCache::Default();
   std::string text;
   for (const gemm::GemmProblem& problem : *problems) {
-    absl::StatusOr<std::string> lines =
-        PrecompileProblem(problem, target, cache, bundle != nullptr);
+    absl::StatusOr<std::string> lines = PrecompileProblem(
+        problem, target, NvrtcFlags(flags), cache, bundle != nullptr);
     if (!lines.ok()) return lines.status();
     absl::StrAppend(&text, *lines);
   }
@@ -749,6 +765,7 @@ cli::Subcommand PrecompileSubcommand() {
       cli::TextFlag("out", "DIR",
                     "The folder to compile into (created with mode 0700). "
                     "Default: the kernel cache folder."),
+      NvrtcFlagsFlag(),
   };
   command.examples = {
       "ptxgen precompile --shapes=4096x4096x4096,256x256x64",
@@ -837,6 +854,7 @@ cli::Subcommand GemmSubcommand() {
            cli::SwitchFlag("run",
                            "Run on the GPU, check against cuBLAS, time both; "
                            "the plain problem only; not with --emit."),
+           NvrtcFlagsFlag(),
            cli::EmitFlag(cli::CompiledViews(), "cuda"),
        }) {
     command.flags.push_back(std::move(flag));

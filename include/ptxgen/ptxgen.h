@@ -155,6 +155,14 @@ typedef PTXGEN_ENUM(ptxgenScaling_t){
        pointers; an e4m3/e5m2 D is multiplied by *scale_d before it is
        rounded. fp8 inputs only. */
     PTXGEN_SCALING_TENSOR = 1,
+    /* DeepGEMM's block scaling: scale_a and scale_b point to f32 arrays,
+       A's one scale per row and 128 of k, B's one per 128 x 128 block,
+       multiplied into each 128-k stage's sums. A's of row i, k-block kb,
+       batch g at scale_a[(g * k_blocks + kb) * m + i]; B's of column block
+       jb at scale_b[(g * n_blocks + jb) * k_blocks + kb], the last blocks of
+       k and n ragged (ptxgenGemmGetSpans gives each array's floats). E4M3
+       and E5M2 inputs; D F16, BF16 or F32. */
+    PTXGEN_SCALING_BLOCK = 2,
 } ptxgenScaling_t;
 
 /*
@@ -240,12 +248,25 @@ typedef struct ptxgenKernelInfo_t {
 } ptxgenKernelInfo_t;
 
 /*
+ * How many elements each operand of a problem spans as stored, from its
+ * first to past its last, padding and batch gaps included: what its buffer
+ * must hold. scale_a and scale_b in floats: 1 each with
+ * PTXGEN_SCALING_TENSOR, the block scales' counts with PTXGEN_SCALING_BLOCK,
+ * else 0; bias 0 without a bias; c as C would be stored, though it is read
+ * only with beta != 0.
+ */
+typedef struct ptxgenGemmSpans_t {
+  int64_t a, b, c, d, bias, scale_a, scale_b;
+} ptxgenGemmSpans_t;
+
+/*
  * The device pointers of one run (ptxgenGemmRunOperands), each 16-byte
- * aligned apart from the scalars, which are one f32 each, 4-byte aligned.
+ * aligned apart from the scales and amax_d, which are f32, 4-byte aligned.
  * Zero-initialize it, then set what the problem uses: c is read only when
  * beta != 0 (it may equal d), bias only with a bias; scale_a and scale_b
- * only with PTXGEN_SCALING_TENSOR, scale_d too when D is E4M3 or E5M2;
- * amax_d is written only with record_amax.
+ * only with scaling: one f32 each with PTXGEN_SCALING_TENSOR (scale_d too
+ * when D is E4M3 or E5M2), arrays with PTXGEN_SCALING_BLOCK
+ * (ptxgenGemmSpans_t's counts); amax_d is written only with record_amax.
  */
 typedef struct ptxgenGemmOperands_t {
   const void* a;
@@ -301,6 +322,11 @@ ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      ptxgenDataType_t type);
 /* An H100 SXM or an H200: 132 SMs, 227 KiB of shared memory per block. */
 ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target);
+/* The spans of a valid problem's operands (refused as ptxgenPlanGemm
+   refuses an invalid one). */
+ptxgenStatus_t ptxgenGemmGetSpans(ptxgenHandle_t handle,
+                                  const ptxgenGemmProblem_t* problem,
+                                  ptxgenGemmSpans_t* spans);
 
 /* ---- Plans: no GPU needed ---- */
 

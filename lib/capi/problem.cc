@@ -71,11 +71,13 @@ constexpr Enumeration<ptxgenActivation_t, gemm::Activation, 5> kActivations{
       {PTXGEN_ACTIVATION_SILU, "PTXGEN_ACTIVATION_SILU",
        gemm::Activation::kSilu}}}};
 
-constexpr Enumeration<ptxgenScaling_t, gemm::GemmScaling, 2> kScalings{
+constexpr Enumeration<ptxgenScaling_t, gemm::GemmScaling, 3> kScalings{
     "ptxgenScaling_t",
     {{{PTXGEN_SCALING_NONE, "PTXGEN_SCALING_NONE", gemm::GemmScaling::kNone},
       {PTXGEN_SCALING_TENSOR, "PTXGEN_SCALING_TENSOR",
-       gemm::GemmScaling::kTensor}}}};
+       gemm::GemmScaling::kTensor},
+      {PTXGEN_SCALING_BLOCK, "PTXGEN_SCALING_BLOCK",
+       gemm::GemmScaling::kBlock}}}};
 
 // `field`'s value, refused when it is none of the enumeration's:
 // "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t

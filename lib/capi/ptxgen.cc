@@ -304,6 +304,27 @@ ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target) {
   return PTXGEN_STATUS_SUCCESS;
 }
 
+ptxgenStatus_t ptxgenGemmGetSpans(ptxgenHandle_t handle,
+                                  const ptxgenGemmProblem_t* problem,
+                                  ptxgenGemmSpans_t* spans) {
+  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenGemmGetSpans";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (spans == nullptr) return FailNull(handle, kFunction, "spans");
+    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
+    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ValidProblem(*problem);
+    if (!valid.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  valid.status().message());
+    }
+    const ptxgen::gemm::GemmSpans stored = ptxgen::gemm::StoredSpans(*valid);
+    *spans = {stored.a,    stored.b,       stored.c,      stored.d,
+              stored.bias, stored.scale_a, stored.scale_b};
+    return Succeed(handle);
+  });
+}
+
 ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenGemmProblem_t* problem,
                               const ptxgenTarget_t* target,

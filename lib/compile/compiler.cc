@@ -75,11 +75,7 @@ absl::Status ValidateRequest(absl::string_view name, absl::string_view source,
   }
   // NVRTC reads C strings: a NUL would silently cut the source short.
   if (HasNul(source)) return Rejected("the source must not contain NUL bytes");
-  if (absl::Status arch = ValidateArch(options.arch); !arch.ok()) return arch;
-  for (const std::string& flag : options.flags) {
-    if (absl::Status valid = ValidateFlag(flag); !valid.ok()) return valid;
-  }
-  return absl::OkStatus();
+  return ValidateCompileOptions(options);
 }
 
 std::vector<std::string> NvrtcArguments(const CompileOptions& options) {
@@ -211,6 +207,14 @@ absl::Status CompileError(absl::string_view name, absl::string_view source,
 }
 
 }  // namespace
+
+absl::Status ValidateCompileOptions(const CompileOptions& options) {
+  if (absl::Status arch = ValidateArch(options.arch); !arch.ok()) return arch;
+  for (const std::string& flag : options.flags) {
+    if (absl::Status valid = ValidateFlag(flag); !valid.ok()) return valid;
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
                                            absl::string_view source,

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "lib/gemm/helper_kernels.h"
+#include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
@@ -495,13 +497,15 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
   if (!context.ok()) return context.status();
   absl::StatusOr<uint64_t> context_id = runtime::ContextId(*context);
   if (!context_id.ok()) return context_id.status();
-  // The whole configuration, launch policy included: the loaded kernel
-  // carries it to every Gemm that uses it.
+  // The whole configuration, launch policy included, and the compile's
+  // flags: the loaded kernel carries them to every Gemm that uses it.
   const gen::GeneratedGemm& generated = plan.generated;
   Registry& registry = LoadedKernels();
   const std::pair<uint64_t, std::string> key{
-      *context_id, absl::StrCat(gen::FormName(generated.form), " ",
-                                gen::ConfigName(generated.config))};
+      *context_id,
+      absl::StrCat(gen::FormName(generated.form), " ",
+                   gen::ConfigName(generated.config), " ",
+                   absl::StrJoin(plan.compiled->options.flags, " "))};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
@@ -736,11 +740,32 @@ absl::Status CheckOperandReachable(const runtime::Driver& driver,
   return RefuseUnreachable(driver, name, address, gemm_context, gemm_device);
 }
 
+// Flags CompileCuda would refuse, and what the options may not ask for
+// together, refused before anything is selected or compiled.
+absl::Status ValidateOptions(const GemmOptions& options) {
+  compile::CompileOptions compile_options;
+  compile_options.flags = options.nvrtc_flags;
+  if (absl::Status valid = compile::ValidateCompileOptions(compile_options);
+      !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM nvrtc_flags: ", valid.message()));
+  }
+  if (options.selection == Selection::kAutotune &&
+      !options.config.has_value() && !options.nvrtc_flags.empty()) {
+    return absl::InvalidArgumentError(
+        "GEMM: nvrtc_flags with Selection::kAutotune: the autotuner times "
+        "kernels compiled without flags, so its pick would not be timed as "
+        "compiled; autotune first, then prepare its config with the flags");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
                                    const GemmOptions& options) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateOptions(options); !valid.ok()) return valid;
   if (!options.device.has_value()) {
     absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
     if (!context.ok()) return context.status();

@@ -137,6 +137,7 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
                                     : compile::KernelCache::Default();
   compile::CompileOptions compile_options;
   compile_options.arch = target.arch;
+  compile_options.flags = options.nvrtc_flags;
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
       cache.GetOrCompile(plan.generated.kernel_name, plan.generated.source,
                          compile_options);

@@ -9,6 +9,8 @@
 
     p8 = ptxgen.plan(m=8192, n=8192, k=8192, dtype="e4m3", scaling="tensor")
     y8 = ptxgen.gemm(x8, w8.t(), scale_a=sa, scale_b=sb)  # float8_e4m3fn -> bf16
+    yb = ptxgen.gemm(x8, w8.t(), scaling="block", scale_a=sa_blocks,
+                     scale_b=sb_blocks)   # DeepGEMM's scales, counts: ptxgen.spans
     y32 = ptxgen.gemm(x32, w32.t(), dtype="tf32")        # float32 on tf32 cores
     yi = ptxgen.gemm(xi, wi.t())                         # int8 -> int32, the exact sums
     yq = ptxgen.gemm(xi, wi.t(), out_dtype="s8", alpha=0.05)  # alpha times them in int8
@@ -24,7 +26,7 @@ carrying the library's message, which names the rule that was broken.
 from ptxgen._gemm import gemm
 from ptxgen._kernel import Kernel
 from ptxgen._library import Error
-from ptxgen._plan import Plan, plan
+from ptxgen._plan import Plan, plan, spans
 
 
 def version():
@@ -34,4 +36,4 @@ def version():
     return library.ptxgenGetVersionString().decode()
 
 
-__all__ = ["Error", "Kernel", "Plan", "gemm", "plan", "version"]
+__all__ = ["Error", "Kernel", "Plan", "gemm", "plan", "spans", "version"]

@@ -260,10 +260,30 @@ def _check_scalar(array, output):
         raise refuse(f"{_FUNCTION}: amax is read-only")
 
 
+def _check_block_scales(arrays, problem):
+    """Block scales: each a compact float32 array of the count the library
+    gives for the problem (ptxgenGemmGetSpans), which also refuses a
+    problem that breaks a rule."""
+    spans = _problem.spans_of(problem)
+    for name in ("scale_a", "scale_b"):
+        array = arrays.get(name)
+        if array is None:
+            continue  # a missing one is the library's to refuse
+        count = 1
+        for size in array.shape:
+            count *= size
+        if (array.dtype != "f32" or count != spans[name]
+                or array.strides != _compact_strides(array.shape)):
+            raise refuse(f"{_FUNCTION}: with scaling='block', {name} must be "
+                         f"{spans[name]} contiguous float32 elements (ptxgen.spans), "
+                         f"not shape {array.shape} of {array.dtype} with strides "
+                         f"{array.strides}")
+
+
 def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None,
               alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None,
               scale_a=None, scale_b=None, scale_d=None, amax=None, fast_accum=False,
-              *, holds):
+              scaling=None, *, holds):
     """(problem, arrays by name, out, CUstream) of a call: every argument read
     and its layout found; `out` allocated when not given; DLPack arrays
     exported for the CUstream and held by `holds` (a contextlib.ExitStack)."""
@@ -322,13 +342,18 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
         stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
+    block = scaling == "block"
     for name, scalar in (("scale_a", scale_a), ("scale_b", scale_b), ("scale_d", scale_d),
                          ("amax", amax)):
         if scalar is not None:
             arrays[name] = read(name, scalar)
-            _check_scalar(arrays[name], arrays["d"].dtype)
-    # A scale given asks for scaling; a missing one is the library's to refuse.
-    scaled = any(name in arrays for name in ("scale_a", "scale_b", "scale_d"))
+            if not (block and name in ("scale_a", "scale_b")):
+                _check_scalar(arrays[name], arrays["d"].dtype)
+    # A scale given asks for per-tensor scaling unless scaling says which;
+    # a missing one is the library's to refuse.
+    if scaling is None:
+        scaled = any(name in arrays for name in ("scale_a", "scale_b", "scale_d"))
+        scaling = "tensor" if scaled else "none"
     problem = _problem.problem(
         _FUNCTION, m=m, n=n, k=k, dtype=element, b_dtype=b_element,
         out_dtype=arrays["d"].dtype,
@@ -337,8 +362,9 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         stride_d=stride_d, stride_bias=stride_bias,
         bias=None if bias is None else bias_along, bias_dtype=bias_dtype,
         activation=activation, alpha=alpha, beta=beta,
-        scaling="tensor" if scaled else "none", fast_accum=fast_accum,
-        record_amax=amax is not None)
+        scaling=scaling, fast_accum=fast_accum, record_amax=amax is not None)
+    if block:
+        _check_block_scales(arrays, problem)
     _check_one_device(arrays)
     return problem, arrays, out, cuda_stream
 
@@ -438,7 +464,7 @@ def prepared(problem, device, stream):
 
 def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
          alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None, scale_a=None,
-         scale_b=None, scale_d=None, amax=None, fast_accum=False):
+         scale_b=None, scale_d=None, amax=None, fast_accum=False, scaling=None):
     """out = activation(alpha * a @ b + beta * c + bias), returned.
 
     a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
@@ -457,8 +483,11 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     activation None, "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a
     and scale_b (one float32 each, on the device) multiply alpha, as
     cuBLASLt's scale pointers (either given makes the GEMM scaled: give
-    both), scale_d multiplies an fp8 out before its rounding; fast_accum
-    accumulates in wgmma's reduced precision. amax (one float32) receives
+    both), scale_d multiplies an fp8 out before its rounding; with
+    scaling="block" scale_a and scale_b are instead DeepGEMM's block
+    scales, contiguous float32 arrays of ptxgen.spans' counts (A's per row
+    and 128 of k, B's per 128 x 128 block; out f16, bf16 or f32);
+    fast_accum accumulates in wgmma's reduced precision. amax (one float32) receives
     the largest |out| before scale_d. Runs asynchronously on `stream`, else
     the current torch (CuPy) stream, else the default stream. Raises
     ptxgen.Error, naming the broken rule."""
@@ -469,7 +498,7 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
             a, b, out=out, c=c, bias=bias, bias_along=bias_along, activation=activation,
             alpha=alpha, beta=beta, out_dtype=out_dtype, stream=stream, dtype=dtype,
             scale_a=scale_a, scale_b=scale_b, scale_d=scale_d, amax=amax,
-            fast_accum=fast_accum, holds=holds)
+            fast_accum=fast_accum, scaling=scaling, holds=holds)
         A = arrays["a"]
         with _on_device(A):
             kernel = prepared(problem, (A.library, A.device), cuda_stream)

@@ -42,7 +42,7 @@ DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5, "s
 MAJORS = {"k": 0, "mn": 1}
 BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
-SCALINGS = {"none": 0, "tensor": 1}
+SCALINGS = {"none": 0, "tensor": 1, "block": 2}
 
 
 class GemmProblem(ctypes.Structure):
@@ -62,6 +62,11 @@ class GemmProblem(ctypes.Structure):
         ("b_input_type", ctypes.c_int), ("scaling", ctypes.c_int),
         ("fast_accumulation", ctypes.c_int), ("record_amax", ctypes.c_int),
     ]
+
+
+class GemmSpans(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in (
+        "a", "b", "c", "d", "bias", "scale_a", "scale_b")]
 
 
 class GemmOperands(ctypes.Structure):
@@ -99,6 +104,8 @@ _FUNCTIONS = {
     "ptxgenGetLastErrorMessage": (ctypes.c_char_p, [_Pointer]),
     "ptxgenGemmProblemInit": (_Status, [ctypes.POINTER(GemmProblem), ctypes.c_int64,
                                         ctypes.c_int64, ctypes.c_int64, ctypes.c_int]),
+    "ptxgenGemmGetSpans": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
+                                     ctypes.POINTER(GemmSpans)]),
     "ptxgenPlanGemm": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
                                  ctypes.POINTER(Target), ctypes.POINTER(_Pointer)]),
     "ptxgenPlanGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),

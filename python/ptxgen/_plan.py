@@ -33,8 +33,10 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
     None is the library's default: dtype for 16-bit inputs, "bf16" for
     fp8, "f32" for tf32, "s32" for s8/u8; bias None, "m" (one per row) or
     "n" (one per column) of bias_dtype; activation None, "relu", "gelu",
-    "gelu_tanh" or "silu"; scaling "none" or "tensor" (fp8: alpha times the
-    scale_a and scale_b scalars), fast_accum (fp8: wgmma's reduced-precision
+    "gelu_tanh" or "silu"; scaling "none", "tensor" (fp8: alpha times the
+    scale_a and scale_b scalars) or "block" (fp8: DeepGEMM's f32 scales of
+    A per row and 128 of k, of B per 128 x 128 block; ptxgen.spans gives
+    their counts), fast_accum (fp8: wgmma's reduced-precision
     accumulation), record_amax (the largest |D| written to an amax scalar);
     leading dimensions and batch strides in elements, 0 for packed. Raises
     ptxgen.Error naming the broken rule."""
@@ -54,6 +56,15 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
         return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
     finally:
         library.ptxgenPlanDestroy(pointer)
+
+
+def spans(**problem):
+    """How many elements each operand of the problem (plan's keywords, less
+    sms and shared_bytes) spans as stored, padding and batch gaps included:
+    a dict of "a", "b", "c", "d", "bias", "scale_a" and "scale_b" (floats:
+    1 each with scaling="tensor", the block scales' counts with "block").
+    Raises ptxgen.Error naming the broken rule."""
+    return _problem.spans_of(_problem.problem("ptxgen.spans", **problem))
 
 
 def _int32(keyword, value):

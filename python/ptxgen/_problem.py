@@ -123,6 +123,16 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
     return p
 
 
+def spans_of(p):
+    """The spans of ptxgenGemmProblem_t `p` (ptxgenGemmGetSpans) as a dict
+    of "a", "b", "c", "d", "bias", "scale_a" and "scale_b"."""
+    library, handle = _library.loaded()
+    stored = _library.GemmSpans()
+    _library.check(library.ptxgenGemmGetSpans(handle, ctypes.byref(p),
+                                              ctypes.byref(stored)))
+    return {name: getattr(stored, name) for name, _ in stored._fields_}
+
+
 def key(p):
     """The problem as a tuple: equal problems, equal keys."""
     return tuple(getattr(p, name) for name, _ in p._fields_)

@@ -260,6 +260,37 @@ static void PlansFp8Tf32AndIntegerProblems(void) {
   ExpectPlannedAs(rounded, "s8xu8.kk->s8");
 }
 
+/* Block scaling plans DeepGEMM's recipe; its scale arrays hold one float
+   per row of A and 128 of k, and one per 128 x 128 block of B, the last
+   blocks ragged: 3 k-blocks and 2 n-blocks here, for each of 2 GEMMs. */
+static void PlansBlockScaledFp8AndSpansItsScales(void) {
+  ptxgenGemmProblem_t block;
+  ptxgenGemmProblemInit(&block, 256, 200, 320, PTXGEN_TYPE_E4M3);
+  block.scaling = PTXGEN_SCALING_BLOCK;
+  block.batch = 2;
+  ExpectPlannedAs(block, "e4m3.kk->bf16+batched+block_scaled");
+  ptxgenGemmSpans_t spans;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenGemmGetSpans(handle, &block, &spans));
+  EXPECT(spans.a == 2 * 256 * 320 && spans.b == 2 * 200 * 320);
+  EXPECT(spans.d == 2 * 256 * 200 && spans.bias == 0);
+  EXPECT(spans.scale_a == 2 * 3 * 256);
+  EXPECT(spans.scale_b == 2 * 2 * 3);
+  ptxgenGemmProblem_t tensor = block;
+  tensor.scaling = PTXGEN_SCALING_TENSOR;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenGemmGetSpans(handle, &tensor, &spans));
+  EXPECT(spans.scale_a == 1 && spans.scale_b == 1);
+  ptxgenGemmProblem_t block_to_e4m3 = block;
+  block_to_e4m3.output_type = PTXGEN_TYPE_E4M3;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmGetSpans(handle, &block_to_e4m3, &spans));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "block");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmGetSpans(handle, &block, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "spans");
+}
+
 /* The library's rules for the types, in its own words. */
 static void RefusesTypesTheLibraryDoesNotCompute(void) {
   ptxgenGemmProblem_t f16_with_e4m3 = Plain();
@@ -347,10 +378,11 @@ static void RefusesValuesOutsideAnEnumeration(void) {
       b_type, NULL, PTXGEN_STATUS_INVALID_VALUE,
       "ptxgenGemmProblem_t.b_input_type: -1 is not a ptxgenDataType_t");
   ptxgenGemmProblem_t scaling = Plain();
-  scaling.scaling = (ptxgenScaling_t)2;
+  scaling.scaling = (ptxgenScaling_t)3;
   ExpectPlanRefused(scaling, NULL, PTXGEN_STATUS_INVALID_VALUE,
-                    "ptxgenGemmProblem_t.scaling: 2 is not a ptxgenScaling_t "
-                    "(PTXGEN_SCALING_NONE=0, PTXGEN_SCALING_TENSOR=1)");
+                    "ptxgenGemmProblem_t.scaling: 3 is not a ptxgenScaling_t "
+                    "(PTXGEN_SCALING_NONE=0, PTXGEN_SCALING_TENSOR=1, "
+                    "PTXGEN_SCALING_BLOCK=2)");
   /* The flags are 0 or 1: an uninitialized one is not read as true. */
   ptxgenGemmProblem_t fast = Plain();
   fast.fast_accumulation = 0x5a5a5a5a;
@@ -506,6 +538,7 @@ static struct TestCase tests[] = {
     TEST_CASE(AnInitializedProblemHasItsInputTypesDefaultOutput),
     TEST_CASE(PlansTheReadmesProblemsAndShowsWhatItGenerated),
     TEST_CASE(PlansFp8Tf32AndIntegerProblems),
+    TEST_CASE(PlansBlockScaledFp8AndSpansItsScales),
     TEST_CASE(RefusesTypesTheLibraryDoesNotCompute),
     TEST_CASE(RefusesProblemsThatBreakARule),
     TEST_CASE(RefusesValuesOutsideAnEnumeration),

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/driver.h"
 #include "tests/support/text.h"
@@ -176,6 +177,56 @@ TEST(PlanTest, RefusesToAutotuneWithoutADevice) {
   options.config =
       HeuristicConfig(Plain(), 132);  // a given config needs no timing
   EXPECT_TRUE(PlanGemm(Plain(), GemmTarget::H200(), options).ok());
+}
+
+// A decode-sized problem: its narrow tile compiles in a fraction of the
+// large kernels' time.
+GemmProblem Decode() { return {16, 4096, 4096, ScalarType::kF16}; }
+
+// -lineinfo puts .loc directives in the PTX; the flags are part of what the
+// cache keys, so the flagged kernel is a compile of its own.
+TEST(PlanTest, NvrtcFlagsReachTheKernelsCompile) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  const absl::StatusOr<GemmPlan> plain = PlanGemm(Decode(), GemmTarget::H200());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  GemmOptions options;
+  options.nvrtc_flags = {"-lineinfo"};
+  const absl::StatusOr<GemmPlan> flagged =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(flagged.ok()) << flagged.status();
+  EXPECT_EQ(flagged->compiled->options.flags,
+            std::vector<std::string>{"-lineinfo"});
+  EXPECT_TRUE(Contains(flagged->compiled->ptx, ".loc"));
+  EXPECT_FALSE(Contains(plain->compiled->ptx, ".loc"));
+  EXPECT_NE(flagged->compiled->cache_key, plain->compiled->cache_key);
+  EXPECT_EQ(flagged->generated.source, plain->generated.source);
+}
+
+TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {
+  GemmOptions options;
+  options.nvrtc_flags = {"-arch=sm_80"};
+  ExpectRefused(PlanGemm(Decode(), GemmTarget::H200(), options),
+                "flag '-arch=sm_80' names the architecture");
+}
+
+// Prepare checks the flags before it selects, compiles or asks for a
+// device, so these refusals need no GPU.
+TEST(PlanTest, PrepareRefusesBadNvrtcFlagsAndFlagsWithAutotuning) {
+  GemmOptions options;
+  options.nvrtc_flags = {"-I/usr/include"};
+  absl::StatusOr<Gemm> gemm = Gemm::Prepare(Decode(), options);
+  EXPECT_TRUE(absl::IsInvalidArgument(gemm.status())) << gemm.status();
+  EXPECT_TRUE(Contains(gemm.status().message(),
+                       "GEMM nvrtc_flags: compile: flag '-I/usr/include' "
+                       "adds headers"))
+      << gemm.status();
+  options.nvrtc_flags = {"-lineinfo"};
+  options.selection = Selection::kAutotune;
+  gemm = Gemm::Prepare(Decode(), options);
+  EXPECT_TRUE(absl::IsInvalidArgument(gemm.status())) << gemm.status();
+  EXPECT_TRUE(Contains(gemm.status().message(),
+                       "nvrtc_flags with Selection::kAutotune"))
+      << gemm.status();
 }
 
 runtime::DeviceProperties H200Properties() {

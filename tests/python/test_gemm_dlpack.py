@@ -140,6 +140,25 @@ def test_fp8_arrays_are_e4m3_or_e5m2_and_b_keeps_its_own_type():
     assert (mixed["b_major"], mixed["ldb"]) == (0, 512)  # K-major
 
 
+def test_block_scales_are_compact_float32_arrays_of_the_librarys_counts():
+    # k=512: 4 k-blocks of A's 256 rows; n=128: one column block of B.
+    a, b, out = eight_bit_operands(E4M3, E4M3)
+    scale_a, scale_b = FakeDLPackArray((4, 256), F32), FakeDLPackArray((4,), F32)
+    block = problem_of(a, b, out, scaling="block", scale_a=scale_a, scale_b=scale_b)
+    assert block["scaling"] == 2  # PTXGEN_SCALING_BLOCK
+    expect_refused("with scaling='block', scale_a must be 1024 contiguous float32 "
+                   "elements (ptxgen.spans), not shape (1,) of f32", a, b, out=out,
+                   scaling="block", scale_a=FakeDLPackArray((1,), F32), scale_b=scale_b)
+    expect_refused("scale_b must be 4 contiguous float32 elements (ptxgen.spans), not "
+                   "shape (4,) of f32 with strides (2,)", a, b, out=out, scaling="block",
+                   scale_a=scale_a, scale_b=FakeDLPackArray((4,), F32, strides=(2,)))
+    expect_refused("scale_b must be 4 contiguous float32 elements", a, b, out=out,
+                   scaling="block", scale_a=scale_a, scale_b=FakeDLPackArray((4,), F16))
+    # Scales given without scaling= are per-tensor ones: one float each.
+    expect_refused("scale_a must be one float32 element, not shape (4, 256)", a, b,
+                   out=out, scale_a=scale_a, scale_b=scale_b)
+
+
 def test_an_fp8_result_is_allocated_only_for_torch_and_names_the_default_type():
     a, b, _ = eight_bit_operands(E5M2, E5M2)
     expect_refused("give out= for a bf16 result", a, b, out=None)

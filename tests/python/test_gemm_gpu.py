@@ -279,6 +279,24 @@ class Fp8AndTf32AgainstFloat64(unittest.TestCase):
                 expected = (x.float().double() * 0.5) @ (w.float().double() * 4.0).t()
                 self.assertLess(relative_error(out, expected), 3e-3)
 
+    def test_block_scaled_fp8_matches_the_dequantized_reference(self):
+        # DeepGEMM's layout (ptxgen.spans counts it): A's scales [k_blocks, m],
+        # B's [n_blocks, k_blocks], blocks of 128, the last ragged.
+        x = uniform(self.M, self.K, dtype=torch.float8_e4m3fn)
+        w = uniform(self.N, self.K, dtype=torch.float8_e4m3fn)
+        k_blocks, n_blocks = -(-self.K // 128), -(-self.N // 128)
+        spans = ptxgen.spans(m=self.M, n=self.N, k=self.K, dtype="e4m3", scaling="block")
+        self.assertEqual((spans["scale_a"], spans["scale_b"]),
+                         (k_blocks * self.M, n_blocks * k_blocks))
+        scale_a = torch.rand(k_blocks, self.M, device="cuda") + 0.5
+        scale_b = torch.rand(n_blocks, k_blocks, device="cuda") + 0.5
+        out = ptxgen.gemm(x, w.t(), scaling="block", scale_a=scale_a, scale_b=scale_b)
+        k_block = torch.arange(self.K, device="cuda") // 128
+        n_block = torch.arange(self.N, device="cuda") // 128
+        a = x.float().double() * scale_a.double()[k_block].t()
+        b = w.float().double() * scale_b.double()[n_block][:, k_block]
+        self.assertLess(relative_error(out, a @ b.t()), 3e-3)
+
     def test_tf32_matches_the_float32_reference(self):
         a = uniform(self.M, self.K)
         w = uniform(self.N, self.K)

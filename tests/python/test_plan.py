@@ -74,7 +74,8 @@ def test_keywords_take_the_spellings_of_torch_and_the_command_line():
     (dict(dtype="e5m2", b_dtype="e4m3", out_dtype="f32", scaling="tensor"),
      "e5m2xe4m3.kk->f32+tensor_scaled"),
     (dict(dtype="tf32"), "tf32.kk->f32"),
-], ids=["e4m3", "e5m2", "mixed", "scaled-fast", "mixed-f32", "tf32"])
+    (dict(dtype="e4m3", scaling="block"), "e4m3.kk->bf16+block_scaled"),
+], ids=["e4m3", "e5m2", "mixed", "scaled-fast", "mixed-f32", "tf32", "block-scaled"])
 def test_plans_fp8_and_tf32_at_their_default_outputs(keywords, form):
     plan = ptxgen.plan(**PLAIN, **keywords)
     assert plan.form == form
@@ -113,6 +114,23 @@ def expect_refused(status, rule, **keywords):
     assert refused.value.status == status
     assert rule in str(refused.value)
     assert refused.value.message == str(refused.value)
+
+
+def test_spans_are_what_each_operands_buffer_must_hold():
+    # A [2,256,512] with rows of 528, B [2,200,512]; block scales: 4
+    # k-blocks of A's 256 rows and of B's 2 column blocks (the second
+    # ragged), per GEMM.
+    spans = ptxgen.spans(m=256, n=200, k=512, dtype="e4m3", lda=528, batch=2,
+                         scaling="block")
+    assert spans == {"a": 256 * 528 + 255 * 528 + 512, "b": 2 * 200 * 512,
+                     "c": 2 * 256 * 200, "d": 2 * 256 * 200, "bias": 0,
+                     "scale_a": 2 * 4 * 256, "scale_b": 2 * 2 * 4}
+    assert ptxgen.spans(m=256, n=200, k=512, dtype="e4m3", scaling="tensor")[
+        "scale_a"] == 1
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.spans(m=256, n=200, k=512, scaling="block")
+    assert "per-tensor or block scales and fast accumulation are for fp8 inputs, not f16" \
+        in str(refused.value)
 
 
 def test_refuses_problems_that_break_a_rule_with_the_librarys_message():
@@ -182,8 +200,8 @@ def test_refuses_keywords_outside_their_values_before_the_library():
                    out_dtype="int64")
     expect_refused(invalid, "b_dtype='float8_e4m3fnuz' is not one of", **PLAIN,
                    b_dtype="float8_e4m3fnuz")
-    expect_refused(invalid, "scaling='block' is not one of 'none', 'tensor'", **PLAIN,
-                   scaling="block")
+    expect_refused(invalid, "scaling='row' is not one of 'none', 'tensor', 'block'",
+                   **PLAIN, scaling="row")
     expect_refused(invalid, "record_amax=1 is not True or False", **PLAIN, record_amax=1)
     expect_refused(invalid, "bias='k' is not one of None, 'm', 'n'", **PLAIN, bias="k")
     expect_refused(invalid, "m=4096.5 is not an integer", m=4096.5, n=4096, k=4096)

@@ -838,6 +838,35 @@ TEST(PtxgenTest, PrecompilesTheProblemsOfAFile) {
   EXPECT_TRUE(Contains(dtype.err, "--dtype applies to --shapes")) << dtype.err;
 }
 
+// NVRTC flags are part of the cache key: a bundle precompiled with them
+// serves plans made with the same flags, and only those.
+TEST(PtxgenTest, NvrtcFlagsReachTheCompileAndTheBundle) {
+  const std::string bundle = NewTestDirectory("flagged") + "/kernels";
+  const Result made = Ptxgen(Args(absl::StrCat(
+      "precompile --shapes=256x256x64 --nvrtc-flags=-lineinfo --out=",
+      bundle)));
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::map<std::string, std::string> environment = {
+      {"PTXGEN_CACHE_PATH", bundle},
+      {"PTXGEN_CACHE_DIR", NewTestDirectory("flagged_writable")}};
+  const Result flagged = Ptxgen(
+      Args("gemm --m=256 --n=256 --k=64 --nvrtc-flags=-lineinfo --emit=json"),
+      environment);
+  ASSERT_EQ(flagged.status, 0) << flagged.err;
+  EXPECT_TRUE(Contains(flagged.out, "\"source\":\"disk_cache\""))
+      << flagged.out;
+  const Result plain =
+      Ptxgen(Args("gemm --m=256 --n=256 --k=64 --emit=json"), environment);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_TRUE(Contains(plain.out, "\"source\":\"compiled\"")) << plain.out;
+  const Result ptx = Ptxgen(
+      Args("gemm --m=256 --n=256 --k=64 --nvrtc-flags=-lineinfo --emit=ptx"),
+      environment);
+  EXPECT_TRUE(Contains(ptx.out, ".loc")) << ptx.err;
+  ExpectRefused({Args("gemm --m=256 --n=256 --k=64 --nvrtc-flags=-arch=sm_80"),
+                 1, "flag '-arch=sm_80' names the architecture"});
+}
+
 TEST(PtxgenTest, PrecompileRefusesABadShapeNamingIt) {
   const Result run = Ptxgen(Args("precompile --shapes=256x256x64,256x256"));
   EXPECT_EQ(run.status, 2);

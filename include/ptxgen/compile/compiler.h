@@ -78,6 +78,10 @@ absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
                                            absl::string_view source,
                                            const CompileOptions& options);
 
+// The rules CompileCuda holds `options` to (a real architecture; flags as
+// above), for callers that take options long before they compile.
+absl::Status ValidateCompileOptions(const CompileOptions& options);
+
 // The linked NVRTC's version, "13.0"; part of every cache key.
 const std::string& NvrtcVersion();
 
