@@ -398,16 +398,6 @@ absl::StatusOr<std::string> RunGemm(const cli::ParsedFlags& flags) {
         " GEMMs are compared with cuBLASLt by gemm_bench --dtype=", type,
         " (and checked by the GPU tests)"));
   }
-  // The plain problem as such, however its flags spelled it (--lda=k,
-  // --alpha=1): what the cuBLAS comparison takes.
-  if (general.empty()) {
-    gemm::GemmProblem plain;
-    plain.m = problem->m;
-    plain.n = problem->n;
-    plain.k = problem->k;
-    plain.element = problem->element;
-    *problem = plain;
-  }
   if (absl::Status valid = gemm::ValidateProblem(*problem); !valid.ok()) {
     return valid;
   }
