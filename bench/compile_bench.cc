@@ -144,19 +144,19 @@ absl::StatusOr<KernelTimings> TimeKernel(const GeneratedGemm& kernel,
   for (int run = 0; run <= cold_runs; ++run) {
     KernelCache cache(
         CacheConfig{true, (root / absl::StrCat("run", run)).string()});
-    auto compiled =
-        Lookup(cache, kernel, CompileOptions{}, CacheSource::kCompiled);
+    auto compiled = Lookup(cache, kernel, ptxgen::gemm::GemmCompileOptions({}),
+                           CacheSource::kCompiled);
     if (!compiled.ok()) return compiled.status();
     (run == 0 ? first : cold).ms.push_back((*compiled)->compile_ms);
     timings.last_cold = *compiled;
     KernelCache reader(cache.config());
-    auto loaded =
-        Lookup(reader, kernel, CompileOptions{}, CacheSource::kDiskCache);
+    auto loaded = Lookup(reader, kernel, ptxgen::gemm::GemmCompileOptions({}),
+                         CacheSource::kDiskCache);
     if (!loaded.ok()) return loaded.status();
     disk.ms.push_back((*loaded)->compile_ms);
     for (int i = 0; run == 0 && i < memory_runs; ++i) {
-      auto hit =
-          Lookup(reader, kernel, CompileOptions{}, CacheSource::kMemoryCache);
+      auto hit = Lookup(reader, kernel, ptxgen::gemm::GemmCompileOptions({}),
+                        CacheSource::kMemoryCache);
       if (!hit.ok()) return hit.status();
       memory.ms.push_back((*hit)->compile_ms);
     }
@@ -355,8 +355,8 @@ absl::Status RunPicks(const std::filesystem::path& root,
     std::cout << "no module load (no GPU: " << gpu.status().message() << ")\n";
   }
   std::filesystem::create_directories(root);
-  CompileOptions options;
-  options.flags = flags.nvrtc_flags;
+  const CompileOptions options =
+      ptxgen::gemm::GemmCompileOptions(flags.nvrtc_flags);
   const bool flagged = !flags.nvrtc_flags.empty();
   std::cout << absl::StrFormat(
       "%s suites, NVRTC flags: %s\n"
@@ -392,7 +392,8 @@ absl::Status RunPicks(const std::filesystem::path& root,
     std::string cubin_column;
     if (flagged) {
       absl::StatusOr<CompiledModule> plain = ptxgen::compile::CompileCuda(
-          pick.generated.kernel_name, pick.generated.source, CompileOptions{});
+          pick.generated.kernel_name, pick.generated.source,
+          ptxgen::gemm::GemmCompileOptions({}));
       if (!plain.ok()) return plain.status();
       cubin_column = plain->cubin == alone.cubin ? " same |" : " differs |";
     }

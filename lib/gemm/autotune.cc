@@ -19,6 +19,7 @@
 #include "ptxgen/base/log.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/sha256.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
@@ -151,7 +152,9 @@ void CompileConcurrently(const GemmProblem& problem,
             gen::GenerateGemm(candidates[i], FormOf(problem));
         // Failures surface again, with their reason, when loading.
         if (generated.ok()) {
-          cache.GetOrCompile(generated->kernel_name, generated->source, {})
+          cache
+              .GetOrCompile(generated->kernel_name, generated->source,
+                            GemmCompileOptions({}))
               .IgnoreError();
         }
         base::Log(

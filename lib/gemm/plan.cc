@@ -58,6 +58,17 @@ absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
       target.sm_count, " SM"));
 }
 
+compile::CompileOptions GemmCompileOptions(
+    const std::vector<std::string>& nvrtc_flags) {
+  compile::CompileOptions options;
+  options.arch = kGemmArch;
+  // The same CUBIN, a shorter front end (bench/RESULTS.md, "Cold start").
+  options.flags = {"--minimal"};
+  options.flags.insert(options.flags.end(), nvrtc_flags.begin(),
+                       nvrtc_flags.end());
+  return options;
+}
+
 GemmTarget GemmTarget::H200() {
   GemmTarget target;
   target.sm_count = 132;
@@ -135,12 +146,9 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
   compile::KernelCache& cache = options.cache != nullptr
                                     ? *options.cache
                                     : compile::KernelCache::Default();
-  compile::CompileOptions compile_options;
-  compile_options.arch = target.arch;
-  compile_options.flags = options.nvrtc_flags;
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
       cache.GetOrCompile(plan.generated.kernel_name, plan.generated.source,
-                         compile_options);
+                         GemmCompileOptions(options.nvrtc_flags));
   if (!compiled.ok()) return compiled.status();
   plan.compiled = *std::move(compiled);
   return plan;

@@ -195,11 +195,27 @@ TEST(PlanTest, NvrtcFlagsReachTheKernelsCompile) {
       PlanGemm(Decode(), GemmTarget::H200(), options);
   ASSERT_TRUE(flagged.ok()) << flagged.status();
   EXPECT_EQ(flagged->compiled->options.flags,
-            std::vector<std::string>{"-lineinfo"});
+            (std::vector<std::string>{"--minimal", "-lineinfo"}));
   EXPECT_TRUE(Contains(flagged->compiled->ptx, ".loc"));
   EXPECT_FALSE(Contains(plain->compiled->ptx, ".loc"));
   EXPECT_NE(flagged->compiled->cache_key, plain->compiled->cache_key);
   EXPECT_EQ(flagged->generated.source, plain->generated.source);
+}
+
+// --minimal only drops declarations the kernels do not use: the CUBIN is
+// the one a compile without it gives.
+TEST(PlanTest, GemmKernelsCompileMinimalToTheSameCubin) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  const absl::StatusOr<GemmPlan> plan = PlanGemm(Decode(), GemmTarget::H200());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->compiled->options.flags,
+            std::vector<std::string>{"--minimal"});
+  compile::CompileOptions full;
+  full.arch = kGemmArch;
+  const absl::StatusOr<compile::CompiledModule> without = compile::CompileCuda(
+      plan->generated.kernel_name, plan->generated.source, full);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_TRUE(without->cubin == plan->compiled->cubin);
 }
 
 TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -26,6 +27,15 @@ namespace ptxgen::gemm {
 // The one architecture the GEMM kernels are generated for: wgmma,
 // setmaxnreg and TMA multicast exist on no other.
 inline constexpr char kGemmArch[] = "sm_90a";
+
+// What every GEMM kernel compiles with: kGemmArch and "--minimal" (the
+// kernels need none of the runtime's declarations, which it leaves out of
+// NVRTC's built-in header), then the caller's further NVRTC flags
+// (GemmOptions::nvrtc_flags).
+// Planning and the autotuner's parallel compiles both take it, so that the
+// cache entries the autotuner fills are the ones Prepare then looks up.
+compile::CompileOptions GemmCompileOptions(
+    const std::vector<std::string>& nvrtc_flags);
 
 // The SM counts a target may have: past any GPU made (a full GH100 has
 // 144), and far inside the int arithmetic of grids and the heuristic.
