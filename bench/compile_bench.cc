@@ -476,9 +476,8 @@ absl::StatusOr<PicksFlags> ParsePicksFlags(int argc, char** argv) {
       flags.dtype = *type;
     } else if (absl::ConsumePrefix(&value, "--nvrtc-flags=")) {
       flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      CompileOptions options;
-      options.flags = flags.nvrtc_flags;
-      if (absl::Status valid = ptxgen::compile::ValidateCompileOptions(options);
+      if (absl::Status valid = ptxgen::compile::ValidateCompileOptions(
+              ptxgen::gemm::GemmCompileOptions(flags.nvrtc_flags));
           !valid.ok()) {
         return valid;
       }

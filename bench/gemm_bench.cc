@@ -48,6 +48,7 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
@@ -341,9 +342,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       flags.csv = value == "csv";
     } else if (name == "--nvrtc-flags") {
       flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      compile::CompileOptions options;
-      options.flags = flags.nvrtc_flags;
-      if (absl::Status valid = compile::ValidateCompileOptions(options);
+      if (absl::Status valid = compile::ValidateCompileOptions(
+              GemmCompileOptions(flags.nvrtc_flags));
           !valid.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("--nvrtc-flags: ", valid.message()));

@@ -743,9 +743,8 @@ absl::Status CheckOperandReachable(const runtime::Driver& driver,
 // Flags CompileCuda would refuse, and what the options may not ask for
 // together, refused before anything is selected or compiled.
 absl::Status ValidateOptions(const GemmOptions& options) {
-  compile::CompileOptions compile_options;
-  compile_options.flags = options.nvrtc_flags;
-  if (absl::Status valid = compile::ValidateCompileOptions(compile_options);
+  if (absl::Status valid = compile::ValidateCompileOptions(
+          GemmCompileOptions(options.nvrtc_flags));
       !valid.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM nvrtc_flags: ", valid.message()));

@@ -342,6 +342,11 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
         stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
+    given = {"scale_a": scale_a, "scale_b": scale_b, "scale_d": scale_d}
+    scales = [name for name, scale in given.items() if scale is not None]
+    if scaling == "none" and scales:
+        raise refuse(f"{_FUNCTION}: {scales[0]} given with scaling='none', which reads "
+                     "no scales")
     block = scaling == "block"
     for name, scalar in (("scale_a", scale_a), ("scale_b", scale_b), ("scale_d", scale_d),
                          ("amax", amax)):
@@ -352,8 +357,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
     # A scale given asks for per-tensor scaling unless scaling says which;
     # a missing one is the library's to refuse.
     if scaling is None:
-        scaled = any(name in arrays for name in ("scale_a", "scale_b", "scale_d"))
-        scaling = "tensor" if scaled else "none"
+        scaling = "tensor" if scales else "none"
     problem = _problem.problem(
         _FUNCTION, m=m, n=n, k=k, dtype=element, b_dtype=b_element,
         out_dtype=arrays["d"].dtype,
@@ -487,8 +491,8 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     scaling="block" scale_a and scale_b are instead DeepGEMM's block
     scales, contiguous float32 arrays of ptxgen.spans' counts (A's per row
     and 128 of k, B's per 128 x 128 block; out f16, bf16 or f32);
-    fast_accum accumulates in wgmma's reduced precision. amax (one float32) receives
-    the largest |out| before scale_d. Runs asynchronously on `stream`, else
+    fast_accum accumulates in wgmma's reduced precision. amax (one
+    float32) receives the largest |out| before scale_d. Runs asynchronously on `stream`, else
     the current torch (CuPy) stream, else the default stream. Raises
     ptxgen.Error, naming the broken rule."""
     # DLPack arrays are given back once the GEMM is enqueued: like the other

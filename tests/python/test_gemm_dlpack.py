@@ -154,6 +154,8 @@ def test_block_scales_are_compact_float32_arrays_of_the_librarys_counts():
                    scale_a=scale_a, scale_b=FakeDLPackArray((4,), F32, strides=(2,)))
     expect_refused("scale_b must be 4 contiguous float32 elements", a, b, out=out,
                    scaling="block", scale_a=scale_a, scale_b=FakeDLPackArray((4,), F16))
+    expect_refused("scale_a given with scaling='none', which reads no scales", a, b,
+                   out=out, scaling="none", scale_a=scale_a)
     # Scales given without scaling= are per-tensor ones: one float each.
     expect_refused("scale_a must be one float32 element, not shape (4, 256)", a, b,
                    out=out, scale_a=scale_a, scale_b=scale_b)

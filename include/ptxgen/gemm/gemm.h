@@ -188,13 +188,12 @@ struct GemmOptions {
   // current. An ordinal that names no device is refused. PlanGemm ignores
   // it: it plans for a named target.
   std::optional<int> device;
-  // Further NVRTC options for the kernel's compile (compile::CompileOptions
-  // ::flags, in order; the architecture is the target's): "-lineinfo" for a
-  // profiler, or "--Ofast-compile=min" to trade kernel speed for a quicker
-  // cold compile (bench/RESULTS.md, "Cold start", says what each level
-  // saves).
-  // Part of the kernel cache's key. With Selection::kAutotune it is
-  // refused: the autotuner times kernels compiled without flags.
+  // Further NVRTC options for the kernel's compile, after GemmCompileOptions'
+  // own (plan.h): "-lineinfo" for a profiler, or "--Ofast-compile=min" to
+  // trade kernel speed for a quicker cold compile (bench/RESULTS.md, "Cold
+  // start", says what each level saves). Part of the kernel cache's key.
+  // With Selection::kAutotune it is refused: the autotuner times kernels
+  // compiled without them.
   std::vector<std::string> nvrtc_flags;
 };
 
