@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -122,6 +123,26 @@ absl::StatusOr<gemm::GemmProblem> ValidProblem(
     return valid;
   }
   return converted;
+}
+
+// The problem `problem` points to, checked as every entry point checks it;
+// empty when it is refused, the handle then holding why and `failed` the
+// status to return.
+std::optional<gemm::GemmProblem> ReadProblem(ptxgenHandle_t handle,
+                                             absl::string_view function,
+                                             const ptxgenGemmProblem_t* problem,
+                                             ptxgenStatus_t& failed) {
+  if (problem == nullptr) {
+    failed = FailNull(handle, function, "problem");
+    return std::nullopt;
+  }
+  absl::StatusOr<gemm::GemmProblem> valid = ValidProblem(*problem);
+  if (!valid.ok()) {
+    failed = Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
+                  valid.status().message());
+    return std::nullopt;
+  }
+  return *std::move(valid);
 }
 
 // The device Gemm::Prepare plans for: the current context's, else device 0
@@ -311,13 +332,10 @@ ptxgenStatus_t ptxgenGemmGetSpans(ptxgenHandle_t handle,
   constexpr char kFunction[] = "ptxgenGemmGetSpans";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (spans == nullptr) return FailNull(handle, kFunction, "spans");
-    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
-    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
-        ptxgen::capi::ValidProblem(*problem);
-    if (!valid.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
-                  valid.status().message());
-    }
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
     const ptxgen::gemm::GemmSpans stored = ptxgen::gemm::StoredSpans(*valid);
     *spans = {stored.a,    stored.b,       stored.c,      stored.d,
               stored.bias, stored.scale_a, stored.scale_b};
@@ -334,13 +352,10 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (plan == nullptr) return FailNull(handle, kFunction, "plan");
     *plan = nullptr;
-    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
-    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
-        ptxgen::capi::ValidProblem(*problem);
-    if (!valid.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
-                  valid.status().message());
-    }
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
     const ptxgen::gemm::GemmTarget converted = ptxgen::capi::TargetOf(target);
     if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted);
         !usable.ok()) {
@@ -384,13 +399,10 @@ ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
     *gemm = nullptr;
-    if (problem == nullptr) return FailNull(handle, kFunction, "problem");
-    absl::StatusOr<ptxgen::gemm::GemmProblem> valid =
-        ptxgen::capi::ValidProblem(*problem);
-    if (!valid.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
-                  valid.status().message());
-    }
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::gemm::GemmProblem> valid =
+        ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
     if (ptxgenStatus_t device = ptxgen::capi::CheckDevice(handle, kFunction);
         device != PTXGEN_STATUS_SUCCESS) {
       return device;
