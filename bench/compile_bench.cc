@@ -475,12 +475,10 @@ absl::StatusOr<PicksFlags> ParsePicksFlags(int argc, char** argv) {
       if (!type.ok()) return type.status();
       flags.dtype = *type;
     } else if (absl::ConsumePrefix(&value, "--nvrtc-flags=")) {
-      flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      if (absl::Status valid = ptxgen::compile::ValidateCompileOptions(
-              ptxgen::gemm::GemmCompileOptions(flags.nvrtc_flags));
-          !valid.ok()) {
-        return valid;
-      }
+      absl::StatusOr<std::vector<std::string>> nvrtc =
+          ptxgen::gemm::ParseNvrtcFlags(value);
+      if (!nvrtc.ok()) return nvrtc.status();
+      flags.nvrtc_flags = *std::move(nvrtc);
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
     }

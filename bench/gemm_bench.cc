@@ -341,13 +341,9 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       }
       flags.csv = value == "csv";
     } else if (name == "--nvrtc-flags") {
-      flags.nvrtc_flags = absl::StrSplit(value, ' ', absl::SkipEmpty());
-      if (absl::Status valid = compile::ValidateCompileOptions(
-              GemmCompileOptions(flags.nvrtc_flags));
-          !valid.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--nvrtc-flags: ", valid.message()));
-      }
+      absl::StatusOr<std::vector<std::string>> nvrtc = ParseNvrtcFlags(value);
+      if (!nvrtc.ok()) return nvrtc.status();
+      flags.nvrtc_flags = *std::move(nvrtc);
     } else if (name == "--repeats") {
       if (!absl::SimpleAtoi(value, &flags.repeats) || flags.repeats < 1) {
         return absl::InvalidArgumentError(absl::StrCat(

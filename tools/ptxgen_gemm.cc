@@ -244,11 +244,6 @@ absl::Status RefuseConflictingFlags(const cli::ParsedFlags& flags) {
   return absl::OkStatus();
 }
 
-// --nvrtc-flags, split at spaces.
-std::vector<std::string> NvrtcFlags(const cli::ParsedFlags& flags) {
-  return absl::StrSplit(flags.Text("nvrtc-flags"), ' ', absl::SkipEmpty());
-}
-
 // The --nvrtc-flags flag of the commands that compile GEMM kernels.
 cli::Flag NvrtcFlagsFlag() {
   return cli::TextFlag(
@@ -264,7 +259,10 @@ absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
     const cli::ParsedFlags& flags, const gemm::GemmProblem& problem,
     const gemm::GemmTarget& target) {
   gemm::GemmOptions options;
-  options.nvrtc_flags = NvrtcFlags(flags);
+  absl::StatusOr<std::vector<std::string>> nvrtc =
+      gemm::ParseNvrtcFlags(flags.Text("nvrtc-flags"));
+  if (!nvrtc.ok()) return nvrtc.status();
+  options.nvrtc_flags = *std::move(nvrtc);
   if (flags.Has("config")) {
     absl::StatusOr<gen::GemmConfig> named =
         gen::ParseConfigName(flags.Text("config"));
@@ -696,6 +694,9 @@ absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
   if (*given_sms > 0) target.sm_count = *given_sms;
   absl::StatusOr<std::string> out = BundleFolder(flags);
   if (!out.ok()) return out.status();
+  absl::StatusOr<std::vector<std::string>> nvrtc =
+      gemm::ParseNvrtcFlags(flags.Text("nvrtc-flags"));
+  if (!nvrtc.ok()) return nvrtc.status();
   // A bundle is a cache folder of its own, nothing but its kernels: no
   // other folder is asked.
   std::unique_ptr<compile::KernelCache> bundle;
@@ -707,8 +708,8 @@ absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
       bundle ? *bundle : compile::KernelCache::Default();
   std::string text;
   for (const gemm::GemmProblem& problem : *problems) {
-    absl::StatusOr<std::string> lines = PrecompileProblem(
-        problem, target, NvrtcFlags(flags), cache, bundle != nullptr);
+    absl::StatusOr<std::string> lines =
+        PrecompileProblem(problem, target, *nvrtc, cache, bundle != nullptr);
     if (!lines.ok()) return lines.status();
     absl::StrAppend(&text, *lines);
   }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/selection.h"
 
@@ -67,6 +68,18 @@ compile::CompileOptions GemmCompileOptions(
   options.flags.insert(options.flags.end(), nvrtc_flags.begin(),
                        nvrtc_flags.end());
   return options;
+}
+
+absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
+    absl::string_view text) {
+  std::vector<std::string> flags = absl::StrSplit(text, ' ', absl::SkipEmpty());
+  if (absl::Status valid =
+          compile::ValidateCompileOptions(GemmCompileOptions(flags));
+      !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nvrtc-flags: ", valid.message()));
+  }
+  return flags;
 }
 
 GemmTarget GemmTarget::H200() {

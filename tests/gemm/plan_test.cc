@@ -225,6 +225,20 @@ TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {
                 "flag '-arch=sm_80' names the architecture");
 }
 
+TEST(PlanTest, ParsesACommandLinesNvrtcFlagsAndRefusesThemByName) {
+  const absl::StatusOr<std::vector<std::string>> flags =
+      ParseNvrtcFlags("  -lineinfo   --Ofast-compile=min ");
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(*flags,
+            (std::vector<std::string>{"-lineinfo", "--Ofast-compile=min"}));
+  const absl::StatusOr<std::vector<std::string>> refused =
+      ParseNvrtcFlags("-lineinfo -arch=sm_80");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(refused.status().message(),
+                       "--nvrtc-flags: compile: flag '-arch=sm_80' names the "
+                       "architecture"));
+}
+
 // Prepare checks the flags before it selects, compiles or asks for a
 // device, so these refusals need no GPU.
 TEST(PlanTest, PrepareRefusesBadNvrtcFlagsAndFlagsWithAutotuning) {

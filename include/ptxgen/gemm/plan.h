@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gen/gemm.h"
@@ -36,6 +37,12 @@ inline constexpr char kGemmArch[] = "sm_90a";
 // cache entries the autotuner fills are the ones Prepare then looks up.
 compile::CompileOptions GemmCompileOptions(
     const std::vector<std::string>& nvrtc_flags);
+
+// NVRTC flags as a command line gives them, "-lineinfo --Ofast-compile=min"
+// (split at spaces), refused as GemmCompileOptions would compose them
+// (compile::ValidateCompileOptions) with "--nvrtc-flags: " and the rule.
+absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
+    absl::string_view text);
 
 // The SM counts a target may have: past any GPU made (a full GH100 has
 // 144), and far inside the int arithmetic of grids and the heuristic.
