@@ -130,8 +130,8 @@ std::string Usage() {
       "1) beside cuBLASLt's per-tensor-scaled GEMM of the same types (scales\n"
       "0.5 and 2): the same D, so that both run and are checked.\n"
       "--nvrtc-flags compiles ptxgen's kernels with those further NVRTC\n"
-      "options (GemmOptions::nvrtc_flags), e.g. --Ofast-compile=min: run\n"
-      "with and without them to see what they cost the kernels.\n");
+      "options (GemmOptions::nvrtc_flags), e.g. -Xptxas=-O2: run with and\n"
+      "without them to see what they cost the kernels.\n");
 }
 
 // One layout and epilogue of the problems each shape is run in.

@@ -249,8 +249,9 @@ cli::Flag NvrtcFlagsFlag() {
   return cli::TextFlag(
       "nvrtc-flags", "\"FLAG ...\"",
       "Further NVRTC options for the GEMM kernel's compile "
-      "(GemmOptions::nvrtc_flags), e.g. -lineinfo, or --Ofast-compile=min "
-      "for a quicker cold compile of a slower kernel; part of the cache key.");
+      "(GemmOptions::nvrtc_flags), e.g. -lineinfo; part of the cache key. "
+      "Flags that make ptxas serialize wgmma (--Ofast-compile, -G, "
+      "-Xptxas=-O0) are refused.");
 }
 
 // The configuration the flags name, if any (else PlanGemm takes the

@@ -1,8 +1,11 @@
 #include "ptxgen/gemm/plan.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/selection.h"
@@ -39,6 +42,33 @@ absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
                    "gives at most ",
                    target.max_shared_bytes_per_block_optin,
                    " (max_shared_bytes_per_block_optin)"));
+}
+
+// Flags that make ptxas serialize the kernel's wgmma or ignore its
+// setmaxnreg (--Ofast-compile at any level, -G, -Xptxas=-O0) cost the
+// kernel what it was generated for: 1.3x to 530x of its speed on the H200
+// (bench/RESULTS.md, "Cold start"). No GEMM is handed out so compiled.
+absl::Status RefuseKernelsTheFlagsCripple(
+    const compile::CompiledModule& module,
+    const std::vector<std::string>& nvrtc_flags) {
+  if (nvrtc_flags.empty()) return absl::OkStatus();
+  using Kind = compile::CompilerDiagnostic::Kind;
+  for (const compile::CompilerDiagnostic& diagnostic : module.diagnostics) {
+    if (diagnostic.kind != Kind::kWgmmaSerialized &&
+        diagnostic.kind != Kind::kSetmaxnregIgnored) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM nvrtc_flags '", absl::StrJoin(nvrtc_flags, " "), "': ptxas ",
+        diagnostic.kind == Kind::kWgmmaSerialized
+            ? "serialized the kernel's wgmma"
+            : "ignored the kernel's setmaxnreg",
+        " (", diagnostic.code,
+        "), which made such kernels 1.3x to 530x slower on the H200; leave "
+        "out the flag that asks for it (--Ofast-compile, -G and -Xptxas=-O0 "
+        "do)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -163,6 +193,11 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
       cache.GetOrCompile(plan.generated.kernel_name, plan.generated.source,
                          GemmCompileOptions(options.nvrtc_flags));
   if (!compiled.ok()) return compiled.status();
+  if (absl::Status usable =
+          RefuseKernelsTheFlagsCripple(**compiled, options.nvrtc_flags);
+      !usable.ok()) {
+    return usable;
+  }
   plan.compiled = *std::move(compiled);
   return plan;
 }

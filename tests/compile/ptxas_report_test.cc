@@ -119,6 +119,31 @@ TEST(ParsePtxasReport, ClassifiesWgmmaPerformanceCodes) {
   EXPECT_EQ(report.diagnostics[4].kernel, "");  // C7508 names no function.
 }
 
+// ptxas 13.0's lines for GEMM kernels compiled with --Ofast-compile, -G
+// and -Xptxas=-O0: other codes, the same phrases, the same kinds.
+TEST(ParsePtxasReport, ClassifiesByPhraseWhateverTheCode) {
+  const PtxasReport report = ParsePtxasReport(
+      "ptxas info    : (C7504) Potential Performance Loss: 'setmaxnreg' "
+      "ignored to maintain compatibility across compilation units.\n"
+      "ptxas info    : (C7505) Potential Performance Loss: 'setmaxnreg' "
+      "ignored to allow debugging.\n"
+      "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async "
+      "instructions are serialized due to program dependence on "
+      "compiler-inserted WG.AR in divergent path in the function 'k'\n"
+      "ptxas info    : (C7509) Potential Performance Loss: wgmma.mma_async "
+      "instructions are serialized due to the presence of Extern calls in the "
+      "function 'k'\n");
+  ASSERT_EQ(report.diagnostics.size(), 4u);
+  const Kind expected[] = {Kind::kSetmaxnregIgnored, Kind::kSetmaxnregIgnored,
+                           Kind::kWgmmaSerialized, Kind::kWgmmaSerialized};
+  const char* codes[] = {"C7504", "C7505", "C7520", "C7509"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(report.diagnostics[i].kind, expected[i]) << i;
+    EXPECT_EQ(report.diagnostics[i].code, codes[i]) << i;
+  }
+  EXPECT_EQ(report.diagnostics[2].kernel, "k");
+}
+
 TEST(ParsePtxasReport, NvrtcOptionWarningsAreDiagnostics) {
   const PtxasReport report = ParsePtxasReport(
       "nvrtc: warning: \"--std (-std)=c++17\" followed by \"--std "

@@ -227,16 +227,34 @@ TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {
 
 TEST(PlanTest, ParsesACommandLinesNvrtcFlagsAndRefusesThemByName) {
   const absl::StatusOr<std::vector<std::string>> flags =
-      ParseNvrtcFlags("  -lineinfo   --Ofast-compile=min ");
+      ParseNvrtcFlags("  -lineinfo   -Xptxas=-O2 ");
   ASSERT_TRUE(flags.ok()) << flags.status();
-  EXPECT_EQ(*flags,
-            (std::vector<std::string>{"-lineinfo", "--Ofast-compile=min"}));
+  EXPECT_EQ(*flags, (std::vector<std::string>{"-lineinfo", "-Xptxas=-O2"}));
   const absl::StatusOr<std::vector<std::string>> refused =
       ParseNvrtcFlags("-lineinfo -arch=sm_80");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(refused.status().message(),
                        "--nvrtc-flags: compile: flag '-arch=sm_80' names the "
                        "architecture"));
+}
+
+// A kernel whose wgmma ptxas serialized ran 1.3x to 530x slower
+// (bench/RESULTS.md, "Cold start"): the plan is refused, naming the flags
+// and ptxas's code, whatever the code's number.
+TEST(PlanTest, RefusesNvrtcFlagsThatSerializeTheKernelsWgmma) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  for (const char* flag : {"--Ofast-compile=min", "-Xptxas=-O0"}) {
+    GemmOptions options;
+    options.nvrtc_flags = {"-lineinfo", flag};
+    const absl::StatusOr<GemmPlan> plan =
+        PlanGemm(Decode(), GemmTarget::H200(), options);
+    EXPECT_TRUE(absl::IsInvalidArgument(plan.status())) << plan.status();
+    EXPECT_TRUE(Contains(plan.status().message(),
+                         absl::StrCat("GEMM nvrtc_flags '-lineinfo ", flag,
+                                      "': ptxas serialized the kernel's "
+                                      "wgmma (C75")))
+        << plan.status();
+  }
 }
 
 // Prepare checks the flags before it selects, compiles or asks for a

@@ -839,7 +839,8 @@ TEST(PtxgenTest, PrecompilesTheProblemsOfAFile) {
 }
 
 // NVRTC flags are part of the cache key: a bundle precompiled with them
-// serves plans made with the same flags, and only those.
+// serves plans made with the same flags, and only those. Flags that make
+// ptxas serialize the wgmma are refused.
 TEST(PtxgenTest, NvrtcFlagsReachTheCompileAndTheBundle) {
   const std::string bundle = NewTestDirectory("flagged") + "/kernels";
   const Result made = Ptxgen(Args(absl::StrCat(
@@ -865,6 +866,8 @@ TEST(PtxgenTest, NvrtcFlagsReachTheCompileAndTheBundle) {
   EXPECT_TRUE(Contains(ptx.out, ".loc")) << ptx.err;
   ExpectRefused({Args("gemm --m=256 --n=256 --k=64 --nvrtc-flags=-arch=sm_80"),
                  1, "flag '-arch=sm_80' names the architecture"});
+  ExpectRefused({Args("gemm --m=256 --n=256 --k=64 --nvrtc-flags=-Xptxas=-O0"),
+                 1, "ptxas serialized the kernel's wgmma"});
 }
 
 TEST(PtxgenTest, PrecompileRefusesABadShapeNamingIt) {

@@ -28,12 +28,13 @@ struct KernelResources {
   int spill_load_bytes = 0;
 };
 
-// A ptxas performance diagnostic a caller should act on.
+// A ptxas performance diagnostic a caller should act on, classified by
+// ptxas's phrase (its codes change between releases).
 struct CompilerDiagnostic {
   enum class Kind {
-    kWgmmaSerialized,    // C7510, C7511: wgmma pipeline serialized
-    kInjectedWait,       // C7517, C7519: ptxas inserted warpgroup waits
-    kSetmaxnregIgnored,  // C7508
+    kWgmmaSerialized,    // "wgmma.mma_async instructions are serialized"
+    kInjectedWait,       // ptxas inserted warpgroup waits or arrives
+    kSetmaxnregIgnored,  // "'setmaxnreg' ignored"
     kOtherWarning,       // any other ptxas/NVRTC warning
   };
   Kind kind = Kind::kOtherWarning;

@@ -38,7 +38,7 @@ inline constexpr char kGemmArch[] = "sm_90a";
 compile::CompileOptions GemmCompileOptions(
     const std::vector<std::string>& nvrtc_flags);
 
-// NVRTC flags as a command line gives them, "-lineinfo --Ofast-compile=min"
+// NVRTC flags as a command line gives them, "-lineinfo -Xptxas=-O2"
 // (split at spaces), refused as GemmCompileOptions would compose them
 // (compile::ValidateCompileOptions) with "--nvrtc-flags: " and the rule.
 absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
