@@ -19,22 +19,6 @@
 namespace {
 
 namespace compile = ptxgen::compile;
-using Kind = compile::CompilerDiagnostic::Kind;
-
-Kind ExpectedKind(const std::string& message) {
-  if (absl::StrContains(message,
-                        "wgmma.mma_async instructions are serialized")) {
-    return Kind::kWgmmaSerialized;
-  }
-  if (absl::StrContains(message, "is injected in around line")) {
-    return Kind::kInjectedWait;
-  }
-  if (absl::StrContains(message, "'setmaxnreg' ignored")) {
-    return Kind::kSetmaxnregIgnored;
-  }
-  return Kind::kOtherWarning;
-}
-
 bool SameReport(const compile::PtxasReport& a, const compile::PtxasReport& b) {
   if (a.resources.size() != b.resources.size() ||
       a.diagnostics.size() != b.diagnostics.size()) {
@@ -81,8 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "kernel name '", kernel.kernel, "' runs past its quotes");
   }
   for (const compile::CompilerDiagnostic& diagnostic : report.diagnostics) {
-    FUZZ_CHECK(diagnostic.kind == ExpectedKind(diagnostic.message), "message '",
-               diagnostic.message, "' with the wrong kind");
+    FUZZ_CHECK(diagnostic.kind == compile::DiagnosticKind(diagnostic.message),
+               "message '", diagnostic.message, "' with the wrong kind");
     FUZZ_CHECK(!diagnostic.message.empty() &&
                    !absl::StrContains(diagnostic.message, '\n') &&
                    absl::StrContains(log, diagnostic.message),

@@ -55,25 +55,9 @@ std::string PtxasCode(absl::string_view body) {
   return absl::StrCat("C", code);
 }
 
-// By the message, not the code: ptxas renumbers these between releases
-// (13.0 reports serialized wgmma as C7509, C7511 or C7520 and an ignored
-// setmaxnreg as C7504, C7505 or C7508), while its phrases stay.
-CompilerDiagnostic::Kind KindOfLine(absl::string_view line) {
-  if (absl::StrContains(line, "wgmma.mma_async instructions are serialized")) {
-    return CompilerDiagnostic::Kind::kWgmmaSerialized;
-  }
-  if (absl::StrContains(line, "is injected in around line")) {
-    return CompilerDiagnostic::Kind::kInjectedWait;
-  }
-  if (absl::StrContains(line, "'setmaxnreg' ignored")) {
-    return CompilerDiagnostic::Kind::kSetmaxnregIgnored;
-  }
-  return CompilerDiagnostic::Kind::kOtherWarning;
-}
-
 CompilerDiagnostic Diagnostic(absl::string_view line, std::string code) {
   CompilerDiagnostic diagnostic;
-  diagnostic.kind = KindOfLine(line);
+  diagnostic.kind = DiagnosticKind(line);
   diagnostic.code = std::move(code);
   diagnostic.kernel = std::string(Between(line, "function '", '\''));
   diagnostic.message = std::string(line);
@@ -126,6 +110,19 @@ void ApplyCounts(absl::string_view body, KernelResources& kernel) {
 }
 
 }  // namespace
+
+CompilerDiagnostic::Kind DiagnosticKind(absl::string_view line) {
+  if (absl::StrContains(line, "wgmma.mma_async instructions are serialized")) {
+    return CompilerDiagnostic::Kind::kWgmmaSerialized;
+  }
+  if (absl::StrContains(line, "is injected in around line")) {
+    return CompilerDiagnostic::Kind::kInjectedWait;
+  }
+  if (absl::StrContains(line, "'setmaxnreg' ignored")) {
+    return CompilerDiagnostic::Kind::kSetmaxnregIgnored;
+  }
+  return CompilerDiagnostic::Kind::kOtherWarning;
+}
 
 PtxasReport ParsePtxasReport(absl::string_view log) {
   PtxasReport report;

@@ -45,9 +45,8 @@ absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
 }
 
 // Flags that make ptxas serialize the kernel's wgmma or ignore its
-// setmaxnreg (--Ofast-compile at any level, -G, -Xptxas=-O0) cost the
-// kernel what it was generated for: 1.3x to 530x of its speed on the H200
-// (bench/RESULTS.md, "Cold start"). No GEMM is handed out so compiled.
+// setmaxnreg cost the kernel what it was generated for (bench/RESULTS.md,
+// "Cold start", measures each): no GEMM is handed out so compiled.
 absl::Status RefuseKernelsTheFlagsCripple(
     const compile::CompiledModule& module,
     const std::vector<std::string>& nvrtc_flags) {

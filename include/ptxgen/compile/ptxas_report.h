@@ -29,6 +29,12 @@ struct PtxasReport {
 // lines are missing keeps zeros.
 PtxasReport ParsePtxasReport(absl::string_view log);
 
+// The kind of a diagnostic's log line, read from ptxas's phrase rather than
+// its code: ptxas renumbers these between releases (13.0 reports
+// serialized wgmma as C7509, C7511 or C7520 and an ignored setmaxnreg as
+// C7504, C7505 or C7508), while its phrases stay.
+CompilerDiagnostic::Kind DiagnosticKind(absl::string_view line);
+
 }  // namespace ptxgen::compile
 
 #endif  // PTXGEN_COMPILE_PTXAS_REPORT_H_
