@@ -320,6 +320,11 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle);
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      int64_t n, int64_t k,
                                      ptxgenDataType_t type);
+/* The scaling named `name`: "none", "tensor" or "block", exactly (the
+   command line's --scaling values); any other spelling ("NONE") and a NULL
+   argument are PTXGEN_STATUS_INVALID_VALUE, leaving *scaling unchanged. */
+ptxgenStatus_t ptxgenGetScalingByName(const char* name,
+                                      ptxgenScaling_t* scaling);
 /* An H100 SXM or an H200: 132 SMs, 227 KiB of shared memory per block. */
 ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target);
 /* The spans of a valid problem's operands (refused as ptxgenPlanGemm

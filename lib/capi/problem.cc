@@ -166,6 +166,14 @@ ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input) {
   return input;
 }
 
+ptxgenScaling_t ScalingOf(gemm::GemmScaling scaling) {
+  for (const EnumValue<ptxgenScaling_t, gemm::GemmScaling>& candidate :
+       kScalings.values) {
+    if (candidate.value == scaling) return candidate.c;
+  }
+  return PTXGEN_SCALING_NONE;
+}
+
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target) {
   gemm::GemmTarget converted = gemm::GemmTarget::H200();
   if (target == nullptr) return converted;

@@ -20,6 +20,9 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem);
 // a value outside ptxgenDataType_t is kept, for planning to refuse.
 ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input);
 
+// The C value of a scaling (every gemm::GemmScaling has one).
+ptxgenScaling_t ScalingOf(gemm::GemmScaling scaling);
+
 // The target (the H200 for nullptr) as gemm::GemmTarget for sm_90a; not
 // validated (ValidateGemmTarget).
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target);

@@ -316,6 +316,16 @@ ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
   return PTXGEN_STATUS_SUCCESS;
 }
 
+ptxgenStatus_t ptxgenGetScalingByName(const char* name,
+                                      ptxgenScaling_t* scaling) {
+  if (name == nullptr || scaling == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  const absl::StatusOr<ptxgen::gen::GemmScaling> parsed =
+      ptxgen::gen::ParseScaling(name);
+  if (!parsed.ok()) return PTXGEN_STATUS_INVALID_VALUE;
+  *scaling = ptxgen::capi::ScalingOf(*parsed);
+  return PTXGEN_STATUS_SUCCESS;
+}
+
 ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target) {
   if (target == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
   const ptxgen::gemm::GemmTarget h200 = ptxgen::gemm::GemmTarget::H200();

@@ -5,12 +5,24 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/wgmma.h"
 
 namespace ptxgen::gen {
 namespace {
+
+struct ScalingSpec {
+  GemmScaling scaling;
+  absl::string_view name;
+};
+
+constexpr ScalingSpec kScalingSpecs[] = {
+    {GemmScaling::kNone, "none"},
+    {GemmScaling::kTensor, "tensor"},
+    {GemmScaling::kBlock, "block"},
+};
 
 bool IsIntegerOutput(ptx::ScalarType type) {
   return type == ptx::ScalarType::kS8 || type == ptx::ScalarType::kS32;
@@ -293,9 +305,7 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
         ptx::PtxName(form.element), " with ", ptx::PtxName(*form.b_element),
         "; write one type when they are the same"));
   }
-  if (form.scaling != GemmScaling::kNone &&
-      form.scaling != GemmScaling::kTensor &&
-      form.scaling != GemmScaling::kBlock) {
+  if (ScalingName(form.scaling) == "unknown") {
     return refuse("the scaling is none, per tensor or per block");
   }
   if (!ptx::IsFp8(form.element) &&
@@ -345,6 +355,24 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
     return refuse("unknown activation");
   }
   return absl::OkStatus();
+}
+
+absl::string_view ScalingName(GemmScaling scaling) {
+  for (const ScalingSpec& spec : kScalingSpecs) {
+    if (spec.scaling == scaling) return spec.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<GemmScaling> ParseScaling(absl::string_view name) {
+  std::vector<absl::string_view> names;
+  for (const ScalingSpec& spec : kScalingSpecs) {
+    if (spec.name == name) return spec.scaling;
+    names.push_back(spec.name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("scaling '", name, "': expected ",
+                   absl::StrJoin(names, ", "), " (exactly, in lower case)"));
 }
 
 }  // namespace ptxgen::gen

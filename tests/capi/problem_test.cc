@@ -87,5 +87,39 @@ TEST(DefaultOutputType, IsTheLibrarysDefaultAndKeepsUnknownValues) {
             static_cast<ptxgenDataType_t>(42));
 }
 
+TEST(ptxgenGetScalingByName, ReadsEachCanonicalName) {
+  const struct {
+    const char* name;
+    ptxgenScaling_t scaling;
+  } names[] = {{"none", PTXGEN_SCALING_NONE},
+               {"tensor", PTXGEN_SCALING_TENSOR},
+               {"block", PTXGEN_SCALING_BLOCK}};
+  for (const auto& named : names) {
+    ptxgenScaling_t scaling = static_cast<ptxgenScaling_t>(-1);
+    EXPECT_EQ(ptxgenGetScalingByName(named.name, &scaling),
+              PTXGEN_STATUS_SUCCESS)
+        << named.name;
+    EXPECT_EQ(scaling, named.scaling) << named.name;
+  }
+}
+
+// "NONE" once passed a check that "none" failed and was read as no scaling
+// later: every spelling but the canonical one is refused.
+TEST(ptxgenGetScalingByName, RefusesOtherSpellingsAndNull) {
+  for (const char* name : {"NONE", "None", "Tensor", "BLOCK", " none", "none ",
+                           "", "per_tensor"}) {
+    ptxgenScaling_t scaling = PTXGEN_SCALING_BLOCK;
+    EXPECT_EQ(ptxgenGetScalingByName(name, &scaling),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << '"' << name << '"';
+    EXPECT_EQ(scaling, PTXGEN_SCALING_BLOCK) << '"' << name << '"';
+  }
+  ptxgenScaling_t scaling = PTXGEN_SCALING_NONE;
+  EXPECT_EQ(ptxgenGetScalingByName(nullptr, &scaling),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenGetScalingByName("none", nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+}
+
 }  // namespace
 }  // namespace ptxgen::capi

@@ -177,6 +177,13 @@ absl::StatusOr<GemmForm> ParseFormName(absl::string_view name);
 absl::string_view ActivationName(Activation activation);
 // "none", "relu", "gelu", "gelu_tanh", "silu" -> the activation.
 absl::StatusOr<Activation> ParseActivation(absl::string_view name);
+// "none", "tensor", "block": the scaling's one spelling, which the command
+// line, gemm_bench and the C API (Python's) all read; "unknown" otherwise.
+absl::string_view ScalingName(GemmScaling scaling);
+// The scaling named exactly `name`; another spelling ("NONE") is refused
+// rather than read as one of them, so that no caller can see a name pass
+// one check and mean another scaling in the next.
+absl::StatusOr<GemmScaling> ParseScaling(absl::string_view name);
 
 // Refuses forms no kernel computes, naming the rule: inputs f16, bf16, e4m3,
 // e5m2, tf32, s8 or u8 (B of another type only e4m3 with e5m2, s8 with
