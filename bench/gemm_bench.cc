@@ -300,13 +300,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       if (!type.ok()) return type.status();
       (name == "--b-dtype" ? flags.b_dtype : flags.out_dtype) = *type;
     } else if (name == "--scaling") {
-      if (value != "none" && value != "tensor" && value != "block") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--scaling must be none, tensor or block, not '", value, "'"));
+      absl::StatusOr<GemmScaling> scaling = gen::ParseScaling(value);
+      if (!scaling.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--scaling: ", scaling.status().message()));
       }
-      flags.scaling = value == "tensor"  ? GemmScaling::kTensor
-                      : value == "block" ? GemmScaling::kBlock
-                                         : GemmScaling::kNone;
+      flags.scaling = *scaling;
     } else if (arg == "--fast-accum") {
       flags.fast_accumulation = true;
     } else if (arg == "--amax") {

@@ -56,6 +56,8 @@ expect_refusal "--epilogue takes none, bias, bias_relu, bias_gelu, bias_gelu_tan
 expect_refusal "do not apply to --mode=ladder: it measures the plain problem" --mode=ladder --b-major=n
 expect_refusal "do not apply to --mode=launch" --mode=launch --epilogue=none,bias
 expect_refusal "--format must be markdown or csv, not 'json'" --format=json
+# Scaling names are read by gen::ParseScaling, exactly: "NONE" is not none.
+expect_refusal "--scaling: scaling 'NONE': expected none, tensor, block" --scaling=NONE
 # A layout's own rule, named: MN-major A needs rows of m on 16-byte boundaries.
 expect_refusal "--shapes/--dtype: 100x64x64 f16: " --shapes=100x64x64 --a-major=m
 

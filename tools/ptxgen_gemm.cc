@@ -85,10 +85,13 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
     if (!b_element.ok()) return b_element.status();
     if (*b_element != problem.element) problem.b_element = *b_element;
   }
-  const std::string scaling = flags.Text("scaling");
-  problem.scaling = scaling == "tensor"  ? gen::GemmScaling::kTensor
-                    : scaling == "block" ? gen::GemmScaling::kBlock
-                                         : gen::GemmScaling::kNone;
+  absl::StatusOr<gen::GemmScaling> scaling =
+      gen::ParseScaling(flags.Text("scaling"));
+  if (!scaling.ok()) {
+    return cli::UsageError(
+        absl::StrCat("--scaling: ", scaling.status().message()));
+  }
+  problem.scaling = *scaling;
   problem.fast_accumulation = flags.Has("fast-accum");
   problem.record_amax = flags.Has("amax");
   if (flags.Has("out-dtype")) {
@@ -702,6 +705,11 @@ absl::StatusOr<std::string> RunPrecompile(const cli::ParsedFlags& flags) {
   // other folder is asked.
   std::unique_ptr<compile::KernelCache> bundle;
   if (!out->empty()) {
+    // Refused before anything compiles (a link to a missing folder, a
+    // folder others may write): a bundle must hold every kernel.
+    absl::StatusOr<compile::TrustedFolder> folder =
+        compile::TrustedFolder::Open(*out, /*create=*/true);
+    if (!folder.ok()) return folder.status();
     bundle = std::make_unique<compile::KernelCache>(
         compile::CacheConfig{true, *out});
   }

@@ -252,8 +252,7 @@ typedef struct ptxgenKernelInfo_t {
  * first to past its last, padding and batch gaps included: what its buffer
  * must hold. scale_a and scale_b in floats: 1 each with
  * PTXGEN_SCALING_TENSOR, the block scales' counts with PTXGEN_SCALING_BLOCK,
- * else 0; bias 0 without a bias; c as C would be stored, though it is read
- * only with beta != 0.
+ * else 0; bias 0 without a bias; c 0 with beta = 0, which never reads C.
  */
 typedef struct ptxgenGemmSpans_t {
   int64_t a, b, c, d, bias, scale_a, scale_b;

@@ -346,9 +346,14 @@ ptxgenStatus_t ptxgenGemmGetSpans(ptxgenHandle_t handle,
     const std::optional<ptxgen::gemm::GemmProblem> valid =
         ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
     if (!valid) return refused;
-    const ptxgen::gemm::GemmSpans stored = ptxgen::gemm::StoredSpans(*valid);
-    *spans = {stored.a,    stored.b,       stored.c,      stored.d,
-              stored.bias, stored.scale_a, stored.scale_b};
+    const absl::StatusOr<ptxgen::gemm::GemmSpans> stored =
+        ptxgen::gemm::StoredSpans(*valid);
+    if (!stored.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  stored.status().message());
+    }
+    *spans = {stored->a,    stored->b,       stored->c,      stored->d,
+              stored->bias, stored->scale_a, stored->scale_b};
     return Succeed(handle);
   });
 }

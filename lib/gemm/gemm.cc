@@ -178,6 +178,17 @@ StoredShape StoredD(const GemmProblem& problem) {
 int64_t MatrixSpan(StoredShape shape, int64_t ld) {
   return (shape.rows - 1) * ld + shape.columns;
 }
+// (count - 1) * step + last: the elements from the first of `count` runs
+// `step` apart to past the last, each `last` long; nullopt past int64_t.
+std::optional<int64_t> Extent(int64_t count, int64_t step, int64_t last) {
+  int64_t gaps = 0;
+  int64_t extent = 0;
+  if (__builtin_mul_overflow(count - 1, step, &gaps) ||
+      __builtin_add_overflow(gaps, last, &extent)) {
+    return std::nullopt;
+  }
+  return extent;
+}
 
 // The values of one launch's parameters, passed in the order of the one
 // parameter table (gen::GemmKernelParameters).
@@ -295,29 +306,6 @@ GemmProblem Resolved(const GemmProblem& problem) {
   return resolved;
 }
 
-GemmSpans StoredSpans(const GemmProblem& problem) {
-  const GemmProblem r = Resolved(problem);
-  auto span = [&](StoredShape shape, int64_t ld, int64_t stride) {
-    return (r.batch - 1) * stride + MatrixSpan(shape, ld);
-  };
-  GemmSpans spans;
-  spans.a = span(Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
-  spans.b = span(Stored(r.b_major, r.n, r.k), r.ldb, r.stride_b);
-  spans.c = span(StoredD(r), r.ldc, r.stride_c);
-  spans.d = span(StoredD(r), r.ldd, r.stride_d);
-  if (r.bias != BiasAlong::kNone) {
-    spans.bias =
-        (r.batch - 1) * r.stride_bias + (r.bias == BiasAlong::kM ? r.m : r.n);
-  }
-  if (r.scaling == GemmScaling::kTensor) spans.scale_a = spans.scale_b = 1;
-  if (r.scaling == GemmScaling::kBlock) {
-    const gen::BlockScales scales = gen::BlockScalesOf(r.m, r.n, r.k, r.batch);
-    spans.scale_a = scales.a_count;
-    spans.scale_b = scales.b_count;
-  }
-  return spans;
-}
-
 GemmProblem SwappedProblem(const GemmProblem& problem) {
   // What the kernel computes swaps as gen::SwappedForm says; the sizes and
   // strides of A and B go with their operands.
@@ -398,13 +386,16 @@ absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld,
   return absl::OkStatus();
 }
 
+// The bound of every batch stride, TMA's stride field: the kernels' batch
+// offsets then stay far inside int64_t.
+constexpr int64_t kMaxStrideBytes = int64_t{1} << 40;
+
 // The matrices of a batch must not overlap, and TMA steps between them in
 // multiples of 16 bytes.
 absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
                               int64_t matrix, ptx::ScalarType element,
                               bool tma) {
-  constexpr int64_t kMaxStride = int64_t{1} << 40;  // TMA's stride field
-  if (stride < matrix || stride > kMaxStride / ptx::SizeInBytes(element)) {
+  if (stride < matrix || stride > kMaxStrideBytes / ptx::SizeInBytes(element)) {
     return Refuse(absl::StrCat(name, "=", stride,
                                " must be at least one matrix (", matrix,
                                " elements) and below 2^40 bytes"));
@@ -482,13 +473,48 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
     }
     const int64_t bias_length = r.bias == BiasAlong::kM ? r.m : r.n;
     if (r.bias != BiasAlong::kNone && r.stride_bias != 0 &&
-        r.stride_bias < bias_length) {
-      return Refuse(absl::StrCat(
-          "stride_bias=", r.stride_bias,
-          " must be 0 (one bias for the batch) or at least ", bias_length));
+        (r.stride_bias < bias_length ||
+         r.stride_bias > kMaxStrideBytes / ptx::SizeInBytes(r.bias_type))) {
+      return Refuse(
+          absl::StrCat("stride_bias=", r.stride_bias,
+                       " must be 0 (one bias for the batch) or at least ",
+                       bias_length, " and below 2^40 bytes"));
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem) {
+  const GemmProblem r = Resolved(problem);
+  absl::Status fits;
+  auto span = [&](absl::string_view operand, StoredShape shape, int64_t ld,
+                  int64_t stride) -> int64_t {
+    const std::optional<int64_t> matrix = Extent(shape.rows, ld, shape.columns);
+    const std::optional<int64_t> all =
+        matrix ? Extent(r.batch, stride, *matrix) : std::nullopt;
+    if (!all) {
+      fits.Update(
+          Refuse(absl::StrCat(operand, " spans more than 2^63-1 elements")));
+    }
+    return all.value_or(0);
+  };
+  GemmSpans spans;
+  spans.a = span("A", Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
+  spans.b = span("B", Stored(r.b_major, r.n, r.k), r.ldb, r.stride_b);
+  if (r.beta != 0.0f) spans.c = span("C", StoredD(r), r.ldc, r.stride_c);
+  spans.d = span("D", StoredD(r), r.ldd, r.stride_d);
+  if (r.bias != BiasAlong::kNone) {
+    spans.bias = span("the bias", {1, r.bias == BiasAlong::kM ? r.m : r.n}, 0,
+                      r.stride_bias);
+  }
+  if (r.scaling == GemmScaling::kTensor) spans.scale_a = spans.scale_b = 1;
+  if (r.scaling == GemmScaling::kBlock) {
+    const gen::BlockScales scales = gen::BlockScalesOf(r.m, r.n, r.k, r.batch);
+    spans.scale_a = scales.a_count;
+    spans.scale_b = scales.b_count;
+  }
+  if (!fits.ok()) return fits;
+  return spans;
 }
 
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(

@@ -136,8 +136,10 @@ absl::StatusOr<RotatingGemmOperands> RandomRotatingGemmOperands(
     const GemmProblem& problem, int64_t l2_bytes, uint32_t seed,
     CUstream stream) {
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
+  absl::StatusOr<GemmSpans> stored = StoredSpans(problem);
+  if (!stored.ok()) return stored.status();
+  const GemmSpans& spans = *stored;
   const GemmProblem r = Resolved(problem);
-  const GemmSpans spans = StoredSpans(r);
   const int64_t bytes = ptx::SizeInBytes(problem.element);
   const int64_t counts[] = {spans.a, spans.b};
   const int64_t pass_bytes = (counts[0] + counts[1]) * bytes;

@@ -315,12 +315,12 @@ std::vector<double> HostReferenceGemm(const GemmProblem& problem,
   if (problem.m < 0 || problem.n < 0 || problem.k < 0 || problem.batch < 1) {
     return {};
   }
-  const GemmProblem r = Resolved(problem);
-  const GemmSpans spans = StoredSpans(r);
-  if (static_cast<int64_t>(a.size()) < spans.a ||
-      static_cast<int64_t>(b.size()) < spans.b) {
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(problem);
+  if (!spans.ok() || static_cast<int64_t>(a.size()) < spans->a ||
+      static_cast<int64_t>(b.size()) < spans->b) {
     return {};
   }
+  const GemmProblem r = Resolved(problem);
   // Steps between consecutive i (rows of op(A)) and l (along k) in A, and
   // between j and l in B.
   const bool a_k = r.a_major == MajorOrder::kK;

@@ -3,7 +3,9 @@
 // struct always names and GemmProblem only where it differs.
 #include "lib/capi/problem.h"
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "ptxgen/ptxgen.h"
@@ -85,6 +87,52 @@ TEST(DefaultOutputType, IsTheLibrarysDefaultAndKeepsUnknownValues) {
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_U8), PTXGEN_TYPE_S32);
   EXPECT_EQ(DefaultOutputType(static_cast<ptxgenDataType_t>(42)),
             static_cast<ptxgenDataType_t>(42));
+}
+
+// A handle for the entry points that take one, destroyed with the test.
+class Handle {
+ public:
+  Handle() { EXPECT_EQ(ptxgenCreate(&handle_), PTXGEN_STATUS_SUCCESS); }
+  ~Handle() { ptxgenDestroy(handle_); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ptxgenHandle_t get() const { return handle_; }
+  std::string message() const { return ptxgenGetLastErrorMessage(handle_); }
+
+ private:
+  ptxgenHandle_t handle_ = nullptr;
+};
+
+// The repro: C's span with beta = 0 and ldc = 2^63-1 was
+// -9223372036854775807. C is not read, so it spans nothing.
+TEST(ptxgenGemmGetSpans, CSpansNothingWithBetaZero) {
+  const Handle handle;
+  ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_F16);
+  c.batch = 2;
+  c.ldc = INT64_MAX;
+  ptxgenGemmSpans_t spans{};
+  ASSERT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans), PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.c, 0);
+  EXPECT_EQ(spans.d, 2 * 128 * 256);
+}
+
+// The repro: stride_bias = 2^63-1 gave a negative bias span. The
+// bias stride is bounded as every batch stride is, below 2^40 bytes.
+TEST(ptxgenGemmGetSpans, RefusesABiasStridePast2To40Bytes) {
+  const Handle handle;
+  ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_F16);
+  c.batch = 2;
+  c.bias = PTXGEN_BIAS_N;
+  c.stride_bias = INT64_MAX;
+  ptxgenGemmSpans_t spans{};
+  EXPECT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(handle.message().find("stride_bias=9223372036854775807"),
+            std::string::npos)
+      << handle.message();
+  EXPECT_NE(handle.message().find("below 2^40 bytes"), std::string::npos)
+      << handle.message();
 }
 
 TEST(ptxgenGetScalingByName, ReadsEachCanonicalName) {

@@ -1452,6 +1452,20 @@ std::vector<Refusal> Refusals() {
         p.stride_bias = 32;
       },
       {"stride_bias=32"});
+  add("a bias stride past 2^40 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = INT64_MAX;
+      },
+      {"stride_bias=9223372036854775807", "below 2^40 bytes"});
+  add("an f32 bias stride one past 2^40 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = (int64_t{1} << 38) + 1;
+      },
+      {"stride_bias=274877906945", "below 2^40 bytes"});
   return refusals;
 }
 
@@ -1467,6 +1481,44 @@ TEST(GemmFormsRules, ValidateProblemRefusesNamingTheRule) {
   for (const Refusal& refusal : Refusals()) {
     ExpectNamesTheRule(ValidateProblem(refusal.problem), refusal);
   }
+}
+
+// ValidateProblem's bounds keep every span inside int64_t; past them the
+// count is refused, naming the operand, rather than wrapped.
+TEST(GemmSpans, ASpanPastInt64IsRefusedNotWrapped) {
+  GemmProblem p = Square(128);
+  p.batch = 3;
+  p.stride_a = INT64_MAX / 2 + 1;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  EXPECT_FALSE(spans.ok());
+  EXPECT_NE(spans.status().message().find("A spans more than 2^63-1"),
+            std::string::npos)
+      << spans.status();
+}
+
+// C is never read with beta = 0, so its leading dimension is not checked
+// and must not be counted: once 2^63-1 wrapped to a negative span.
+TEST(GemmSpans, CSpansNothingWithBetaZero) {
+  GemmProblem p = Square(128);
+  p.batch = 2;
+  p.ldc = INT64_MAX;
+  p.stride_c = INT64_MAX;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(spans->c, 0);
+  EXPECT_EQ(spans->d, 2 * 128 * 128);
+}
+
+// The largest bias stride (2^40 bytes of f32) spans exactly what the
+// batch's last bias reaches.
+TEST(GemmSpans, TheLargestBiasStrideSpansTheLastBiasExactly) {
+  GemmProblem p = Square(128);
+  p.batch = 65535;
+  p.bias = BiasAlong::kN;
+  p.stride_bias = int64_t{1} << 38;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(spans->bias, 65534 * (int64_t{1} << 38) + 128);
 }
 
 class GemmFormsRulesGpuTest : public testing_support::HopperTest {};

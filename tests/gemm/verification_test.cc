@@ -247,7 +247,7 @@ TEST(HostReferenceTest, HonoursMajorsLeadingDimensionsAndBatches) {
         }
       }
       const std::vector<double> short_a(a.begin(),
-                                        a.begin() + StoredSpans(p).a - 1);
+                                        a.begin() + StoredSpans(p)->a - 1);
       EXPECT_TRUE(HostReferenceGemm(p, short_a, b).empty());
     }
   }

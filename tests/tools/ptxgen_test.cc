@@ -194,6 +194,9 @@ TEST(PtxgenTest, UsageErrorsExitTwoNamingTheFlag) {
        "compared with cuBLASLt by gemm_bench --dtype=tf32"},
       {"gemm --m=64 --n=64 --k=64 --scaling=per-row",
        "--scaling=per-row is not accepted"},
+      {"gemm --m=64 --n=64 --k=64 --dtype=e4m3 --scaling=NONE",
+       "--scaling=NONE is not accepted (accepted values: none, tensor, "
+       "block)"},
   };
   for (const auto& [args, message] : cases) {
     const Result run = Ptxgen(Args(args));

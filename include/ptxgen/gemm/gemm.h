@@ -128,13 +128,16 @@ GemmProblem SwappedProblem(const GemmProblem& problem);
 
 // How many elements each operand spans as Resolved(problem) stores it,
 // from its first element to past its last, padding and batch gaps
-// included: what a buffer for it must hold. The scales' in floats: 1 each
+// included: what a buffer for it must hold. C's is 0 with beta = 0 (C is
+// never read), the bias's 0 without one. The scales' in floats: 1 each
 // with per-tensor scaling, gen::BlockScalesOf's counts with block scaling.
 struct GemmSpans {
   int64_t a = 0, b = 0, c = 0, d = 0, bias = 0;
   int64_t scale_a = 0, scale_b = 0;
 };
-GemmSpans StoredSpans(const GemmProblem& problem);
+// Every span of a problem ValidateProblem accepts fits in int64_t; of
+// another, one that does not is refused naming the operand, never wrapped.
+absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem);
 
 // The problem the kernel of `config` is launched on: the swapped one when
 // the config swaps A and B (config.swap_ab), else `problem`.
@@ -147,7 +150,8 @@ GemmProblem KernelProblem(const gen::GemmConfig& config,
 // ldb times the element size, and the batch strides, multiples of 16
 // bytes; so with packed K-major operands k a multiple of 8); ldc and ldd
 // at least n (at least m when D is transposed); batch 1..65535 with
-// strides that keep the matrices of a batch apart.
+// strides that keep the matrices of a batch apart, each below 2^40 bytes
+// (stride_bias too, unless 0).
 absl::Status ValidateProblem(const GemmProblem& problem);
 
 // The device pointers of one Run. c may equal d (then C is read before D is
