@@ -4,7 +4,8 @@
 # tools/sanitize.sh clang-14 with its sanitizer and libFuzzer runtimes
 # (libclang-rt-14-dev) and llvm-14 (llvm-symbolizer: file:line in sanitizer
 # reports), for tools/cmake_check.sh CMake and pkg-config (pkgconf), for
-# tools/python_test.sh pytest (python3-pytest), and for
+# tools/python_test.sh pytest and Hypothesis (python3-pytest,
+# python3-hypothesis), and for
 # tools/format_check.sh and tools/tidy_check.sh clang-format-14 and
 # clang-tidy-14.
 # CUDA 13.0 is expected at /usr/local/cuda (NVRTC, headers, libcublas); the
@@ -12,7 +13,7 @@
 # installs nothing.
 set -euo pipefail
 packages=(bazel-bootstrap bazel-rules-java libabsl-dev libgtest-dev googletest
-          clang-14 libclang-rt-14-dev llvm-14 cmake pkgconf python3-pytest
+          clang-14 libclang-rt-14-dev llvm-14 cmake pkgconf python3-pytest python3-hypothesis
           clang-format-14 clang-tidy-14)
 missing=()
 for package in "${packages[@]}"; do

@@ -19,7 +19,7 @@ ptxgen.gemm takes torch tensors, and other CUDA arrays through
 __cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__).
 
 A pure-Python package over libptxgen.so's C API (ctypes): the library is
-taken from $PTXGEN_LIBRARY, else from beside this package
+taken from $PTXGEN_LIBRARY (an absolute path), else from beside this package
 (tools/python_install.sh puts it there). Every refusal is a ptxgen.Error
 carrying the library's message, which names the rule that was broken.
 """

@@ -33,6 +33,9 @@ _TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
                  "u8": "uint8", "s32": "int32"}
 _CUPY_DTYPES = ("f16", "f32", "s8", "s32")  # outputs NumPy has (no bfloat16 or fp8)
 _FP8 = ("e4m3", "e5m2")
+# The interface's versions: 1 added "mask", 3 "stream"; this reads them all.
+_INTERFACE_VERSIONS = (0, 1, 2, 3)
+_MAX_DIMENSIONS = 3  # [batch, rows, columns]
 
 
 class _Array:
@@ -73,31 +76,78 @@ def _compact_strides(shape):
     return tuple(strides)
 
 
-def _describe_interface(name, x):
+def _interface_of(name, x):
+    """x's __cuda_array_interface__: a dict of a version this reads, with
+    the keys every version requires."""
     interface = x.__cuda_array_interface__
+    if not isinstance(interface, dict):
+        raise refuse(f"{_FUNCTION}: {name}.__cuda_array_interface__ is a "
+                     f"{type(interface).__name__}, not a dict")
+    for key in ("version", "shape", "typestr", "data"):
+        if key not in interface:
+            raise refuse(f"{_FUNCTION}: {name}.__cuda_array_interface__ has no {key!r}, "
+                         "which the interface requires")
+    version = _problem.int64(_FUNCTION, f"{name}'s interface version", interface["version"])
+    if version not in _INTERFACE_VERSIONS:
+        raise refuse(f"{_FUNCTION}: {name}.__cuda_array_interface__ is of version "
+                     f"{version}; ptxgen reads versions {_INTERFACE_VERSIONS[0]} to "
+                     f"{_INTERFACE_VERSIONS[-1]}")
+    return interface
+
+
+def _describe_interface(name, x):
+    interface = _interface_of(name, x)
     typestr = interface["typestr"]
-    if typestr not in _TYPESTRS:
+    if not isinstance(typestr, str) or typestr not in _TYPESTRS:
         raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
                      "takes '<f2' (f16), '<f4' (f32), '|i1' (s8), '|u1' (u8) and '<i4' "
                      "(s32) through __cuda_array_interface__ (bf16 and fp8 as torch "
                      "tensors or through DLPack)")
     if interface.get("mask") is not None:
         raise refuse(f"{_FUNCTION}: {name} is a masked array")
-    shape = tuple(interface["shape"])
-    item = int(typestr[2:])
-    strides = interface.get("strides")
-    if strides is None:
-        strides = _compact_strides(shape)
-    else:
-        if any(stride % item for stride in strides):
-            raise refuse(f"{_FUNCTION}: {name}'s strides {tuple(strides)} (bytes) are "
-                         f"not whole elements of {item} bytes")
-        strides = tuple(stride // item for stride in strides)
+    shape = _integers(name, "shape", interface["shape"])
+    strides = _interface_strides(name, shape, interface.get("strides"), int(typestr[2:]))
+    pointer, readonly = _interface_data(name, interface["data"])
+    stream = interface.get("stream")
+    if stream is not None:
+        stream = _problem.address(_FUNCTION, f"{name}'s interface stream", stream)
     library = _library_of(x)
     device = x.device.id if library == "cupy" else None
-    pointer, readonly = interface["data"]
     return _Array(name, pointer, shape, strides, _TYPESTRS[typestr], library,
-                  device, interface.get("stream"), readonly)
+                  device, stream, readonly)
+
+
+def _integers(name, what, values):
+    """An interface's shape or strides: a tuple (or list) of integers."""
+    if not isinstance(values, (tuple, list)):
+        raise refuse(f"{_FUNCTION}: {name}'s interface {what} {values!r} is not a tuple "
+                     "of integers")
+    return tuple(_problem.int64(_FUNCTION, f"{name}'s interface {what}", value)
+                 for value in values)
+
+
+def _interface_strides(name, shape, strides, item):
+    """The strides in elements of the interface's strides in bytes (None:
+    row-major)."""
+    if strides is None:
+        return _compact_strides(shape)
+    strides = _integers(name, "strides", strides)
+    if len(strides) != len(shape):
+        raise refuse(f"{_FUNCTION}: {name} has shape {shape} but strides {strides}: "
+                     "one stride per dimension")
+    if any(stride % item for stride in strides):
+        raise refuse(f"{_FUNCTION}: {name}'s strides {strides} (bytes) are "
+                     f"not whole elements of {item} bytes")
+    return tuple(stride // item for stride in strides)
+
+
+def _interface_data(name, data):
+    """(pointer, read-only flag): the pointer is checked with every reader's."""
+    if not (isinstance(data, (tuple, list)) and len(data) == 2
+            and isinstance(data[1], bool)):
+        raise refuse(f"{_FUNCTION}: {name}'s interface data={data!r} is not a pair "
+                     "(pointer, read-only flag)")
+    return data
 
 
 def _check_dlpack_device(name, device_type):
@@ -125,17 +175,39 @@ def describe_dlpack(name, x, holds, stream):
     (the producer orders its work on the array before it) and held by
     `holds` (a contextlib.ExitStack) until it closes. DLPack names a
     device but no library: ptxgen allocates no out= like it."""
-    device_type, _ = x.__dlpack_device__()
-    _check_dlpack_device(name, int(device_type))  # refused before there is a capsule
+    _check_dlpack_device(name, _dlpack_device_type(name, x))  # before there is a capsule
     tensor = _dlpack.consume(x.__dlpack__(stream=_dlpack.stream_argument(stream)), holds)
     if tensor is None:
         raise refuse(f"{_FUNCTION}: {name}.__dlpack__() gave no capsule named 'dltensor'")
     _check_dlpack_device(name, tensor.device.device_type)
     dtype = _dlpack_dtype(name, tensor.dtype)
-    shape = tuple(tensor.shape[:tensor.ndim])
-    strides = tuple(tensor.strides[:tensor.ndim]) if tensor.strides else _compact_strides(shape)
+    shape, strides = _dlpack_layout(name, tensor)
     pointer = (tensor.data or 0) + tensor.byte_offset  # data is NULL for some empty arrays
     return _Array(name, pointer, shape, strides, dtype, None, tensor.device.device_id)
+
+
+def _dlpack_device_type(name, x):
+    """The device type of __dlpack_device__'s (device type, device id)."""
+    device = x.__dlpack_device__()
+    if not (isinstance(device, tuple) and len(device) == 2):
+        raise refuse(f"{_FUNCTION}: {name}.__dlpack_device__() gave {device!r}, not a "
+                     "pair (device type, device id)")
+    _problem.int64(_FUNCTION, f"{name}'s DLPack device id", device[1])
+    return _problem.int64(_FUNCTION, f"{name}'s DLPack device type", device[0])
+
+
+def _dlpack_layout(name, tensor):
+    """(shape, strides) of a DLTensor: ndim says how long its shape and
+    strides arrays are, so it is checked before they are read."""
+    ndim = tensor.ndim
+    if not 0 <= ndim <= _MAX_DIMENSIONS:
+        raise refuse(f"{_FUNCTION}: {name} has {ndim} dimensions (DLPack ndim); ptxgen "
+                     f"reads arrays of 0 to {_MAX_DIMENSIONS}")
+    if ndim and not tensor.shape:
+        raise refuse(f"{_FUNCTION}: {name}'s DLPack shape is NULL, with ndim {ndim}")
+    shape = tuple(tensor.shape[:ndim])
+    strides = tuple(tensor.strides[:ndim]) if tensor.strides else _compact_strides(shape)
+    return shape, strides
 
 
 def describe(name, x, holds, stream):
@@ -155,8 +227,21 @@ def describe(name, x, holds, stream):
         raise refuse(f"{_FUNCTION}: {name} (a {type(x).__name__}) is neither a torch "
                      "tensor nor an object with __cuda_array_interface__ or DLPack's "
                      "__dlpack__ and __dlpack_device__")
+    _check_read(array)
     _check_stored(array)
     return array
+
+
+def _check_read(array):
+    """What each reader gives ptxgen, checked before any kernel is prepared:
+    at most 3 sizes, none negative, and an address ctypes passes unchanged
+    (NULL only for an array of no elements)."""
+    if len(array.shape) > _MAX_DIMENSIONS or any(size < 0 for size in array.shape):
+        raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape}; ptxgen reads "
+                     f"arrays of at most {_MAX_DIMENSIONS} dimensions, of sizes 0 or more")
+    address = _problem.address(_FUNCTION, f"{array.name}'s address", array.pointer)
+    if address == 0 and all(array.shape):
+        raise refuse(f"{_FUNCTION}: {array.name} has elements but its address is 0 (NULL)")
 
 
 def _check_stored(array):
@@ -336,14 +421,16 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         ldc, stride_c = _row_major(arrays["c"], batch, m, n, ndim)
     stride_bias, bias_dtype = 0, "f32"
     if bias is not None:
-        along = {"m": "m", "n": "n"}.get(bias_along)
-        if along is None:
+        if not (isinstance(bias_along, str) and bias_along in ("m", "n")):
             raise refuse(f"{_FUNCTION}: bias_along={bias_along!r} is not one of 'm', 'n'")
         arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
-        stride_bias = _bias_layout(arrays["bias"], batch, m if along == "m" else n, along)
+        stride_bias = _bias_layout(arrays["bias"], batch, m if bias_along == "m" else n,
+                                   bias_along)
     given = {"scale_a": scale_a, "scale_b": scale_b, "scale_d": scale_d}
     scales = [name for name, scale in given.items() if scale is not None]
+    if scaling is not None:
+        _problem.scaling_value(_FUNCTION, scaling)  # exact names: "NONE" is refused here
     if scaling == "none" and scales:
         raise refuse(f"{_FUNCTION}: {scales[0]} given with scaling='none', which reads "
                      "no scales")
@@ -391,8 +478,9 @@ def stream_of(stream, array):
     if stream is not None:
         for attribute in ("cuda_stream", "ptr"):
             if hasattr(stream, attribute):
-                return int(getattr(stream, attribute))
-        return _problem.int64(_FUNCTION, "stream", stream)
+                return _problem.address(_FUNCTION, f"stream.{attribute}",
+                                        getattr(stream, attribute))
+        return _problem.address(_FUNCTION, "stream", stream)
     if array is None:
         return 0
     if array.library == "torch":

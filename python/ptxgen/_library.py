@@ -23,6 +23,7 @@ STATUS_NAMES = (
     "PTXGEN_STATUS_INTERNAL_ERROR",
 )
 INVALID_VALUE = "PTXGEN_STATUS_INVALID_VALUE"
+NO_LIBRARY = "PTXGEN_STATUS_NO_LIBRARY"  # Python's own: no library loaded
 
 
 class Error(Exception):
@@ -42,7 +43,8 @@ DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5, "s
 MAJORS = {"k": 0, "mn": 1}
 BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
-SCALINGS = {"none": 0, "tensor": 1, "block": 2}
+# Named in refusals only: the library parses them (ptxgenGetScalingByName).
+SCALING_NAMES = ("none", "tensor", "block")
 
 
 class GemmProblem(ctypes.Structure):
@@ -99,6 +101,7 @@ _Pointer = ctypes.c_void_p
 _FUNCTIONS = {
     "ptxgenGetStatusName": (ctypes.c_char_p, [_Status]),
     "ptxgenGetVersionString": (ctypes.c_char_p, []),
+    "ptxgenGetScalingByName": (_Status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]),
     "ptxgenCreate": (_Status, [ctypes.POINTER(_Pointer)]),
     "ptxgenDestroy": (_Status, [_Pointer]),
     "ptxgenGetLastErrorMessage": (ctypes.c_char_p, [_Pointer]),
@@ -125,8 +128,15 @@ _loaded = None  # (ctypes.CDLL, handle) once loaded
 def library_path():
     """Where the library is looked for: $PTXGEN_LIBRARY, else beside the
     package."""
-    return os.environ.get(LIBRARY_ENV) or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "libptxgen.so")
+    path = os.environ.get(LIBRARY_ENV)
+    if not path:
+        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libptxgen.so")
+    # A relative path would load whatever the current folder holds.
+    if not os.path.isabs(path):
+        raise Error(NO_LIBRARY, (
+            f"ptxgen: ${LIBRARY_ENV}={path!r} is not an absolute path; library paths "
+            "must be absolute"))
+    return path
 
 
 def _load():
@@ -134,7 +144,7 @@ def _load():
     try:
         library = ctypes.CDLL(path)
     except OSError as error:
-        raise Error("PTXGEN_STATUS_NO_LIBRARY", (
+        raise Error(NO_LIBRARY, (
             f"ptxgen: cannot load libptxgen.so from {path} ({error}); install "
             f"the package with `bash tools/python_install.sh`, or build "
             f"//lib/capi:libptxgen.so and name it in ${LIBRARY_ENV}")) from None

@@ -1,7 +1,9 @@
 """A GEMM problem from Python keywords: the one place that names the
 keywords' legal values, for ptxgen.plan and ptxgen.gemm alike."""
+import contextlib
 import ctypes
 import math
+import numbers
 import operator
 
 from ptxgen import _library
@@ -24,10 +26,11 @@ _INT64_MAX = 2**63 - 1
 
 
 def dtype_name(function, keyword, value):
-    """The name of _DTYPE_SPELLINGS ("f16", "e4m3", "s8", ...) for a spelling
-    of one, or a dtype object whose str() ends in one (torch.float16,
-    torch.float8_e4m3fn, torch.int8, numpy.dtype('float16'))."""
-    text = str(value).rsplit(".", 1)[-1] if value is not None else None
+    """The name of _DTYPE_SPELLINGS ("f16", "e4m3", "s8", ...) for a value
+    whose str() is exactly a spelling of one, or torch's "torch." and one:
+    "bf16", numpy.dtype('float16'), torch.float8_e4m3fn and str(torch.int8);
+    nothing is read after some other prefix ("evil.module.bf16")."""
+    text = str(value).removeprefix("torch.")
     for name, spellings in _DTYPE_SPELLINGS.items():
         if text in spellings:
             return name
@@ -53,9 +56,10 @@ def _flag(function, keyword, value):
 
 
 def _choice(function, keyword, value, legal):
-    key = value.lower() if isinstance(value, str) else value
-    if key in legal:
-        return legal[key]
+    # Exact names, as the command line takes them; an unhashable value is
+    # no name either.
+    if (value is None or isinstance(value, str)) and value in legal:
+        return legal[value]
     names = ", ".join(repr(name) for name in legal)
     raise refuse(f"{function}: {keyword}={value!r} is not one of {names}")
 
@@ -67,24 +71,60 @@ def _major(function, keyword, value, own_letter):
     return _choice(function, keyword, value, legal)
 
 
+def scaling_value(function, value):
+    """The ptxgenScaling_t of a name the library takes (ptxgenGetScalingByName:
+    "none", "tensor" or "block", exactly)."""
+    library, _ = _library.loaded()
+    parsed = ctypes.c_int()
+    # A NUL would end the name early ("none\0x" read as "none").
+    if (isinstance(value, str) and value.isascii() and "\0" not in value
+            and library.ptxgenGetScalingByName(value.encode(), ctypes.byref(parsed)) == 0):
+        return parsed.value
+    names = ", ".join(repr(name) for name in _library.SCALING_NAMES)
+    raise refuse(f"{function}: scaling={value!r} is not one of {names} (exactly, in "
+                 "lower case)")
+
+
+def _integer(function, keyword, value):
+    # operator.index takes True as 1: a flag is no count.
+    if not isinstance(value, bool):
+        with contextlib.suppress(TypeError):
+            return operator.index(value)
+    raise refuse(f"{function}: {keyword}={value!r} is not an integer")
+
+
 def int64(function, keyword, value):
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise refuse(f"{function}: {keyword}={value!r} is not an integer") from None
+    number = _integer(function, keyword, value)
     if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
         raise refuse(f"{function}: {keyword}={number} does not fit in 64 bits")
     return number
 
 
-def float_value(function, keyword, value):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise refuse(f"{function}: {keyword}={value!r} is not a number") from None
-    if not math.isfinite(number):
-        raise refuse(f"{function}: {keyword}={value!r} must be finite")
+def address(function, keyword, value):
+    """A device pointer or a CUstream: an integer below 2**64, not negative
+    (ctypes would wrap a larger one and take None for NULL)."""
+    number = _integer(function, keyword, value)
+    if not 0 <= number < 2**64:
+        raise refuse(f"{function}: {keyword}={number} is not an address (0 to 2**64-1)")
     return number
+
+
+def float_value(function, keyword, value):
+    """A real number (not a bool or a string) that the library's f32 holds:
+    finite and, when nonzero, not rounded to 0 (the command line's rules)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise refuse(f"{function}: {keyword}={value!r} is not a number")
+    try:
+        f32 = ctypes.c_float(float(value)).value
+    except OverflowError:  # an int past float's range
+        f32 = math.inf
+    if not math.isfinite(f32):
+        raise refuse(f"{function}: {keyword}={value!r} is not a finite f32: {keyword} "
+                     "must be finite (inf, nan and magnitudes past 3.4e38 are refused)")
+    if f32 == 0 and value != 0:
+        raise refuse(f"{function}: {keyword}={value!r} underflows f32: a nonzero "
+                     f"{keyword} must not round to 0 (magnitudes up to 2**-150, 7.0e-46, do)")
+    return float(value)
 
 
 def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
@@ -117,7 +157,7 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
                            dict(_library.ACTIVATIONS, none=0))
     p.alpha = float_value(function, "alpha", alpha)
     p.beta = float_value(function, "beta", beta)
-    p.scaling = _choice(function, "scaling", scaling, _library.SCALINGS)
+    p.scaling = scaling_value(function, scaling)
     p.fast_accumulation = _flag(function, "fast_accum", fast_accum)
     p.record_amax = _flag(function, "record_amax", record_amax)
     return p

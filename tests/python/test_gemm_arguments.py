@@ -257,3 +257,113 @@ except ptxgen.Error as e:
                          capture_output=True, text=True, check=True)
     assert run.stdout.startswith("PTXGEN_STATUS_NO_DEVICE ptxgenGemmPrepare: no CUDA driver "
                                  "found: cannot load /nonexistent/libcuda.so.1"), run.stdout
+
+
+class Interfaced:
+    """An object whose __cuda_array_interface__ is whatever it is given."""
+
+    def __init__(self, interface):
+        self.__cuda_array_interface__ = interface
+
+
+MISSING = object()
+
+
+def interface_of(**changes):
+    """A's valid interface, [256, 512] of f16, with `changes` made to it
+    (MISSING: the key removed)."""
+    interface = dict(FakeCudaArray((256, 512)).__cuda_array_interface__, **changes)
+    return Interfaced({key: value for key, value in interface.items() if value is not MISSING})
+
+
+@pytest.mark.parametrize("a, rule", [
+    (Interfaced(None), "a.__cuda_array_interface__ is a NoneType, not a dict"),
+    (Interfaced([]), "a.__cuda_array_interface__ is a list, not a dict"),
+    (interface_of(data=MISSING), "a.__cuda_array_interface__ has no 'data', which the "
+                                 "interface requires"),
+    (interface_of(shape=MISSING), "has no 'shape'"),
+    (interface_of(typestr=MISSING), "has no 'typestr'"),
+    (interface_of(version=MISSING), "has no 'version'"),
+    (interface_of(version=99), "a.__cuda_array_interface__ is of version 99; ptxgen reads "
+                               "versions 0 to 3"),
+    (interface_of(version="3"), "a's interface version='3' is not an integer"),
+    (interface_of(typestr=["<f2"]), "a has elements of type ['<f2']; ptxgen takes '<f2'"),
+    (interface_of(data=()), "a's interface data=() is not a pair (pointer, read-only flag)"),
+    (interface_of(data=(BASE, "no")), "is not a pair (pointer, read-only flag)"),
+    (interface_of(shape=256), "a's interface shape 256 is not a tuple of integers"),
+    (interface_of(shape=(256, "512")), "a's interface shape='512' is not an integer"),
+    (interface_of(shape=(256, True)), "a's interface shape=True is not an integer"),
+    (interface_of(shape=(256, -512), strides=(2, 2)), "a has shape (256, -512); ptxgen "
+                                                      "reads arrays of at most 3 dimensions, "
+                                                      "of sizes 0 or more"),
+    (interface_of(strides=(1024,)), "a has shape (256, 512) but strides (1024,): one "
+                                    "stride per dimension"),
+    (interface_of(strides=(1024, 2, 2)), "one stride per dimension"),
+    (interface_of(strides=(1024, 2.0)), "a's interface strides=2.0 is not an integer"),
+    (interface_of(stream="0x10"), "a's interface stream='0x10' is not an integer"),
+    (interface_of(stream=-1), "a's interface stream=-1 is not an address (0 to 2**64-1)"),
+], ids=lambda case: case if isinstance(case, str) else None)
+def test_an_interface_that_breaks_the_protocol_is_refused_naming_what_it_lacks(a, rule):
+    expect_refused(rule, a, FakeCudaArray((512, 128)), FakeCudaArray((256, 128)))
+
+
+@pytest.mark.parametrize("pointer, rule", [
+    (None, "a's address=None is not an integer"),
+    (2**64 + BASE, f"a's address={2**64 + BASE} is not an address (0 to 2**64-1)"),
+    (-BASE, f"a's address={-BASE} is not an address"),
+    (0, "a has elements but its address is 0 (NULL)"),
+])
+def test_pointers_ctypes_would_change_are_refused_before_any_kernel_is_prepared(
+        pointer, rule, monkeypatch):
+    monkeypatch.setattr(_gemm, "prepared", lambda *_: pytest.fail("a kernel was prepared"))
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.gemm(interface_of(data=(pointer, False)), FakeCudaArray((512, 128)),
+                    out=FakeCudaArray((256, 128)))
+    assert rule in str(refused.value)
+
+
+def test_an_empty_array_may_be_at_null():
+    empty = _gemm.describe("a", interface_of(shape=(0, 512), data=(0, False)),
+                           contextlib.ExitStack(), None)
+    assert (empty.pointer, empty.shape) == (0, (0, 512))
+
+
+class StreamOf:
+    """A stream object as torch's (cuda_stream) with any handle."""
+
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+@pytest.mark.parametrize("stream, rule", [
+    (StreamOf("0x10"), "stream.cuda_stream='0x10' is not an integer"),
+    (StreamOf(None), "stream.cuda_stream=None is not an integer"),
+    (StreamOf(2**64), f"stream.cuda_stream={2**64} is not an address (0 to 2**64-1)"),
+    (True, "stream=True is not an integer"),
+    (-1, "stream=-1 is not an address"),
+])
+def test_streams_are_handles_checked_before_any_kernel_is_prepared(stream, rule, monkeypatch):
+    monkeypatch.setattr(_gemm, "prepared", lambda *_: pytest.fail("a kernel was prepared"))
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.gemm(FakeCudaArray((256, 512)), FakeCudaArray((512, 128)),
+                    out=FakeCudaArray((256, 128)), stream=stream)
+    assert rule in str(refused.value)
+
+
+def test_scaling_is_an_exact_name_before_the_scales_are_checked_against_it():
+    a, b, out = FakeCudaArray((256, 512)), transposed(512, 128), FakeCudaArray((256, 128))
+    for spelling in ("NONE", "None", []):
+        # "NONE" lowercased after the check would run an unscaled GEMM.
+        expect_refused(f"scaling={spelling!r} is not one of 'none', 'tensor', 'block' "
+                       "(exactly, in lower case)", a, b, out, scaling=spelling,
+                       scale_a=f32(1), scale_b=f32(1))
+
+
+def test_keywords_that_are_no_names_are_refused_as_errors():
+    a, b, out = FakeCudaArray((256, 512)), FakeCudaArray((512, 128)), FakeCudaArray((256, 128))
+    expect_refused("bias_along=['n'] is not one of 'm', 'n'", a, b, out,
+                   bias=FakeCudaArray((128,)), bias_along=["n"])
+    expect_refused("activation={} is not one of", a, b, out, activation={})
+    expect_refused("alpha=1e-50 underflows f32", a, b, out, alpha=1e-50)
+    expect_refused(f"alpha={10**400} is not a finite f32", a, b, out, alpha=10**400)
+    expect_refused("beta='0.5' is not a number", a, b, out, beta="0.5")

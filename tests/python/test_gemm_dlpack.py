@@ -56,11 +56,12 @@ class FakeDLPackArray:
     are kept to look at."""
 
     def __init__(self, shape, dtype=F16, strides=None, byte_offset=0,
-                 device=(KDL_CUDA, 0), capsule_name=UNUSED):
+                 device=(KDL_CUDA, 0), capsule_name=UNUSED, ndim=None, data=BASE):
+        """shape None: a NULL shape; ndim: the DLTensor's, len(shape) unless given."""
         self.device = device
         self.capsule_name = capsule_name
         self.streams, self.capsules = [], []
-        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._shape = None if shape is None else (ctypes.c_int64 * len(shape))(*shape)
         self._strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
         # The deleter holds the list, not self: no cycle, so the array and its
         # capsules go when the test drops them, their destructor still there.
@@ -69,7 +70,8 @@ class FakeDLPackArray:
             lambda managed: deletions.append(ctypes.addressof(managed.contents)))
         int64s = ctypes.POINTER(ctypes.c_int64)
         tensor = _dlpack.DLTensor(
-            BASE, _dlpack.DLDevice(*device), len(shape), _dlpack.DLDataType(*dtype),
+            data, _dlpack.DLDevice(*device), len(shape) if ndim is None else ndim,
+            _dlpack.DLDataType(*dtype),
             ctypes.cast(self._shape, int64s), ctypes.cast(self._strides, int64s), byte_offset)
         self._managed = _dlpack.DLManagedTensor(tensor, None, self._deleter)
 
@@ -302,6 +304,69 @@ def test_the_interface_is_read_where_both_are_and_dlpack_can_be_forced():
     assert both.streams == []
     assert seen(described(both)) == seen(interface)
     assert (both.streams, both.deleted) == ([1], 1)
+
+
+def refusals_in_a_process(arrays):
+    """The messages of describe_dlpack's refusals of the FakeDLPackArrays
+    that the expression `arrays` makes, read in a process of their own: a
+    shape read unchecked can be a segmentation fault."""
+    script = f"""
+import ptxgen, test_gemm_dlpack as t
+for x in {arrays}:
+    try:
+        t.described(x)
+    except ptxgen.Error as e:
+        print(e)
+    x.capsules.clear()
+"""
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] += os.pathsep + os.path.dirname(__file__)
+    run = subprocess.run([sys.executable, "-c", script], env=environment,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_a_null_shape_is_refused_not_read():
+    assert refusals_in_a_process("(t.FakeDLPackArray(None, ndim=2), "
+                                 "t.FakeDLPackArray(None, strides=(512, 1), ndim=2))") == [
+        "ptxgen.gemm: a's DLPack shape is NULL, with ndim 2"] * 2
+
+
+def test_ndim_is_checked_before_the_shape_is_read():
+    # Read, 1000 would print words past the shape array, 2**31-1 run out of memory.
+    ndims = (4, 1000, 2**31 - 1, -1, -2**31)
+    assert refusals_in_a_process(f"(t.FakeDLPackArray((256, 512), ndim=n) for n in {ndims})") == [
+        f"ptxgen.gemm: a has {ndim} dimensions (DLPack ndim); ptxgen reads arrays of 0 to 3"
+        for ndim in ndims]
+
+
+def test_a_scalar_may_have_a_null_shape():
+    assert described(FakeDLPackArray(None, F32, ndim=0)).shape == ()
+
+
+@pytest.mark.parametrize("data, offset, rule", [
+    (None, 0, "a has elements but its address is 0 (NULL)"),
+    (2**64 - 16, 32, f"a's address={2**64 + 16} is not an address (0 to 2**64-1)"),
+])
+def test_the_data_pointer_and_offset_make_an_address(data, offset, rule):
+    _, b, out = operands()
+    expect_refused(rule, FakeDLPackArray((256, 512), data=data, byte_offset=offset), b,
+                   out=out)
+
+
+@pytest.mark.parametrize("device, rule", [
+    (None, "a.__dlpack_device__() gave None, not a pair (device type, device id)"),
+    ((KDL_CUDA,), "a.__dlpack_device__() gave (2,), not a pair"),
+    ((KDL_CUDA, 0, 0), "not a pair"),
+    (("cuda", 0), "a's DLPack device type='cuda' is not an integer"),
+    ((KDL_CUDA, 0.5), "a's DLPack device id=0.5 is not an integer"),
+])
+def test_a_device_that_is_no_pair_of_integers_is_refused_before_export(device, rule):
+    a, b, out = operands()
+    a.__dlpack_device__ = lambda: device
+    expect_refused(rule, a, b, out=out)
+    assert a.streams == []
 
 
 def test_a_failing_gemm_gives_its_tensors_back():

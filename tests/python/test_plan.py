@@ -119,11 +119,11 @@ def expect_refused(status, rule, **keywords):
 def test_spans_are_what_each_operands_buffer_must_hold():
     # A [2,256,512] with rows of 528, B [2,200,512]; block scales: 4
     # k-blocks of A's 256 rows and of B's 2 column blocks (the second
-    # ragged), per GEMM.
+    # ragged), per GEMM. With beta 0, C is not read: it spans nothing.
     spans = ptxgen.spans(m=256, n=200, k=512, dtype="e4m3", lda=528, batch=2,
                          scaling="block")
     assert spans == {"a": 256 * 528 + 255 * 528 + 512, "b": 2 * 200 * 512,
-                     "c": 2 * 256 * 200, "d": 2 * 256 * 200, "bias": 0,
+                     "c": 0, "d": 2 * 256 * 200, "bias": 0,
                      "scale_a": 2 * 4 * 256, "scale_b": 2 * 2 * 4}
     assert ptxgen.spans(m=256, n=200, k=512, dtype="e4m3", scaling="tensor")[
         "scale_a"] == 1
@@ -206,8 +206,93 @@ def test_refuses_keywords_outside_their_values_before_the_library():
     expect_refused(invalid, "bias='k' is not one of None, 'm', 'n'", **PLAIN, bias="k")
     expect_refused(invalid, "m=4096.5 is not an integer", m=4096.5, n=4096, k=4096)
     expect_refused(invalid, f"n={2**70} does not fit in 64 bits", m=4096, n=2**70, k=4096)
-    expect_refused(invalid, "alpha=inf must be finite", **PLAIN, alpha=float("inf"))
+    expect_refused(invalid, "alpha=inf is not a finite f32: alpha must be finite (inf, nan "
+                   "and magnitudes past 3.4e38 are refused)", **PLAIN, alpha=float("inf"))
     expect_refused(invalid, f"sms={2**40} does not fit in 32 bits", **PLAIN, sms=2**40)
+
+
+def test_scaling_names_are_the_librarys_exact_spellings():
+    from ptxgen import _problem
+    assert _problem.problem("test", **PLAIN, dtype="e4m3", scaling="block").scaling == 2
+    # Not lowercased: "NONE" would otherwise pass a check for "none" first.
+    for spelling in ("NONE", "None", "Tensor", " block", "none\0tensor", "nöne", None, 0):
+        expect_refused("PTXGEN_STATUS_INVALID_VALUE", f"scaling={spelling!r} is not one of "
+                       "'none', 'tensor', 'block' (exactly, in lower case)", **PLAIN,
+                       dtype="e4m3", scaling=spelling)
+
+
+def test_option_names_are_exact_and_other_values_are_refused_as_errors():
+    # Unhashable values are no names either: not a TypeError.
+    for keyword, value, names in (("bias", ["n"], "None, 'm', 'n'"),
+                                  ("activation", {}, "None, 'relu'"),
+                                  ("activation", "GELU", "None, 'relu'"),
+                                  ("scaling", [], "'none', 'tensor', 'block'"),
+                                  ("a_major", bytearray(b"k"), "'k', 'mn', 'm'"),
+                                  ("b_major", "N", "'k', 'mn', 'n'")):
+        expect_refused("PTXGEN_STATUS_INVALID_VALUE",
+                       f"{keyword}={value!r} is not one of {names}", **{**PLAIN, keyword: value})
+
+
+def test_a_bool_is_not_a_count():
+    for keyword in ("m", "batch", "lda", "stride_bias", "sms", "shared_bytes"):
+        expect_refused("PTXGEN_STATUS_INVALID_VALUE", f"{keyword}=True is not an integer",
+                       **{**PLAIN, keyword: True})
+
+
+def test_alpha_and_beta_are_real_numbers_that_an_f32_holds():
+    from fractions import Fraction
+    from ptxgen import _problem
+    p = _problem.problem("test", **PLAIN, alpha=Fraction(1, 4), beta=2)
+    assert (p.alpha, p.beta) == (0.25, 2.0)
+    finite = "must be finite (inf, nan and magnitudes past 3.4e38 are refused)"
+    for keyword, value, rule in (("alpha", "2.5", "alpha='2.5' is not a number"),
+                                 ("beta", True, "beta=True is not a number"),
+                                 ("alpha", 10**400, f"is not a finite f32: alpha {finite}"),
+                                 ("alpha", 1e39, f"alpha=1e+39 is not a finite f32: alpha "
+                                                 f"{finite}"),
+                                 ("beta", float("nan"), f"beta=nan is not a finite f32"),
+                                 ("alpha", 1e-50, "alpha=1e-50 underflows f32: a nonzero "
+                                                  "alpha must not round to 0"),
+                                 ("beta", -7e-46, "beta=-7e-46 underflows f32")):
+        expect_refused("PTXGEN_STATUS_INVALID_VALUE", rule, **{**PLAIN, keyword: value})
+
+
+class _DtypeObject:
+    """A dtype object of some library, known by its str()."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def test_dtypes_are_values_that_print_as_a_name_or_as_torchs_dtype_of_one():
+    from ptxgen import _problem
+    for value, name in (("bf16", "bf16"), ("bfloat16", "bf16"), ("torch.bfloat16", "bf16"),
+                        (_DtypeObject("torch.bfloat16"), "bf16"),
+                        (_DtypeObject("float8_e4m3fn"), "e4m3")):
+        assert _problem.dtype_name("test", "dtype", value) == name
+    # Nothing is read after the last dot of a name of some other module.
+    for value in ("evil.module.bf16", "torch.evil.bf16", "BF16", _DtypeObject("evil.bf16"),
+                  _DtypeObject("torch.torch.bf16"), None):
+        expect_refused("PTXGEN_STATUS_INVALID_VALUE", f"dtype={value!r} is not one of 'f16'",
+                       **PLAIN, dtype=value)
+
+
+def test_a_relative_library_path_is_refused_naming_the_variable():
+    # One that loads, from the folder of the current one: absolute paths only.
+    library = os.environ["PTXGEN_LIBRARY"]
+    script = ("import ptxgen\n"
+              "try:\n    print(ptxgen.version())\n"
+              "except ptxgen.Error as e:\n    print(e.status, e)\n")
+    relative = "./" + os.path.basename(library)
+    environment = dict(os.environ, PTXGEN_LIBRARY=relative)
+    run = subprocess.run([sys.executable, "-c", script], env=environment,
+                         cwd=os.path.dirname(library), capture_output=True, text=True,
+                         check=True)
+    assert run.stdout == (f"PTXGEN_STATUS_NO_LIBRARY ptxgen: $PTXGEN_LIBRARY={relative!r} "
+                          "is not an absolute path; library paths must be absolute\n")
 
 
 def test_a_missing_library_is_an_error_naming_where_it_looked():
