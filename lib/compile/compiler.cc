@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/compile/elapsed.h"
@@ -48,6 +49,37 @@ bool StartsWithAny(absl::string_view flag,
   return false;
 }
 
+constexpr absl::string_view kWritesFiles =
+    "writes files of its own (appending to, or through a symlink planted "
+    "at, whatever path it names) or reads them past the cache key";
+constexpr absl::string_view kNoKernel =
+    "compiles into no kernel (no CUBIN, or one without the entry)";
+
+// NVRTC options refused by name, with either dash and any value.
+struct RefusedOption {
+  absl::string_view name;
+  absl::string_view why;
+};
+constexpr RefusedOption kRefusedOptions[] = {
+    {"time", kWritesFiles},
+    {"fdevice-time-trace", kWritesFiles},
+    {"create-pch", kWritesFiles},
+    {"pch", kWritesFiles},
+    {"pch-dir", kWritesFiles},
+    {"use-pch", kWritesFiles},
+    {"fdevice-syntax-only", kNoKernel},
+    {"dlink-time-opt", kNoKernel},
+    {"dlto", kNoKernel},
+    {"optix-ir", kNoKernel},
+};
+
+// "--time=x.csv" -> "time".
+absl::string_view OptionName(absl::string_view flag) {
+  absl::ConsumePrefix(&flag, "-");
+  absl::ConsumePrefix(&flag, "-");
+  return flag.substr(0, flag.find('='));
+}
+
 absl::Status ValidateFlag(absl::string_view flag) {
   if (flag.empty() || HasNul(flag)) {
     return Rejected("a flag must be non-empty text without NUL bytes");
@@ -64,6 +96,11 @@ absl::Status ValidateFlag(absl::string_view flag) {
         absl::StrCat("flag '", flag,
                      "' adds headers; generated sources include none, and "
                      "files outside the source would escape the cache key"));
+  }
+  for (const RefusedOption& option : kRefusedOptions) {
+    if (OptionName(flag) == option.name) {
+      return Rejected(absl::StrCat("flag '", flag, "' ", option.why));
+    }
   }
   return absl::OkStatus();
 }
@@ -264,6 +301,13 @@ absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
   module.resources = std::move(report.resources);
   module.diagnostics = std::move(report.diagnostics);
   module.log = *std::move(log);
+  if (module.cubin.empty() || module.resources.empty()) {
+    return Rejected(absl::StrCat("'", name, "' compiled into no kernel (",
+                                 module.cubin.size(),
+                                 " CUBIN bytes, no entry in ptxas's report) "
+                                 "with NVRTC flags '",
+                                 absl::StrJoin(options.flags, " "), "'"));
+  }
   module.compile_ms = MillisecondsSince(start);
   module.source = CacheSource::kCompiled;
   return module;

@@ -1,8 +1,12 @@
 #include "ptxgen/compile/compiler.h"
 
+#include <sys/stat.h>
+
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/compile/test_kernels.h"
 #include "tests/compile/test_support.h"
@@ -166,6 +170,60 @@ TEST(CompileCuda, RejectsRequestsThatEscapeTheRules) {
     EXPECT_TRUE(Contains(std::string(module.status().message()), c.rule))
         << c.why;
   }
+}
+
+// NVRTC appends to the file these name (following a symlink planted there);
+// each spelling NVRTC takes is refused before it runs, and no file appears.
+TEST(CompileCuda, RefusesFlagsThatWriteFilesByName) {
+  const std::string directory = FreshTestDirectory();
+  ASSERT_EQ(mkdir(directory.c_str(), 0700), 0);
+  const std::string file = directory + "/written_by_nvrtc";
+  for (const std::string& flag : std::vector<std::string>{
+           "--time=" + file, "-time=" + file, "--fdevice-time-trace=" + file,
+           "-fdevice-time-trace=" + file, "--create-pch=" + file, "-pch",
+           "--pch", "--pch-dir=" + file, "--use-pch=" + file}) {
+    CompileOptions options;
+    options.flags = {flag};
+    absl::StatusOr<CompiledModule> module =
+        CompileCuda("tiny", test_kernels::kTinyKernel, options);
+    ASSERT_FALSE(module.ok()) << flag;
+    EXPECT_EQ(module.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(
+        Contains(std::string(module.status().message()), "flag '" + flag + "'"))
+        << module.status();
+    EXPECT_TRUE(Contains(std::string(module.status().message()), "files"))
+        << module.status();
+  }
+  EXPECT_TRUE(ListDirectory(directory).empty());
+}
+
+// These compile "successfully" into no kernel: an empty CUBIN (LTO IR,
+// OptiX IR) or one ptxas compiled no entry of.
+TEST(CompileCuda, RefusesFlagsThatProduceNoKernelByName) {
+  for (const char* flag :
+       {"-fdevice-syntax-only", "--fdevice-syntax-only", "-dlto",
+        "--dlink-time-opt", "--optix-ir", "-optix-ir"}) {
+    CompileOptions options;
+    options.flags = {flag};
+    const absl::Status valid = ValidateCompileOptions(options);
+    EXPECT_FALSE(valid.ok()) << flag;
+    EXPECT_TRUE(Contains(std::string(valid.message()),
+                         absl::StrCat("flag '", flag, "'")))
+        << valid;
+    EXPECT_TRUE(Contains(std::string(valid.message()), "no kernel")) << valid;
+  }
+}
+
+// The result itself is checked, whatever asked for it: a module must hold
+// a kernel ptxas compiled.
+TEST(CompileCuda, AModuleWithoutAKernelIsRefused) {
+  absl::StatusOr<CompiledModule> module =
+      CompileCuda("kernelless", "__device__ int counter;\n", CompileOptions{});
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(std::string(module.status().message()),
+                       "'kernelless' compiled into no kernel"))
+      << module.status();
 }
 
 TEST(CompileCuda, AnotherLanguageStandardReplacesTheDefault) {

@@ -873,6 +873,29 @@ TEST(PtxgenTest, NvrtcFlagsReachTheCompileAndTheBundle) {
                  1, "ptxas serialized the kernel's wgmma"});
 }
 
+// Flags that make NVRTC write files of its own, or compile into no kernel,
+// are refused by name before NVRTC runs: nothing is written, no JSON of no
+// kernels printed, no bundle entry without a kernel made.
+TEST(PtxgenTest, NvrtcFlagsThatWriteFilesOrYieldNoKernelAreRefused) {
+  const std::string directory = NewTestDirectory("nvrtc_writes");
+  const std::string timing = directory + "/timing.csv";
+  ExpectRefused(
+      {Args("gemm --m=128 --n=128 --k=128 --emit=json --nvrtc-flags=--time=" +
+            timing),
+       1, "flag '--time=" + timing + "' writes files"});
+  ExpectRefused({Args("gemm --m=128 --n=128 --k=128 --emit=json "
+                      "--nvrtc-flags=-fdevice-syntax-only"),
+                 1, "flag '-fdevice-syntax-only' compiles into no kernel"});
+  const std::string bundle = directory + "/bundle";
+  ExpectRefused({Args("precompile --shapes=128x128x128 --nvrtc-flags=-dlto "
+                      "--out=" +
+                      bundle),
+                 1, "flag '-dlto' compiles into no kernel"});
+  struct stat status;
+  EXPECT_NE(lstat(timing.c_str(), &status), 0) << timing;
+  EXPECT_NE(lstat(bundle.c_str(), &status), 0) << bundle;
+}
+
 TEST(PtxgenTest, PrecompileRefusesABadShapeNamingIt) {
   const Result run = Ptxgen(Args("precompile --shapes=256x256x64,256x256"));
   EXPECT_EQ(run.status, 2);

@@ -74,7 +74,11 @@ struct CompiledModule {
 // picks another standard) and -Xptxas=-v, then `flags` in order. Flags that
 // name the architecture (use `arch`) or add include paths or pre-included
 // headers (generated sources include no headers, and files outside the
-// source would escape the cache key) are rejected.
+// source would escape the cache key) are rejected, as are flags that write
+// or read files of their own (--time, --fdevice-time-trace, the PCH flags)
+// and flags that compile into no kernel (-fdevice-syntax-only, -dlto,
+// --optix-ir). Whatever the flags, a module without a CUBIN holding a
+// kernel ptxas compiled is refused.
 absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
                                            absl::string_view source,
                                            const CompileOptions& options);
