@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "ptxgen/base/printable.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
@@ -15,7 +16,9 @@ namespace {
 constexpr char kFolders[] =
     "The folders are those a lookup uses: the writable one (PTXGEN_CACHE_DIR,\n"
     "else $XDG_CACHE_HOME/ptxgen, else ~/.cache/ptxgen), then the read-only\n"
-    "ones of PTXGEN_CACHE_PATH.";
+    "ones of PTXGEN_CACHE_PATH, with a lookup's warnings about them. When a\n"
+    "variable naming the writable folder is set but refused (a relative\n"
+    "path), prune and clear remove nothing from the one used in its place.";
 
 std::string EntryLine(const compile::CacheEntryFile& entry) {
   return absl::StrCat("  ", entry.file, "  ", entry.bytes, " bytes  last used ",
@@ -32,8 +35,9 @@ int64_t TotalBytes(const std::vector<compile::CacheEntryFile>& entries) {
 
 // "<path> (writable|read-only): N entries, M bytes", or why it is not used.
 std::string FolderLine(const compile::CacheFolderContents& folder) {
-  const std::string head = absl::StrCat(
-      folder.path, folder.writable ? " (writable)" : " (read-only)");
+  const std::string head =
+      absl::StrCat(base::PrintableValue(folder.path),
+                   folder.writable ? " (writable)" : " (read-only)");
   if (absl::IsNotFound(folder.usable))
     return absl::StrCat(head, ": not there\n");
   if (!folder.usable.ok()) {
@@ -63,7 +67,7 @@ absl::StatusOr<std::string> RunList(const cli::ParsedFlags&) {
 }
 
 absl::StatusOr<std::string> RunVerify(const cli::ParsedFlags&) {
-  const compile::KernelCache& cache = compile::KernelCache::Default();
+  compile::KernelCache& cache = compile::KernelCache::Default();
   absl::StatusOr<std::vector<compile::CacheFolderContents>> folders =
       cache.Contents();
   if (!folders.ok()) return folders.status();
@@ -89,13 +93,15 @@ absl::StatusOr<std::string> RunVerify(const cli::ParsedFlags&) {
   return absl::StrCat(text, "\n");
 }
 
+// A line per file removed (an entry, or a temporary of a writer that
+// died), then the count.
 std::string RemovedText(const std::vector<compile::CacheEntryFile>& removed) {
   std::string text;
   for (const compile::CacheEntryFile& entry : removed) {
-    absl::StrAppend(&text, "removed ", entry.folder, "/", entry.file, "  ",
-                    entry.bytes, " bytes\n");
+    absl::StrAppend(&text, "removed ", base::PrintableValue(entry.folder), "/",
+                    entry.file, "  ", entry.bytes, " bytes\n");
   }
-  return absl::StrCat(text, "removed ", removed.size(), " entries, ",
+  return absl::StrCat(text, "removed ", removed.size(), " files, ",
                       TotalBytes(removed), " bytes\n");
 }
 
@@ -147,10 +153,12 @@ std::vector<cli::Subcommand> CacheSubcommands() {
       "prune",
       "remove the writable cache folder's invalid entries, then the least "
       "recently used beyond a size",
-      "Removes from the writable folder every entry 'ptxgen cache verify'\n"
-      "calls invalid and the temporaries of writers that died, then, with a\n"
-      "cap (--max-bytes, else PTXGEN_CACHE_MAX_BYTES), the least recently\n"
-      "used entries until the rest fit. Read-only folders are not touched.",
+      "Removes from the writable folder the temporaries of entry writers\n"
+      "that died (files named <entry>.tmp.<16 hex digits>, an hour old),\n"
+      "every entry 'ptxgen cache verify' calls invalid, then, with a cap\n"
+      "(--max-bytes, else PTXGEN_CACHE_MAX_BYTES), the least recently used\n"
+      "entries until the rest fit, and lists each file it removed. Nothing\n"
+      "else is removed, and read-only folders are not touched.",
       RunPrune);
   prune.flags = {cli::TextFlag(
       "max-bytes", "N",

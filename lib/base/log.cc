@@ -93,8 +93,8 @@ absl::StatusOr<LogLevel> ParseLogLevel(absl::string_view name) {
     names.push_back(LogLevelName(level));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "'", name, "' is not a log level (accepted: ", absl::StrJoin(names, ", "),
-      ")"));
+      "'", PrintableValue(name),
+      "' is not a log level (accepted: ", absl::StrJoin(names, ", "), ")"));
 }
 
 LogConfig LogConfigFromEnvironment() {

@@ -6,25 +6,25 @@
 #include <tuple>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "lib/compile/cache_entry.h"
+#include "ptxgen/base/printable.h"
+#include "ptxgen/compile/sha256.h"
 
 namespace ptxgen::compile {
 namespace {
 
 constexpr absl::string_view kEntrySuffix = ".kernel";
-// A hex SHA-256.
-constexpr size_t kKeyDigits = 64;
 
-bool IsKey(absl::string_view text) {
-  return text.size() == kKeyDigits &&
-         std::all_of(text.begin(), text.end(), [](char c) {
-           return absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
-                  (c >= 'a' && c <= 'f');
-         });
+bool IsEntryName(absl::string_view file) {
+  return KeyOfEntryName(file).has_value();
+}
+
+CacheEntryFile EntryFileOf(const TrustedFolder& folder, FolderFile file) {
+  return {folder.path(), std::move(file.name), file.bytes,
+          absl::FromUnixNanos(file.modified_ns)};
 }
 
 int64_t TotalBytes(const std::vector<CacheEntryFile>& entries) {
@@ -40,11 +40,25 @@ absl::Status CheckDiskOn(const CacheConfig& config) {
       "named by PTXGEN_CACHE_DIR, XDG_CACHE_HOME or HOME)");
 }
 
+// Removing is for the folder the environment named, never a stand-in for
+// a variable that was refused.
+absl::Status CheckNamedFolder(const CacheConfig& config) {
+  if (config.refused_variable.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      config.refused_variable,
+      " is set but refused (not an absolute path), so nothing is removed "
+      "from ",
+      base::PrintableValue(config.directory),
+      ", the folder used in its place: set ", config.refused_variable,
+      " to an absolute path, or unset it"));
+}
+
 // The entries of the writable folder, least recently used first (none when
-// the folder is not there yet), and the folder.
+// the folder is not there yet), and the folder, for removing some.
 absl::StatusOr<std::pair<TrustedFolder, std::vector<CacheEntryFile>>>
 WritableEntries(const CacheConfig& config) {
   if (absl::Status on = CheckDiskOn(config); !on.ok()) return on;
+  if (absl::Status named = CheckNamedFolder(config); !named.ok()) return named;
   absl::StatusOr<TrustedFolder> folder =
       TrustedFolder::Open(config.directory, /*create=*/false);
   if (!folder.ok()) return folder.status();
@@ -87,9 +101,19 @@ std::string EntryName(absl::string_view key) {
 }
 
 std::optional<std::string> KeyOfEntryName(absl::string_view file) {
-  if (!absl::ConsumeSuffix(&file, kEntrySuffix) || !IsKey(file))
+  if (!absl::ConsumeSuffix(&file, kEntrySuffix) || !IsSha256Hex(file))
     return std::nullopt;
   return std::string(file);
+}
+
+std::vector<CacheEntryFile> RemoveStaleEntryTemporaries(
+    const TrustedFolder& folder) {
+  std::vector<CacheEntryFile> removed;
+  for (FolderFile& file :
+       folder.RemoveStaleTemporaries(kStaleTemporarySeconds, IsEntryName)) {
+    removed.push_back(EntryFileOf(folder, std::move(file)));
+  }
+  return removed;
 }
 
 absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(
@@ -97,10 +121,10 @@ absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(
   absl::StatusOr<std::vector<FolderFile>> files = folder.ListFiles();
   if (!files.ok()) return files.status();
   std::vector<CacheEntryFile> entries;
-  for (const FolderFile& file : *files) {
-    if (!KeyOfEntryName(file.name)) continue;
-    entries.push_back({folder.path(), file.name, file.bytes,
-                       absl::FromUnixNanos(file.modified_ns)});
+  for (FolderFile& file : *files) {
+    if (IsEntryName(file.name)) {
+      entries.push_back(EntryFileOf(folder, std::move(file)));
+    }
   }
   // Ties (one clock tick) broken by name, so the order is the same each time.
   std::sort(entries.begin(), entries.end(),
@@ -127,7 +151,8 @@ std::vector<CacheEntryFile> RemoveLeastRecentlyUsed(const TrustedFolder& folder,
   return RemoveEntries(folder, std::move(oldest));
 }
 
-absl::StatusOr<std::vector<CacheFolderContents>> KernelCache::Contents() const {
+absl::StatusOr<std::vector<CacheFolderContents>> KernelCache::Contents() {
+  Warn(ConfigurationWarnings());
   if (absl::Status on = CheckDiskOn(config_); !on.ok()) return on;
   std::vector<CacheFolderContents> folders = {
       ContentsOf(config_.directory, true)};
@@ -142,7 +167,8 @@ absl::StatusOr<std::string> KernelCache::Verify(
   const std::optional<std::string> key = KeyOfEntryName(entry.file);
   if (!key) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", entry.file, "' is not named as a cache entry"));
+        absl::StrCat("'", base::PrintableValue(entry.file),
+                     "' is not named as a cache entry"));
   }
   absl::StatusOr<TrustedFolder> folder =
       TrustedFolder::Open(entry.folder, false);
@@ -160,18 +186,20 @@ absl::StatusOr<std::string> KernelCache::Verify(
 }
 
 absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Prune(
-    int64_t max_bytes) const {
+    int64_t max_bytes) {
+  Warn(ConfigurationWarnings());
   auto writable = WritableEntries(config_);
   if (absl::IsNotFound(writable.status())) return std::vector<CacheEntryFile>();
   if (!writable.ok()) return writable.status();
   auto& [folder, entries] = *writable;
-  folder.RemoveStaleTemporaries(kStaleTemporarySeconds);
+  std::vector<CacheEntryFile> removed = RemoveStaleEntryTemporaries(folder);
   std::vector<CacheEntryFile> invalid;
   for (const CacheEntryFile& entry : entries) {
     if (!Verify(entry).ok()) invalid.push_back(entry);
   }
-  std::vector<CacheEntryFile> removed =
-      RemoveEntries(folder, std::move(invalid));
+  for (CacheEntryFile& entry : RemoveEntries(folder, std::move(invalid))) {
+    removed.push_back(std::move(entry));
+  }
   if (max_bytes > 0) {
     for (CacheEntryFile& entry :
          RemoveLeastRecentlyUsed(folder, max_bytes, "")) {
@@ -181,7 +209,8 @@ absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Prune(
   return removed;
 }
 
-absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Clear() const {
+absl::StatusOr<std::vector<CacheEntryFile>> KernelCache::Clear() {
+  Warn(ConfigurationWarnings());
   auto writable = WritableEntries(config_);
   if (absl::IsNotFound(writable.status())) return std::vector<CacheEntryFile>();
   if (!writable.ok()) return writable.status();

@@ -23,6 +23,12 @@ std::string EntryName(absl::string_view key);
 // (temporaries, whatever else lies there).
 std::optional<std::string> KeyOfEntryName(absl::string_view file);
 
+// Deletes the temporaries that entry writers which died left in `folder`
+// (TrustedFolder::RemoveStaleTemporaries, for entry names alone); returns
+// those it deleted.
+std::vector<CacheEntryFile> RemoveStaleEntryTemporaries(
+    const TrustedFolder& folder);
+
 // The entry files of `folder`, least recently used first.
 absl::StatusOr<std::vector<CacheEntryFile>> EntryFiles(
     const TrustedFolder& folder);

@@ -10,19 +10,22 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <utility>
 
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ptxgen/base/printable.h"
+#include "ptxgen/compile/sha256.h"
 
 namespace ptxgen::compile {
 namespace {
 
 absl::Status SystemError(absl::string_view what, absl::string_view path) {
-  return absl::UnavailableError(
-      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  return absl::UnavailableError(absl::StrCat(
+      what, " ", base::PrintableValue(path), ": ", std::strerror(errno)));
 }
 
 // "uid 1000 (alice)", or just the number when no name is known.
@@ -49,8 +52,8 @@ absl::Status CheckOwnerAndMode(const struct stat& info, absl::string_view what,
       "%s %s (owner %s, mode %04o) is not trusted: ptxgen believes a %s only "
       "when it is owned by the effective user (%s) or root and not writable "
       "by group or others",
-      what, path, OwnerText(info.st_uid), info.st_mode & 07777, what,
-      OwnerText(me)));
+      what, base::PrintableValue(path), OwnerText(info.st_uid),
+      info.st_mode & 07777, what, OwnerText(me)));
 }
 
 // One path component: no separator, not "." or "..".
@@ -58,9 +61,27 @@ absl::Status CheckName(absl::string_view name) {
   if (name.empty() || name == "." || name == ".." ||
       absl::StrContains(name, '/')) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", name, "' is not a file name inside a folder"));
+        absl::StrCat("'", base::PrintableValue(name),
+                     "' is not a file name inside a folder"));
   }
   return absl::OkStatus();
+}
+
+// NotFound for a folder not there yet. A link to a missing folder is
+// refused by name instead: nothing is created through a link, so the cache
+// would miss on every lookup without a word.
+absl::Status MissingFolder(int parent, const std::string& name,
+                           const std::string& path) {
+  struct stat link;
+  if (fstatat(parent, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(link.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "folder ", base::PrintableValue(path),
+        " is a symbolic link to a missing folder: ptxgen creates no folder "
+        "through a link (create the folder it names, or name another)"));
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no folder ", base::PrintableValue(path)));
 }
 
 // Opens the checked folder `name` relative to `parent` (AT_FDCWD with an
@@ -70,14 +91,13 @@ absl::StatusOr<int> OpenCheckedFolder(int parent, const std::string& name,
   const int fd =
       openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
   if (fd < 0) {
-    if (errno == ENOENT)
-      return absl::NotFoundError(absl::StrCat("no folder ", path));
+    if (errno == ENOENT) return MissingFolder(parent, name, path);
     struct stat link;
     if ((flags & O_NOFOLLOW) != 0 &&
         fstatat(parent, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISLNK(link.st_mode)) {
       return absl::PermissionDeniedError(
-          absl::StrCat("folder ", path,
+          absl::StrCat("folder ", base::PrintableValue(path),
                        " is a symbolic link, which ptxgen does not follow "
                        "inside a cache folder"));
     }
@@ -133,8 +153,9 @@ absl::StatusOr<std::string> ReadUpTo(int fd, int64_t limit,
   return bytes;
 }
 
-// In every temporary's name, so that RemoveStaleTemporaries finds them.
+// A temporary's name: "<name>.tmp.<kRandomDigits hex digits>".
 constexpr absl::string_view kTemporaryMarker = ".tmp.";
+constexpr size_t kRandomDigits = 16;  // a uint64_t, zero-padded
 
 // Unpredictable, so that no file planted (or left by a reused PID) can
 // occupy the name a writer will use.
@@ -143,6 +164,17 @@ std::string TemporaryName(absl::string_view name) {
   return absl::StrCat(
       name, kTemporaryMarker,
       absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
+}
+
+// The name `file` is a temporary of, when it is named exactly as
+// TemporaryName names them; nothing for any other file.
+std::optional<absl::string_view> NameOfTemporary(absl::string_view file) {
+  const size_t marker = file.rfind(kTemporaryMarker);
+  if (marker == absl::string_view::npos) return std::nullopt;
+  const absl::string_view random =
+      file.substr(marker + kTemporaryMarker.size());
+  if (!IsLowercaseHex(random, kRandomDigits)) return std::nullopt;
+  return file.substr(0, marker);
 }
 
 // Draws names until one is free; a clash with a name drawn from 2^64 is a
@@ -160,9 +192,9 @@ absl::StatusOr<std::pair<int, std::string>> CreateTemporary(
       return SystemError("cannot create a temporary file in", folder_path);
     }
   }
-  return absl::UnavailableError(
-      absl::StrCat("cannot create a temporary file in ", folder_path, ": ",
-                   kDraws, " random names were all taken"));
+  return absl::UnavailableError(absl::StrCat(
+      "cannot create a temporary file in ", base::PrintableValue(folder_path),
+      ": ", kDraws, " random names were all taken"));
 }
 
 }  // namespace
@@ -170,8 +202,8 @@ absl::StatusOr<std::pair<int, std::string>> CreateTemporary(
 absl::StatusOr<TrustedFolder> TrustedFolder::Open(const std::string& path,
                                                   bool create) {
   if (!absl::StartsWith(path, "/")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("folder '", path, "' is not an absolute path"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "folder '", base::PrintableValue(path), "' is not an absolute path"));
   }
   if (create) {
     if (absl::Status made = MakeFolders(path); !made.ok()) return made;
@@ -214,7 +246,7 @@ absl::StatusOr<std::string> TrustedFolder::ReadFile(absl::string_view name,
                                                     absl::string_view magic,
                                                     int64_t max_bytes) const {
   if (absl::Status valid = CheckName(name); !valid.ok()) return valid;
-  const std::string path = absl::StrCat(path_, "/", name);
+  const std::string path = base::PrintableValue(absl::StrCat(path_, "/", name));
   // Non-blocking: opening a FIFO someone left there must not hang.
   const int fd = openat(fd_, std::string(name).c_str(),
                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -292,7 +324,8 @@ absl::StatusOr<std::string> TrustedFolder::WriteTemporary(
       CreateTemporary(fd_, name, path_);
   if (!created.ok()) return created.status();
   const auto& [fd, temporary] = *created;
-  const std::string temporary_path = absl::StrCat(path_, "/", temporary);
+  const std::string temporary_path =
+      base::PrintableValue(absl::StrCat(path_, "/", temporary));
   absl::Status status = WriteAll(fd, bytes, temporary_path);
   if (status.ok() && fsync(fd) != 0) {
     status = SystemError("cannot fsync", temporary_path);
@@ -326,7 +359,7 @@ absl::Status TrustedFolder::WriteFileOnce(absl::string_view name,
                                           absl::string_view bytes) const {
   absl::StatusOr<std::string> temporary = WriteTemporary(name, bytes);
   if (!temporary.ok()) return temporary.status();
-  const std::string path = absl::StrCat(path_, "/", name);
+  const std::string path = base::PrintableValue(absl::StrCat(path_, "/", name));
   // A hard link, unlike a rename, fails where the name is taken.
   const bool linked =
       linkat(fd_, temporary->c_str(), fd_, std::string(name).c_str(), 0) == 0;
@@ -363,10 +396,16 @@ absl::StatusOr<std::vector<FolderFile>> TrustedFolder::ListFiles() const {
   std::vector<FolderFile> files;
   while (const dirent* item = readdir(listing)) {
     struct stat info;
-    if (fstatat(fd_, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISREG(info.st_mode)) {
-      continue;
+    if (fstatat(fd_, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      // A file removed since readdir saw it is simply gone; any other
+      // failure (a folder without search permission) would make its files
+      // look absent.
+      if (errno == ENOENT) continue;
+      absl::Status failed = SystemError("cannot list folder", path_);
+      closedir(listing);
+      return failed;
     }
+    if (!S_ISREG(info.st_mode)) continue;
     files.push_back(
         {item->d_name, static_cast<int64_t>(info.st_size),
          int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec,
@@ -378,7 +417,7 @@ absl::StatusOr<std::vector<FolderFile>> TrustedFolder::ListFiles() const {
 
 absl::Status TrustedFolder::RemoveFile(absl::string_view name) const {
   if (absl::Status valid = CheckName(name); !valid.ok()) return valid;
-  const std::string path = absl::StrCat(path_, "/", name);
+  const std::string path = base::PrintableValue(absl::StrCat(path_, "/", name));
   if (unlinkat(fd_, std::string(name).c_str(), 0) == 0) return absl::OkStatus();
   if (errno == ENOENT)
     return absl::NotFoundError(absl::StrCat("no file ", path));
@@ -390,17 +429,22 @@ void TrustedFolder::Touch(absl::string_view name) const {
   utimensat(fd_, std::string(name).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
 }
 
-void TrustedFolder::RemoveStaleTemporaries(int64_t min_age_seconds) const {
+std::vector<FolderFile> TrustedFolder::RemoveStaleTemporaries(
+    int64_t min_age_seconds,
+    absl::FunctionRef<bool(absl::string_view name)> writes) const {
   absl::StatusOr<std::vector<FolderFile>> files = ListFiles();
-  if (!files.ok()) return;
+  if (!files.ok()) return {};
   const int64_t now_ns = int64_t{time(nullptr)} * 1000000000;
-  for (const FolderFile& file : *files) {
-    if (absl::StrContains(file.name, kTemporaryMarker) &&
-        file.owner == geteuid() &&
-        now_ns - file.modified_ns >= min_age_seconds * 1000000000) {
-      unlinkat(fd_, file.name.c_str(), 0);
+  std::vector<FolderFile> removed;
+  for (FolderFile& file : *files) {
+    const std::optional<absl::string_view> name = NameOfTemporary(file.name);
+    if (name && writes(*name) && file.owner == geteuid() &&
+        now_ns - file.modified_ns >= min_age_seconds * 1000000000 &&
+        unlinkat(fd_, file.name.c_str(), 0) == 0) {
+      removed.push_back(std::move(file));
     }
   }
+  return removed;
 }
 
 }  // namespace ptxgen::compile

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -20,6 +21,7 @@
 #include "lib/compile/kernel_dump.h"
 #include "ptxgen/base/environment.h"
 #include "ptxgen/base/log.h"
+#include "ptxgen/base/printable.h"
 #include "ptxgen/compile/files.h"
 #include "ptxgen/compile/ptxas_report.h"
 #include "ptxgen/compile/sha256.h"
@@ -75,10 +77,26 @@ std::optional<std::string> AbsolutePath(const char* variable,
                                         absl::string_view purpose,
                                         std::vector<std::string>& warnings) {
   if (absl::StartsWith(value, "/")) return std::string(value);
-  warnings.push_back(absl::StrCat(variable, "='", value,
+  warnings.push_back(absl::StrCat(variable, "='", base::PrintableValue(value),
                                   "' is not an absolute path: ignored for ",
                                   purpose));
   return std::nullopt;
+}
+
+// Past this many, the warnings about one list's items are counted, not
+// said: a PTXGEN_CACHE_PATH of thousands of entries must not flood the log.
+constexpr size_t kListedWarnings = 3;
+
+// Appends the first kListedWarnings of `listed` to `warnings`, then one
+// line counting the rest as `more`.
+void AppendCapped(const std::vector<std::string>& listed,
+                  absl::string_view more, std::vector<std::string>& warnings) {
+  const size_t said = std::min(listed.size(), kListedWarnings);
+  warnings.insert(warnings.end(), listed.begin(), listed.begin() + said);
+  if (listed.size() > said) {
+    warnings.push_back(
+        absl::StrCat("... and ", listed.size() - said, " more ", more));
+  }
 }
 
 // `variable`'s absolute path followed by `suffix`, or nothing (unset, or a
@@ -94,15 +112,42 @@ std::optional<std::string> AbsoluteDirectory(
   return absl::StrCat(*path, suffix);
 }
 
+// The first variable of PTXGEN_CACHE_DIR, XDG_CACHE_HOME and HOME that
+// names an absolute path gives the folder; a set one refused on the way
+// makes that folder a stand-in (CacheConfig::refused_variable).
+void ReadWritableFolder(CacheConfig& config) {
+  constexpr std::pair<const char*, absl::string_view> kVariables[] = {
+      {"PTXGEN_CACHE_DIR", ""},
+      {"XDG_CACHE_HOME", "/ptxgen"},
+      {"HOME", "/.cache/ptxgen"}};
+  for (const auto& [variable, suffix] : kVariables) {
+    if (std::optional<std::string> directory = AbsoluteDirectory(
+            variable, suffix, "the kernel cache folder", config.warnings)) {
+      config.directory = *std::move(directory);
+      return;
+    }
+    if (config.refused_variable.empty() &&
+        !base::EnvironmentVariable(variable).empty()) {
+      config.refused_variable = variable;
+    }
+  }
+  config.disk_enabled = false;
+}
+
 void ReadLayeredFolders(CacheConfig& config) {
   const absl::string_view path = base::EnvironmentVariable("PTXGEN_CACHE_PATH");
+  absl::flat_hash_set<absl::string_view> seen;
+  std::vector<std::string> refused;
   for (absl::string_view entry : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-    if (std::optional<std::string> folder =
-            AbsolutePath("PTXGEN_CACHE_PATH", entry, "a read-only cache folder",
-                         config.warnings)) {
+    if (!seen.insert(entry).second) continue;  // searched once
+    if (std::optional<std::string> folder = AbsolutePath(
+            "PTXGEN_CACHE_PATH", entry, "a read-only cache folder", refused)) {
       config.read_only_directories.push_back(*std::move(folder));
     }
   }
+  AppendCapped(refused,
+               "PTXGEN_CACHE_PATH entries that are not absolute paths, ignored",
+               config.warnings);
 }
 
 void ReadSizeCap(CacheConfig& config) {
@@ -146,7 +191,7 @@ absl::StatusOr<int64_t> ParseByteCount(absl::string_view text) {
   if (!all_digits || !absl::SimpleAtoi(digits, &count) || count < 1 ||
       count > (std::numeric_limits<int64_t>::max() >> shift)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text,
+        "'", base::PrintableValue(text),
         "' is not a byte count (write a whole number of at least 1, "
         "with an optional K, M or G for KiB, MiB, GiB)"));
   }
@@ -161,22 +206,7 @@ CacheConfig CacheConfigFromEnvironment() {
   bool disabled = true;
   config.disk_enabled =
       disable.empty() || (absl::SimpleAtob(disable, &disabled) && !disabled);
-  constexpr absl::string_view kCacheFolder = "the kernel cache folder";
-  std::optional<std::string> directory =
-      AbsoluteDirectory("PTXGEN_CACHE_DIR", "", kCacheFolder, config.warnings);
-  if (!directory) {
-    directory = AbsoluteDirectory("XDG_CACHE_HOME", "/ptxgen", kCacheFolder,
-                                  config.warnings);
-  }
-  if (!directory) {
-    directory = AbsoluteDirectory("HOME", "/.cache/ptxgen", kCacheFolder,
-                                  config.warnings);
-  }
-  if (directory) {
-    config.directory = *std::move(directory);
-  } else {
-    config.disk_enabled = false;
-  }
+  ReadWritableFolder(config);
   ReadLayeredFolders(config);
   ReadSizeCap(config);
   if (std::optional<std::string> dump = AbsoluteDirectory(
@@ -280,21 +310,30 @@ std::optional<TrustedFolder> KernelCache::DiskFolder(
   return std::nullopt;
 }
 
+std::vector<std::string> KernelCache::ConfigurationWarnings() {
+  std::vector<std::string> warnings;
+  absl::call_once(report_configuration_, [&] { warnings = config_.warnings; });
+  return warnings;
+}
+
 void KernelCache::OpenFolders(std::vector<std::string>& warnings) {
   absl::call_once(open_folders_, [&] {
-    warnings.insert(warnings.end(), config_.warnings.begin(),
-                    config_.warnings.end());
+    for (std::string& warning : ConfigurationWarnings()) {
+      warnings.push_back(std::move(warning));
+    }
+    std::vector<std::string> skipped;
     for (const std::string& path : config_.read_only_directories) {
       if (!config_.disk_enabled) break;
       absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(path, false);
       if (folder.ok()) {
         read_only_folders_.push_back(*std::move(folder));
       } else {
-        warnings.push_back(
+        skipped.push_back(
             absl::StrCat("read-only kernel cache folder skipped: ",
                          folder.status().message()));
       }
     }
+    AppendCapped(skipped, "read-only kernel cache folders skipped", warnings);
     if (config_.dump_directory.empty()) return;
     absl::StatusOr<TrustedFolder> dump =
         TrustedFolder::Open(config_.dump_directory, /*create=*/true);
@@ -312,7 +351,8 @@ std::optional<CompiledModule> KernelCache::LoadFrom(
     const TrustedFolder& folder, bool read_only, absl::string_view key,
     absl::string_view name, absl::string_view source,
     const CompileOptions& options, std::vector<std::string>& warnings) {
-  const std::string path = absl::StrCat(folder.path(), "/", EntryName(key));
+  const std::string path =
+      base::PrintableValue(absl::StrCat(folder.path(), "/", EntryName(key)));
   absl::StatusOr<std::string> bytes =
       folder.ReadFile(EntryName(key), kCacheEntryMagic, kMaxCacheEntryBytes);
   absl::StatusOr<CompiledModule> loaded =
@@ -366,9 +406,8 @@ void KernelCache::WriteToDisk(absl::string_view key,
   std::optional<TrustedFolder> folder = DiskFolder(/*create=*/true, warnings);
   if (!folder) return;
   // Once per cache: what writers that crashed left behind.
-  absl::call_once(sweep_temporaries_, [&] {
-    folder->RemoveStaleTemporaries(kStaleTemporarySeconds);
-  });
+  absl::call_once(sweep_temporaries_,
+                  [&] { RemoveStaleEntryTemporaries(*folder); });
   const CacheEntry entry{std::string(key), compiled.name,  compiled.cuda_source,
                          compiled.ptx,     compiled.cubin, compiled.log};
   if (absl::Status written =
@@ -382,12 +421,13 @@ void KernelCache::WriteToDisk(absl::string_view key,
   if (config_.max_bytes <= 0) return;
   for (const CacheEntryFile& removed :
        RemoveLeastRecentlyUsed(*folder, config_.max_bytes, EntryName(key))) {
-    base::Log(base::LogLevel::kDebug,
-              absl::StrCat("kernel cache: removed ", removed.folder, "/",
-                           removed.file,
-                           ", the least recently used, to keep "
-                           "the folder within ",
-                           config_.max_bytes, " bytes"));
+    base::Log(
+        base::LogLevel::kDebug,
+        absl::StrCat("kernel cache: removed ",
+                     base::PrintableValue(removed.folder), "/", removed.file,
+                     ", the least recently used, to keep "
+                     "the folder within ",
+                     config_.max_bytes, " bytes"));
   }
 }
 

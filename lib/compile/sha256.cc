@@ -1,7 +1,9 @@
 #include "ptxgen/compile/sha256.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 
 namespace ptxgen::compile {
@@ -95,6 +97,18 @@ std::string Sha256Hex(absl::string_view data) {
   const Sha256Digest digest = Sha256(data);
   return absl::BytesToHexString(absl::string_view(
       reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+bool IsLowercaseHex(absl::string_view text, size_t digits) {
+  return text.size() == digits &&
+         std::all_of(text.begin(), text.end(), [](char c) {
+           return absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
+                  (c >= 'a' && c <= 'f');
+         });
+}
+
+bool IsSha256Hex(absl::string_view text) {
+  return IsLowercaseHex(text, 2 * sizeof(Sha256Digest));
 }
 
 }  // namespace ptxgen::compile

@@ -286,7 +286,8 @@ absl::StatusOr<TuningReport> RecallOrTune(
   }
   if (std::optional<compile::TrustedFolder> folder =
           RecordFolder(cache, /*create=*/true)) {
-    folder->RemoveStaleTemporaries(compile::kStaleTemporarySeconds);
+    folder->RemoveStaleTemporaries(compile::kStaleTemporarySeconds,
+                                   compile::IsSha256Hex);
     report.record_path = absl::StrCat(folder->path(), "/", key);
     const AutotuneRecord record{
         key,

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "absl/memory/memory.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ptxgen/base/environment.h"
+#include "ptxgen/base/printable.h"
 
 namespace ptxgen::runtime {
 namespace {
@@ -59,16 +61,31 @@ std::string DlError() {
   return error != nullptr ? error : "unknown dlopen error";
 }
 
-std::string LibraryPathFromEnvironment() {
+// $PTXGEN_LIBCUDA, else kDriverLibrary. Like the cache's folder variables,
+// the variable takes only an absolute path: a relative one would load
+// whatever library lies in the current folder.
+absl::StatusOr<std::string> LibraryPathFromEnvironment() {
   const absl::string_view path = base::EnvironmentVariable(kDriverLibraryEnv);
-  return path.empty() ? kDriverLibrary : std::string(path);
+  if (path.empty()) return std::string(kDriverLibrary);
+  if (absl::StartsWith(path, "/")) return std::string(path);
+  return absl::FailedPreconditionError(absl::StrCat(
+      kDriverLibraryEnv, "='", base::PrintableValue(path),
+      "' is not an absolute path: refused, as it would load a library from "
+      "the current folder (give the driver's absolute path, or unset it for ",
+      kDriverLibrary, ")"));
+}
+
+absl::StatusOr<std::unique_ptr<Driver>> LoadFromEnvironment() {
+  absl::StatusOr<std::string> path = LibraryPathFromEnvironment();
+  if (!path.ok()) return path.status();
+  return Driver::Load(*path);
 }
 
 }  // namespace
 
 absl::StatusOr<const Driver*> Driver::Get() {
-  static const auto* const loaded = new absl::StatusOr<std::unique_ptr<Driver>>(
-      Load(LibraryPathFromEnvironment()));
+  static const auto* const loaded =
+      new absl::StatusOr<std::unique_ptr<Driver>>(LoadFromEnvironment());
   if (!loaded->ok()) return loaded->status();
   const std::unique_ptr<Driver>& driver = **loaded;
   return driver.get();
@@ -79,7 +96,8 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(
   void* library = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no CUDA driver found: cannot load ", library_path, " (", DlError(),
+        "no CUDA driver found: cannot load ",
+        base::PrintableValue(library_path), " (", DlError(),
         "). Generating and compiling kernels works without a driver; running "
         "them needs the NVIDIA driver's ",
         kDriverLibrary, " (or its path in $", kDriverLibraryEnv, ")"));
@@ -92,7 +110,7 @@ absl::StatusOr<std::unique_ptr<Driver>> Driver::Load(
   if (absl::Status init = driver->Check(driver->cuInit(0), "cuInit(0)");
       !init.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the CUDA driver ", library_path,
+        absl::StrCat("the CUDA driver ", base::PrintableValue(library_path),
                      " loaded but did not initialize: ", init.message()));
   }
   if (absl::Status version = driver->Check(

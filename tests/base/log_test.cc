@@ -127,6 +127,19 @@ TEST(ParseLogLevel, RefusesOtherNamesListingTheAcceptedOnes) {
   }
 }
 
+// The value is quoted on the warning's line: a newline in it cannot forge
+// a line of its own.
+TEST(ParseLogLevel, QuotesTheRefusedNameEscaped) {
+  absl::StatusOr<LogLevel> parsed =
+      ParseLogLevel("info\nptxgen: error: forged");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().find('\n'), absl::string_view::npos)
+      << parsed.status();
+  EXPECT_NE(parsed.status().message().find("'info\\x0aptxgen: error: forged'"),
+            absl::string_view::npos)
+      << parsed.status();
+}
+
 TEST(LogConfigFromEnvironment, DefaultsToWarning) {
   unsetenv("PTXGEN_LOG_LEVEL");
   EXPECT_EQ(LogConfigFromEnvironment().level, LogLevel::kWarning);

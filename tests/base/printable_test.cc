@@ -43,5 +43,15 @@ TEST(Printable, IsIdempotent) {
   EXPECT_EQ(Printable(once), once);
 }
 
+// A value quoted in a message stays on its line: a newline in it cannot
+// start a line that looks like ptxgen's own.
+TEST(PrintableValue, EscapesNewlinesAndTabsToo) {
+  EXPECT_EQ(PrintableValue("info\nptxgen: error: forged\tx"),
+            "info\\x0aptxgen: error: forged\\x09x");
+  EXPECT_EQ(PrintableValue("/opt/caf\xc3\xa9 \x1b[1m"),
+            "/opt/caf\xc3\xa9 \\x1b[1m");
+  EXPECT_EQ(PrintableValue(PrintableValue("a\n")), "a\\x0a");
+}
+
 }  // namespace
 }  // namespace ptxgen::base

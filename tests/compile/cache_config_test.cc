@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "tests/compile/test_kernels.h"
@@ -69,6 +70,29 @@ TEST(CacheConfigFromEnvironment, RelativePathsAreRefusedWithAWarning) {
   EXPECT_TRUE(
       Contains(config.warnings[1],
                "XDG_CACHE_HOME='relative/cache' is not an absolute path"));
+}
+
+// The folder used in place of a refused variable is a stand-in, which
+// maintenance must not empty (KernelCache::Clear).
+TEST(CacheConfigFromEnvironment, TheFirstRefusedVariableIsRemembered) {
+  SetEnvironment("cache", "relative/cache", "/c/home");
+  EXPECT_EQ(CacheConfigFromEnvironment().refused_variable, "PTXGEN_CACHE_DIR");
+  SetEnvironment(nullptr, "relative/cache", "/c/home");
+  EXPECT_EQ(CacheConfigFromEnvironment().refused_variable, "XDG_CACHE_HOME");
+  SetEnvironment("/c/dir", "relative/cache", "/c/home");
+  EXPECT_EQ(CacheConfigFromEnvironment().refused_variable, "");
+  SetEnvironment("", "", "/c/home");
+  EXPECT_EQ(CacheConfigFromEnvironment().refused_variable, "");
+}
+
+// A value quoted in a warning stays on its line.
+TEST(CacheConfigFromEnvironment, WarningsShowTheValuesControlBytesEscaped) {
+  SetEnvironment("cache\nptxgen: error: forged", nullptr, "/c/home");
+  const CacheConfig config = CacheConfigFromEnvironment();
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(config.warnings[0],
+                       "PTXGEN_CACHE_DIR='cache\\x0aptxgen: error: forged'"))
+      << config.warnings[0];
 }
 
 TEST(CacheConfigFromEnvironment, ARelativeHomeLeavesNoFolder) {
@@ -142,6 +166,31 @@ TEST(CacheConfigFromEnvironment, ARelativeCachePathFolderIsRefusedAlone) {
   EXPECT_TRUE(Contains(config.warnings[0],
                        "PTXGEN_CACHE_PATH='bundle' is not an absolute path: "
                        "ignored for a read-only cache folder"));
+}
+
+TEST(CacheConfigFromEnvironment, ARepeatedCachePathFolderIsSearchedOnce) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  setenv("PTXGEN_CACHE_PATH", "/opt/a:/opt/b:/opt/a:rel:rel", 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.read_only_directories,
+            (std::vector<std::string>{"/opt/a", "/opt/b"}));
+  EXPECT_EQ(config.warnings.size(), 1u);
+}
+
+// Thousands of refused entries make four warnings, not thousands.
+TEST(CacheConfigFromEnvironment, ManyRefusedCachePathFoldersAreCounted) {
+  SetEnvironment("/c/dir", nullptr, nullptr);
+  std::string path = "/opt/kept";
+  for (int i = 0; i < 5000; ++i) absl::StrAppend(&path, ":rel", i);
+  setenv("PTXGEN_CACHE_PATH", path.c_str(), 1);
+  const CacheConfig config = CacheConfigFromEnvironment();
+  EXPECT_EQ(config.read_only_directories,
+            std::vector<std::string>{"/opt/kept"});
+  ASSERT_EQ(config.warnings.size(), 4u);
+  EXPECT_TRUE(Contains(config.warnings[2], "PTXGEN_CACHE_PATH='rel2'"));
+  EXPECT_EQ(config.warnings[3],
+            "... and 4997 more PTXGEN_CACHE_PATH entries that are not "
+            "absolute paths, ignored");
 }
 
 TEST(CacheConfigFromEnvironment, MaxBytesIsTheCap) {

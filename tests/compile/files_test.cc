@@ -2,12 +2,16 @@
 // processes must pass before it is believed.
 #include "ptxgen/compile/files.h"
 
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -44,6 +48,38 @@ TEST_F(TrustedFolderTest, AMissingFolderIsNotFoundUnlessCreated) {
   EXPECT_TRUE(absl::IsNotFound(TrustedFolder::Open(path_, false).status()));
   Made();
   EXPECT_TRUE(TrustedFolder::Open(path_, false).ok());
+}
+
+// Nothing is created through a link: a link to a missing folder would
+// otherwise make every lookup miss, and every write vanish, without a word.
+TEST_F(TrustedFolderTest, ALinkToAMissingFolderIsRefusedByName) {
+  const std::string target = path_ + ".missing";
+  ASSERT_EQ(symlink(target.c_str(), path_.c_str()), 0);
+  for (const bool create : {false, true}) {
+    absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(path_, create);
+    ASSERT_TRUE(absl::IsFailedPrecondition(folder.status()))
+        << create << " " << folder.status();
+    EXPECT_TRUE(Contains(folder.status().message(),
+                         path_ + " is a symbolic link to a missing folder"))
+        << folder.status();
+  }
+  absl::StatusOr<TrustedFolder> below =
+      TrustedFolder::Open(path_ + "/sub", /*create=*/true);
+  EXPECT_TRUE(absl::IsFailedPrecondition(below.status())) << below.status();
+  struct stat info;
+  EXPECT_NE(stat(target.c_str(), &info), 0) << "created through the link";
+}
+
+// A path may hold any byte but NUL: quoted in a message it stays on its
+// line.
+TEST_F(TrustedFolderTest, MessagesShowAPathsControlBytesEscaped) {
+  absl::StatusOr<TrustedFolder> folder =
+      TrustedFolder::Open(path_ + "\nptxgen: error: forged", false);
+  ASSERT_TRUE(absl::IsNotFound(folder.status())) << folder.status();
+  EXPECT_TRUE(
+      Contains(folder.status().message(), path_ + "\\x0aptxgen: error: forged"))
+      << folder.status();
+  EXPECT_FALSE(Contains(folder.status().message(), "\n"));
 }
 
 TEST_F(TrustedFolderTest, AFolderOthersMayWriteIsRefusedNamingTheRule) {
@@ -106,16 +142,57 @@ TEST_F(TrustedFolderTest, SubfoldersFollowTheSameRuleAndNoLinks) {
       absl::IsPermissionDenied(folder.Subfolder("open", false).status()));
 }
 
+// Makes `path` two hours old: a stale temporary's age.
+void MakeStale(const std::string& path) {
+  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
+                                           {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimes(path.c_str(), two_hours_ago), 0) << path;
+}
+
+bool WritesX(absl::string_view name) { return name == "x"; }
+
 // Temporaries of writers that died: deleted once an hour old, not sooner.
 TEST_F(TrustedFolderTest, StaleTemporariesAreSweptYoungOnesKept) {
   TrustedFolder folder = Made();
-  WriteFile(path_ + "/x.tmp.dead", "half");
-  WriteFile(path_ + "/x.tmp.alive", "half");
-  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
-                                           {time(nullptr) - 7200, 0}};
-  ASSERT_EQ(utimes((path_ + "/x.tmp.dead").c_str(), two_hours_ago), 0);
-  folder.RemoveStaleTemporaries(kStaleTemporarySeconds);
-  EXPECT_EQ(ListDirectory(path_), std::vector<std::string>{"x.tmp.alive"});
+  WriteFile(path_ + "/x.tmp.00000000000000de", "half");
+  WriteFile(path_ + "/x.tmp.00000000000000a1", "half");
+  MakeStale(path_ + "/x.tmp.00000000000000de");
+  const std::vector<FolderFile> removed =
+      folder.RemoveStaleTemporaries(kStaleTemporarySeconds, WritesX);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0].name, "x.tmp.00000000000000de");
+  EXPECT_EQ(removed[0].bytes, 4);
+  EXPECT_EQ(ListDirectory(path_),
+            std::vector<std::string>{"x.tmp.00000000000000a1"});
+}
+
+// The user's own files may hold ".tmp." too (thesis.tmp.tex): only the
+// exact form a writer gives its temporaries, for a name it writes, is
+// ever deleted.
+TEST_F(TrustedFolderTest,
+       OnlyFilesNamedAsTemporariesOfTheWritersNamesAreSwept) {
+  TrustedFolder folder = Made();
+  const std::vector<std::string> users = {"thesis.tmp.tex",
+                                          "x.tmp.0123456789abcde",
+                                          "x.tmp.0123456789abcdef0",
+                                          "x.tmp.0123456789ABCDEF",
+                                          "x.tmp.0123456789abcdeg",
+                                          "y.tmp.0123456789abcdef",
+                                          "x.tmp.0123456789abcdef.bak",
+                                          ".tmp.0123456789abcdef"};
+  for (const std::string& name : users) {
+    WriteFile(path_ + "/" + name, "precious");
+    MakeStale(path_ + "/" + name);
+  }
+  WriteFile(path_ + "/x.tmp.0123456789abcdef", "half");
+  MakeStale(path_ + "/x.tmp.0123456789abcdef");
+  const std::vector<FolderFile> removed =
+      folder.RemoveStaleTemporaries(kStaleTemporarySeconds, WritesX);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0].name, "x.tmp.0123456789abcdef");
+  const std::vector<std::string> left = ListDirectory(path_);
+  EXPECT_EQ(std::set<std::string>(left.begin(), left.end()),
+            std::set<std::string>(users.begin(), users.end()));
 }
 
 // A dump must never replace what is there: the same bytes again are fine,
@@ -156,6 +233,43 @@ TEST_F(TrustedFolderTest, ListFilesGivesRegularFilesWithSizeAndTime) {
   ASSERT_TRUE(files.ok());
   EXPECT_GE((*files)[0].modified_ns,
             (int64_t{time(nullptr)} - 60) * 1000000000);
+}
+
+// Runs `body` in a child process without the capabilities that let root
+// ignore file modes, so that a mode binds whoever runs the test; returns
+// the child's exit status (-1 when it did not exit).
+int RunWhereModesBind(const std::function<int()>& body) {
+  const pid_t child = fork();
+  if (child == 0) {
+    __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct none[2] = {};
+    if (syscall(SYS_capset, &header, none) != 0) _exit(100);
+    _exit(body());
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status)) {
+    return -1;
+  }
+  return WEXITSTATUS(status);
+}
+
+// A folder of mode 0600 can be opened and read, but none of its files
+// looked at: that is an error, never "no files".
+TEST_F(TrustedFolderTest, AFolderWhoseFilesCannotBeLookedAtIsAnErrorNotEmpty) {
+  TrustedFolder made = Made();
+  WriteFile(path_ + "/a", "entry");
+  ASSERT_EQ(chmod(path_.c_str(), 0600), 0);
+  const std::string path = path_;
+  const int status = RunWhereModesBind([&path] {
+    absl::StatusOr<TrustedFolder> folder = TrustedFolder::Open(path, false);
+    if (!folder.ok()) return 2;
+    absl::StatusOr<std::vector<FolderFile>> files = folder->ListFiles();
+    if (files.ok()) return 3;  // the file was missed silently
+    return Contains(files.status().message(), "Permission denied") ? 0 : 4;
+  });
+  chmod(path_.c_str(), 0700);
+  EXPECT_EQ(status, 0) << "2: not opened, 3: listed without its file, 4: "
+                          "another error, 100: capabilities not dropped";
 }
 
 TEST_F(TrustedFolderTest, RemoveFileRemovesOneFileAndSaysWhenItIsNotThere) {

@@ -193,21 +193,53 @@ TEST_F(CacheTest, MemoryKeepsTheMostRecentlyUsedModules) {
   EXPECT_EQ(Get(cache, b)->source, CacheSource::kDiskCache);
 }
 
+// "<entry>.tmp.<16 hex digits>": a temporary as an entry's writer names it.
+std::string Temporary(char key_digit, absl::string_view random) {
+  return absl::StrCat(std::string(64, key_digit), ".kernel.tmp.", random);
+}
+
 TEST_F(CacheTest, TemporariesOfDeadWritersAreDeletedOnAWrite) {
   ASSERT_EQ(mkdir(directory_.c_str(), 0700), 0);
-  const std::string stale = directory_ + "/x.kernel.tmp.4242.0";
-  const std::string fresh = directory_ + "/y.kernel.tmp.4243.0";
-  WriteFile(stale, "half an entry");
-  WriteFile(fresh, "an entry being written");
-  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
-                                           {time(nullptr) - 7200, 0}};
-  ASSERT_EQ(utimes(stale.c_str(), two_hours_ago), 0);
+  const std::string stale = Temporary('a', "0000000000004242");
+  const std::string fresh = Temporary('b', "0000000000004243");
+  WriteFile(directory_ + "/" + stale, "half an entry");
+  WriteFile(directory_ + "/" + fresh, "an entry being written");
+  SetAge(directory_ + "/" + stale, 7200);
   auto module = Get(NewCache());
   ASSERT_TRUE(module);
-  const std::vector<std::string> files = ListDirectory(directory_);
-  const std::set<std::string> names(files.begin(), files.end());
-  EXPECT_EQ(names, (std::set<std::string>{"y.kernel.tmp.4243.0",
-                                          module->cache_key + ".kernel"}));
+  EXPECT_EQ(Names(directory_),
+            (std::set<std::string>{fresh, module->cache_key + ".kernel"}));
+}
+
+// A user's file that merely holds ".tmp." is never taken for a temporary.
+TEST_F(CacheTest, AWriteLeavesTheUsersTmpFilesAlone) {
+  ASSERT_EQ(mkdir(directory_.c_str(), 0700), 0);
+  WriteFile(directory_ + "/thesis.tmp.tex", "precious");
+  WriteFile(directory_ + "/notes.tmp.0123456789abcdef", "precious");
+  SetAge(directory_ + "/thesis.tmp.tex", 7200);
+  SetAge(directory_ + "/notes.tmp.0123456789abcdef", 7200);
+  auto module = Get(NewCache());
+  ASSERT_TRUE(module);
+  EXPECT_EQ(
+      Names(directory_),
+      (std::set<std::string>{"thesis.tmp.tex", "notes.tmp.0123456789abcdef",
+                             module->cache_key + ".kernel"}));
+}
+
+// Past three, the read-only folders skipped are counted in one warning.
+TEST_F(CacheTest, ManySkippedReadOnlyFoldersAreCountedInOneWarning) {
+  CacheConfig config{true, directory_};
+  for (int i = 0; i < 10; ++i) {
+    config.read_only_directories.push_back(
+        FreshTestDirectory(absl::StrCat("absent", i)));
+  }
+  Get(NewCache(std::move(config)));
+  const std::vector<std::string> warnings = Warnings();
+  ASSERT_EQ(warnings.size(), 4u);
+  EXPECT_TRUE(Contains(warnings[0], "read-only kernel cache folder skipped: "))
+      << warnings[0];
+  EXPECT_EQ(warnings[3],
+            "... and 7 more read-only kernel cache folders skipped");
 }
 
 TEST_F(CacheTest, DisabledDiskCacheWritesNothing) {
@@ -510,7 +542,7 @@ class MaintenanceTest : public CacheTest {
     SetAge(entry_b_, 3600);
   }
 
-  std::vector<CacheEntryFile> Entries(const KernelCache& cache) {
+  std::vector<CacheEntryFile> Entries(KernelCache& cache) {
     absl::StatusOr<std::vector<CacheFolderContents>> contents =
         cache.Contents();
     EXPECT_TRUE(contents.ok()) << contents.status();
@@ -582,6 +614,58 @@ TEST_F(MaintenanceTest, PruneRemovesInvalidEntriesThenTheLeastRecentlyUsed) {
   ASSERT_EQ(removed->size(), 1u);
   EXPECT_EQ((*removed)[0].file, key_a_ + ".kernel");
   EXPECT_EQ(Names(directory_), std::set<std::string>{key_b_ + ".kernel"});
+}
+
+// Prune lists the stale temporaries it removed with the entries; the
+// user's files stay, whatever their names hold.
+TEST_F(MaintenanceTest, PruneRemovesStaleTemporariesOfEntriesAlone) {
+  const std::string stale = Temporary('c', "00000000deadbeef");
+  for (const std::string& name : {stale, std::string("thesis.tmp.tex")}) {
+    WriteFile(directory_ + "/" + name, "half");
+    SetAge(directory_ + "/" + name, 7200);
+  }
+  absl::StatusOr<std::vector<CacheEntryFile>> removed = NewCache().Prune(0);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  ASSERT_EQ(removed->size(), 1u);
+  EXPECT_EQ((*removed)[0].file, stale);
+  EXPECT_EQ((*removed)[0].folder, directory_);
+  EXPECT_EQ((*removed)[0].bytes, 4);
+  EXPECT_EQ(Names(directory_),
+            (std::set<std::string>{"thesis.tmp.tex", key_a_ + ".kernel",
+                                   key_b_ + ".kernel"}));
+}
+
+// Removing is for the folder the environment named: when PTXGEN_CACHE_DIR
+// was refused, the folder used in its place is left alone.
+TEST_F(MaintenanceTest, PruneAndClearRefuseAStandInForARefusedVariable) {
+  CacheConfig config{true, directory_};
+  config.refused_variable = "PTXGEN_CACHE_DIR";
+  KernelCache& cache = NewCache(std::move(config));
+  for (const absl::Status& status :
+       {cache.Clear().status(), cache.Prune(1).status()}) {
+    ASSERT_TRUE(absl::IsFailedPrecondition(status)) << status;
+    EXPECT_TRUE(Contains(status.message(),
+                         "PTXGEN_CACHE_DIR is set but refused (not an "
+                         "absolute path), so nothing is removed from " +
+                             directory_))
+        << status;
+  }
+  EXPECT_EQ(Entries(cache).size(), 2u);
+}
+
+// `ptxgen cache` hears what a lookup would: the configuration's warnings,
+// once per cache.
+TEST_F(MaintenanceTest, MaintenanceReportsTheConfigurationsWarningsOnce) {
+  CacheConfig config{true, directory_};
+  config.warnings = {"PTXGEN_CACHE_MAX_BYTES: '100KB' is not a byte count"};
+  KernelCache& cache = NewCache(std::move(config));
+  ASSERT_TRUE(cache.Contents().ok());
+  ASSERT_TRUE(cache.Prune(0).ok());
+  ASSERT_TRUE(cache.Clear().ok());
+  Get(cache);
+  EXPECT_EQ(Warnings(), std::vector<std::string>{
+                            "PTXGEN_CACHE_MAX_BYTES: '100KB' is not a byte "
+                            "count"});
 }
 
 TEST_F(MaintenanceTest, ClearRemovesEveryEntryAndNothingElse) {

@@ -17,6 +17,11 @@ namespace ptxgen::base {
 // what came before it. Other bytes, UTF-8 included, are kept.
 std::string Printable(absl::string_view text);
 
+// A value quoted inside a message (an environment variable's, a path), with
+// every control byte escaped, newlines and tabs too: a value must stay on
+// its line, or it could forge the lines that follow ("\nptxgen: error:").
+std::string PrintableValue(absl::string_view value);
+
 }  // namespace ptxgen::base
 
 #endif  // PTXGEN_BASE_PRINTABLE_H_

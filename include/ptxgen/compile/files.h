@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -42,8 +43,10 @@ class TrustedFolder {
   // folder is followed and the folder it names is checked. With `create`,
   // missing folders on the way are made with mode 0700; one that another
   // process makes meanwhile must pass the rule too. NotFound when `path`
-  // does not exist (and `create` is false); PermissionDenied naming the
-  // folder, its owner and mode and the rule when it fails the rule.
+  // does not exist (and `create` is false); FailedPrecondition when it is a
+  // link to a missing folder (nothing is created through a link);
+  // PermissionDenied naming the folder, its owner and mode and the rule
+  // when it fails the rule.
   static absl::StatusOr<TrustedFolder> Open(const std::string& path,
                                             bool create);
 
@@ -80,7 +83,8 @@ class TrustedFolder {
                              absl::string_view bytes) const;
 
   // The regular files here, in no particular order; links, folders and
-  // anything else are left out.
+  // anything else are left out. Unavailable when a file cannot be looked at
+  // (a folder without search permission), rather than a short list.
   absl::StatusOr<std::vector<FolderFile>> ListFiles() const;
 
   // Deletes the file `name` (a link itself, never what it names). NotFound
@@ -94,8 +98,14 @@ class TrustedFolder {
 
   // Deletes this user's temporaries that writers which died before their
   // rename left here, once older than `min_age_seconds` (younger ones may
-  // belong to a writer still at work). Best effort.
-  void RemoveStaleTemporaries(int64_t min_age_seconds) const;
+  // belong to a writer still at work): only files named exactly as the
+  // writes above name them, "<name>.tmp.<16 hex digits>", and only for a
+  // `name` that `writes` says this folder's writer gives its files. Any
+  // other file is someone else's, whatever its name. Returns those it
+  // deleted. Best effort.
+  std::vector<FolderFile> RemoveStaleTemporaries(
+      int64_t min_age_seconds,
+      absl::FunctionRef<bool(absl::string_view name)> writes) const;
 
   const std::string& path() const { return path_; }
 

@@ -77,18 +77,24 @@ struct CacheConfig {
   // $PATH, which CacheConfigFromEnvironment takes): with one found, the
   // dump also writes <name>.<key>.sass. Empty: no SASS.
   std::string disassembler_path;
+  // The first variable naming `directory` that was refused (a relative
+  // path), when `directory` is the folder used in its place; empty when it
+  // is the one the environment named. Prune and Clear remove nothing from
+  // such a stand-in.
+  std::string refused_variable;
 };
 
 // $PTXGEN_CACHE_DIR, else $XDG_CACHE_HOME/ptxgen, else $HOME/.cache/ptxgen;
 // each only when it is an absolute path (a relative one is refused with a
-// warning and the next is used). PTXGEN_CACHE_DISABLE set to anything but a
-// false value (0, false, no) turns the disk cache off, read-only folders
-// included, and so does an environment that names no usable directory.
-// PTXGEN_CACHE_PATH: read-only folders, colon-separated (relative ones
-// refused with a warning, empty ones skipped). PTXGEN_CACHE_MAX_BYTES: the
-// cap, a byte count with an optional K, M or G (KiB, MiB, GiB); anything
-// else is refused with a warning, leaving no cap. PTXGEN_DUMP_DIR: the dump
-// folder, absolute. Empty variables count as unset.
+// warning and the next is used, see CacheConfig::refused_variable).
+// PTXGEN_CACHE_DISABLE set to anything but a false value (0, false, no) turns
+// the disk cache off, read-only folders included, and so does an environment
+// that names no usable directory. PTXGEN_CACHE_PATH: read-only folders,
+// colon-separated (relative ones refused with a warning, empty and repeated
+// ones skipped; past a few, refusals are counted in one warning).
+// PTXGEN_CACHE_MAX_BYTES: the cap, a byte count with an optional K, M or G
+// (KiB, MiB, GiB); anything else is refused with a warning, leaving no cap.
+// PTXGEN_DUMP_DIR: the dump folder, absolute. Empty variables count as unset.
 CacheConfig CacheConfigFromEnvironment();
 
 // The byte count PTXGEN_CACHE_MAX_BYTES accepts: digits and an optional K,
@@ -155,20 +161,26 @@ class KernelCache {
   std::string EntryPath(absl::string_view key) const;
 
   // ---- Maintenance (`ptxgen cache`) ----
+  //
+  // Contents, Prune and Clear report the configuration's warnings first,
+  // as the first lookup does (once per cache, whichever comes first).
 
   // The writable folder, then each read-only one. FailedPrecondition when
   // the disk cache is off.
-  absl::StatusOr<std::vector<CacheFolderContents>> Contents() const;
+  absl::StatusOr<std::vector<CacheFolderContents>> Contents();
   // The module name of the entry when a lookup would use it: a trusted,
   // intact entry filed under its own key; else the reason it would not.
   absl::StatusOr<std::string> Verify(const CacheEntryFile& entry) const;
-  // Removes from the writable folder the entries Verify refuses, then the
-  // least recently used ones until the rest hold at most `max_bytes` (0:
-  // no cap); returns what it removed. Read-only folders are not touched.
-  absl::StatusOr<std::vector<CacheEntryFile>> Prune(int64_t max_bytes) const;
+  // Removes from the writable folder the temporaries of writers that died
+  // (TrustedFolder::RemoveStaleTemporaries), the entries Verify refuses, then
+  // the least recently used ones until the rest hold at most `max_bytes`
+  // (0: no cap); returns the files it removed, temporaries first.
+  // Read-only folders are not touched. FailedPrecondition naming the
+  // variable when the writable folder stands in for a refused one.
+  absl::StatusOr<std::vector<CacheEntryFile>> Prune(int64_t max_bytes);
   // Removes every entry of the writable folder (autotuning records stay);
-  // returns what it removed.
-  absl::StatusOr<std::vector<CacheEntryFile>> Clear() const;
+  // returns what it removed. Refused as Prune is.
+  absl::StatusOr<std::vector<CacheEntryFile>> Clear();
 
  private:
   struct Pending;
@@ -203,6 +215,8 @@ class KernelCache {
   // the read-only and dump folders opened (those refused are warned of and
   // left out).
   void OpenFolders(std::vector<std::string>& warnings);
+  // The configuration's warnings the first time it is called; none after.
+  std::vector<std::string> ConfigurationWarnings();
   // Writes `module`'s dump when there is a dump folder; a failure is a
   // warning.
   void Dump(const CompiledModule& module, std::vector<std::string>& warnings);
@@ -226,6 +240,7 @@ class KernelCache {
 
   const CacheConfig config_;
   absl::once_flag sweep_temporaries_;
+  absl::once_flag report_configuration_;
   absl::once_flag open_folders_;
   // Set once by OpenFolders; only read after it.
   std::vector<TrustedFolder> read_only_folders_;

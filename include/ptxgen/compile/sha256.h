@@ -6,6 +6,7 @@
 // available to the build; it is not used for anything secret.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,13 @@ Sha256Digest Sha256(absl::string_view data);
 
 // The digest as 64 lower-case hex characters.
 std::string Sha256Hex(absl::string_view data);
+
+// Whether `text` is exactly `digits` lower-case hex characters.
+bool IsLowercaseHex(absl::string_view text, size_t digits);
+
+// Whether `text` is a digest as Sha256Hex writes it: the names ptxgen gives
+// its cache entries and autotuning records.
+bool IsSha256Hex(absl::string_view text);
 
 }  // namespace ptxgen::compile
 

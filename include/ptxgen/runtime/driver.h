@@ -18,7 +18,9 @@
 namespace ptxgen::runtime {
 
 // Get() loads this library unless the environment variable names another
-// path (read once, at first load; tests point it at a missing file).
+// by its absolute path (read once, at first load; tests point it at a
+// missing file). A relative path is refused: it would load a library from
+// the current folder.
 inline constexpr char kDriverLibrary[] = "libcuda.so.1";
 inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
 
