@@ -4,11 +4,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -29,6 +31,7 @@ namespace {
 using ptxgen::testing_support::Contains;
 
 using ptxgen::testing_support::NewTestDirectory;
+using ptxgen::testing_support::ReadFile;
 using ptxgen::testing_support::RunPtxgen;
 using ptxgen::testing_support::StdoutTarget;
 using Result = ptxgen::testing_support::ProcessResult;
@@ -933,15 +936,15 @@ TEST(PtxgenTest, CacheListVerifyPruneAndClear) {
 
   const Result pruned = Ptxgen(Args("cache prune"), env);
   EXPECT_EQ(pruned.status, 0) << pruned.err;
-  EXPECT_TRUE(Contains(pruned.out, "removed 1 entries, 12 bytes\n"))
+  EXPECT_TRUE(Contains(pruned.out, "removed 1 files, 12 bytes\n"))
       << pruned.out;
   const Result capped = Ptxgen(Args("cache prune --max-bytes=1"), env);
-  EXPECT_TRUE(Contains(capped.out, "removed 2 entries, ")) << capped.out;
+  EXPECT_TRUE(Contains(capped.out, "removed 2 files, ")) << capped.out;
   EXPECT_EQ(Ptxgen(Args("cache prune --max-bytes=lots"), env).status, 2);
 
   ASSERT_EQ(Ptxgen(Args("warp --op=mapa --emit=ptx"), env).status, 0);
   const Result cleared = Ptxgen(Args("cache clear"), env);
-  EXPECT_TRUE(Contains(cleared.out, "removed 1 entries, ")) << cleared.out;
+  EXPECT_TRUE(Contains(cleared.out, "removed 1 files, ")) << cleared.out;
   EXPECT_TRUE(
       Contains(Ptxgen(Args("cache list"), env).out, "total: 0 entries"));
 }
@@ -953,6 +956,147 @@ TEST(PtxgenTest, CacheAloneNamesItsActions) {
       Contains(run.err, "'cache' needs one of: list, verify, prune, clear"))
       << run.err;
   EXPECT_EQ(Ptxgen(Args("cache shred")).status, 2);
+}
+
+// ---- the cache's folders, the user's files, the environment's values ----
+
+// The names in `folder`, but for "." and "..".
+std::vector<std::string> ListDirectory(const std::string& folder) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(folder.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  return names;
+}
+
+// Makes `path` two hours old: past the age of any live writer's temporary.
+void MakeStale(const std::string& path) {
+  const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
+                                           {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimes(path.c_str(), two_hours_ago), 0) << path;
+}
+
+// Only "<entry>.tmp.<16 hex digits>" is a temporary of ptxgen's: a write
+// and `cache prune` leave thesis.tmp.tex alone, and prune lists what it
+// removed.
+TEST(PtxgenTest, TheCacheRemovesOnlyItsOwnTemporariesAndPruneListsThem) {
+  const std::string folder = NewTestDirectory("own_temporaries");
+  const std::string thesis = folder + "/thesis.tmp.tex";
+  const std::string stale =
+      folder + "/" + std::string(64, 'a') + ".kernel.tmp.00000000deadbeef";
+  std::ofstream(thesis) << "precious";
+  std::ofstream(stale) << "half";
+  MakeStale(thesis);
+  ASSERT_EQ(Ptxgen(Args("convert --to=f16 --emit=ptx"),
+                   {{"PTXGEN_CACHE_DIR", folder}})
+                .status,
+            0);
+  const Result pruned =
+      Ptxgen(Args("cache prune"), {{"PTXGEN_CACHE_DIR", folder}});
+  EXPECT_EQ(pruned.status, 0) << pruned.err;
+  EXPECT_EQ(ReadFile(thesis), "precious");
+  MakeStale(stale);
+  const Result swept =
+      Ptxgen(Args("cache prune"), {{"PTXGEN_CACHE_DIR", folder}});
+  EXPECT_EQ(swept.out, absl::StrCat("removed ", stale,
+                                    "  4 bytes\nremoved 1 files, 4 bytes\n"));
+  EXPECT_EQ(ReadFile(thesis), "precious");
+}
+
+// A link to a missing folder, as --out or as PTXGEN_CACHE_DIR, is refused
+// by name: never a success that wrote nothing, never a silent miss.
+TEST(PtxgenTest, ALinkToAMissingFolderIsRefusedByName) {
+  const std::string root = NewTestDirectory("dangling");
+  const std::string link = root + "/bundle";
+  ASSERT_EQ(symlink((root + "/missing").c_str(), link.c_str()), 0);
+  const std::string rule = link + " is a symbolic link to a missing folder";
+  const Result precompiled = Ptxgen(
+      Args(absl::StrCat("precompile --shapes=128x128x128 --out=", link)));
+  EXPECT_EQ(precompiled.status, 1);
+  EXPECT_EQ(precompiled.out, "");
+  EXPECT_TRUE(Contains(precompiled.err, rule)) << precompiled.err;
+
+  const std::map<std::string, std::string> env = {{"PTXGEN_CACHE_DIR", link}};
+  const Result looked_up = Ptxgen(Args("convert --to=f16 --emit=ptx"), env);
+  EXPECT_EQ(looked_up.status, 0) << looked_up.err;
+  EXPECT_TRUE(
+      Contains(looked_up.err, "ptxgen: warning: kernel cache folder not used"))
+      << looked_up.err;
+  EXPECT_TRUE(Contains(looked_up.err, rule)) << looked_up.err;
+  const Result cleared = Ptxgen(Args("cache clear"), env);
+  EXPECT_EQ(cleared.status, 1);
+  EXPECT_TRUE(Contains(cleared.err, rule)) << cleared.err;
+  EXPECT_EQ(ListDirectory(root), std::vector<std::string>{"bundle"});
+}
+
+// `ptxgen cache` says what a lookup says about the environment.
+TEST(PtxgenTest, CacheCommandsPrintTheEnvironmentsWarnings) {
+  for (const char* action : {"list", "prune", "clear"}) {
+    const Result run = Ptxgen(
+        Args(absl::StrCat("cache ", action)),
+        {{"PTXGEN_CACHE_MAX_BYTES", "100KB"}, {"PTXGEN_CACHE_PATH", "bundle"}});
+    EXPECT_EQ(run.status, 0) << action << ": " << run.err;
+    EXPECT_TRUE(Contains(run.err,
+                         "ptxgen: warning: PTXGEN_CACHE_MAX_BYTES: '100KB' is "
+                         "not a byte count"))
+        << action << ": " << run.err;
+    EXPECT_TRUE(Contains(run.err,
+                         "ptxgen: warning: PTXGEN_CACHE_PATH='bundle' is not "
+                         "an absolute path"))
+        << action << ": " << run.err;
+  }
+}
+
+// With PTXGEN_CACHE_DIR refused, $HOME/.cache/ptxgen stands in for lookups,
+// but prune and clear remove nothing from a folder the user did not name.
+TEST(PtxgenTest, PruneAndClearRefuseTheStandInForARefusedCacheDir) {
+  const std::string home = NewTestDirectory("home");
+  const std::string stand_in = home + "/.cache/ptxgen";
+  ASSERT_EQ(Ptxgen(Args("convert --to=f16 --emit=ptx"),
+                   {{"PTXGEN_CACHE_DIR", stand_in}})
+                .status,
+            0);
+  const std::map<std::string, std::string> env = {
+      {"HOME", home}, {"XDG_CACHE_HOME", ""}, {"PTXGEN_CACHE_DIR", "rel"}};
+  for (const char* action : {"clear", "prune --max-bytes=1"}) {
+    const Result run = Ptxgen(Args(absl::StrCat("cache ", action)), env);
+    EXPECT_EQ(run.status, 1) << action;
+    EXPECT_TRUE(Contains(run.err,
+                         "ptxgen: warning: PTXGEN_CACHE_DIR='rel' is not an "
+                         "absolute path"))
+        << action << ": " << run.err;
+    EXPECT_TRUE(Contains(run.err, absl::StrCat("PTXGEN_CACHE_DIR is set but "
+                                               "refused (not an absolute "
+                                               "path), so nothing is removed "
+                                               "from ",
+                                               stand_in)))
+        << action << ": " << run.err;
+  }
+  EXPECT_EQ(ListDirectory(stand_in).size(), 1u);
+}
+
+// A newline in a value (a log level, a folder's name) is shown escaped: it
+// cannot start a line that reads as ptxgen's own.
+TEST(PtxgenTest, ANewlineInAValueCannotForgeALine) {
+  const std::string forged = "\nptxgen: error: forged";
+  const Result run = Ptxgen(Args("convert --to=f16 --emit=ptx"),
+                            {{"PTXGEN_LOG_LEVEL", "info" + forged}});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_TRUE(Contains(run.err, "'info\\x0aptxgen: error: forged'")) << run.err;
+  EXPECT_FALSE(Contains(run.err, forged)) << run.err;
+
+  const std::string folder = NewTestDirectory("listed") + "/cache" + forged;
+  ASSERT_EQ(mkdir(folder.c_str(), 0700), 0);
+  const Result list =
+      Ptxgen(Args("cache list"), {{"PTXGEN_CACHE_DIR", folder}});
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_TRUE(Contains(list.out, "cache\\x0aptxgen: error: forged (writable)"))
+      << list.out;
+  EXPECT_FALSE(Contains(list.out, forged)) << list.out;
 }
 
 TEST(PtxgenTest, LogLevelInfoSaysWhatWasCompiled) {
