@@ -110,7 +110,8 @@ std::string FlagUsage(const Flag& flag) {
                       flag.value_name.empty() ? "VALUE" : flag.value_name);
 }
 
-absl::Status CheckValue(const Flag& flag, absl::string_view value) {
+absl::Status CheckValue(const Flag& flag, absl::string_view text) {
+  const std::string value = Echo(text);
   switch (flag.kind) {
     case FlagKind::kSwitch:
       return UsageError(absl::StrCat("--", flag.name,
@@ -118,10 +119,10 @@ absl::Status CheckValue(const Flag& flag, absl::string_view value) {
                                      flag.name, "=", value, ")"));
     case FlagKind::kInteger: {
       int parsed = 0;
-      if (absl::SimpleAtoi(value, &parsed)) return absl::OkStatus();
+      if (absl::SimpleAtoi(text, &parsed)) return absl::OkStatus();
       // Digits that do not fit, in 64 bits or not, are out of range, not
       // malformed.
-      absl::string_view digits = value;
+      absl::string_view digits = text;
       if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
         digits.remove_prefix(1);
       }
@@ -138,7 +139,7 @@ absl::Status CheckValue(const Flag& flag, absl::string_view value) {
     }
     case FlagKind::kChoice:
       for (const Choice& choice : flag.choices) {
-        if (choice.name == value) return absl::OkStatus();
+        if (choice.name == text) return absl::OkStatus();
       }
       return UsageError(absl::StrCat(
           "--", flag.name, "=", value,
@@ -161,7 +162,7 @@ absl::Status ParseArgument(
     absl::Span<const Flag> table, absl::string_view arg,
     std::map<std::string, std::string, std::less<>>& given) {
   if (!absl::StartsWith(arg, "--") || arg.size() == 2) {
-    return UsageError(absl::StrCat("unexpected argument '", arg,
+    return UsageError(absl::StrCat("unexpected argument '", Echo(arg),
                                    "': flags are written --name=value or "
                                    "--name"));
   }
@@ -174,7 +175,7 @@ absl::Status ParseArgument(
   }
   const Flag* flag = FindFlag(table, name);
   if (flag == nullptr) {
-    return UsageError(absl::StrCat("unknown flag --", name,
+    return UsageError(absl::StrCat("unknown flag --", Echo(name),
                                    " (accepted flags: ", FlagList(table), ")"));
   }
   if (given.count(name) > 0) {
@@ -538,6 +539,12 @@ int RunTool(absl::Span<const Subcommand> subcommands,
 }
 
 // ---- Errors ----
+
+std::string Echo(absl::string_view value) {
+  if (value.size() <= kEchoBytes) return std::string(value);
+  return absl::StrCat(value.substr(0, kEchoBytes), "... (", value.size(),
+                      " bytes)");
+}
 
 absl::Status UsageError(absl::string_view message) {
   absl::Status status = absl::InvalidArgumentError(message);

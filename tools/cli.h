@@ -119,6 +119,12 @@ std::string SubcommandHelp(const Subcommand& subcommand);
 
 // ---- Errors ----
 
+// A value from outside (an argument, a line of a file) as a message quotes
+// it: its first kEchoBytes bytes and its length when longer, so that a huge
+// value cannot flood the terminal.
+inline constexpr size_t kEchoBytes = 64;
+std::string Echo(absl::string_view value);
+
 // An error in the command line (exit status 2); every other error a
 // subcommand returns is a refused request (exit status 1).
 absl::Status UsageError(absl::string_view message);

@@ -2,23 +2,29 @@
 // compiled view, and with --run executed on the GPU beside cuBLAS.
 // `ptxgen precompile`: the kernels of a list of problems compiled into a
 // cache folder, without a GPU.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/charconv.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/inspect.h"
 #include "ptxgen/compile/kernel_cache.h"
@@ -36,20 +42,36 @@
 namespace ptxgen::tools {
 namespace {
 
+// Whether `text`, a number SimpleAtof read as 0, names a nonzero value that
+// f32 rounds to 0 (from_chars says so as out of range).
+bool UnderflowsToZero(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  absl::ConsumePrefix(&text, "+");
+  float value = 0;
+  return absl::from_chars(text.data(), text.data() + text.size(), value).ec ==
+         std::errc::result_out_of_range;
+}
+
 // A float flag's value: absl::SimpleAtof's syntax, finite (inf, nan and
-// values beyond f32's range would reach the kernel as its alpha or beta).
+// values beyond f32's range would reach the kernel as its alpha or beta)
+// and, when nonzero, not rounded to 0 (a silently zeroed product).
 absl::StatusOr<float> FloatValue(const cli::ParsedFlags& flags,
                                  absl::string_view name) {
   const std::string text = flags.Text(name);
   float value = 0;
   if (!absl::SimpleAtof(text, &value)) {
-    return cli::UsageError(
-        absl::StrCat("--", name, " takes a number, not '", text, "'"));
+    return cli::UsageError(absl::StrCat("--", name, " takes a number, not '",
+                                        cli::Echo(text), "'"));
   }
   if (!std::isfinite(value)) {
     return cli::UsageError(absl::StrCat(
-        "--", name, "=", text, " is not a finite float: ", name,
+        "--", name, "=", cli::Echo(text), " is not a finite float: ", name,
         " must be finite (inf, nan and magnitudes past 3.4e38 are refused)"));
+  }
+  if (value == 0 && UnderflowsToZero(text)) {
+    return cli::UsageError(absl::StrCat(
+        "--", name, "=", cli::Echo(text), " underflows f32: a nonzero ", name,
+        " must not round to 0 (magnitudes up to 2**-150, 7.0e-46, do)"));
   }
   return value;
 }
@@ -545,20 +567,74 @@ std::vector<cli::Flag> ProblemFlags() {
 
 // ---- precompile ----
 
+// A list of problems is a few lines per problem: this bounds what a wrong
+// path reads into memory.
+constexpr int64_t kMaxProblemsFileBytes = int64_t{1} << 20;
+
+// Closes a file descriptor on every return path.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The text of the --problems file: a regular file (opened without blocking,
+// so that a FIFO cannot stall the run, then checked) of at most
+// kMaxProblemsFileBytes, however it grows while read.
+absl::StatusOr<std::string> ProblemsText(const std::string& path) {
+  const std::string flag = absl::StrCat("--problems=", path);
+  const ScopedFd fd(
+      open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  struct stat status {};
+  if (fd.get() < 0 || fstat(fd.get(), &status) != 0) {
+    return cli::UsageError(
+        absl::StrCat(flag, ": cannot be read (", std::strerror(errno), ")"));
+  }
+  if (!S_ISREG(status.st_mode)) {
+    return cli::UsageError(absl::StrCat(
+        flag, " is not a regular file (a folder, FIFO or device)"));
+  }
+  std::string text(kMaxProblemsFileBytes + 1, '\0');
+  size_t size = 0;
+  while (size < text.size()) {
+    const ssize_t got = read(fd.get(), text.data() + size, text.size() - size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      return cli::UsageError(
+          absl::StrCat(flag, ": cannot be read (", std::strerror(errno), ")"));
+    }
+    if (got == 0) break;
+    size += static_cast<size_t>(got);
+  }
+  if (size > static_cast<size_t>(kMaxProblemsFileBytes)) {
+    return cli::UsageError(
+        absl::StrCat(flag, " is larger than 1 MiB: a problems file is at most ",
+                     kMaxProblemsFileBytes, " bytes"));
+  }
+  text.resize(size);
+  return text;
+}
+
 // The problems of a --problems file: a line each, written as `ptxgen
 // gemm`'s problem flags ("--m=16 --n=4096 --k=4096 --bias=n"); blank lines
 // and lines starting with # are skipped. An error names the file and line.
 absl::StatusOr<std::vector<gemm::GemmProblem>> ProblemsOfFile(
     const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return cli::UsageError(
-        absl::StrCat("--problems=", path, ": cannot be read"));
-  }
+  const absl::StatusOr<std::string> file = ProblemsText(path);
+  if (!file.ok()) return file.status();
   const std::vector<cli::Flag> table = ProblemFlags();
   std::vector<gemm::GemmProblem> problems;
-  std::string line;
-  for (int number = 1; std::getline(file, line); ++number) {
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(*file, '\n')) {
+    ++number;
     const absl::string_view text = absl::StripAsciiWhitespace(line);
     if (text.empty() || text[0] == '#') continue;
     const std::vector<std::string> args =

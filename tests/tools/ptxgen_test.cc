@@ -654,6 +654,11 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
        "--alpha=inf is not a finite float: alpha must be finite"},
       {"--beta=nan", "--beta=nan is not a finite float: beta must be finite"},
       {"--beta=-1e39", "--beta=-1e39 is not a finite float"},
+      // A nonzero value f32 rounds to 0 would silently zero the product.
+      {"--alpha=1e-50",
+       "--alpha=1e-50 underflows f32: a nonzero alpha must not round to 0"},
+      {"--beta=+1e-46",
+       "--beta=+1e-46 underflows f32: a nonzero beta must not round to 0"},
       {"--bias=k", "--bias=k is not accepted (accepted values: none, m, n)"},
       {"--bias=n --bias-dtype=e4m3",
        "--bias-dtype=e4m3 is not accepted (accepted values: f16, bf16, f32)"},
@@ -879,6 +884,44 @@ TEST(PtxgenTest, NvrtcFlagsReachTheCompileAndTheBundle) {
 // Flags that make NVRTC write files of its own, or compile into no kernel,
 // are refused by name before NVRTC runs: nothing is written, no JSON of no
 // kernels printed, no bundle entry without a kernel made.
+// --problems reads a regular file of at most 1 MiB: a FIFO would block, a
+// device (/dev/zero) grow without end, a folder read as empty.
+TEST(PtxgenTest, AProblemsFileIsARegularFileOfAtMost1MiB) {
+  const std::string folder = NewTestDirectory("problems_limits");
+  const std::string fifo = folder + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {folder, fifo, std::string("/dev/zero")}) {
+    ExpectRefused({Args("precompile --problems=" + path), 2,
+                   "--problems=" + path +
+                       " is not a regular file (a folder, FIFO or device)"});
+  }
+  const std::string large = folder + "/large.txt";
+  std::ofstream(large) << std::string(1024 * 1024 + 1, '#');
+  ExpectRefused({Args("precompile --problems=" + large), 2,
+                 "--problems=" + large +
+                     " is larger than 1 MiB: a problems file is at most "
+                     "1048576 bytes"});
+}
+
+// A value echoed in a message is cut: a line of 100000 bytes is quoted by
+// its first 64 and its length.
+TEST(PtxgenTest, LongValuesAreCutInMessages) {
+  const std::string list = NewTestDirectory("long_value") + "/problems.txt";
+  const std::string value(100000, 'x');
+  std::ofstream(list) << "--m=16 --n=16 --k=16 --activation=" << value << "\n";
+  const Result run = Ptxgen(Args("precompile --problems=" + list));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(Contains(run.err, "--activation=" + std::string(64, 'x') +
+                                    "... (100000 bytes) is not accepted"))
+      << run.err.substr(0, 300);
+  EXPECT_LT(run.err.size(), 1000u);
+  const Result argument = Ptxgen(Args("gemm --m=" + std::string(5000, '9')));
+  EXPECT_EQ(argument.status, 2);
+  EXPECT_TRUE(Contains(argument.err, "--m=" + std::string(64, '9') +
+                                         "... (5000 bytes) is outside"))
+      << argument.err.substr(0, 300);
+}
+
 TEST(PtxgenTest, NvrtcFlagsThatWriteFilesOrYieldNoKernelAreRefused) {
   const std::string directory = NewTestDirectory("nvrtc_writes");
   const std::string timing = directory + "/timing.csv";
