@@ -46,6 +46,13 @@
  * PTXGEN_STATUS_INVALID_VALUE, with the rule in the handle's last error
  * message.
  *
+ * Lifetime: a handle, plan or GEMM used after it is destroyed (a second
+ * destroy too) is undefined behaviour, as in cuBLAS. ptxgen detects it
+ * where it can: each object's first word names its kind and is cleared on
+ * destroy, and a pointer whose word is not its kind's (a destroyed object
+ * whose memory was not reused, a pointer to another kind) is
+ * PTXGEN_STATUS_INVALID_VALUE, never freed.
+ *
  * Threads: a handle may be used by several threads at once; each thread
  * reads the message of its own last call (ptxgenGetLastErrorMessage). Plans
  * and GEMMs do not change once made: any thread may read them, and run a
@@ -315,7 +322,9 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle);
 /* A packed, plain problem: D = A * B^T with both K-major, A and B of
    `type`, D of its default type (see output_type), batch 1, alpha 1, beta
    0, no bias (bias_type F32), no activation, no scaling, no fast
-   accumulation, no amax. */
+   accumulation, no amax. m, n or k outside 1..2^31-1, or a type outside
+   ptxgenDataType_t, is PTXGEN_STATUS_INVALID_VALUE, *problem unchanged;
+   the problem's other rules are checked where it is used. */
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      int64_t n, int64_t k,
                                      ptxgenDataType_t type);

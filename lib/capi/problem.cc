@@ -155,6 +155,18 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
   return p;
 }
 
+absl::Status CheckInit(int64_t m, int64_t n, int64_t k, ptxgenDataType_t type) {
+  for (const int64_t size : {m, n, k}) {
+    if (size < 1 || size > gen::kMaxGemmDimension) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ptxgenGemmProblemInit: m, n and k are each 1..",
+                       gen::kMaxGemmDimension, ", not ", size));
+    }
+  }
+  ptx::ScalarType element = ptx::ScalarType::kF16;
+  return Read("input_type", type, kDataTypes, element);
+}
+
 ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input) {
   ptx::ScalarType element = ptx::ScalarType::kF16;
   if (!Read("input_type", input, kDataTypes, element).ok()) return input;

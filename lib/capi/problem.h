@@ -16,6 +16,10 @@ namespace ptxgen::capi {
 // checked here, only that every enumeration holds one of its values.
 absl::StatusOr<gemm::GemmProblem> ProblemOf(const ptxgenGemmProblem_t& problem);
 
+// What ptxgenGemmProblemInit refuses: m, n or k outside
+// 1..gen::kMaxGemmDimension, a type outside ptxgenDataType_t.
+absl::Status CheckInit(int64_t m, int64_t n, int64_t k, ptxgenDataType_t type);
+
 // The output type ptxgenGemmProblemInit gives `input` (gen::DefaultOutput);
 // a value outside ptxgenDataType_t is kept, for planning to refuse.
 ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input);

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <new>
 #include <optional>
@@ -31,10 +32,32 @@ static_assert(std::is_same_v<ptxgenStream_t, CUstream>,
               "ptxgenStream_t must be CUstream, so callers pass theirs as is");
 static_assert(sizeof(ptxgenStatus_t) == sizeof(int));
 
+namespace ptxgen::capi {
+
+// The first word of every object the C API hands out, one value per kind:
+// checked on every entry and cleared on destroy, so that a destroyed or
+// foreign pointer is refused wherever its memory does not still say
+// otherwise (using one is undefined behaviour all the same).
+enum class Magic : uint64_t {
+  kDestroyed = 0,
+  kHandle = 0x7074786748616e64,  // "ptxgHand"
+  kPlan = 0x70747867506c616e,    // "ptxgPlan"
+  kGemm = 0x7074786747656d6d,    // "ptxgGemm"
+};
+
+// The base of each object, so that its magic word is its first.
+struct Object {
+  explicit Object(Magic kind) : magic(kind) {}
+  Magic magic;
+};
+
+}  // namespace ptxgen::capi
+
 // Each thread's message of its last call; a thread's entry is written only
 // by that thread, and std::map keeps it in place while others insert, so
 // the pointer handed out stays valid until that thread's next call.
-struct ptxgenHandleImpl {
+struct ptxgenHandleImpl : ptxgen::capi::Object {
+  ptxgenHandleImpl() : Object(ptxgen::capi::Magic::kHandle) {}
   absl::Mutex mutex;
   std::map<std::thread::id, std::string> messages ABSL_GUARDED_BY(mutex);
 };
@@ -49,18 +72,47 @@ struct KernelNames {
 
 }  // namespace ptxgen::capi
 
-struct ptxgenPlanImpl {
+struct ptxgenPlanImpl : ptxgen::capi::Object {
+  ptxgenPlanImpl(ptxgen::gemm::GemmPlan planned,
+                 ptxgen::capi::KernelNames kernel_names)
+      : Object(ptxgen::capi::Magic::kPlan),
+        plan(std::move(planned)),
+        names(std::move(kernel_names)) {}
   ptxgen::gemm::GemmPlan plan;
   ptxgen::capi::KernelNames names;
 };
 
-struct ptxgenGemmImpl {
+struct ptxgenGemmImpl : ptxgen::capi::Object {
+  ptxgenGemmImpl(ptxgen::gemm::Gemm prepared,
+                 ptxgen::capi::KernelNames kernel_names)
+      : Object(ptxgen::capi::Magic::kGemm),
+        gemm(std::move(prepared)),
+        names(std::move(kernel_names)) {}
   ptxgen::gemm::Gemm gemm;
   ptxgen::capi::KernelNames names;
 };
 
 namespace ptxgen::capi {
 namespace {
+
+// Whether `object` is a live object of `kind`: its first word, read as
+// bytes (a foreign pointer need not hold an Object).
+bool IsLive(const void* object, Magic kind) {
+  if (object == nullptr) return false;
+  Magic word = Magic::kDestroyed;
+  std::memcpy(&word, object, sizeof word);
+  return word == kind;
+}
+
+// Clears the magic word, then frees the object.
+template <typename Impl>
+void Destroy(Impl* object) {
+  object->magic = Magic::kDestroyed;
+  delete object;
+}
+
+constexpr char kNotLive[] =
+    " is not a live object: destroyed, never created or of another kind";
 
 // Stores the calling thread's message, "<function>: <message>" (or "" for
 // none). Losing it to a failed allocation must not turn a status into an
@@ -223,9 +275,13 @@ CUdeviceptr Address(const void* pointer) {
 ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
                    ptxgenGemm_t gemm, const ptxgenGemmOperands_t* operands,
                    ptxgenStream_t stream) {
-  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   return Guarded(handle, function, [&]() -> ptxgenStatus_t {
     if (gemm == nullptr) return FailNull(handle, function, "gemm");
+    if (!IsLive(gemm, Magic::kGemm)) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
+                  absl::StrCat("gemm", kNotLive));
+    }
     if (operands == nullptr) return FailNull(handle, function, "operands");
     gemm::GemmOperands addresses;
     addresses.a = Address(operands->a);
@@ -246,6 +302,9 @@ ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
 
 constexpr char kNullHandleMessage[] =
     "ptxgenGetLastErrorMessage: the handle is NULL (ptxgenCreate makes one)";
+constexpr char kDeadHandleMessage[] =
+    "ptxgenGetLastErrorMessage: the handle is not a live object: destroyed, "
+    "never created or of another kind";
 
 }  // namespace
 }  // namespace ptxgen::capi
@@ -254,6 +313,8 @@ using ptxgen::capi::Fail;
 using ptxgen::capi::FailNull;
 using ptxgen::capi::FailWith;
 using ptxgen::capi::Guarded;
+using ptxgen::capi::IsLive;
+using ptxgen::capi::Magic;
 using ptxgen::capi::Step;
 using ptxgen::capi::Succeed;
 
@@ -277,12 +338,17 @@ ptxgenStatus_t ptxgenCreate(ptxgenHandle_t* handle) {
 }
 
 ptxgenStatus_t ptxgenDestroy(ptxgenHandle_t handle) {
-  delete handle;
+  if (handle == nullptr) return PTXGEN_STATUS_SUCCESS;
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  ptxgen::capi::Destroy(handle);
   return PTXGEN_STATUS_SUCCESS;
 }
 
 const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle) {
   if (handle == nullptr) return ptxgen::capi::kNullHandleMessage;
+  if (!IsLive(handle, Magic::kHandle)) {
+    return ptxgen::capi::kDeadHandleMessage;
+  }
   try {
     absl::MutexLock lock(&handle->mutex);
     return handle->messages[std::this_thread::get_id()].c_str();
@@ -294,7 +360,9 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle) {
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      int64_t n, int64_t k,
                                      ptxgenDataType_t type) {
-  if (problem == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (problem == nullptr || !ptxgen::capi::CheckInit(m, n, k, type).ok()) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
   *problem = ptxgenGemmProblem_t{};
   problem->m = m;
   problem->n = n;
@@ -338,7 +406,7 @@ ptxgenStatus_t ptxgenTargetH200(ptxgenTarget_t* target) {
 ptxgenStatus_t ptxgenGemmGetSpans(ptxgenHandle_t handle,
                                   const ptxgenGemmProblem_t* problem,
                                   ptxgenGemmSpans_t* spans) {
-  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenGemmGetSpans";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (spans == nullptr) return FailNull(handle, kFunction, "spans");
@@ -362,7 +430,7 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenGemmProblem_t* problem,
                               const ptxgenTarget_t* target,
                               ptxgenPlan_t* plan) {
-  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenPlanGemm";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (plan == nullptr) return FailNull(handle, kFunction, "plan");
@@ -383,14 +451,16 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
       return FailWith(handle, kFunction, planned.status(), Step::kPlan);
     const ptxgen::capi::KernelNames names =
         ptxgen::capi::NamesOf(planned->generated);
-    *plan = new ptxgenPlanImpl{*std::move(planned), names};
+    *plan = new ptxgenPlanImpl(*std::move(planned), names);
     return Succeed(handle);
   });
 }
 
 ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,
                                        ptxgenKernelInfo_t* info) {
-  if (plan == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(plan, Magic::kPlan) || info == nullptr) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
   const ptxgen::gemm::GemmPlan& planned = plan->plan;
   *info =
       ptxgen::capi::InfoOf(planned.generated, *planned.compiled, plan->names);
@@ -402,14 +472,16 @@ ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,
 }
 
 ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan) {
-  delete plan;
+  if (plan == nullptr) return PTXGEN_STATUS_SUCCESS;
+  if (!IsLive(plan, Magic::kPlan)) return PTXGEN_STATUS_INVALID_VALUE;
+  ptxgen::capi::Destroy(plan);
   return PTXGEN_STATUS_SUCCESS;
 }
 
 ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
                                  const ptxgenGemmProblem_t* problem,
                                  ptxgenGemm_t* gemm) {
-  if (handle == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   constexpr char kFunction[] = "ptxgenGemmPrepare";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
@@ -429,14 +501,16 @@ ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
     }
     const ptxgen::capi::KernelNames names =
         ptxgen::capi::NamesOf(prepared->generated());
-    *gemm = new ptxgenGemmImpl{*std::move(prepared), names};
+    *gemm = new ptxgenGemmImpl(*std::move(prepared), names);
     return Succeed(handle);
   });
 }
 
 ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
                                        ptxgenKernelInfo_t* info) {
-  if (gemm == nullptr || info == nullptr) return PTXGEN_STATUS_INVALID_VALUE;
+  if (!IsLive(gemm, Magic::kGemm) || info == nullptr) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
   // The grid stays 0: a Gemm keeps the one it re-planned with the driver's
   // answer to itself.
   *info = ptxgen::capi::InfoOf(gemm->gemm.generated(), gemm->gemm.compiled(),
@@ -464,7 +538,9 @@ ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
 }
 
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {
-  delete gemm;
+  if (gemm == nullptr) return PTXGEN_STATUS_SUCCESS;
+  if (!IsLive(gemm, Magic::kGemm)) return PTXGEN_STATUS_INVALID_VALUE;
+  ptxgen::capi::Destroy(gemm);
   return PTXGEN_STATUS_SUCCESS;
 }
 

@@ -135,6 +135,85 @@ TEST(ptxgenGemmGetSpans, RefusesABiasStridePast2To40Bytes) {
       << handle.message();
 }
 
+// The header's contract: m, n and k are each 1..2^31-1 and the type one of
+// ptxgenDataType_t; anything else is refused and the struct left as it was.
+TEST(ptxgenGemmProblemInit, RefusesSizesAndTypesOutsideTheirRanges) {
+  const struct {
+    int64_t m, n, k;
+    int type;
+  } refused[] = {{64, 64, 64, 99},
+                 {64, 64, 64, -1},
+                 {-5, 64, 64, 0},
+                 {64, 0, 64, 0},
+                 {64, 64, int64_t{1} << 31, 0}};
+  for (const auto& c : refused) {
+    ptxgenGemmProblem_t problem = Initialized(PTXGEN_TYPE_BF16);
+    const ptxgenGemmProblem_t before = problem;
+    EXPECT_EQ(ptxgenGemmProblemInit(&problem, c.m, c.n, c.k,
+                                    static_cast<ptxgenDataType_t>(c.type)),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << c.m << "x" << c.n << "x" << c.k << " type " << c.type;
+    EXPECT_EQ(problem.m, before.m);
+    EXPECT_EQ(problem.input_type, before.input_type);
+  }
+  ptxgenGemmProblem_t largest;
+  EXPECT_EQ(ptxgenGemmProblemInit(&largest, (int64_t{1} << 31) - 1, 1, 1,
+                                  PTXGEN_TYPE_U8),
+            PTXGEN_STATUS_SUCCESS);
+}
+
+// A pointer whose first word is not its kind's is refused and never freed:
+// what a destroyed object shows where its memory was not reused. (A real
+// use after destroy reads freed memory, undefined behaviour that the
+// sanitizers stop, so these stand-ins are live memory of another kind.)
+TEST(ptxgenObjects, APointerToAnotherKindIsRefusedNotUsed) {
+  const Handle handle;
+  const ptxgenPlan_t not_a_plan = reinterpret_cast<ptxgenPlan_t>(handle.get());
+  ptxgenKernelInfo_t info{};
+  EXPECT_EQ(ptxgenPlanGetKernelInfo(not_a_plan, &info),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenPlanDestroy(not_a_plan), PTXGEN_STATUS_INVALID_VALUE);
+  const ptxgenGemm_t not_a_gemm = reinterpret_cast<ptxgenGemm_t>(handle.get());
+  EXPECT_EQ(ptxgenGemmGetKernelInfo(not_a_gemm, &info),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenGemmRun(handle.get(), not_a_gemm, nullptr, nullptr, nullptr,
+                          nullptr, nullptr, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(handle.message().find("gemm is not a live object: destroyed"),
+            std::string::npos)
+      << handle.message();
+  EXPECT_EQ(ptxgenGemmDestroy(not_a_gemm), PTXGEN_STATUS_INVALID_VALUE);
+  // The handle survived all of it.
+  ptxgenGemmSpans_t spans{};
+  const ptxgenGemmProblem_t problem = Initialized(PTXGEN_TYPE_F16);
+  EXPECT_EQ(ptxgenGemmGetSpans(handle.get(), &problem, &spans),
+            PTXGEN_STATUS_SUCCESS);
+}
+
+// A handle's word cleared, as ptxgenDestroy clears it: every entry refuses
+// it (once, a destroyed handle deadlocked on its destroyed mutex).
+TEST(ptxgenObjects, AClearedHandleIsRefusedByEveryEntry) {
+  alignas(64) unsigned char cleared[256] = {};
+  const ptxgenHandle_t handle = reinterpret_cast<ptxgenHandle_t>(cleared);
+  const ptxgenGemmProblem_t problem = Initialized(PTXGEN_TYPE_F16);
+  ptxgenGemmSpans_t spans{};
+  ptxgenPlan_t plan = nullptr;
+  ptxgenGemm_t gemm = nullptr;
+  EXPECT_EQ(ptxgenGemmGetSpans(handle, &problem, &spans),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenPlanGemm(handle, &problem, nullptr, &plan),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenGemmPrepare(handle, &problem, &gemm),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenGemmRun(handle, gemm, nullptr, nullptr, nullptr, nullptr,
+                          nullptr, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(ptxgenGetLastErrorMessage(handle))
+                .find("the handle is not a live object"),
+            std::string::npos);
+  EXPECT_EQ(ptxgenDestroy(handle), PTXGEN_STATUS_INVALID_VALUE);
+}
+
 TEST(ptxgenGetScalingByName, ReadsEachCanonicalName) {
   const struct {
     const char* name;
