@@ -278,11 +278,11 @@ ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   return Guarded(handle, function, [&]() -> ptxgenStatus_t {
     if (gemm == nullptr) return FailNull(handle, function, "gemm");
+    if (operands == nullptr) return FailNull(handle, function, "operands");
     if (!IsLive(gemm, Magic::kGemm)) {
       return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
                   absl::StrCat("gemm", kNotLive));
     }
-    if (operands == nullptr) return FailNull(handle, function, "operands");
     gemm::GemmOperands addresses;
     addresses.a = Address(operands->a);
     addresses.b = Address(operands->b);
