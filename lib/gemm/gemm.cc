@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <future>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -178,6 +179,17 @@ StoredShape StoredD(const GemmProblem& problem) {
 int64_t MatrixSpan(StoredShape shape, int64_t ld) {
   return (shape.rows - 1) * ld + shape.columns;
 }
+// rows * ld, the stride of packed matrices; past int64_t (sizes or an ld
+// ValidateProblem refuses) the largest int64_t, which every bound refuses,
+// rather than a wrapped one.
+int64_t PackedStride(int64_t rows, int64_t ld) {
+  int64_t stride = 0;
+  if (__builtin_mul_overflow(rows, ld, &stride)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return stride;
+}
+
 // (count - 1) * step + last: the elements from the first of `count` runs
 // `step` apart to past the last, each `last` long; nullopt past int64_t.
 std::optional<int64_t> Extent(int64_t count, int64_t step, int64_t last) {
@@ -299,10 +311,10 @@ GemmProblem Resolved(const GemmProblem& problem) {
   const StoredShape d = StoredD(problem);
   fill(resolved.ldc, d.columns);
   fill(resolved.ldd, d.columns);
-  fill(resolved.stride_a, a.rows * resolved.lda);
-  fill(resolved.stride_b, b.rows * resolved.ldb);
-  fill(resolved.stride_c, d.rows * resolved.ldc);
-  fill(resolved.stride_d, d.rows * resolved.ldd);
+  fill(resolved.stride_a, PackedStride(a.rows, resolved.lda));
+  fill(resolved.stride_b, PackedStride(b.rows, resolved.ldb));
+  fill(resolved.stride_c, PackedStride(d.rows, resolved.ldc));
+  fill(resolved.stride_d, PackedStride(d.rows, resolved.ldd));
   return resolved;
 }
 
