@@ -13,14 +13,22 @@
 # headers, -std=c++17) for the sources CMake does not build, with what
 # their BUILD files add (ptx_templates/<part>.inc as Bazel's genrules copy
 # them; the cuBLAS stubs' -DCREATE_STATUS). PTXGEN_TIDY_JOBS clang-tidy
-# processes at once (default 2: about 3 minutes on CI's 2 cores);
+# processes at once (default 2: about 8 minutes on CI's 2 cores);
 # PTXGEN_TIDY_KEEP=1 keeps and names the work folder.
+# A source's clean result is remembered under the digest of everything
+# clang-tidy reads for it: its text after clang-14's preprocessor (every
+# header it includes, with their paths), its flags, .clang-tidy and
+# clang-tidy's version. A source whose digest passed before passes without
+# a run; one with findings runs every time. PTXGEN_TIDY_CACHE names the
+# folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/ptxgen-tidy; "off": none).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
 root=$PWD
 root_re=$(printf '%s' "$root" | sed 's/[][\\.*^$+?(){}|]/\\&/g')  # the path in a regex
 jobs=${PTXGEN_TIDY_JOBS:-2}
+cache=${PTXGEN_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptxgen-tidy}
+[ "$cache" = "off" ] || mkdir -p "$cache" || cache=off
 work=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-tidy.XXXXXX")
 if [ "${PTXGEN_TIDY_KEEP:-0}" = "1" ]; then
   echo "tidy_check: work folder $work"
@@ -82,10 +90,23 @@ entries = []
 for source in sources:
     path = os.path.join(root, source)
     if path in by_file:
-        entries.append(by_file[path])
+        entry = by_file[path]
+        arguments = shlex.split(entry["command"])
     else:
-        entries.append({"directory": os.path.join(work, "build"), "file": path,
-                        "arguments": flags + extra.get(source, []) + ["-c", path]})
+        arguments = flags + extra.get(source, []) + ["-c", path]
+        entry = {"directory": os.path.join(work, "build"), "file": path,
+                 "arguments": arguments}
+    entries.append(entry)
+    # The same command as clang-14's preprocessor, for the cache's digest.
+    words, preprocess = iter(arguments[1:]), ["clang++-14", "-E"]
+    for word in words:
+        if word in ("-o", "-c"):
+            next(words, None)
+        else:
+            preprocess.append(word)
+    preprocess.append(path)
+    with open(os.path.join(work, "logs", source.replace("/", "_") + ".pp"), "w") as out:
+        out.write("\0".join(preprocess))
 json.dump(entries, open(os.path.join(work, "db", "compile_commands.json"), "w"), indent=1)
 EOF
 then
@@ -94,14 +115,35 @@ then
   exit 1
 fi
 
-# clang-tidy, a source a process; its output and exit status beside each other.
-export PTXGEN_TIDY_DB=$work/db PTXGEN_TIDY_LOGS=$work/logs
+# clang-tidy, a source a process; its output and exit status beside each
+# other. A digest remembered clean in the cache stands for a run.
+export PTXGEN_TIDY_WORK=$work PTXGEN_TIDY_ROOT=$root PTXGEN_TIDY_DB=$work/db PTXGEN_TIDY_LOGS=$work/logs
+export PTXGEN_TIDY_CACHE_DIR=$cache
 export PTXGEN_TIDY_HEADERS="^$root_re/(include|lib|tools|bench|samples|tests|fuzz)/"
+export PTXGEN_TIDY_VERSION="$(clang-tidy-14 --version; cat .clang-tidy)"
 printf '%s\0' "${present[@]}" | xargs -0 -n 1 -P "$jobs" bash -c '
   log=$PTXGEN_TIDY_LOGS/$(echo "$1" | tr / _)
+  digest=
+  if [ "$PTXGEN_TIDY_CACHE_DIR" != off ]; then
+    mapfile -d "" -t preprocess < "$log.pp"
+    # The work folder (templates, the CMake build) and the checkout named
+    # alike in every run and clone: findings are reported relative to both.
+    digest=$({ echo "$PTXGEN_TIDY_VERSION"; tr "\0" " " < "$log.pp"; echo; "${preprocess[@]}" 2>&1; } |
+             sed -e "s|$PTXGEN_TIDY_WORK|@work@|g" -e "s|$PTXGEN_TIDY_ROOT|@root@|g" |
+             sha256sum | cut -c1-64)
+    if [ -f "$PTXGEN_TIDY_CACHE_DIR/$digest" ]; then
+      : > "$log.out"; echo 0 > "$log.rc"; echo cached > "$log.cached"
+      exit 0
+    fi
+  fi
   clang-tidy-14 -p "$PTXGEN_TIDY_DB" --quiet --header-filter="$PTXGEN_TIDY_HEADERS" "$1" \
     > "$log.out" 2>&1
-  echo $? > "$log.rc"' _
+  status=$?
+  echo $status > "$log.rc"
+  # Clean: no finding in the repository and a zero exit status.
+  if [ -n "$digest" ] && [ "$status" -eq 0 ] && ! grep -qE ": (warning|error): " "$log.out"; then
+    touch "$PTXGEN_TIDY_CACHE_DIR/$digest"
+  fi' _
 
 # A finding is a "path:line:col: warning|error: ..." line in the repository
 # (not in a system header); each is printed once, however many sources
@@ -126,6 +168,7 @@ for source in "${present[@]}"; do
 done
 sort -u "$work/findings" | sort -t: -k1,1 -k2,2n -k3,3n
 echo "tidy_check: $(sort -u "$work/findings" | grep -c .) findings in ${#present[@]} sources" \
-  "in $((SECONDS - start)) s (clang-tidy-14, .clang-tidy, $jobs jobs)"
+  "in $((SECONDS - start)) s (clang-tidy-14, .clang-tidy, $jobs jobs;" \
+  "$(find "$work/logs" -name '*.cached' | wc -l) clean by digest, cache: $cache)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
