@@ -1,84 +1,99 @@
 #!/bin/bash
-# Runs every test of the repository (GPU tests skip, saying why, without a
-# GPU), then the CMake and Bazel-client checks (tools/cmake_check.sh,
-# tools/bazel_client_check.sh: one test each), the format and clang-tidy
-# checks (tools/format_check.sh, tools/tidy_check.sh: one test each), then
-# tools/sanitize.sh: the CPU tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, and every fuzz target of fuzz/ for
-# FUZZ_SECONDS (30 by default). Prints each part's summary, then one of all
-# last: "N passed, N failed". Exit status 0 only when nothing failed.
+# The tests, in the tiers of the README's "Testing":
+#   bash tools/test.sh           the CI tier (.ci/run): every Bazel test (GPU
+#                                tests skip, saying why, without a GPU), the
+#                                Python package's, the CMake and Bazel-client
+#                                checks, format and clang-tidy, then
+#                                tools/sanitize.sh: the host-code tests under
+#                                ASan + UBSan and every fuzz target for
+#                                FUZZ_SECONDS (15) each
+#   bash tools/test.sh --quick   the edit-test loop: the Bazel tests but the
+#                                compile sweeps (tag compile_sweep), the
+#                                Python package's, and the fuzz targets'
+#                                seed corpora replayed
+# (The exhaustive tier is tools/exhaustive_sweep.sh.) Prints each part's
+# summary, a table of each part's wall time and counts, then one line of
+# all last: "N passed, N failed". Exit status 0 only when nothing failed.
 # PTXGEN_SANITIZE=0 leaves out tools/sanitize.sh, PTXGEN_CONSUMER_CHECKS=0
-# the two consumer checks, PTXGEN_LINT=0 the format and clang-tidy checks
-# (quicker local runs).
+# the two consumer checks, PTXGEN_LINT=0 the format and clang-tidy checks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+tier=ci
+case "${1:-}" in
+  "") ;;
+  --quick) tier=quick ;;
+  *) echo "usage: bash tools/test.sh [--quick]" >&2; exit 2 ;;
+esac
 bash tools/setup.sh || exit 1
 
-# "N passed, N failed" -> "N N"; a part that printed none counts 1 failure.
-counts() {
-  local line
-  line=$(tail -n 1 | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
-  echo "${line:-0 1}"
+passed=0
+failed=0
+table=()
+# Adds a part's counts (its output's last line, "N passed, N failed"; none
+# is one failure, and so is a failing exit status with no failed case) and
+# its row of the time table.
+tally() {
+  local name=$1 status=$2 seconds=$3 output=$4 line p f
+  line=$(echo "$output" | tail -n 1 | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
+  read -r p f <<< "${line:-0 1}"
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  table+=("$(printf '%-16s %6d s %6d passed %4d failed' "$name" "$seconds" "$p" "$f")")
+}
+# Runs one part: its lines prefixed "<name>: " (a prefix of "" leaves them
+# as they are), then tallied.
+part() {
+  local name=$1 prefix=$2 log start status
+  shift 2
+  log=$(mktemp "${TMPDIR:-/tmp}/ptxgen-part.XXXXXX")
+  start=$SECONDS
+  "$@" 2>&1 | tee "$log" | sed "s/^/$prefix/"
+  status=${PIPESTATUS[0]}
+  tally "$name" "$status" $((SECONDS - start)) "$(cat "$log")"
+  rm -f "$log"
+}
+# A one-test part: "passed" or not by exit status.
+check() {
+  if "$@"; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; return 1; fi
 }
 
-bazel test //... 2>&1 | tee /tmp/ptxgen-test.log | grep -vE "^(\[|INFO: From|Loading|Analyzing)" \
-  | grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
-status=${PIPESTATUS[0]}  # Bazel's, whatever grep found
-summary=$(python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log)
-echo "$summary" | sed 's/^/test: /'
-read -r passed failed < <(echo "$summary" | counts)
-# Bazel failed where no test case did (a broken build): one failure.
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+# The Bazel suite, counted by test case (tools/test_summary.py).
+bazel_suite() {
+  local filters=()
+  [ "$tier" = quick ] && filters=(--test_tag_filters=-compile_sweep)
+  bazel test "${filters[@]}" //... 2>&1 | tee /tmp/ptxgen-test.log |
+    grep -vE "^(\[|INFO: From|Loading|Analyzing)" |
+    grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
+  local status=${PIPESTATUS[0]}
+  python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log | sed 's/^/test: /'
+  python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log | tail -n 1
+  return "$status"
+}
 
-# The Python package's cases (tests/python, over libptxgen.so), counted alike.
-python_summary=$(bash tools/python_test.sh 2>&1); echo "$python_summary" | sed 's/^/python: /'
-read -r python_passed python_failed < <(echo "$python_summary" | counts)
-passed=$((passed + python_passed)); failed=$((failed + python_failed))
+part "bazel suite" "" bazel_suite
+part "python" "python: " bash tools/python_test.sh
 
-# The consumer paths (README, "Use it from your project"): the CMake build,
-# installed and used by a client (tools/cmake_check.sh), and a Bazel client
-# workspace (tools/bazel_client_check.sh); one test each.
-consumer_status=0
-if [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ]; then
-  for check in cmake_check bazel_client_check; do
-    if bash "tools/$check.sh" 2>&1; then
-      passed=$((passed + 1))
-    else
-      failed=$((failed + 1))
-      consumer_status=1
-    fi
-  done
+if [ "$tier" = quick ]; then
+  PTXGEN_SANITIZE_PARTS=fuzz FUZZ_SECONDS=0 part "fuzz corpora" "sanitize: " bash tools/sanitize.sh
+else
+  # The consumer paths (README, "Use it from your project").
+  if [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ]; then
+    part "cmake client" "" check bash tools/cmake_check.sh
+    part "bazel client" "" check bash tools/bazel_client_check.sh
+  fi
+  # The habits (README, "Format and clang-tidy").
+  if [ "${PTXGEN_LINT:-1}" != "0" ]; then
+    part "format" "format: " bash tools/format_check.sh
+    part "tidy" "tidy: " bash tools/tidy_check.sh
+  fi
+  if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
+    PTXGEN_SANITIZE_PARTS=suite part "asan suite" "sanitize: " bash tools/sanitize.sh
+    PTXGEN_SANITIZE_PARTS=fuzz part "fuzz" "sanitize: " bash tools/sanitize.sh
+  fi
 fi
 
-# The habits (README, "Format and clang-tidy"): every C++ file as
-# .clang-format says (tools/format_check.sh) and clang-tidy-14 with
-# .clang-tidy's checks (tools/tidy_check.sh); one test each, its lines
-# prefixed "format: " and "tidy: ".
-lint_status=0
-if [ "${PTXGEN_LINT:-1}" != "0" ]; then
-  for check in format tidy; do
-    bash "tools/${check}_check.sh" 2>&1 | sed "s/^/$check: /"
-    if [ "${PIPESTATUS[0]}" -eq 0 ]; then
-      passed=$((passed + 1))
-    else
-      failed=$((failed + 1))
-      lint_status=1
-    fi
-  done
-fi
-
-sanitize_status=0
-if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
-  sanitize_log=$(mktemp "${TMPDIR:-/tmp}/ptxgen-sanitize-log.XXXXXX")
-  bash tools/sanitize.sh 2>&1 | tee "$sanitize_log" | sed 's/^/sanitize: /'
-  sanitize_status=${PIPESTATUS[0]}
-  read -r sanitize_passed sanitize_failed < <(counts < "$sanitize_log")
-  rm -f "$sanitize_log"
-  if [ "$sanitize_status" -ne 0 ] && [ "$sanitize_failed" -eq 0 ]; then sanitize_failed=1; fi
-  passed=$((passed + sanitize_passed))
-  failed=$((failed + sanitize_failed))
-fi
-
+echo "== tools/test.sh, $tier tier: time per part"
+printf '%s\n' "${table[@]}"
 echo "$passed passed, $failed failed"
-[ "$status" -eq 0 ] && [ "$consumer_status" -eq 0 ] && [ "$lint_status" -eq 0 ] &&
-  [ "$sanitize_status" -eq 0 ] && [ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ]
