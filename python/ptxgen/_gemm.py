@@ -19,7 +19,7 @@ import ctypes
 import threading
 
 from ptxgen import _dlpack, _kernel, _library, _problem
-from ptxgen._library import refuse
+from ptxgen._library import echo, refuse
 
 _FUNCTION = "ptxgen.gemm"
 # The interface has no bfloat16 or fp8; one byte has no byte order ("|").
@@ -99,7 +99,7 @@ def _describe_interface(name, x):
     interface = _interface_of(name, x)
     typestr = interface["typestr"]
     if not isinstance(typestr, str) or typestr not in _TYPESTRS:
-        raise refuse(f"{_FUNCTION}: {name} has elements of type {typestr!r}; ptxgen "
+        raise refuse(f"{_FUNCTION}: {name} has elements of type {echo(typestr)}; ptxgen "
                      "takes '<f2' (f16), '<f4' (f32), '|i1' (s8), '|u1' (u8) and '<i4' "
                      "(s32) through __cuda_array_interface__ (bf16 and fp8 as torch "
                      "tensors or through DLPack)")
@@ -120,7 +120,7 @@ def _describe_interface(name, x):
 def _integers(name, what, values):
     """An interface's shape or strides: a tuple (or list) of integers."""
     if not isinstance(values, (tuple, list)):
-        raise refuse(f"{_FUNCTION}: {name}'s interface {what} {values!r} is not a tuple "
+        raise refuse(f"{_FUNCTION}: {name}'s interface {what} {echo(values)} is not a tuple "
                      "of integers")
     return tuple(_problem.int64(_FUNCTION, f"{name}'s interface {what}", value)
                  for value in values)
@@ -145,7 +145,7 @@ def _interface_data(name, data):
     """(pointer, read-only flag): the pointer is checked with every reader's."""
     if not (isinstance(data, (tuple, list)) and len(data) == 2
             and isinstance(data[1], bool)):
-        raise refuse(f"{_FUNCTION}: {name}'s interface data={data!r} is not a pair "
+        raise refuse(f"{_FUNCTION}: {name}'s interface data={echo(data)} is not a pair "
                      "(pointer, read-only flag)")
     return data
 
@@ -190,7 +190,7 @@ def _dlpack_device_type(name, x):
     """The device type of __dlpack_device__'s (device type, device id)."""
     device = x.__dlpack_device__()
     if not (isinstance(device, tuple) and len(device) == 2):
-        raise refuse(f"{_FUNCTION}: {name}.__dlpack_device__() gave {device!r}, not a "
+        raise refuse(f"{_FUNCTION}: {name}.__dlpack_device__() gave {echo(device)}, not a "
                      "pair (device type, device id)")
     _problem.int64(_FUNCTION, f"{name}'s DLPack device id", device[1])
     return _problem.int64(_FUNCTION, f"{name}'s DLPack device type", device[0])
@@ -322,7 +322,7 @@ def _input_types(A, B, dtype):
     if dtype is None:
         return A.dtype, B.dtype
     if dtype != "tf32":
-        raise refuse(f"{_FUNCTION}: dtype={dtype!r} is not None (the arrays' types) or "
+        raise refuse(f"{_FUNCTION}: dtype={echo(dtype)} is not None (the arrays' types) or "
                      "'tf32'")
     for array in (A, B):
         if array.dtype != "f32":
@@ -403,7 +403,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
         if out_dtype is not None and _problem.dtype_name(
                 _FUNCTION, "out_dtype", out_dtype) != arrays["d"].dtype:
             raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
-                         f"{out_dtype!r}")
+                         f"{echo(out_dtype)}")
     else:
         output = _problem.default_output(element) if out_dtype is None else (
             _problem.dtype_name(_FUNCTION, "out_dtype", out_dtype))
@@ -422,7 +422,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
     stride_bias, bias_dtype = 0, "f32"
     if bias is not None:
         if not (isinstance(bias_along, str) and bias_along in ("m", "n")):
-            raise refuse(f"{_FUNCTION}: bias_along={bias_along!r} is not one of 'm', 'n'")
+            raise refuse(f"{_FUNCTION}: bias_along={echo(bias_along)} is not one of 'm', 'n'")
         arrays["bias"] = read("bias", bias)
         bias_dtype = arrays["bias"].dtype
         stride_bias = _bias_layout(arrays["bias"], batch, m if bias_along == "m" else n,

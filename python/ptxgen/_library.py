@@ -7,6 +7,7 @@ ptxgen.Error saying where it was looked for.
 """
 import ctypes
 import os
+import reprlib
 import threading
 
 LIBRARY_ENV = "PTXGEN_LIBRARY"
@@ -182,6 +183,17 @@ def check(status):
     library, handle = loaded()
     message = library.ptxgenGetLastErrorMessage(handle).decode(errors="replace")
     raise Error(status_name(status, library), message)
+
+
+# How messages show a value they refuse: its repr, cut as the CLI cuts
+# echoed values (64 characters), so that a hostile value is not echoed whole.
+_ECHO = reprlib.Repr()
+_ECHO.maxstring = _ECHO.maxother = 64
+
+
+def echo(value):
+    """repr(value), cut short for a message."""
+    return _ECHO.repr(value)
 
 
 def refuse(message):

@@ -7,7 +7,7 @@ import numbers
 import operator
 
 from ptxgen import _library
-from ptxgen._library import refuse
+from ptxgen._library import echo, refuse
 
 # Spellings taken for each value; the first of each is what ptxgen prints.
 # torch's float8_e4m3fn is e4m3 as NVIDIA has it (no infinities, one NaN);
@@ -35,7 +35,7 @@ def dtype_name(function, keyword, value):
         if text in spellings:
             return name
     names = ", ".join(repr(name) for name in _DTYPE_SPELLINGS)
-    raise refuse(f"{function}: {keyword}={value!r} is not one of {names}")
+    raise refuse(f"{function}: {keyword}={echo(value)} is not one of {names}")
 
 
 def default_output(element):
@@ -52,7 +52,7 @@ def default_output(element):
 def _flag(function, keyword, value):
     if value is True or value is False:
         return int(value)
-    raise refuse(f"{function}: {keyword}={value!r} is not True or False")
+    raise refuse(f"{function}: {keyword}={echo(value)} is not True or False")
 
 
 def _choice(function, keyword, value, legal):
@@ -61,7 +61,7 @@ def _choice(function, keyword, value, legal):
     if (value is None or isinstance(value, str)) and value in legal:
         return legal[value]
     names = ", ".join(repr(name) for name in legal)
-    raise refuse(f"{function}: {keyword}={value!r} is not one of {names}")
+    raise refuse(f"{function}: {keyword}={echo(value)} is not one of {names}")
 
 
 def _major(function, keyword, value, own_letter):
@@ -81,7 +81,7 @@ def scaling_value(function, value):
             and library.ptxgenGetScalingByName(value.encode(), ctypes.byref(parsed)) == 0):
         return parsed.value
     names = ", ".join(repr(name) for name in _library.SCALING_NAMES)
-    raise refuse(f"{function}: scaling={value!r} is not one of {names} (exactly, in "
+    raise refuse(f"{function}: scaling={echo(value)} is not one of {names} (exactly, in "
                  "lower case)")
 
 
@@ -90,7 +90,7 @@ def _integer(function, keyword, value):
     if not isinstance(value, bool):
         with contextlib.suppress(TypeError):
             return operator.index(value)
-    raise refuse(f"{function}: {keyword}={value!r} is not an integer")
+    raise refuse(f"{function}: {keyword}={echo(value)} is not an integer")
 
 
 def int64(function, keyword, value):
@@ -113,16 +113,16 @@ def float_value(function, keyword, value):
     """A real number (not a bool or a string) that the library's f32 holds:
     finite and, when nonzero, not rounded to 0 (the command line's rules)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise refuse(f"{function}: {keyword}={value!r} is not a number")
+        raise refuse(f"{function}: {keyword}={echo(value)} is not a number")
     try:
         f32 = ctypes.c_float(float(value)).value
     except OverflowError:  # an int past float's range
         f32 = math.inf
     if not math.isfinite(f32):
-        raise refuse(f"{function}: {keyword}={value!r} is not a finite f32: {keyword} "
+        raise refuse(f"{function}: {keyword}={echo(value)} is not a finite f32: {keyword} "
                      "must be finite (inf, nan and magnitudes past 3.4e38 are refused)")
     if f32 == 0 and value != 0:
-        raise refuse(f"{function}: {keyword}={value!r} underflows f32: a nonzero "
+        raise refuse(f"{function}: {keyword}={echo(value)} underflows f32: a nonzero "
                      f"{keyword} must not round to 0 (magnitudes up to 2**-150, 7.0e-46, do)")
     return float(value)
 

@@ -233,6 +233,15 @@ def test_option_names_are_exact_and_other_values_are_refused_as_errors():
                        f"{keyword}={value!r} is not one of {names}", **{**PLAIN, keyword: value})
 
 
+def test_a_refused_value_is_echoed_cut_short():
+    # As the CLI cuts the values it echoes: a hostile value is not repeated whole.
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.plan(**{**PLAIN, "activation": "x" * 10_000_000})
+    message = str(refused.value)
+    assert "activation='xxxx" in message and "is not one of" in message
+    assert len(message) < 300
+
+
 def test_a_bool_is_not_a_count():
     for keyword in ("m", "batch", "lda", "stride_bias", "sms", "shared_bytes"):
         expect_refused("PTXGEN_STATUS_INVALID_VALUE", f"{keyword}=True is not an integer",
