@@ -53,7 +53,7 @@ part() {
   tally "$name" "$status" $((SECONDS - start)) "$(cat "$log")"
   rm -f "$log"
 }
-# A one-test part: "passed" or not by exit status.
+# A part that counts as one test, passed or not by its exit status.
 check() {
   if "$@"; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; return 1; fi
 }
@@ -84,8 +84,8 @@ else
   fi
   # The habits (README, "Format and clang-tidy").
   if [ "${PTXGEN_LINT:-1}" != "0" ]; then
-    part "format" "format: " bash tools/format_check.sh
-    part "tidy" "tidy: " bash tools/tidy_check.sh
+    part "format" "format: " check bash tools/format_check.sh
+    part "tidy" "tidy: " check bash tools/tidy_check.sh
   fi
   if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
     PTXGEN_SANITIZE_PARTS=suite part "asan suite" "sanitize: " bash tools/sanitize.sh
