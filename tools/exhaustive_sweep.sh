@@ -5,7 +5,7 @@
 # v1 space; each distinct kernel text once) and requires each to compile
 # without spills, a stack frame or a ptxas diagnostic. When all are clean
 # it writes tests/gen/candidate_sweep.record: the digest of the kernels it
-# compiled (their text, the compile options, NVRTC's version) and their
+# compiled (their text, every NVRTC argument, NVRTC's version) and their
 # counts. //tests/gen:sweep_record_test, in every tier, fails when the
 # library would offer other kernels than the record names; run this then,
 # and commit the record with the change. About 10 minutes on 2 cores.

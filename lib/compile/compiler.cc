@@ -115,18 +115,6 @@ absl::Status ValidateRequest(absl::string_view name, absl::string_view source,
   return ValidateCompileOptions(options);
 }
 
-std::vector<std::string> NvrtcArguments(const CompileOptions& options) {
-  std::vector<std::string> arguments = {
-      absl::StrCat("--gpu-architecture=", options.arch), "-Xptxas=-v"};
-  bool picks_standard = false;
-  for (const std::string& flag : options.flags) {
-    picks_standard = picks_standard || StartsWithAny(flag, {"-std", "--std"});
-  }
-  if (!picks_standard) arguments.push_back("-std=c++17");
-  arguments.insert(arguments.end(), options.flags.begin(), options.flags.end());
-  return arguments;
-}
-
 // Destroys the NVRTC program on every return path.
 class Program {
  public:
@@ -244,6 +232,19 @@ absl::Status CompileError(absl::string_view name, absl::string_view source,
 }
 
 }  // namespace
+
+std::vector<std::string> NvrtcArguments(const CompileOptions& options) {
+  std::vector<std::string> arguments = {
+      absl::StrCat("--gpu-architecture=", options.arch), "-Xptxas=-v",
+      "--no-cache"};
+  bool picks_standard = false;
+  for (const std::string& flag : options.flags) {
+    picks_standard = picks_standard || StartsWithAny(flag, {"-std", "--std"});
+  }
+  if (!picks_standard) arguments.push_back("-std=c++17");
+  arguments.insert(arguments.end(), options.flags.begin(), options.flags.end());
+  return arguments;
+}
 
 absl::Status ValidateCompileOptions(const CompileOptions& options) {
   if (absl::Status arch = ValidateArch(options.arch); !arch.ok()) return arch;

@@ -219,12 +219,16 @@ CacheConfig CacheConfigFromEnvironment() {
 
 std::string KernelCacheKey(absl::string_view name, absl::string_view source,
                            const CompileOptions& options) {
-  std::string material = "ptxgen kernel cache key v1;";
+  // v2: every argument NVRTC gets, not only the caller's (v1 entries may
+  // hold an empty ptxas report, served by NVRTC's own cache).
+  std::string material = "ptxgen kernel cache key v2;";
   AppendKeyField(kVersion, material);
   AppendKeyField(NvrtcVersion(), material);
-  AppendKeyField(options.arch, material);
-  AppendKeyField(absl::StrCat(options.flags.size()), material);
-  for (const std::string& flag : options.flags) AppendKeyField(flag, material);
+  const std::vector<std::string> arguments = NvrtcArguments(options);
+  AppendKeyField(absl::StrCat(arguments.size()), material);
+  for (const std::string& argument : arguments) {
+    AppendKeyField(argument, material);
+  }
   AppendKeyField(name, material);
   AppendKeyField(source, material);
   return Sha256Hex(material);

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "tests/compile/test_kernels.h"
 #include "tests/compile/test_support.h"
 
@@ -234,6 +235,28 @@ TEST(CompileCuda, AnotherLanguageStandardReplacesTheDefault) {
   ASSERT_TRUE(module.ok()) << module.status();
   // Passing both would make NVRTC warn that one overrides the other.
   EXPECT_TRUE(module->diagnostics.empty()) << module->log;
+}
+
+// On a GPU host NVRTC 13 serves a compile it has seen before from the
+// driver's compute cache without running ptxas, and ptxas's report (the
+// resources, the diagnostics) comes back empty: ptxgen turns that cache off
+// and keys its own on every argument NVRTC gets. (This host has no driver,
+// so NVRTC's cache is off here whatever the arguments.)
+TEST(NvrtcArguments, TurnNvrtcsOwnCacheOffAndKeyTheKernelCache) {
+  CompileOptions options;
+  options.flags = {"-lineinfo"};
+  const std::vector<std::string> arguments = NvrtcArguments(options);
+  EXPECT_EQ(arguments, (std::vector<std::string>{"--gpu-architecture=sm_90a",
+                                                 "-Xptxas=-v", "--no-cache",
+                                                 "-std=c++17", "-lineinfo"}));
+  CompileOptions c17 = options;
+  c17.flags = {"-std=c++17", "-lineinfo"};
+  EXPECT_EQ(KernelCacheKey("k", "source", options),
+            KernelCacheKey("k", "source", c17))
+      << "requests that give NVRTC the same arguments are one compile";
+  CompileOptions plain;
+  EXPECT_NE(KernelCacheKey("k", "source", options),
+            KernelCacheKey("k", "source", plain));
 }
 
 TEST(NvrtcVersion, IsMajorDotMinor) {

@@ -76,10 +76,9 @@ absl::Status KernelSweep::Generate() {
 }
 
 std::string KernelSweep::Digest() const {
-  const compile::CompileOptions options = SweepOptions();
-  std::string material =
-      absl::StrCat("nvrtc ", compile::NvrtcVersion(), "\narch ", options.arch,
-                   "\nflags ", absl::StrJoin(options.flags, " "), "\n");
+  std::string material = absl::StrCat(
+      "nvrtc ", compile::NvrtcVersion(), "\narguments ",
+      absl::StrJoin(compile::NvrtcArguments(SweepOptions()), " "), "\n");
   for (const Kernel& kernel : kernels_) {
     absl::StrAppend(&material, kernel.identity, "\n");
   }

@@ -32,7 +32,7 @@ class KernelSweep {
   size_t kernels() const { return kernels_.size(); }
 
   // After Generate: SHA-256 (hex) of what the compile results depend on:
-  // the distinct texts in order, the compile options and NVRTC's version.
+  // the distinct texts in order, every NVRTC argument and NVRTC's version.
   std::string Digest() const;
 
   // After Generate: compiles each distinct kernel once, as GEMM kernels

@@ -1,6 +1,6 @@
 // The exhaustive tier (README, "Testing") compiles every candidate GEMM
 // kernel whenever the kernels it would compile change: a change of the
-// generator, the templates, the selection, the compile options or NVRTC.
+// generator, the templates, the selection, NVRTC's arguments or NVRTC.
 // Its record must name the digest of the candidates the library offers now,
 // so that CI never silently skips a sweep the code needs.
 #include "gtest/gtest.h"

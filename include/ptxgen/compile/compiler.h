@@ -70,8 +70,7 @@ struct CompiledModule {
 // and CUBIN. A compile error returns InvalidArgument carrying the full log
 // and the offending source line.
 //
-// NVRTC always gets --gpu-architecture=<arch>, -std=c++17 (unless a flag
-// picks another standard) and -Xptxas=-v, then `flags` in order. Flags that
+// NVRTC gets NvrtcArguments(options). Flags that
 // name the architecture (use `arch`) or add include paths or pre-included
 // headers (generated sources include no headers, and files outside the
 // source would escape the cache key) are rejected, as are flags that write
@@ -82,6 +81,15 @@ struct CompiledModule {
 absl::StatusOr<CompiledModule> CompileCuda(absl::string_view name,
                                            absl::string_view source,
                                            const CompileOptions& options);
+
+// Every argument NVRTC gets for `options`, in order:
+// --gpu-architecture=<arch>; -Xptxas=-v (ptxas's report: the resources and
+// diagnostics); --no-cache (NVRTC 13 serves a compile it has seen before
+// from the driver's compute cache without running ptxas, so the report
+// would come back empty on a GPU host; ptxgen's own cache keeps the
+// report); -std=c++17 unless a flag picks another standard; then `flags`.
+// All of them are part of every cache key.
+std::vector<std::string> NvrtcArguments(const CompileOptions& options);
 
 // The rules CompileCuda holds `options` to (a real architecture; flags as
 // above), for callers that take options long before they compile.

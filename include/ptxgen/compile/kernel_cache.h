@@ -5,12 +5,13 @@
 // most recently used ones) and on disk across processes.
 //
 // The key hashes everything that changes the binary: module name, source,
-// arch, flags, NVRTC version and ptxgen::kVersion; never a path or a
-// pointer. A disk entry is written to a temporary of an unpredictable name,
-// fsync'ed and renamed, and carries a SHA-256 of its bytes: a truncated,
-// corrupt or foreign entry is discarded with a warning and recompiled,
-// never used. Concurrent processes compiling the same kernel each write a
-// whole entry and the last rename wins, so one valid entry remains.
+// every NVRTC argument (NvrtcArguments), NVRTC version and
+// ptxgen::kVersion; never a path or a pointer. A disk entry is written to a
+// temporary of an unpredictable name, fsync'ed and renamed, and carries a
+// SHA-256 of its bytes: a truncated, corrupt or foreign entry is discarded with
+// a warning and recompiled, never used. Concurrent processes compiling the same
+// kernel each write a whole entry and the last rename wins, so one valid entry
+// remains.
 //
 // The SHA-256 is unkeyed: it proves an entry intact, not who wrote it. What
 // decides that is the trust rule of compile/files.h: the cache folder is
