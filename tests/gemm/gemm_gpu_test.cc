@@ -433,20 +433,24 @@ TEST_F(GemmRulesGpuTest, AutotunerTimesGeneralProblemsOnTheirOwnLayout) {
 }
 
 // A record write also deletes what record writers that died left behind:
-// temporaries older than an hour, not younger ones.
+// temporaries of records (a SHA-256 key, ".tmp.", 16 hex digits) older than
+// an hour, not younger ones, and no file named otherwise, however old.
 TEST_F(GemmRulesGpuTest, AutotunerDeletesTemporariesOfDeadRecordWriters) {
   char pattern[] = "/tmp/ptxgen_autotune_XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
   const std::string records = std::string(pattern) + "/autotune";
   ASSERT_EQ(mkdir(records.c_str(), 0700), 0);
-  const std::string stale = records + "/old.tmp.4242.0";
-  const std::string fresh = records + "/new.tmp.4243.0";
-  for (const std::string& path : {stale, fresh}) {
+  const std::string record = records + "/" + std::string(64, 'a');
+  const std::string stale = record + ".tmp.0123456789abcdef";
+  const std::string fresh = record + ".tmp.fedcba9876543210";
+  const std::string users = records + "/notes.tmp.4242.0";
+  for (const std::string& path : {stale, fresh, users}) {
     ASSERT_TRUE(std::ofstream(path) << "half a record");
   }
   const struct timeval two_hours_ago[2] = {{time(nullptr) - 7200, 0},
                                            {time(nullptr) - 7200, 0}};
   ASSERT_EQ(utimes(stale.c_str(), two_hours_ago), 0);
+  ASSERT_EQ(utimes(users.c_str(), two_hours_ago), 0);
   compile::KernelCache cache(compile::CacheConfig{true, pattern});
   const GemmProblem problem{128, 128, 64, ScalarType::kF16};
   absl::StatusOr<TuningReport> tuned =
@@ -456,6 +460,7 @@ TEST_F(GemmRulesGpuTest, AutotunerDeletesTemporariesOfDeadRecordWriters) {
   struct stat info;
   EXPECT_NE(stat(stale.c_str(), &info), 0) << stale << " was kept";
   EXPECT_EQ(stat(fresh.c_str(), &info), 0) << fresh << " was deleted";
+  EXPECT_EQ(stat(users.c_str(), &info), 0) << users << " was deleted";
   EXPECT_EQ(stat(tuned->record_path.c_str(), &info), 0) << "no record written";
 }
 
