@@ -65,9 +65,10 @@ bazel_suite() {
   bazel test "${filters[@]}" //... 2>&1 | tee /tmp/ptxgen-test.log |
     grep -vE "^(\[|INFO: From|Loading|Analyzing)" |
     grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
-  local status=${PIPESTATUS[0]}
-  python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log | sed 's/^/test: /'
-  python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log | tail -n 1
+  local status=${PIPESTATUS[0]} summary
+  summary=$(python3 tools/test_summary.py bazel-testlogs /tmp/ptxgen-test.log)
+  echo "$summary" | sed 's/^/test: /'
+  echo "$summary" | tail -n 1
   return "$status"
 }
 
