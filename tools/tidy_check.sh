@@ -7,6 +7,8 @@
 # failed" last: a source passes when clang-tidy reports nothing in it or in
 # the repository headers it includes. Exit status 0 only when all passed.
 #   bash tools/tidy_check.sh [FILE...]   # default: every source
+#   bash tools/tidy_check.sh --record    # every source, then tools/tidy.record
+#                                        # rewritten with the clean digests
 # The compile commands are the CMake build's (CMakeLists.txt configured
 # with CMAKE_EXPORT_COMPILE_COMMANDS=ON, nothing built): its entries for
 # the library and the CLI, and its library flags (include folders, CUDA's
@@ -20,15 +22,31 @@
 # header it includes, with their paths), its flags, .clang-tidy and
 # clang-tidy's version. A source whose digest passed before passes without
 # a run; one with findings runs every time. PTXGEN_TIDY_CACHE names the
-# folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/ptxgen-tidy; "off": none).
+# folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/ptxgen-tidy; "off": no
+# digests, every source run).
+# The digests in tools/tidy.record (checked in, like the golden files) pass
+# too, so a clean clone (CI) runs clang-tidy only on what changed since
+# the record was written: a stale record costs time, never a finding, as a
+# changed source has a new digest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+record=tools/tidy.record
+write_record=0
+if [ "${1:-}" = "--record" ]; then
+  write_record=1
+  shift
+  [ "$#" -eq 0 ] || { echo "usage: bash tools/tidy_check.sh --record" >&2; exit 2; }
+fi
 bash tools/setup.sh || exit 1
 root=$PWD
 root_re=$(printf '%s' "$root" | sed 's/[][\\.*^$+?(){}|]/\\&/g')  # the path in a regex
 jobs=${PTXGEN_TIDY_JOBS:-2}
 cache=${PTXGEN_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ptxgen-tidy}
 [ "$cache" = "off" ] || mkdir -p "$cache" || cache=off
+if [ "$cache" = "off" ] && [ "$write_record" = 1 ]; then
+  echo "tidy_check: --record needs the digests, which PTXGEN_TIDY_CACHE=off turns off" >&2
+  exit 2
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-tidy.XXXXXX")
 if [ "${PTXGEN_TIDY_KEEP:-0}" = "1" ]; then
   echo "tidy_check: work folder $work"
@@ -118,7 +136,7 @@ fi
 # clang-tidy, a source a process; its output and exit status beside each
 # other. A digest remembered clean in the cache stands for a run.
 export PTXGEN_TIDY_WORK=$work PTXGEN_TIDY_ROOT=$root PTXGEN_TIDY_DB=$work/db PTXGEN_TIDY_LOGS=$work/logs
-export PTXGEN_TIDY_CACHE_DIR=$cache
+export PTXGEN_TIDY_CACHE_DIR=$cache PTXGEN_TIDY_RECORD=$root/$record
 export PTXGEN_TIDY_HEADERS="^$root_re/(include|lib|tools|bench|samples|tests|fuzz)/"
 export PTXGEN_TIDY_VERSION="$(clang-tidy-14 --version; cat .clang-tidy)"
 printf '%s\0' "${present[@]}" | xargs -0 -n 1 -P "$jobs" bash -c '
@@ -131,7 +149,9 @@ printf '%s\0' "${present[@]}" | xargs -0 -n 1 -P "$jobs" bash -c '
     digest=$({ echo "$PTXGEN_TIDY_VERSION"; tr "\0" " " < "$log.pp"; echo; "${preprocess[@]}" 2>&1; } |
              sed -e "s|$PTXGEN_TIDY_WORK|@work@|g" -e "s|$PTXGEN_TIDY_ROOT|@root@|g" |
              sha256sum | cut -c1-64)
-    if [ -f "$PTXGEN_TIDY_CACHE_DIR/$digest" ]; then
+    echo "$digest" > "$log.digest"
+    if [ -f "$PTXGEN_TIDY_CACHE_DIR/$digest" ] ||
+       grep -qxF "$digest" "$PTXGEN_TIDY_RECORD" 2>/dev/null; then
       : > "$log.out"; echo 0 > "$log.rc"; echo cached > "$log.cached"
       exit 0
     fi
@@ -151,6 +171,7 @@ printf '%s\0' "${present[@]}" | xargs -0 -n 1 -P "$jobs" bash -c '
 passed=0
 failed=0
 : > "$work/findings"
+: > "$work/clean"
 for source in "${present[@]}"; do
   log=$work/logs/$(echo "$source" | tr / _)
   found=$(grep -E "^$root_re/[^ ]+:[0-9]+:[0-9]+: (warning|error): " "$log.out" |
@@ -164,8 +185,13 @@ for source in "${present[@]}"; do
     failed=$((failed + 1))
   else
     passed=$((passed + 1))
+    cat "$log.digest" >> "$work/clean" 2>/dev/null
   fi
 done
+if [ "$write_record" = 1 ]; then
+  sort -u "$work/clean" > "$record"
+  echo "tidy_check: $record: $(grep -c . "$record") clean digests"
+fi
 sort -u "$work/findings" | sort -t: -k1,1 -k2,2n -k3,3n
 echo "tidy_check: $(sort -u "$work/findings" | grep -c .) findings in ${#present[@]} sources" \
   "in $((SECONDS - start)) s (clang-tidy-14, .clang-tidy, $jobs jobs;" \
