@@ -58,6 +58,18 @@
  * and GEMMs do not change once made: any thread may read them, and run a
  * GEMM (but see ptxgenGemmRun on split-K and stream-K workspaces).
  *
+ * Streams and CUDA graphs: a run only enqueues work on its stream (no
+ * allocation, synchronization or module load), so it may be captured into
+ * a CUDA graph. A GEMM prepared with PTXGEN_WORKSPACE_CALLER owns no
+ * workspace: each run is given one, as cuBLASLt's, and runs on several
+ * streams may overlap.
+ *
+ *   ptxgenGemmPrepareWithWorkspaceMode(handle, &problem,
+ *                                      PTXGEN_WORKSPACE_CALLER, &gemm);
+ *   size_t bytes;
+ *   ptxgenGemmGetWorkspaceSize(gemm, &bytes);   // 0: none needed
+ *   ptxgenGemmRunWithWorkspace(handle, gemm, &ops, workspace, bytes, stream);
+ *
  * ABI: before 1.0 a struct may grow at its end with the version string
  * unchanged (ptxgenGemmProblem_t grew by b_input_type, scaling,
  * fast_accumulation and record_amax): a caller compiled against an older
@@ -294,6 +306,18 @@ typedef struct ptxgenGemmImpl* ptxgenGemm_t;
    default stream. */
 typedef struct CUstream_st* ptxgenStream_t;
 
+/* Who gives a GEMM's workspace: the device memory of split-K's partial sums
+   and stream-K's flags and partial sums (most GEMMs need none). */
+typedef PTXGEN_ENUM(ptxgenWorkspaceMode_t){
+    /* The GEMM allocates one at prepare (ptxgenGemmPrepare's): its runs on
+       different streams must not overlap. */
+    PTXGEN_WORKSPACE_OWNED = 0,
+    /* The GEMM allocates none: every run of one that needs a workspace is
+       given one (ptxgenGemmRunWithWorkspace), so its runs may overlap on
+       any streams, captured into CUDA graphs or not. */
+    PTXGEN_WORKSPACE_CALLER = 1,
+} ptxgenWorkspaceMode_t;
+
 /* ---- Status ---- */
 
 /* "PTXGEN_STATUS_INVALID_VALUE"; a static string, for any value. */
@@ -366,6 +390,17 @@ ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan);
 ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
                                  const ptxgenGemmProblem_t* problem,
                                  ptxgenGemm_t* gemm);
+/*
+ * ptxgenGemmPrepare with the workspace's owner chosen: OWNED is
+ * ptxgenGemmPrepare's; CALLER allocates none, and every run of a GEMM that
+ * needs one (ptxgenGemmGetWorkspaceSize) gives it to
+ * ptxgenGemmRunWithWorkspace (ptxgenGemmRun and ptxgenGemmRunOperands
+ * refuse it). A mode outside ptxgenWorkspaceMode_t is
+ * PTXGEN_STATUS_INVALID_VALUE.
+ */
+ptxgenStatus_t ptxgenGemmPrepareWithWorkspaceMode(
+    ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
+    ptxgenWorkspaceMode_t mode, ptxgenGemm_t* gemm);
 ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
                                        ptxgenKernelInfo_t* info);
 /*
@@ -373,7 +408,8 @@ ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
  * 16-byte aligned: c is read only when beta != 0 (NULL otherwise; it may
  * equal d), bias only with a bias. A split-K or stream-K configuration
  * keeps partial sums in a workspace of this GEMM: runs on different
- * streams must not overlap (prepare one GEMM per stream instead). It runs
+ * streams must not overlap (or prepare it with PTXGEN_WORKSPACE_CALLER and
+ * give each run its own: ptxgenGemmRunWithWorkspace). It runs
  * in the context it was prepared in (made current on a thread with none):
  * another context current, or a stream of another context, gives
  * PTXGEN_STATUS_EXECUTION_FAILED; a pointer the kernel cannot reach from
@@ -391,7 +427,30 @@ ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
 ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                                      const ptxgenGemmOperands_t* operands,
                                      ptxgenStream_t stream);
-/* Frees its workspace; NULL is destroyed as nothing. Not while it runs. */
+/*
+ * The bytes of device workspace a run of `gemm` needs (0: none), whichever
+ * its mode; the workspace must be 256-byte aligned.
+ */
+ptxgenStatus_t ptxgenGemmGetWorkspaceSize(ptxgenGemm_t gemm, size_t* bytes);
+/*
+ * ptxgenGemmRunOperands on the caller's workspace, whichever the GEMM's
+ * mode: device memory of the GEMM's context, at least
+ * ptxgenGemmGetWorkspaceSize bytes and 256-byte aligned, used only by this
+ * run's work on `stream` (stream-K's flags are zeroed there first, so it
+ * may differ, and hold anything, every call). Runs on other streams, each
+ * given its own, may overlap. A GEMM that needs none ignores it (NULL with
+ * 0 bytes will do); one that needs one refuses a NULL, smaller or
+ * misaligned workspace, or one it cannot reach, with
+ * PTXGEN_STATUS_INVALID_VALUE, naming the bytes it needs.
+ */
+ptxgenStatus_t ptxgenGemmRunWithWorkspace(ptxgenHandle_t handle,
+                                          ptxgenGemm_t gemm,
+                                          const ptxgenGemmOperands_t* operands,
+                                          void* workspace,
+                                          size_t workspace_bytes,
+                                          ptxgenStream_t stream);
+/* Frees its workspace, if it owns one; NULL is destroyed as nothing. Not
+   while it runs. */
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);
 
 #ifdef __cplusplus

@@ -6,8 +6,10 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <new>
 #include <optional>
@@ -271,9 +273,19 @@ CUdeviceptr Address(const void* pointer) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
 }
 
-// Both run entry points: `function` names the one called.
+// The caller's workspace as Gemm::Run takes it; a size past int64_t is as
+// good as the largest.
+gemm::CallerWorkspace WorkspaceOf(void* workspace, size_t bytes) {
+  constexpr uint64_t kLargest = std::numeric_limits<int64_t>::max();
+  return {Address(workspace),
+          static_cast<int64_t>(std::min<uint64_t>(bytes, kLargest))};
+}
+
+// The run entry points: `function` names the one called; `workspace` is
+// the caller's, for ptxgenGemmRunWithWorkspace.
 ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
                    ptxgenGemm_t gemm, const ptxgenGemmOperands_t* operands,
+                   const std::optional<gemm::CallerWorkspace>& workspace,
                    ptxgenStream_t stream) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   return Guarded(handle, function, [&]() -> ptxgenStatus_t {
@@ -293,9 +305,49 @@ ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
     addresses.scale_b = Address(operands->scale_b);
     addresses.scale_d = Address(operands->scale_d);
     addresses.amax_d = Address(operands->amax_d);
-    if (absl::Status ran = gemm->gemm.Run(addresses, stream); !ran.ok()) {
+    const absl::Status ran = workspace
+                                 ? gemm->gemm.Run(addresses, *workspace, stream)
+                                 : gemm->gemm.Run(addresses, stream);
+    if (!ran.ok()) {
       return FailWith(handle, function, ran, Step::kRun);
     }
+    return Succeed(handle);
+  });
+}
+
+// Both prepare entry points: `function` names the one called.
+ptxgenStatus_t Prepare(ptxgenHandle_t handle, absl::string_view function,
+                       const ptxgenGemmProblem_t* problem,
+                       ptxgenWorkspaceMode_t mode, ptxgenGemm_t* gemm) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  return Guarded(handle, function, [&]() -> ptxgenStatus_t {
+    if (gemm == nullptr) return FailNull(handle, function, "gemm");
+    *gemm = nullptr;
+    if (mode != PTXGEN_WORKSPACE_OWNED && mode != PTXGEN_WORKSPACE_CALLER) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
+                  absl::StrCat("mode: ", static_cast<int>(mode),
+                               " is not a ptxgenWorkspaceMode_t "
+                               "(PTXGEN_WORKSPACE_OWNED=0, "
+                               "PTXGEN_WORKSPACE_CALLER=1)"));
+    }
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<gemm::GemmProblem> valid =
+        ReadProblem(handle, function, problem, refused);
+    if (!valid) return refused;
+    if (ptxgenStatus_t device = CheckDevice(handle, function);
+        device != PTXGEN_STATUS_SUCCESS) {
+      return device;
+    }
+    gemm::GemmOptions options;
+    options.workspace = mode == PTXGEN_WORKSPACE_CALLER
+                            ? gemm::WorkspaceOwner::kCaller
+                            : gemm::WorkspaceOwner::kGemm;
+    absl::StatusOr<gemm::Gemm> prepared = gemm::Gemm::Prepare(*valid, options);
+    if (!prepared.ok()) {
+      return FailWith(handle, function, prepared.status(), Step::kPrepare);
+    }
+    const KernelNames names = NamesOf(prepared->generated());
+    *gemm = new ptxgenGemmImpl(*std::move(prepared), names);
     return Succeed(handle);
   });
 }
@@ -481,29 +533,15 @@ ptxgenStatus_t ptxgenPlanDestroy(ptxgenPlan_t plan) {
 ptxgenStatus_t ptxgenGemmPrepare(ptxgenHandle_t handle,
                                  const ptxgenGemmProblem_t* problem,
                                  ptxgenGemm_t* gemm) {
-  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
-  constexpr char kFunction[] = "ptxgenGemmPrepare";
-  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
-    if (gemm == nullptr) return FailNull(handle, kFunction, "gemm");
-    *gemm = nullptr;
-    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
-    const std::optional<ptxgen::gemm::GemmProblem> valid =
-        ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
-    if (!valid) return refused;
-    if (ptxgenStatus_t device = ptxgen::capi::CheckDevice(handle, kFunction);
-        device != PTXGEN_STATUS_SUCCESS) {
-      return device;
-    }
-    absl::StatusOr<ptxgen::gemm::Gemm> prepared =
-        ptxgen::gemm::Gemm::Prepare(*valid);
-    if (!prepared.ok()) {
-      return FailWith(handle, kFunction, prepared.status(), Step::kPrepare);
-    }
-    const ptxgen::capi::KernelNames names =
-        ptxgen::capi::NamesOf(prepared->generated());
-    *gemm = new ptxgenGemmImpl(*std::move(prepared), names);
-    return Succeed(handle);
-  });
+  return ptxgen::capi::Prepare(handle, "ptxgenGemmPrepare", problem,
+                               PTXGEN_WORKSPACE_OWNED, gemm);
+}
+
+ptxgenStatus_t ptxgenGemmPrepareWithWorkspaceMode(
+    ptxgenHandle_t handle, const ptxgenGemmProblem_t* problem,
+    ptxgenWorkspaceMode_t mode, ptxgenGemm_t* gemm) {
+  return ptxgen::capi::Prepare(handle, "ptxgenGemmPrepareWithWorkspaceMode",
+                               problem, mode, gemm);
 }
 
 ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
@@ -527,14 +565,34 @@ ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
   operands.c = c;
   operands.d = d;
   operands.bias = bias;
-  return ptxgen::capi::Run(handle, "ptxgenGemmRun", gemm, &operands, stream);
+  return ptxgen::capi::Run(handle, "ptxgenGemmRun", gemm, &operands,
+                           std::nullopt, stream);
 }
 
 ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                                      const ptxgenGemmOperands_t* operands,
                                      ptxgenStream_t stream) {
   return ptxgen::capi::Run(handle, "ptxgenGemmRunOperands", gemm, operands,
-                           stream);
+                           std::nullopt, stream);
+}
+
+ptxgenStatus_t ptxgenGemmGetWorkspaceSize(ptxgenGemm_t gemm, size_t* bytes) {
+  if (!IsLive(gemm, Magic::kGemm) || bytes == nullptr) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
+  *bytes = static_cast<size_t>(gemm->gemm.workspace_bytes());
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenGemmRunWithWorkspace(ptxgenHandle_t handle,
+                                          ptxgenGemm_t gemm,
+                                          const ptxgenGemmOperands_t* operands,
+                                          void* workspace,
+                                          size_t workspace_bytes,
+                                          ptxgenStream_t stream) {
+  return ptxgen::capi::Run(
+      handle, "ptxgenGemmRunWithWorkspace", gemm, operands,
+      ptxgen::capi::WorkspaceOf(workspace, workspace_bytes), stream);
 }
 
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {

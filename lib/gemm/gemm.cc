@@ -50,18 +50,24 @@ class LoadedGemmKernel {
   const int resident_clusters;
 };
 
-// The workspace of split-K or stream-K, in the context of the Gemm that
-// owns it; split-K's kernel that reduces it into C.
+// The workspace of split-K or stream-K: its size, the buffer in the
+// context of the Gemm that owns it (none when the caller gives one each
+// run); split-K's kernel that reduces it into C.
 struct GemmWorkspace {
   ~GemmWorkspace();
 
   CUcontext context = nullptr;
+  int64_t bytes = 0;
+  // Stream-K's flags, at the workspace's start: zeroed before each launch
+  // on a caller's workspace.
+  int64_t flag_bytes = 0;
   std::optional<runtime::DeviceBuffer> buffer;
   std::optional<runtime::Function> reduce;
   int sm_count = 0;
 };
 
 GemmWorkspace::~GemmWorkspace() {
+  if (!buffer) return;
   // The last copy of a Gemm may go on a thread where another context, or
   // none, is current; the buffer is freed in its own (with no context
   // current cuMemFree fails and the buffer would leak). Should the push
@@ -580,31 +586,36 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
 
 namespace {
 
-// The workspace of a launch PlanGemmLaunch accepted, on its `grid`.
+// The workspace of a launch PlanGemmLaunch accepted, on its `grid`; its
+// buffer allocated when the Gemm owns it.
 absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
-    const GemmPlan& plan, const gen::GemmGrid& grid, CUcontext context) {
+    const GemmPlan& plan, const gen::GemmGrid& grid, CUcontext context,
+    WorkspaceOwner owner) {
   const GemmProblem problem = KernelProblem(plan.config, plan.problem);
   const gen::GemmConfig& config = plan.config;
   const int64_t bytes =
       gen::GemmWorkspaceBytes(config, problem.m, problem.n, grid);
   if (bytes == 0) return nullptr;
-  absl::StatusOr<runtime::DeviceBuffer> buffer =
-      runtime::DeviceBuffer::Allocate(bytes);
-  if (!buffer.ok()) return buffer.status();
-  if (config.stream_k) {
-    // The flags start lowered (a synchronous copy: the first launch may be
-    // on any stream).
-    const std::vector<uint8_t> lowered(gen::GemmStreamKFlagBytes(config, grid),
-                                       0);
-    if (absl::Status zeroed =
-            buffer->CopyFromHost(lowered.data(), lowered.size());
-        !zeroed.ok()) {
-      return zeroed;
-    }
-  }
   auto workspace = std::make_shared<GemmWorkspace>();
   workspace->context = context;
-  workspace->buffer = *std::move(buffer);
+  workspace->bytes = bytes;
+  workspace->flag_bytes = gen::GemmStreamKFlagBytes(config, grid);
+  if (owner == WorkspaceOwner::kGemm) {
+    absl::StatusOr<runtime::DeviceBuffer> buffer =
+        runtime::DeviceBuffer::Allocate(bytes);
+    if (!buffer.ok()) return buffer.status();
+    if (config.stream_k) {
+      // The flags start lowered (a synchronous copy: the first launch may
+      // be on any stream); every launch that completes leaves them so.
+      const std::vector<uint8_t> lowered(workspace->flag_bytes, 0);
+      if (absl::Status zeroed =
+              buffer->CopyFromHost(lowered.data(), lowered.size());
+          !zeroed.ok()) {
+        return zeroed;
+      }
+    }
+    workspace->buffer = *std::move(buffer);
+  }
   if (!gen::ReducesSlicesInWorkspace(config)) return workspace;
   absl::StatusOr<runtime::Function> reduce = HelperKernel(
       gen::SplitKReduceKernelName(problem.element),
@@ -787,6 +798,12 @@ absl::Status ValidateOptions(const GemmOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM nvrtc_flags: ", valid.message()));
   }
+  if (options.workspace != WorkspaceOwner::kGemm &&
+      options.workspace != WorkspaceOwner::kCaller) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: GemmOptions::workspace=", static_cast<int>(options.workspace),
+        " is not a WorkspaceOwner (kGemm=0, kCaller=1)"));
+  }
   if (options.selection == Selection::kAutotune &&
       !options.config.has_value() && !options.nvrtc_flags.empty()) {
     return absl::InvalidArgumentError(
@@ -866,7 +883,7 @@ absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
   }
   if (!grid.ok()) return grid.status();
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
-      PrepareWorkspace(*plan, *grid, context);
+      PrepareWorkspace(*plan, *grid, context, options.workspace);
   if (!workspace.ok()) return workspace.status();
   return Gemm(plan->problem, *grid, context, device->ordinal,
               *std::move(kernel), *std::move(workspace));
@@ -935,9 +952,78 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
   return absl::OkStatus();
 }
 
+int64_t Gemm::workspace_bytes() const {
+  return workspace_ != nullptr ? workspace_->bytes : 0;
+}
+
+namespace {
+
+// What a Gemm keeps in its workspace, for messages.
+const char* WorkspaceUse(const gen::GemmConfig& config) {
+  return gen::ReducesSlicesInWorkspace(config) ? "split-K launch"
+                                               : "stream-K launch";
+}
+
+}  // namespace
+
 absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
+  if (workspace_ == nullptr) return Launch(operands, 0, false, stream);
+  if (!workspace_->buffer) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: this Gemm's ", WorkspaceUse(config()), " needs a workspace of ",
+        workspace_->bytes,
+        " bytes, which its caller gives each run (WorkspaceOwner::kCaller): "
+        "run it with one (a CallerWorkspace; ptxgenGemmRunWithWorkspace in "
+        "C)"));
+  }
+  return Launch(operands, workspace_->buffer->address(), false, stream);
+}
+
+absl::Status Gemm::Run(const GemmOperands& operands,
+                       const CallerWorkspace& workspace,
+                       CUstream stream) const {
+  if (workspace_ == nullptr) return Launch(operands, 0, false, stream);
+  if (absl::Status usable = CheckCallerWorkspace(workspace); !usable.ok()) {
+    return usable;
+  }
+  return Launch(operands, workspace.address, true, stream);
+}
+
+absl::Status Gemm::CheckCallerWorkspace(
+    const CallerWorkspace& workspace) const {
+  const std::string needs = absl::StrCat(
+      "this Gemm's ", WorkspaceUse(config()), " needs ", workspace_->bytes,
+      " bytes, ", kWorkspaceAlignment, "-byte aligned");
+  if (workspace.address == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM: the workspace is a null pointer; ", needs));
+  }
+  if (workspace.bytes < workspace_->bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM: a workspace of ", workspace.bytes,
+                     " bytes is too small: ", needs));
+  }
+  if (workspace.address % kWorkspaceAlignment != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GEMM: the workspace (0x", absl::Hex(workspace.address), ") is not ",
+        kWorkspaceAlignment, "-byte aligned: ", needs));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Gemm::Launch(const GemmOperands& operands, CUdeviceptr workspace,
+                          bool caller_workspace, CUstream stream) const {
   if (absl::Status here = CheckRunsHere(operands, stream); !here.ok())
     return here;
+  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  if (!driver.ok()) return driver.status();
+  if (caller_workspace) {
+    if (absl::Status reachable = CheckOperandReachable(
+            **driver, "the workspace", workspace, context_, device_);
+        !reachable.ok()) {
+      return reachable;
+    }
+  }
   // The kernel of a swapped config takes B as its A.
   const GemmProblem p = KernelProblem(kernel_->generated.config, problem_);
   GemmOperands kernel_operands = operands;
@@ -976,7 +1062,7 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   if (p.scaling == GemmScaling::kTensor && ptx::IsFp8(*p.output)) {
     arguments.scale_d = kernel_operands.scale_d;
   }
-  arguments.workspace = workspace_ ? workspace_->buffer->address() : 0;
+  arguments.workspace = workspace;
   arguments.m = static_cast<int>(p.m);
   arguments.n = static_cast<int>(p.n);
   arguments.k = static_cast<int>(p.k);
@@ -993,11 +1079,19 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
   // (Of D [m, n] only: transposed, a pair's columns are a row of it apart.)
   arguments.pair_stores = !p.d_transposed && p.ldd % 2 == 0 &&
                           (p.batch == 1 || p.stride_d % 2 == 0);
+  if (caller_workspace && workspace_->flag_bytes > 0) {
+    // Stream-K's flags start lowered, on memory that may be fresh each run.
+    if (absl::Status lowered = (*driver)->Check(
+            (*driver)->cuMemsetD32Async(workspace, 0,
+                                        workspace_->flag_bytes / 4, stream),
+            "cuMemsetD32Async (stream-K's flags)");
+        !lowered.ok()) {
+      return lowered;
+    }
+  }
   if (p.record_amax) {
     // Each tile raises the amax; it starts from 0 on this stream.
     arguments.amax_d = kernel_operands.amax_d;
-    absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-    if (!driver.ok()) return driver.status();
     if (absl::Status zeroed = (*driver)->Check(
             (*driver)->cuMemsetD32Async(arguments.amax_d, 0, 1, stream),
             "cuMemsetD32Async (amax_d)");
@@ -1011,11 +1105,11 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
       !launched.ok() || workspace_ == nullptr || !workspace_->reduce) {
     return launched;
   }
-  return Reduce(kernel_operands.d, stream);
+  return Reduce(workspace, kernel_operands.d, stream);
 }
 
-absl::Status Gemm::Reduce(CUdeviceptr c, CUstream stream) const {
-  CUdeviceptr workspace = workspace_->buffer->address();
+absl::Status Gemm::Reduce(CUdeviceptr workspace, CUdeviceptr c,
+                          CUstream stream) const {
   long long count = problem_.m * problem_.n;
   int splits = kernel_->generated.config.split_k;
   void* args[] = {&workspace, &c, &count, &splits};

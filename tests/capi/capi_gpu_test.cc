@@ -2,7 +2,9 @@
 // with ptxgenGemmPrepare and run with ptxgenGemmRunOperands (the scale
 // pointers too) on random data, checked against a float64 host reference
 // of the inputs as stored (fp8 decoded exactly, times the scales) by
-// relative error by norm. Skips without a Hopper GPU. The entry points are
+// relative error by norm; split-K and stream-K GEMMs on the caller's
+// workspaces (two streams at once, a CUDA graph), against cuBLAS. Skips
+// without a Hopper GPU. The entry points are
 // linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
 // binary runs on a GPU host outside Bazel.
 #include <cstdint>
@@ -10,11 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/gemm/timing.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/ptxgen.h"
+#include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 
@@ -188,6 +192,200 @@ TEST_F(CApiGpuTest, AScaledProblemNeedsItsScalePointers) {
                 .find("ptxgenGemmRun: GEMM: scale_a is a null pointer"),
             std::string::npos)
       << ptxgenGetLastErrorMessage(handle_);
+  EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+}
+
+// Problems the heuristic plans, for an H200's 132 SMs, as split-K (four
+// 64x128 tiles, k cut in four) and as stream-K (a partial last wave): each
+// keeps partial sums in a workspace.
+struct WorkspaceCase {
+  const char* name;
+  int64_t m, n, k;
+  const char* config_part;  // in ptxgenKernelInfo_t.config_name
+};
+const WorkspaceCase kWorkspaceCases[] = {
+    {"split-K", 128, 256, 4096, " k4 "},
+    {"stream-K", 2304, 4096, 8192, " sk "},
+};
+
+// f16 inputs, D, cuBLAS's D and a workspace (every byte 0xff: stream-K's
+// flags raised, partial sums NaN) of one case on the device.
+struct CaseBuffers {
+  CaseBuffers(const WorkspaceCase& c, size_t workspace_bytes, uint32_t seed)
+      : problem{c.m, c.n, c.k, ScalarType::kF16},
+        a(Allocate(c.m * c.k * 2)),
+        b(Allocate(c.n * c.k * 2)),
+        d(Allocate(c.m * c.n * 2)),
+        reference(Allocate(c.m * c.n * 2)),
+        workspace(Allocate(workspace_bytes)) {
+    Refill(seed);
+  }
+  // New A and B, cuBLAS's D of them; D and the workspace poisoned.
+  void Refill(uint32_t seed) {
+    EXPECT_TRUE(gemm::FillRandom(a.address(), problem.m * problem.k,
+                                 ScalarType::kF16, seed, nullptr)
+                    .ok());
+    EXPECT_TRUE(gemm::FillRandom(b.address(), problem.n * problem.k,
+                                 ScalarType::kF16, seed + 1, nullptr)
+                    .ok());
+    EXPECT_TRUE(gemm::CublasGemm(problem, a.address(), b.address(),
+                                 reference.address(), nullptr)
+                    .ok());
+    EXPECT_TRUE(gemm::Poison(d.address(), problem.m * problem.n, nullptr).ok());
+    EXPECT_TRUE(workspace.Memset8(0xff).ok());
+  }
+  ptxgenGemmOperands_t Operands() {
+    ptxgenGemmOperands_t operands{};
+    operands.a = Pointer(a);
+    operands.b = Pointer(b);
+    operands.d = MutablePointer(d);
+    return operands;
+  }
+  void* Workspace() { return MutablePointer(workspace); }
+  // D's relative error against cuBLAS's.
+  double Error() const {
+    return gemm::RelativeErrorByNorm(Values(d, ScalarType::kF16),
+                                     Values(reference, ScalarType::kF16));
+  }
+
+  gemm::GemmProblem problem;
+  DeviceBuffer a, b, d, reference, workspace;
+};
+
+class CApiWorkspaceGpuTest : public CApiGpuTest {
+ protected:
+  // The case's GEMM with a caller's workspace, checked to be planned as
+  // the case says (else nothing here would use a workspace); its size in
+  // *bytes.
+  ptxgenGemm_t Prepare(const WorkspaceCase& c, size_t* bytes) {
+    ptxgenGemmProblem_t problem;
+    EXPECT_EQ(ptxgenGemmProblemInit(&problem, c.m, c.n, c.k, PTXGEN_TYPE_F16),
+              PTXGEN_STATUS_SUCCESS);
+    ptxgenGemm_t gemm = nullptr;
+    EXPECT_EQ(ptxgenGemmPrepareWithWorkspaceMode(
+                  handle_, &problem, PTXGEN_WORKSPACE_CALLER, &gemm),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    if (gemm == nullptr) return nullptr;
+    ptxgenKernelInfo_t info;
+    EXPECT_EQ(ptxgenGemmGetKernelInfo(gemm, &info), PTXGEN_STATUS_SUCCESS);
+    EXPECT_NE(std::string(info.config_name).find(c.config_part),
+              std::string::npos)
+        << info.config_name << ": the heuristic's pick changed";
+    EXPECT_EQ(ptxgenGemmGetWorkspaceSize(gemm, bytes), PTXGEN_STATUS_SUCCESS);
+    EXPECT_GT(*bytes, 0u);
+    return gemm;
+  }
+};
+
+// One GEMM run on two streams at once, each run on its stream's own
+// workspace: each D is its own inputs' product.
+TEST_F(CApiWorkspaceGpuTest, RunsOnTwoStreamsAtOnceEachWithItsWorkspace) {
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    SCOPED_TRACE(c.name);
+    size_t bytes = 0;
+    ptxgenGemm_t gemm = Prepare(c, &bytes);
+    ASSERT_NE(gemm, nullptr);
+    std::vector<runtime::Stream> streams;
+    std::vector<CaseBuffers> buffers;
+    for (uint32_t i = 0; i < 2; ++i) {
+      absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+      ASSERT_TRUE(stream.ok()) << stream.status();
+      streams.push_back(*std::move(stream));
+      buffers.emplace_back(c, bytes, 90 + 2 * i);
+    }
+    for (int round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < streams.size(); ++i) {
+        const ptxgenGemmOperands_t operands = buffers[i].Operands();
+        ASSERT_EQ(ptxgenGemmRunWithWorkspace(handle_, gemm, &operands,
+                                             buffers[i].Workspace(), bytes,
+                                             streams[i].get()),
+                  PTXGEN_STATUS_SUCCESS)
+            << ptxgenGetLastErrorMessage(handle_);
+      }
+    }
+    for (size_t i = 0; i < streams.size(); ++i) {
+      ASSERT_TRUE(streams[i].Synchronize().ok());
+      EXPECT_LT(buffers[i].Error(), gemm::ErrorBound(ScalarType::kF16))
+          << "stream " << i;
+    }
+    EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+  }
+}
+
+// Prepared first, then a run captured (global mode, PyTorch's default) on
+// a stream created after it; the graph replays on new inputs, its
+// workspace poisoned before each replay.
+TEST_F(CApiWorkspaceGpuTest, ARunCapturedInACudaGraphReplaysOnNewInputs) {
+  const absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    SCOPED_TRACE(c.name);
+    size_t bytes = 0;
+    ptxgenGemm_t gemm = Prepare(c, &bytes);
+    ASSERT_NE(gemm, nullptr);
+    CaseBuffers buffers(c, bytes, 100);
+    absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
+                                              CU_STREAM_CAPTURE_MODE_GLOBAL),
+              CUDA_SUCCESS);
+    const ptxgenGemmOperands_t operands = buffers.Operands();
+    const ptxgenStatus_t run = ptxgenGemmRunWithWorkspace(
+        handle_, gemm, &operands, buffers.Workspace(), bytes, stream->get());
+    CUgraph graph = nullptr;
+    ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph),
+              CUDA_SUCCESS);
+    ASSERT_EQ(run, PTXGEN_STATUS_SUCCESS) << ptxgenGetLastErrorMessage(handle_);
+    CUgraphExec replay = nullptr;
+    ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0),
+              CUDA_SUCCESS);
+    for (uint32_t replays = 0; replays < 3; ++replays) {
+      buffers.Refill(110 + 2 * replays);
+      ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()), CUDA_SUCCESS);
+      ASSERT_TRUE(stream->Synchronize().ok());
+      EXPECT_LT(buffers.Error(), gemm::ErrorBound(ScalarType::kF16))
+          << "replay " << replays;
+    }
+    EXPECT_EQ((*driver)->cuGraphExecDestroy(replay), CUDA_SUCCESS);
+    EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
+    EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+  }
+}
+
+// A GEMM whose workspace is the caller's refuses a run with too small a
+// workspace, or with none (ptxgenGemmRunOperands), naming the bytes it
+// needs; with enough it runs.
+TEST_F(CApiWorkspaceGpuTest, ATooSmallOrMissingWorkspaceIsRefused) {
+  const WorkspaceCase& c = kWorkspaceCases[0];
+  size_t bytes = 0;
+  ptxgenGemm_t gemm = Prepare(c, &bytes);
+  ASSERT_NE(gemm, nullptr);
+  CaseBuffers buffers(c, bytes, 120);
+  const ptxgenGemmOperands_t operands = buffers.Operands();
+  EXPECT_EQ(ptxgenGemmRunWithWorkspace(handle_, gemm, &operands,
+                                       buffers.Workspace(), bytes - 1, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(ptxgenGetLastErrorMessage(handle_))
+                .find(absl::StrCat("ptxgenGemmRunWithWorkspace: GEMM: a "
+                                   "workspace of ",
+                                   bytes - 1,
+                                   " bytes is too small: this "
+                                   "Gemm's split-K launch needs ",
+                                   bytes, " bytes")),
+            std::string::npos)
+      << ptxgenGetLastErrorMessage(handle_);
+  EXPECT_EQ(ptxgenGemmRunOperands(handle_, gemm, &operands, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(std::string(ptxgenGetLastErrorMessage(handle_))
+                .find(absl::StrCat("needs a workspace of ", bytes, " bytes")),
+            std::string::npos)
+      << ptxgenGetLastErrorMessage(handle_);
+  EXPECT_EQ(ptxgenGemmRunWithWorkspace(handle_, gemm, &operands,
+                                       buffers.Workspace(), bytes, nullptr),
+            PTXGEN_STATUS_SUCCESS)
+      << ptxgenGetLastErrorMessage(handle_);
+  EXPECT_LT(buffers.Error(), gemm::ErrorBound(ScalarType::kF16));
   EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
 }
 

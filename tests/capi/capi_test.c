@@ -469,11 +469,78 @@ static void RefusesNullArguments(void) {
       ptxgenGemmRunOperands(handle, (ptxgenGemm_t)&handle, NULL, NULL));
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
                   "ptxgenGemmRunOperands: operands is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepareWithWorkspaceMode(
+                    NULL, &problem, PTXGEN_WORKSPACE_CALLER, &gemm));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepareWithWorkspaceMode(
+                    handle, NULL, PTXGEN_WORKSPACE_CALLER, &gemm));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepareWithWorkspaceMode: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmPrepareWithWorkspaceMode(
+                    handle, &problem, PTXGEN_WORKSPACE_CALLER, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepareWithWorkspaceMode: gemm is NULL");
+  size_t bytes = 7;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmGetWorkspaceSize(NULL, &bytes));
+  EXPECT(bytes == 7);
+  /* Not a GEMM: refused, and nothing written through `bytes`. */
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmGetWorkspaceSize((ptxgenGemm_t)&handle, &bytes));
+  EXPECT(bytes == 7);
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRunWithWorkspace(NULL, NULL, &operands, NULL, 0, NULL));
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRunWithWorkspace(handle, NULL, &operands, NULL, 0, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunWithWorkspace: gemm is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRunWithWorkspace(handle, (ptxgenGemm_t)&handle, NULL,
+                                           NULL, 0, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunWithWorkspace: operands is NULL");
+  /* A pointer that is not a live GEMM is refused as one. */
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRunWithWorkspace(handle, (ptxgenGemm_t)&handle,
+                                           &operands, NULL, 0, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunWithWorkspace: gemm is not a live object");
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(NULL), "the handle is NULL");
   /* Destroying nothing is nothing. */
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenDestroy(NULL));
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(NULL));
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenGemmDestroy(NULL));
+}
+
+/* A workspace mode outside its enumeration is refused naming it, before
+   the problem is read or a device looked for; a GEMM prepared with a mode
+   is a GEMM like any (here: none, there being no device). */
+static void RefusesAWorkspaceModeOutsideItsEnumeration(void) {
+  const ptxgenGemmProblem_t problem = Plain();
+  const int modes[] = {2, -1};
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+    ptxgenGemm_t gemm = (ptxgenGemm_t)&handle;
+    EXPECT_STATUS(
+        PTXGEN_STATUS_INVALID_VALUE,
+        ptxgenGemmPrepareWithWorkspaceMode(
+            handle, &problem, (ptxgenWorkspaceMode_t)modes[i], &gemm));
+    EXPECT(gemm == NULL);
+  }
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepareWithWorkspaceMode: mode: -1 is not a "
+                  "ptxgenWorkspaceMode_t (PTXGEN_WORKSPACE_OWNED=0, "
+                  "PTXGEN_WORKSPACE_CALLER=1)");
+  ptxgenGemm_t gemm = (ptxgenGemm_t)&handle;
+  EXPECT_STATUS(PTXGEN_STATUS_NO_DEVICE,
+                ptxgenGemmPrepareWithWorkspaceMode(
+                    handle, &problem, PTXGEN_WORKSPACE_CALLER, &gemm));
+  EXPECT(gemm == NULL);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmPrepareWithWorkspaceMode: no CUDA driver found");
 }
 
 /* The problem's rules come first, then whether there is a device. */
@@ -545,6 +612,7 @@ static struct TestCase tests[] = {
     TEST_CASE(RefusesTargetsByTheirRules),
     TEST_CASE(RefusesNullArguments),
     TEST_CASE(PreparingWithoutADeviceIsNoDevice),
+    TEST_CASE(RefusesAWorkspaceModeOutsideItsEnumeration),
     TEST_CASE(EachThreadReadsItsOwnLastMessage),
 };
 

@@ -283,6 +283,228 @@ TEST_F(GemmRulesGpuTest, EveryScheduleRunsCapturedInACudaGraph) {
   }
 }
 
+// Shapes the heuristic plans, for an H200's 132 SMs, as split-K (four
+// 64x128 tiles, k cut in four) and as stream-K (a partial last wave).
+struct WorkspaceCase {
+  const char* name;
+  Shape shape;
+  bool stream_k;
+};
+const WorkspaceCase kWorkspaceCases[] = {
+    {"split-K", {128, 256, 4096}, false},
+    {"stream-K", {2304, 4096, 8192}, true},
+};
+
+// The heuristic's configuration for the case, its workspace the caller's.
+absl::StatusOr<Gemm> PrepareWithCallerWorkspace(const WorkspaceCase& c) {
+  const GemmProblem problem{c.shape.m, c.shape.n, c.shape.k, ScalarType::kF16};
+  GemmOptions options;
+  options.config = HeuristicConfig(problem, 132);
+  options.workspace = WorkspaceOwner::kCaller;
+  return Gemm::Prepare(problem, options);
+}
+
+// Whether the Gemm is planned as the case says: else the test would not
+// exercise a workspace.
+void ExpectPlannedAs(const Gemm& gemm, const WorkspaceCase& c) {
+  if (c.stream_k) {
+    EXPECT_TRUE(gemm.config().stream_k) << gen::ConfigName(gemm.config());
+  } else {
+    EXPECT_TRUE(gen::ReducesSlicesInWorkspace(gemm.config()))
+        << gen::ConfigName(gemm.config());
+  }
+  EXPECT_GT(gemm.workspace_bytes(), 0);
+}
+
+// Device memory for a workspace, every byte 0xff: stream-K's flags raised,
+// its partial sums and split-K's slices NaN, until a run sets them.
+runtime::DeviceBuffer PoisonedWorkspace(int64_t bytes) {
+  absl::StatusOr<runtime::DeviceBuffer> buffer =
+      runtime::DeviceBuffer::Allocate(bytes);
+  EXPECT_TRUE(buffer.ok()) << buffer.status();
+  EXPECT_TRUE(buffer->Memset8(0xff).ok());
+  return *std::move(buffer);
+}
+
+// One problem's inputs, D and cuBLAS's D, on the device.
+struct Operands {
+  Operands(const GemmProblem& problem, uint32_t seed)
+      : a(Allocate(problem.m * problem.k)),
+        b(Allocate(problem.n * problem.k)),
+        d(Allocate(problem.m * problem.n)),
+        reference(Allocate(problem.m * problem.n)) {
+    Refill(problem, seed);
+  }
+  // New random A and B, cuBLAS's D of them, and D poisoned.
+  void Refill(const GemmProblem& problem, uint32_t seed) {
+    EXPECT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element,
+                           seed, nullptr)
+                    .ok());
+    EXPECT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element,
+                           seed + 1, nullptr)
+                    .ok());
+    EXPECT_TRUE(CublasGemm(problem, a.address(), b.address(),
+                           reference.address(), nullptr)
+                    .ok());
+    EXPECT_TRUE(Poison(d.address(), problem.m * problem.n, nullptr).ok());
+  }
+  GemmOperands ForRun() const {
+    GemmOperands operands;
+    operands.a = a.address();
+    operands.b = b.address();
+    operands.d = d.address();
+    return operands;
+  }
+  double Error(const GemmProblem& problem) const {
+    return RelativeErrorByNorm(Download(d), Download(reference),
+                               problem.element);
+  }
+  runtime::DeviceBuffer a, b, d, reference;
+};
+
+// One Gemm prepared once, run on two streams at once, each run with a
+// workspace of its own stream (poisoned first): the runs overlap, and each
+// D is its own inputs' product.
+TEST_F(GemmRulesGpuTest, CallerWorkspaceRunsOverlapOnTwoStreams) {
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    ExpectPlannedAs(*gemm, c);
+    const GemmProblem& problem = gemm->problem();
+    std::vector<runtime::Stream> streams;
+    std::vector<Operands> operands;
+    std::vector<runtime::DeviceBuffer> workspaces;
+    for (uint32_t i = 0; i < 2; ++i) {
+      absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+      ASSERT_TRUE(stream.ok()) << stream.status();
+      streams.push_back(*std::move(stream));
+      operands.emplace_back(problem, 40 + 2 * i);
+      workspaces.push_back(PoisonedWorkspace(gemm->workspace_bytes()));
+    }
+    for (int round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < streams.size(); ++i) {
+        const CallerWorkspace workspace{workspaces[i].address(),
+                                        gemm->workspace_bytes()};
+        ASSERT_TRUE(
+            gemm->Run(operands[i].ForRun(), workspace, streams[i].get()).ok());
+      }
+    }
+    for (size_t i = 0; i < streams.size(); ++i) {
+      ASSERT_TRUE(streams[i].Synchronize().ok());
+      EXPECT_LT(operands[i].Error(problem), ErrorBound(problem.element))
+          << "stream " << i;
+    }
+  }
+}
+
+// Prepared first, then captured (global mode, as PyTorch's graphs are) on
+// a stream created after it: the graph replays on new inputs, its
+// workspace poisoned before each replay (the graph lowers stream-K's
+// flags itself).
+TEST_F(GemmRulesGpuTest, CallerWorkspaceRunIsCapturedAndReplayedOnNewInputs) {
+  const absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    ExpectPlannedAs(*gemm, c);
+    const GemmProblem& problem = gemm->problem();
+    Operands operands(problem, 50);
+    runtime::DeviceBuffer workspace =
+        PoisonedWorkspace(gemm->workspace_bytes());
+    absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
+                                              CU_STREAM_CAPTURE_MODE_GLOBAL),
+              CUDA_SUCCESS);
+    const absl::Status run = gemm->Run(
+        operands.ForRun(), {workspace.address(), gemm->workspace_bytes()},
+        stream->get());
+    CUgraph graph = nullptr;
+    ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph),
+              CUDA_SUCCESS);
+    ASSERT_TRUE(run.ok()) << run;
+    CUgraphExec replay = nullptr;
+    ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0),
+              CUDA_SUCCESS);
+    for (uint32_t replays = 0; replays < 3; ++replays) {
+      operands.Refill(problem, 60 + 2 * replays);
+      ASSERT_TRUE(workspace.Memset8(0xff).ok());
+      ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()), CUDA_SUCCESS);
+      ASSERT_TRUE(stream->Synchronize().ok());
+      EXPECT_LT(operands.Error(problem), ErrorBound(problem.element))
+          << "replay " << replays;
+    }
+    EXPECT_EQ((*driver)->cuGraphExecDestroy(replay), CUDA_SUCCESS);
+    EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
+  }
+}
+
+// A Gemm whose workspace is the caller's refuses a run without one, or
+// with one null, too small or misaligned, naming what it needs; a Gemm
+// that needs none runs with or without one.
+TEST_F(GemmRulesGpuTest, CallerWorkspaceGemmsRefuseAMissingOrSmallWorkspace) {
+  absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(kWorkspaceCases[0]);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  const int64_t bytes = gemm->workspace_bytes();
+  ASSERT_EQ(bytes, 4 * 128 * 256 * 4);  // four f32 slices of D
+  Operands operands(gemm->problem(), 70);
+  runtime::DeviceBuffer workspace = PoisonedWorkspace(bytes + 256);
+  const std::string needs = absl::StrCat("this Gemm's split-K launch needs ",
+                                         bytes, " bytes, 256-byte aligned");
+  const absl::Status unsized = gemm->Run(operands.ForRun(), nullptr);
+  EXPECT_TRUE(absl::IsInvalidArgument(unsized)) << unsized;
+  EXPECT_NE(unsized.message().find(
+                absl::StrCat("needs a workspace of ", bytes,
+                             " bytes, which its caller gives each run")),
+            absl::string_view::npos)
+      << unsized;
+  EXPECT_EQ(gemm->Run(operands.ForRun(), CallerWorkspace{0, bytes}, nullptr)
+                .message(),
+            "GEMM: the workspace is a null pointer; " + needs);
+  EXPECT_EQ(gemm->Run(operands.ForRun(),
+                      CallerWorkspace{workspace.address(), bytes - 1}, nullptr)
+                .message(),
+            absl::StrCat("GEMM: a workspace of ", bytes - 1,
+                         " bytes is too small: ", needs));
+  const absl::Status misaligned =
+      gemm->Run(operands.ForRun(),
+                CallerWorkspace{workspace.address() + 16, bytes}, nullptr);
+  EXPECT_NE(misaligned.message().find("is not 256-byte aligned: " + needs),
+            absl::string_view::npos)
+      << misaligned;
+  ASSERT_TRUE(gemm->Run(operands.ForRun(),
+                        CallerWorkspace{workspace.address(), bytes}, nullptr)
+                  .ok());
+  EXPECT_LT(operands.Error(gemm->problem()), ErrorBound(ScalarType::kF16));
+
+  const GemmProblem small{64, 64, 64, ScalarType::kF16};
+  GemmOptions options;
+  options.workspace = WorkspaceOwner::kCaller;
+  absl::StatusOr<Gemm> plain = Gemm::Prepare(small, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->workspace_bytes(), 0);
+  Operands plain_operands(small, 80);
+  EXPECT_TRUE(plain->Run(plain_operands.ForRun(), nullptr).ok());
+  EXPECT_TRUE(
+      plain->Run(plain_operands.ForRun(), CallerWorkspace{}, nullptr).ok());
+  EXPECT_LT(plain_operands.Error(small), ErrorBound(ScalarType::kF16));
+}
+
+// Checked before the driver is asked anything, so this runs without a GPU.
+TEST(GemmRules, AWorkspaceOwnerOutsideItsEnumerationIsRefused) {
+  GemmOptions options;
+  options.workspace = static_cast<WorkspaceOwner>(2);
+  const absl::StatusOr<Gemm> gemm =
+      Gemm::Prepare(GemmProblem{64, 64, 64, ScalarType::kF16}, options);
+  EXPECT_TRUE(absl::IsInvalidArgument(gemm.status())) << gemm.status();
+  EXPECT_EQ(gemm.status().message(),
+            "GEMM: GemmOptions::workspace=2 is not a WorkspaceOwner (kGemm=0, "
+            "kCaller=1)");
+}
+
 TEST_F(GemmRulesGpuTest, SizesTmaCannotDescribeAreRefused) {
   const absl::StatusOr<Gemm> gemm =
       Gemm::Prepare(GemmProblem{1, 1, 1, ScalarType::kF16});

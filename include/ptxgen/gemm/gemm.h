@@ -36,6 +36,18 @@
 //   std::future<absl::StatusOr<Gemm>> later = Gemm::PrepareAsync(problem);
 //   ...                                     // other work while it compiles
 //   absl::StatusOr<Gemm> ready = later.get();
+//
+// Streams and CUDA graphs: Run only enqueues work on the stream it is
+// given, so it may be captured into a graph. A split-K or stream-K Gemm
+// prepared with GemmOptions::workspace = WorkspaceOwner::kCaller owns no
+// memory: each run is given a workspace (as cuBLASLt's), and runs on
+// several streams may overlap.
+//
+//   GemmOptions options;
+//   options.workspace = WorkspaceOwner::kCaller;
+//   absl::StatusOr<Gemm> shared = Gemm::Prepare(problem, options);
+//   ...                              // workspace_bytes() of memory, or none
+//   shared->Run(operands, CallerWorkspace{memory, bytes}, stream);
 
 #include <cstdint>
 #include <future>
@@ -180,6 +192,19 @@ enum class Selection {
   kAutotune,   // time the candidates on the device once, remember the best
 };
 
+// Who gives the device memory of split-K's partial sums and stream-K's
+// flags and partial sums (Gemm::workspace_bytes(); most GEMMs need none).
+enum class WorkspaceOwner {
+  // Prepare allocates it once (and zeroes stream-K's flags); Run uses it,
+  // so the Gemm's runs on different streams must not overlap.
+  kGemm,
+  // Prepare allocates none: every Run of a Gemm that needs one is given
+  // one (Run with a CallerWorkspace), so runs on several streams may
+  // overlap, each with a workspace of its own, captured into CUDA graphs
+  // or not.
+  kCaller,
+};
+
 // What Prepare may be told beyond the problem.
 struct GemmOptions {
   std::optional<gen::GemmConfig> config;  // use exactly this configuration
@@ -201,6 +226,20 @@ struct GemmOptions {
   // With Selection::kAutotune it is refused: the autotuner times kernels
   // compiled without them.
   std::vector<std::string> nvrtc_flags;
+  // Who gives split-K's and stream-K's workspace (a value outside the
+  // enumeration is refused).
+  WorkspaceOwner workspace = WorkspaceOwner::kGemm;
+};
+
+// The alignment, in bytes, of a workspace given to Run (as cuBLASLt's).
+inline constexpr int64_t kWorkspaceAlignment = 256;
+
+// Device memory of the Gemm's context that one Run uses as its workspace:
+// at least Gemm::workspace_bytes() bytes from `address`, which is
+// kWorkspaceAlignment-aligned. A Gemm that needs none ignores it.
+struct CallerWorkspace {
+  CUdeviceptr address = 0;
+  int64_t bytes = 0;
 };
 
 // Defined in gemm.cc and plan.h: what a Gemm holds.
@@ -235,13 +274,32 @@ class Gemm {
   // operand the kernel cannot reach from its context (memory of another
   // device without peer access, or of another context) is refused
   // (InvalidArgument): a kernel would fault on it.
-  absl::Status Run(const GemmOperands& operands, CUstream stream) const;
-  // The original problem's call: D is written at c; no C read, no bias.
+  // It only enqueues work on `stream` (no allocation, no synchronization,
+  // no module load; its checks are host-side queries), so a run may be
+  // captured into a CUDA graph (cuStreamBeginCapture, any capture mode).
   // A split-K or stream-K configuration keeps partial sums in a workspace
-  // owned by this Gemm: calls on different streams must not overlap
-  // (prepare one Gemm per stream instead).
+  // (workspace_bytes()): with WorkspaceOwner::kGemm this Gemm's own, so
+  // its runs on different streams must not overlap; with kCaller this
+  // call is refused (InvalidArgument): give one to the Run below.
+  absl::Status Run(const GemmOperands& operands, CUstream stream) const;
+  // Run on the caller's workspace, whichever the owner: used by this run's
+  // work on `stream` only, so runs on other streams, each given its own,
+  // may overlap. Stream-K's flags are zeroed on `stream` first (an async
+  // memset), so the memory may differ, and hold anything, every call. A
+  // Gemm that needs a workspace refuses (InvalidArgument, naming the rule
+  // and workspace_bytes()) a null one, one of fewer bytes, one not
+  // kWorkspaceAlignment-aligned, or one the kernel cannot reach; one that
+  // needs none ignores it.
+  absl::Status Run(const GemmOperands& operands,
+                   const CallerWorkspace& workspace, CUstream stream) const;
+  // The original problem's call: D is written at c; no C read, no bias.
   absl::Status Run(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                    CUstream stream) const;
+
+  // The bytes of workspace a run needs: 0 but for split-K (split_k f32
+  // slices of D) and stream-K (flags and a slot of partial sums per CTA of
+  // the grid Prepare planned).
+  int64_t workspace_bytes() const;
 
   const GemmProblem& problem() const { return problem_; }
   const gen::GemmConfig& config() const;
@@ -270,14 +328,23 @@ class Gemm {
   // Run's refusals: the pointers, the context, the stream.
   absl::Status CheckRunsHere(const GemmOperands& operands,
                              CUstream stream) const;
-  absl::Status Reduce(CUdeviceptr c, CUstream stream) const;
+  // A CallerWorkspace's refusals, before the driver is asked anything.
+  absl::Status CheckCallerWorkspace(const CallerWorkspace& workspace) const;
+  // Both Runs past their workspace: the launch on `workspace` (0 without
+  // one); a caller's is checked for reach and its stream-K flags zeroed.
+  absl::Status Launch(const GemmOperands& operands, CUdeviceptr workspace,
+                      bool caller_workspace, CUstream stream) const;
+  absl::Status Reduce(CUdeviceptr workspace, CUdeviceptr c,
+                      CUstream stream) const;
 
   GemmProblem problem_;
   gen::GemmGrid grid_;  // as PlanGemmLaunch accepted it
   CUcontext context_;
   int device_;
   std::shared_ptr<const LoadedGemmKernel> kernel_;
-  std::shared_ptr<const GemmWorkspace> workspace_;  // split-K, stream-K
+  // Split-K and stream-K only: the size, the reduce kernel, the buffer
+  // with WorkspaceOwner::kGemm.
+  std::shared_ptr<const GemmWorkspace> workspace_;
 };
 
 // Loads the plan's kernel into the current context (the primary context of
