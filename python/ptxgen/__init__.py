@@ -16,17 +16,81 @@
     yq = ptxgen.gemm(xi, wi.t(), out_dtype="s8", alpha=0.05)  # alpha times them in int8
 
 ptxgen.gemm takes torch tensors, and other CUDA arrays through
-__cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__).
+__cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__). In code
+torch.compile traces it is the operator torch.ops.ptxgen.gemm, which CUDA
+graphs capture (torch.ops.ptxgen.gemm_amax returns amax too); ptxgen
+imports torch only once the program has.
 
 A pure-Python package over libptxgen.so's C API (ctypes): the library is
 taken from $PTXGEN_LIBRARY (an absolute path), else from beside this package
 (tools/python_install.sh puts it there). Every refusal is a ptxgen.Error
 carrying the library's message, which names the rule that was broken.
 """
-from ptxgen._gemm import gemm
+import sys
+
+from ptxgen import _gemm
 from ptxgen._kernel import Kernel
 from ptxgen._library import Error
 from ptxgen._plan import Plan, plan, spans
+
+# torch imported first: its operators now (no cost but theirs); else code
+# torch.compile traces registers them at its first call of gemm.
+if "torch" in sys.modules:
+    from ptxgen import _torch_ops  # noqa: F401  (registers torch.ops.ptxgen)
+
+
+def gemm(a, b, **options):
+    """out = activation(alpha * a @ b + beta * c + bias), returned.
+
+    gemm(a, b, *, out=None, c=None, bias=None, bias_along="n",
+         activation=None, alpha=1.0, beta=0.0, out_dtype=None, stream=None,
+         dtype=None, scale_a=None, scale_b=None, scale_d=None, amax=None,
+         fast_accum=False, scaling=None)
+
+    a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
+    each row- or column-major with any leading dimension, or of fp8
+    (torch.float8_e4m3fn, float8_e5m2; a and b may mix the two) with b
+    K-major (b = w.t() of a [n,k] w), or float32 with dtype="tf32" (tf32
+    tensor cores; K-major b too), or of 8-bit integers (torch.int8, uint8;
+    a and b may mix the two; K-major b too) summed exactly in s32; out and
+    c [m,n] row-major, of out_dtype ("f16", "bf16", "f32", "e4m3", "e5m2";
+    from integers also "s32", the exact sums, with alpha 1 and no c, bias,
+    activation or amax, and "s8", alpha times the sums rounded with
+    saturation, with no c; default the library's: a's type for 16-bit
+    inputs, "bf16" for fp8, "f32" for tf32, "s32" for integers), allocated
+    when out is None (torch tensors, CuPy arrays; give out= with DLPack
+    arrays); bias of m (bias_along="m") or n ("n", as linear's) values;
+    activation None, "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a
+    and scale_b (one float32 each, on the device) multiply alpha, as
+    cuBLASLt's scale pointers (either given makes the GEMM scaled: give
+    both), scale_d multiplies an fp8 out before its rounding; with
+    scaling="block" scale_a and scale_b are instead DeepGEMM's block
+    scales, contiguous float32 arrays of ptxgen.spans' counts (A's per row
+    and 128 of k, B's per 128 x 128 block; out f16, bf16 or f32);
+    fast_accum accumulates in wgmma's reduced precision. amax (one
+    float32) receives the largest |out| before scale_d. Runs asynchronously
+    on `stream`, else the current torch (CuPy) stream, else the default
+    stream. Raises ptxgen.Error, naming the broken rule.
+
+    In code torch.compile traces it is the operator torch.ops.ptxgen.gemm
+    (gemm_amax with amax=): no graph break, and CUDA graphs capture it.
+    There stream= is refused (the compiled code's stream is used), and
+    out= and amax= are copied into from the operator's new tensors: under
+    mode="reduce-overhead", CUDA-graph trees skip a graph that writes an
+    input other than a parameter, a buffer or an earlier graph's output,
+    so take the returned tensors there.
+    """
+    # The keywords pass through unnamed: naming all 17 again costs about a
+    # microsecond a call. Tracing is told from eager work by torch's own flag, read only
+    # once torch is imported.
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.compiler.is_compiling():
+        from ptxgen._torch_ops import gemm as traced
+        return traced(a, b, **options)
+    return _gemm.gemm(a, b, **options)
+
+
+gemm.__wrapped__ = _gemm.gemm  # inspect.signature, help(): its keywords
 
 
 def version():

@@ -1,8 +1,11 @@
 """The Python samples (samples/python/) run as their docstrings say; the
-one that needs a GPU at least compiles here."""
+one that needs a GPU at least compiles here, and the Llama MLP sample runs
+where PyTorch and a Hopper GPU are, skipping (as it says) elsewhere."""
 import pathlib
 import subprocess
 import sys
+
+import pytest
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "python"
 
@@ -18,3 +21,13 @@ def test_plan_and_inspect_runs_without_a_gpu():
 def test_gemm_torch_compiles():
     source = (SAMPLES / "gemm_torch.py").read_text()
     compile(source, "gemm_torch.py", "exec")
+
+
+def test_llama_mlp_agrees_with_torch_or_says_why_it_skipped():
+    run = subprocess.run([sys.executable, str(SAMPLES / "llama_mlp.py")],
+                         capture_output=True, text=True, check=True)
+    if run.stdout.startswith("skipped: "):
+        pytest.skip(f"llama_mlp.py {run.stdout.strip()}")
+    for mode in ("eager", "torch.compile", "CUDA graph"):
+        assert mode in run.stdout
+    assert "every ptxgen block agrees with torch" in run.stdout, run.stdout

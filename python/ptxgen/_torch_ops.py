@@ -1,0 +1,158 @@
+"""ptxgen's GEMM as PyTorch operators, so that torch.compile traces a call
+of ptxgen.gemm into its graph (no graph break) and CUDA graphs, CUDA-graph
+trees (mode="reduce-overhead") included, capture it:
+
+    torch.ops.ptxgen.gemm(a, b, c=None, bias=None, scale_a=None, scale_b=None,
+                          scale_d=None, bias_along="n", activation=None,
+                          alpha=1.0, beta=0.0, out_dtype=None, dtype=None,
+                          fast_accum=False, scaling=None) -> out
+    torch.ops.ptxgen.gemm_amax(<the same>) -> (out, amax)
+
+Both are functional: out (and amax, a 0-d float32) are new tensors, as
+ptxgen.gemm allocates them. The scaled forms (scale_a, scale_b, scale_d,
+scaling "tensor" or "block") are the same operator with its optional
+scales given. amax is an output of its own operator, not a mutated
+argument, because the GEMM only writes it (each run sets it, then its
+tiles raise it): a functional operator needs no functionalization pass,
+and a compiled graph that keeps amax inside (returns it, feeds it on)
+mutates none of its inputs, which CUDA-graph trees would otherwise skip.
+
+The operators are registered when this module is imported, which ptxgen
+does when torch was imported before ptxgen, else the first time code
+compiled by torch.compile calls ptxgen.gemm. Importing it without torch
+installed gives output_of only, the rule the fake implementations follow.
+"""
+from ptxgen import _gemm, _problem
+from ptxgen._library import echo, refuse
+
+try:
+    import torch
+except ImportError:  # the pure part (output_of) still serves
+    torch = None
+
+_FUNCTION = "ptxgen.gemm"
+# The output types by the name of their torch dtype (torch.<name>).
+TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
+                "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "s8": "int8",
+                "u8": "uint8", "s32": "int32"}
+
+
+def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
+    """(shape, torch dtype name) of the out ptxgen.gemm allocates for a of
+    `a_shape` and `a_dtype` and b of `b_shape`: [m,n] of a [m,k] and b
+    [k,n], [batch,m,n] of [batch,m,k] and [batch,k,n]; of type `out_dtype`
+    when given, else the library's default for a's type (f32 for float32
+    arrays with dtype="tf32"). Types are anything ptxgen reads as one: "bf16",
+    torch.bfloat16, "torch.bfloat16". Sizes may be torch's symbolic ones:
+    none is compared. Raises ptxgen.Error for what has no such out."""
+    rank = len(a_shape)
+    if rank not in (2, 3) or len(b_shape) != rank:
+        raise refuse(f"{_FUNCTION}: a has shape {tuple(a_shape)} and b {tuple(b_shape)}; "
+                     "ptxgen takes [m,k] and [k,n], or [batch,m,k] and [batch,k,n]")
+    element = ("tf32" if dtype == "tf32"
+               else _problem.dtype_name(_FUNCTION, "a.dtype", a_dtype))
+    output = (_problem.default_output(element) if out_dtype is None
+              else _problem.dtype_name(_FUNCTION, "out_dtype", out_dtype))
+    if output not in TORCH_DTYPES:
+        raise refuse(f"{_FUNCTION}: out_dtype={echo(out_dtype)} is no output type: tf32 "
+                     "is how float32 inputs are multiplied (dtype='tf32'); its out is 'f32'")
+    return (*a_shape[:-1], b_shape[-1]), TORCH_DTYPES[output]
+
+
+def _name(value):
+    """A type keyword as the operators take it: a string (str of a torch
+    dtype is "torch.bfloat16", which ptxgen reads), or None."""
+    return None if value is None or isinstance(value, str) else str(value)
+
+
+def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
+         alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None, scale_a=None,
+         scale_b=None, scale_d=None, amax=None, fast_accum=False, scaling=None):
+    """ptxgen.gemm in code torch.compile traces: the operators, whose new
+    out and amax are then copied into an out= and amax= given (their shapes
+    and types checked first, as the eager path checks them). A stream= is refused: compiled code runs
+    on the stream it is called on (torch.cuda.stream(s) chooses it)."""
+    if stream is not None:
+        raise refuse(f"{_FUNCTION}: stream= is not taken in code torch.compile traces; the "
+                     "GEMM runs on the current stream (choose it with torch.cuda.stream)")
+    if out is not None and out_dtype is None:
+        out_dtype = out.dtype
+    arguments = (a, b, c, bias, scale_a, scale_b, scale_d, bias_along, activation, alpha,
+                 beta, _name(out_dtype), _name(dtype), fast_accum, scaling)
+    if amax is None:
+        result = torch.ops.ptxgen.gemm(*arguments)
+    else:
+        if amax.dtype != torch.float32 or amax.numel() != 1:
+            raise refuse(f"{_FUNCTION}: amax must be one float32 element, not shape "
+                         f"{tuple(amax.shape)} of {amax.dtype}")
+        result, largest = torch.ops.ptxgen.gemm_amax(*arguments)
+        amax.copy_(largest)
+    if out is None:
+        return result
+    if out.shape != result.shape or out.dtype != result.dtype:
+        raise refuse(f"{_FUNCTION}: out has shape {tuple(out.shape)} of {out.dtype}, not "
+                     f"{tuple(result.shape)} of {result.dtype}")
+    return out.copy_(result)
+
+
+def _register():
+    """Defines torch.ops.ptxgen.gemm and gemm_amax: each runs ptxgen.gemm's
+    eager path on any device (which refuses tensors off the GPU itself) and
+    fakes its out with output_of. The Python functions keep the schema's
+    defaults: the dispatcher leaves trailing arguments at their defaults
+    out of the call."""
+    from typing import Optional, Tuple
+
+    Tensor = torch.Tensor
+
+    def fake_out(a, b, out_dtype, dtype):
+        shape, name = output_of(a.shape, a.dtype, b.shape, out_dtype, dtype)
+        return torch.empty(shape, dtype=getattr(torch, name), device=a.device)
+
+    @torch.library.custom_op("ptxgen::gemm", mutates_args=())
+    def gemm_op(a: Tensor, b: Tensor, c: Optional[Tensor] = None,
+                bias: Optional[Tensor] = None, scale_a: Optional[Tensor] = None,
+                scale_b: Optional[Tensor] = None, scale_d: Optional[Tensor] = None,
+                bias_along: str = "n", activation: Optional[str] = None,
+                alpha: float = 1.0, beta: float = 0.0, out_dtype: Optional[str] = None,
+                dtype: Optional[str] = None, fast_accum: bool = False,
+                scaling: Optional[str] = None) -> Tensor:
+        return _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
+                          activation=activation, alpha=alpha, beta=beta,
+                          out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
+                          scale_b=scale_b, scale_d=scale_d, fast_accum=fast_accum,
+                          scaling=scaling)
+
+    @gemm_op.register_fake
+    def _(a, b, c=None, bias=None, scale_a=None, scale_b=None, scale_d=None,
+          bias_along="n", activation=None, alpha=1.0, beta=0.0, out_dtype=None,
+          dtype=None, fast_accum=False, scaling=None):
+        return fake_out(a, b, out_dtype, dtype)
+
+    @torch.library.custom_op("ptxgen::gemm_amax", mutates_args=())
+    def gemm_amax_op(a: Tensor, b: Tensor, c: Optional[Tensor] = None,
+                     bias: Optional[Tensor] = None, scale_a: Optional[Tensor] = None,
+                     scale_b: Optional[Tensor] = None, scale_d: Optional[Tensor] = None,
+                     bias_along: str = "n", activation: Optional[str] = None,
+                     alpha: float = 1.0, beta: float = 0.0,
+                     out_dtype: Optional[str] = None, dtype: Optional[str] = None,
+                     fast_accum: bool = False,
+                     scaling: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+        amax = torch.empty((), dtype=torch.float32, device=a.device)
+        out = _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
+                         activation=activation, alpha=alpha, beta=beta,
+                         out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
+                         scale_b=scale_b, scale_d=scale_d, amax=amax,
+                         fast_accum=fast_accum, scaling=scaling)
+        return out, amax
+
+    @gemm_amax_op.register_fake
+    def _(a, b, c=None, bias=None, scale_a=None, scale_b=None, scale_d=None,
+          bias_along="n", activation=None, alpha=1.0, beta=0.0, out_dtype=None,
+          dtype=None, fast_accum=False, scaling=None):
+        return (fake_out(a, b, out_dtype, dtype),
+                torch.empty((), dtype=torch.float32, device=a.device))
+
+
+if torch is not None:
+    _register()
