@@ -16,6 +16,8 @@ exactly into an int32 result by default.
 import collections
 import contextlib
 import ctypes
+import itertools
+import math
 import threading
 
 from ptxgen import _dlpack, _kernel, _library, _problem
@@ -220,7 +222,7 @@ def describe(name, x, holds, stream):
         # Before DLPack where both are (CuPy, Numba): the interface is read
         # with nothing to hand back, and names the library whose device and
         # current stream ptxgen then uses.
-        array = _describe_interface(name, x)
+        return describe_interface(name, x)
     elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         array = describe_dlpack(name, x, holds, stream)
     else:
@@ -232,15 +234,24 @@ def describe(name, x, holds, stream):
     return array
 
 
+def describe_interface(name, x):
+    """The _Array of `x` through its __cuda_array_interface__, checked as
+    describe checks every array."""
+    array = _describe_interface(name, x)
+    _check_read(array)
+    _check_stored(array)
+    return array
+
+
 def _check_read(array):
     """What each reader gives ptxgen, checked before any kernel is prepared:
     at most 3 sizes, none negative, and an address ctypes passes unchanged
-    (NULL only for an array of no elements)."""
+    (NULL only for an array of no elements), kept as a plain int."""
     if len(array.shape) > _MAX_DIMENSIONS or any(size < 0 for size in array.shape):
         raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape}; ptxgen reads "
                      f"arrays of at most {_MAX_DIMENSIONS} dimensions, of sizes 0 or more")
-    address = _problem.address(_FUNCTION, f"{array.name}'s address", array.pointer)
-    if address == 0 and all(array.shape):
+    array.pointer = _problem.address(_FUNCTION, f"{array.name}'s address", array.pointer)
+    if array.pointer == 0 and all(array.shape):
         raise refuse(f"{_FUNCTION}: {array.name} has elements but its address is 0 (NULL)")
 
 
@@ -471,53 +482,195 @@ def _check_one_device(arrays):
 
 
 def stream_of(stream, array):
-    """The CUstream to run on, as an int: `stream` (an int, a torch.cuda.Stream
-    or a cupy Stream), else the current stream of the array's library, else
-    the interface's stream, else the default stream (0); `array` None for
-    one of no library and no interface stream (a DLPack array)."""
+    """The CUstream to run on, as an int: `stream` (see _stream_handle), else
+    the current stream of the array's library, else the interface's stream,
+    else the default stream (0); `array` None for one of no library and no
+    interface stream (a DLPack array)."""
     if stream is not None:
-        for attribute in ("cuda_stream", "ptr"):
-            if hasattr(stream, attribute):
-                return _problem.address(_FUNCTION, f"stream.{attribute}",
-                                        getattr(stream, attribute))
-        return _problem.address(_FUNCTION, "stream", stream)
+        return _stream_handle(stream)
     if array is None:
         return 0
-    if array.library == "torch":
-        import torch
-        return torch.cuda.current_stream(array.device).cuda_stream
-    if array.library == "cupy":
-        import cupy
-        with cupy.cuda.Device(array.device):
-            return cupy.cuda.get_current_stream().ptr
+    api = _api(array.library)
+    if api is not None:
+        return api.current_stream(array.device)
     return array.stream or 0
+
+
+def _stream_handle(stream):
+    """The CUstream of a stream= argument: an int, a torch.cuda.Stream
+    (cuda_stream), a cupy Stream (ptr) or a torch.Stream, as code traced by
+    torch.compile passes streams (its stream_id is torch's number for the
+    stream, not the CUstream)."""
+    for attribute in ("cuda_stream", "ptr"):
+        if hasattr(stream, attribute):
+            return _problem.address(_FUNCTION, f"stream.{attribute}",
+                                    getattr(stream, attribute))
+    if _library_of(stream) == "torch" and hasattr(stream, "stream_id"):
+        return _api("torch").cuda_stream(stream)
+    return _problem.address(_FUNCTION, "stream", stream)
 
 
 def _on_device(array):
     """The array's device made current, so that ptxgen prepares in its
     context (the device's primary context, which torch and CuPy use)."""
-    if array.library == "torch":
+    api = _api(array.library)
+    return contextlib.nullcontext() if api is None else api.device(array.device)
+
+
+class _TorchApi:
+    """What a run asks of torch, each through the cheapest call torch has:
+    the private ones Inductor's generated code calls for the same reason,
+    the public ones where a torch lacks them."""
+
+    def __init__(self):
         import torch
-        return torch.cuda.device(array.device)
-    if array.library == "cupy":
+        self._torch = torch
+        self.device = torch.cuda.device
+        self.current_device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+        self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        guards = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+        self._empty_strided = getattr(guards, "_empty_strided_cuda", None)
+
+    def current_stream(self, device):
+        if self._raw_stream is not None:
+            return self._raw_stream(device)
+        return self._torch.cuda.current_stream(device).cuda_stream
+
+    def cuda_stream(self, stream):
+        """The CUstream of a torch.Stream: torch.cuda.Stream's over its id."""
+        if stream.device.type != "cuda":
+            raise refuse(f"{_FUNCTION}: stream is a torch.Stream of {stream.device}, not of "
+                         "a CUDA device")
+        return _problem.address(_FUNCTION, "stream's cuda_stream", self._torch.cuda.Stream(
+            stream_id=stream.stream_id, device_index=stream.device_index,
+            device_type=stream.device_type).cuda_stream)
+
+    def dtype(self, name):
+        return getattr(self._torch, _TORCH_DTYPES[name])
+
+    def empty(self, shape, strides, dtype, device):
+        """A new array of `shape` with compact `strides` on `device`, which
+        is current (the allocator takes the current device's)."""
+        if self._empty_strided is not None:
+            return self._empty_strided(shape, strides, dtype)
+        return self._torch.empty(shape, dtype=dtype, device=self._torch.device("cuda", device))
+
+    @staticmethod
+    def pointer(x):
+        return x.data_ptr()
+
+    def workspace(self, size, device, cuda_stream):
+        """`size` bytes for work on `cuda_stream`, on `device` (current).
+        The caching allocator hands a freed block only to work on the
+        stream it was allocated for, so the run's caller may drop it once
+        the run is enqueued."""
+        torch = self._torch
+        if cuda_stream == self.current_stream(device):
+            return self.empty((size,), (1,), torch.uint8, device)
+        with torch.cuda.stream(torch.cuda.ExternalStream(cuda_stream, device=device)):
+            return self.empty((size,), (1,), torch.uint8, device)
+
+
+class _CupyApi:
+    """What a run asks of CuPy."""
+
+    def __init__(self):
         import cupy
-        return cupy.cuda.Device(array.device)
-    return contextlib.nullcontext()
+        self._cupy = cupy
+        self.device = cupy.cuda.Device
+        self.current_device = cupy.cuda.runtime.getDevice
+
+    def current_stream(self, device):
+        cuda = self._cupy.cuda
+        if cuda.runtime.getDevice() == device:
+            return cuda.get_current_stream().ptr
+        with cuda.Device(device):
+            return cuda.get_current_stream().ptr
+
+    @staticmethod
+    def dtype(name):
+        return _TORCH_DTYPES[name]  # NumPy's names for the types CuPy has
+
+    def empty(self, shape, strides, dtype, device):
+        """A new compact array on `device`, which is current."""
+        return self._cupy.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def pointer(x):
+        return x.data.ptr
+
+    def workspace(self, size, device, cuda_stream):
+        """As _TorchApi.workspace: CuPy's memory pool keeps the blocks of
+        each stream apart too."""
+        cupy = self._cupy
+        if cuda_stream == self.current_stream(device):
+            return cupy.empty(size, dtype="uint8")
+        with cupy.cuda.ExternalStream(cuda_stream):
+            return cupy.empty(size, dtype="uint8")
+
+
+_API_CLASSES = {"torch": _TorchApi, "cupy": _CupyApi}
+_apis = {}  # library: its _TorchApi or _CupyApi, made at its first array
+
+
+def _api(library):
+    """The _TorchApi or _CupyApi of a library, None for arrays of none."""
+    api = _apis.get(library)
+    if api is None and library in _API_CLASSES:
+        api = _apis.setdefault(library, _API_CLASSES[library]())
+    return api
 
 
 class _Prepared:
-    """A ptxgenGemm_t, destroyed with this object."""
+    """A ptxgenGemm_t, destroyed with this object: with caller_workspace,
+    one whose runs are each given a workspace of workspace_bytes (0: none
+    needed) from the arrays' allocator, so that runs on any streams, CUDA
+    graph captures too, share it; else one owning its workspace
+    (workspace_bytes None), whose runs on different streams must not
+    overlap."""
 
-    def __init__(self, problem):
+    def __init__(self, problem, caller_workspace):
         library, handle = _library.loaded()
         pointer = ctypes.c_void_p()
-        _library.check(library.ptxgenGemmPrepare(handle, ctypes.byref(problem),
-                                                 ctypes.byref(pointer)))
+        if caller_workspace:
+            status = library.ptxgenGemmPrepareWithWorkspaceMode(
+                handle, ctypes.byref(problem), _library.WORKSPACE_CALLER,
+                ctypes.byref(pointer))
+        else:
+            status = library.ptxgenGemmPrepare(handle, ctypes.byref(problem),
+                                               ctypes.byref(pointer))
+        _library.check(status)
         self._library = library
+        self._handle = handle
         self.pointer = pointer
+        self.workspace_bytes = None
+        if caller_workspace:
+            size = ctypes.c_size_t()
+            _library.check(library.ptxgenGemmGetWorkspaceSize(pointer, ctypes.byref(size)))
+            self.workspace_bytes = size.value
 
     def kernel(self):
         return _kernel.read(self._library.ptxgenGemmGetKernelInfo, self.pointer, False)
+
+    def run(self, operands, cuda_stream, api, device):
+        """Enqueues the GEMM of `operands` (a GemmOperands) on `cuda_stream`,
+        with a workspace from `api`'s allocator on `device` if it needs one."""
+        library = self._library
+        size = self.workspace_bytes
+        if size is None:
+            status = library.ptxgenGemmRunOperands(self._handle, self.pointer,
+                                                   ctypes.byref(operands), cuda_stream)
+        elif size == 0:
+            status = library.ptxgenGemmRunWithWorkspace(
+                self._handle, self.pointer, ctypes.byref(operands), None, 0, cuda_stream)
+        else:
+            # Held until the run is enqueued; the allocator then keeps it
+            # from other streams' work until this stream's is done.
+            workspace = api.workspace(size, device, cuda_stream)
+            status = library.ptxgenGemmRunWithWorkspace(
+                self._handle, self.pointer, ctypes.byref(operands), api.pointer(workspace),
+                size, cuda_stream)
+        _library.check(status)
 
     def __del__(self):
         pointer = getattr(self, "pointer", None)
@@ -532,26 +685,151 @@ _OPERAND_ARRAYS = {"a": "a", "b": "b", "c": "c", "d": "d", "bias": "bias",
 
 
 # Prepared GEMMs by (problem, device, stream): a GEMM is loaded into one
-# context, and a split-K or stream-K workspace must not be shared by
-# streams running at once. The oldest go beyond _CACHE_SIZE (freeing a
-# workspace synchronizes with the device, so none is freed while in use).
+# context. Arrays of torch or CuPy give each run a workspace from their
+# stream-ordered allocator, so one GEMM (stream None) serves every stream
+# of the device, and a CUDA graph captured on a new stream prepares
+# nothing; a GEMM of other arrays owns its split-K or stream-K workspace,
+# which streams running at once must not share, so it is prepared per
+# stream. The oldest go beyond _CACHE_SIZE (freeing a workspace
+# synchronizes with the device, so none is freed while in use).
 _CACHE_SIZE = 64
 _cache = collections.OrderedDict()
 _cache_lock = threading.Lock()
 
 
 def prepared(problem, device, stream):
+    """The _Prepared of `problem` on `device`: stream None for one run with
+    the caller's workspace, else one owning a workspace for `stream`."""
     key = (_problem.key(problem), device, stream)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    gemm = _Prepared(problem)
+    gemm = _Prepared(problem, caller_workspace=stream is None)
     with _cache_lock:
         gemm = _cache.setdefault(key, gemm)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return gemm
+
+
+# The fast path. A call is keyed by its signature: every option, and of
+# each array its type and all that describe reads of it but the address,
+# of which the alignment (mod 16) and nullness stand in; plan_call's
+# checks and findings depend on nothing else. A call whose signature was
+# run before skips plan_call: it reads the addresses, allocates out as the
+# first call did, and launches what that call prepared. Beyond _FAST_SIZE
+# signatures the least recently used goes. A hit takes no lock: it reads
+# the dict and stamps its entry's use; adding one holds _fast_lock.
+_FAST_SIZE = 256
+_fast = {}
+_fast_lock = threading.Lock()
+_clock = itertools.count()
+# The arrays after a and b, in ptxgenGemmOperands_t's order (out is d), as
+# describe names them.
+_OPTIONAL = ("c", "out", "bias", "scale_a", "scale_b", "scale_d", "amax")
+_C, _D = 2, 3  # c's and d's places among the addresses
+# By type: "torch" (describe reads it as a tensor), "interface" (through
+# __cuda_array_interface__ when an instance has one) or None (plan_call's).
+_kinds = {}
+
+
+def _kind(x):
+    kind = type(x)
+    if kind not in _kinds:
+        if _library_of(x) != "torch":
+            _kinds[kind] = "interface"
+        else:
+            _kinds[kind] = "torch" if hasattr(kind, "data_ptr") else None
+    return _kinds[kind]
+
+
+def _part(name, x):
+    """(signature, address, interface stream) of array argument `name`;
+    None for one plan_call reads: a DLPack array (exported per call), a
+    tensor off the GPU. Raises what describe raises."""
+    kind = _kinds.get(type(x)) or _kind(x)
+    if kind == "torch":
+        if not x.is_cuda:
+            return None
+        address = x.data_ptr()
+        return ((type(x), x.get_device(), x.dtype, x.shape, x.stride(),
+                 address & 15 if address else -1), address, None)
+    if kind == "interface" and hasattr(x, "__cuda_array_interface__"):
+        array = describe_interface(name, x)
+        address = array.pointer
+        return ((type(x), array.device, array.dtype, array.shape, array.strides,
+                 array.readonly, address & 15 if address else -1), address, array.stream)
+    return None
+
+
+def _signature(a, b, optional, options):
+    """(key, addresses in ptxgenGemmOperands_t's order, a's interface
+    stream) of a call: `optional` the arrays of _OPTIONAL (None where not
+    given), or None when none is given. None when an array is plan_call's
+    (see _part)."""
+    first, second = _part("a", a), _part("b", b)
+    if first is None or second is None:
+        return None
+    addresses = [first[1], second[1], None, None, None, None, None, None, None]
+    if optional is None:
+        return (options, first[0], second[0]), addresses, first[2]
+    key = [options, first[0], second[0]]
+    for index, (name, x) in enumerate(zip(_OPTIONAL, optional), 2):
+        if x is None:
+            key.append(None)
+            continue
+        part = _part(name, x)
+        if part is None:
+            return None
+        key.append(part[0])
+        addresses[index] = part[1]
+    return tuple(key), addresses, first[2]
+
+
+class _Entry:
+    """What a signature's first call found: the GEMM (for arrays of no
+    library, its problem: a GEMM per stream), the library whose allocator
+    and streams it uses, the device, whether C is read, and, when out was
+    not given, the shape, strides and type of the out it allocated."""
+
+    __slots__ = ("kernel", "problem", "api", "device", "reads_c", "out_shape",
+                 "out_strides", "out_dtype", "used")
+
+
+def _remember(key, entry):
+    with _fast_lock:
+        entry.used = next(_clock)
+        _fast[key] = entry
+        if len(_fast) > _FAST_SIZE:
+            del _fast[min(_fast, key=lambda known: _fast[known].used)]
+
+
+def _launch(entry, addresses, out, stream, a_stream):
+    """A call of a known signature: on its device, made current if it is not."""
+    api = entry.api
+    if api is None or api.current_device() == entry.device:
+        return _enqueue(entry, addresses, out, stream, a_stream)
+    with api.device(entry.device):
+        return _enqueue(entry, addresses, out, stream, a_stream)
+
+
+def _enqueue(entry, addresses, out, stream, a_stream):
+    api, device = entry.api, entry.device
+    if stream is not None:
+        cuda_stream = _stream_handle(stream)
+    elif api is not None:
+        cuda_stream = api.current_stream(device)
+    else:
+        cuda_stream = a_stream or 0
+    if out is None:
+        out = api.empty(entry.out_shape, entry.out_strides, entry.out_dtype, device)
+        addresses[_D] = api.pointer(out)
+    if not entry.reads_c:
+        addresses[_C] = None
+    kernel = entry.kernel or prepared(entry.problem, device, cuda_stream)
+    kernel.run(_library.GemmOperands(*addresses), cuda_stream, api, device)
+    return out
 
 
 def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
@@ -583,21 +861,55 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     float32) receives the largest |out| before scale_d. Runs asynchronously on `stream`, else
     the current torch (CuPy) stream, else the default stream. Raises
     ptxgen.Error, naming the broken rule."""
+    # What the fast path cannot read (an unhashable option, an array whose
+    # reading raises) is plan_call's, which refuses it naming the rule.
+    try:
+        # Each option with its type: True == 1 and 0.0 == -0.0, but plan_call
+        # refuses True for alpha and keeps the sign of a zero.
+        options = (type(alpha), alpha, alpha == 0 and math.copysign(1.0, alpha),
+                   type(beta), beta, beta == 0 and math.copysign(1.0, beta),
+                   type(bias_along), bias_along, type(activation), activation,
+                   type(out_dtype), out_dtype, type(dtype), dtype, type(scaling), scaling,
+                   type(fast_accum), fast_accum)
+        if (c is None and out is None and bias is None and scale_a is None
+                and scale_b is None and scale_d is None and amax is None):
+            optional = None
+        else:
+            optional = (c, out, bias, scale_a, scale_b, scale_d, amax)
+        signature = _signature(a, b, optional, options)
+        entry = None if signature is None else _fast.get(signature[0])
+        if entry is not None:
+            entry.used = next(_clock)
+    except Exception:
+        signature = entry = None
+    if entry is not None:
+        return _launch(entry, signature[1], out, stream, signature[2])
     # DLPack arrays are given back once the GEMM is enqueued: like the other
     # arrays, the caller's objects keep their memory until the stream is done.
     with contextlib.ExitStack() as holds:
-        problem, arrays, out, cuda_stream = plan_call(
+        problem, planned, d, cuda_stream = plan_call(
             a, b, out=out, c=c, bias=bias, bias_along=bias_along, activation=activation,
             alpha=alpha, beta=beta, out_dtype=out_dtype, stream=stream, dtype=dtype,
             scale_a=scale_a, scale_b=scale_b, scale_d=scale_d, amax=amax,
             fast_accum=fast_accum, scaling=scaling, holds=holds)
-        A = arrays["a"]
+        A = planned["a"]
+        api = _api(A.library)
         with _on_device(A):
-            kernel = prepared(problem, (A.library, A.device), cuda_stream)
-            library, handle = _library.loaded()
+            kernel = prepared(problem, A.device, None if api else cuda_stream)
             operands = _library.GemmOperands(**{
-                field: arrays[name].pointer
-                for field, name in _OPERAND_ARRAYS.items() if name in arrays})
-            _library.check(library.ptxgenGemmRunOperands(
-                handle, kernel.pointer, ctypes.byref(operands), cuda_stream))
-    return out
+                field: planned[name].pointer
+                for field, name in _OPERAND_ARRAYS.items() if name in planned})
+            kernel.run(operands, cuda_stream, api, A.device)
+    if signature is not None:
+        entry = _Entry()
+        entry.kernel = kernel if api else None
+        entry.problem = problem
+        entry.api = api
+        entry.device = A.device
+        entry.reads_c = "c" in planned
+        if out is None:
+            D = planned["d"]
+            entry.out_shape, entry.out_strides = D.shape, D.strides
+            entry.out_dtype = api.dtype(D.dtype)
+        _remember(signature[0], entry)
+    return d

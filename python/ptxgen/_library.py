@@ -46,6 +46,9 @@ BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
 # Named in refusals only: the library parses them (ptxgenGetScalingByName).
 SCALING_NAMES = ("none", "tensor", "block")
+# ptxgenWorkspaceMode_t's CALLER: the GEMM owns no workspace, each run is
+# given one (ptxgenGemmRunWithWorkspace).
+WORKSPACE_CALLER = 1
 
 
 class GemmProblem(ctypes.Structure):
@@ -119,6 +122,11 @@ _FUNCTIONS = {
     "ptxgenGemmGetKernelInfo": (_Status, [_Pointer, ctypes.POINTER(KernelInfo)]),
     "ptxgenGemmRunOperands": (_Status, [_Pointer, _Pointer, ctypes.POINTER(GemmOperands),
                                         _Pointer]),
+    "ptxgenGemmPrepareWithWorkspaceMode": (_Status, [_Pointer, ctypes.POINTER(GemmProblem),
+                                                     ctypes.c_int, ctypes.POINTER(_Pointer)]),
+    "ptxgenGemmGetWorkspaceSize": (_Status, [_Pointer, ctypes.POINTER(ctypes.c_size_t)]),
+    "ptxgenGemmRunWithWorkspace": (_Status, [_Pointer, _Pointer, ctypes.POINTER(GemmOperands),
+                                             _Pointer, ctypes.c_size_t, _Pointer]),
     "ptxgenGemmDestroy": (_Status, [_Pointer]),
 }
 

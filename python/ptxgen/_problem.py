@@ -174,5 +174,7 @@ def spans_of(p):
 
 
 def key(p):
-    """The problem as a tuple: equal problems, equal keys."""
-    return tuple(getattr(p, name) for name, _ in p._fields_)
+    """The problem's bytes: equal problems, equal keys (alpha -0.0 and 0.0
+    differ, as in the kernel). Of a problem made here, whose padding ctypes
+    zeroed."""
+    return bytes(p)
