@@ -483,6 +483,10 @@ TEST_F(GemmRulesGpuTest, CallerWorkspaceGemmsRefuseAMissingOrSmallWorkspace) {
   const GemmProblem small{64, 64, 64, ScalarType::kF16};
   GemmOptions options;
   options.workspace = WorkspaceOwner::kCaller;
+  // The heuristic runs even one tile stream-K; without it, no workspace.
+  options.config = HeuristicConfig(small, 132);
+  options.config->stream_k = false;
+  options.config->split_k = 1;
   absl::StatusOr<Gemm> plain = Gemm::Prepare(small, options);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->workspace_bytes(), 0);
