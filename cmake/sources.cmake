@@ -2,7 +2,8 @@
 # each layer's folder globbed, with the same exclusions. A file added to a
 # layer's folder joins both builds; an exclusion, a folder or a file named
 # in one build only is caught by tools/cmake_check.sh, which compares these
-# lists with `bazel query` of //:ptxgen and //tools:ptxgen.
+# lists with `bazel query` of //:ptxgen, //tools:ptxgen and
+# //lib/capi:libptxgen.so.
 get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 
 # lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/gemm's cuBLAS and
@@ -33,6 +34,12 @@ file(GLOB PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
 file(GLOB PTXGEN_CLI_SOURCES CONFIGURE_DEPENDS "${_root}/tools/cli*.cc" "${_root}/tools/ptxgen_*.cc")
 list(APPEND PTXGEN_CLI_SOURCES "${_root}/lib/gemm/verification.cc"
      "${_root}/lib/gemm/cublas_library.cc")
+
+# lib/capi/BUILD.bazel: libptxgen.so, the C API (:capi's ptxgen.cc and
+# status.cc, :problem's problem.cc), its header and its version script.
+file(GLOB PTXGEN_C_API_SOURCES CONFIGURE_DEPENDS "${_root}/lib/capi/*.cc")
+set(PTXGEN_C_API_HEADER "${_root}/include/ptxgen/ptxgen.h")
+set(PTXGEN_C_API_EXPORTS "${_root}/lib/capi/exports.lds")
 
 unset(_root)
 unset(_files)

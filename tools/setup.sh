@@ -5,7 +5,8 @@
 # (libclang-rt-14-dev) and llvm-14 (llvm-symbolizer: file:line in sanitizer
 # reports), for tools/cmake_check.sh CMake and pkg-config (pkgconf), for
 # tools/python_test.sh pytest and Hypothesis (python3-pytest,
-# python3-hypothesis), and for
+# python3-hypothesis) and what the package's pip install needs
+# (python3-venv, python3-pip, python3-setuptools, python3-wheel), and for
 # tools/format_check.sh and tools/tidy_check.sh clang-format-14 and
 # clang-tidy-14.
 # CUDA 13.0 is expected at /usr/local/cuda (NVRTC, headers, libcublas); the
@@ -14,6 +15,7 @@
 set -euo pipefail
 packages=(bazel-bootstrap bazel-rules-java libabsl-dev libgtest-dev googletest
           clang-14 libclang-rt-14-dev llvm-14 cmake pkgconf python3-pytest python3-hypothesis
+          python3-venv python3-pip python3-setuptools python3-wheel
           clang-format-14 clang-tidy-14)
 missing=()
 for package in "${packages[@]}"; do
