@@ -60,10 +60,15 @@ class BuildWithLibrary(build_py):
         # A module deleted from python/ptxgen must not stay in the wheel.
         shutil.rmtree(package, ignore_errors=True)
         super().run()
-        cmake_build = os.path.join(BUILD, "cmake")
+        # $PTXGEN_CMAKE_BUILD_DIR: a Release build folder of this checkout
+        # that another build made (tools/test.sh shares tools/cmake_check.sh's),
+        # kept as configured: only the C API's target is built in it.
+        shared = os.environ.get("PTXGEN_CMAKE_BUILD_DIR")
+        cmake_build = shared or os.path.join(BUILD, "cmake")
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        self.spawn(["cmake", "-S", ROOT, "-B", cmake_build, "-DCMAKE_BUILD_TYPE=Release",
-                    "-DPTXGEN_BUILD_CLI=OFF", "-DPTXGEN_BUILD_C_API=ON"])
+        configure = ["cmake", "-S", ROOT, "-B", cmake_build, "-DCMAKE_BUILD_TYPE=Release",
+                     "-DPTXGEN_BUILD_C_API=ON"]
+        self.spawn(configure if shared else configure + ["-DPTXGEN_BUILD_CLI=OFF"])
         self.spawn(["cmake", "--build", cmake_build, "--target", "ptxgen_capi",
                     "--parallel", jobs])
         library = os.path.join(cmake_build, "libptxgen.so")

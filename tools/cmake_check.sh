@@ -12,7 +12,9 @@
 # the two builds share one set of sources.
 # Prints "cmake_check: passed" or "cmake_check: failed: <why>" last; exit
 # status 0 only when it passed. Leaves nothing behind (PTXGEN_CMAKE_KEEP=1
-# keeps and names the work folder).
+# keeps and names the work folder) but the build folder
+# $PTXGEN_CMAKE_BUILD_DIR when that is set (tools/test.sh shares it with
+# the Python package's install test, so the library compiles once).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -25,6 +27,7 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 prefix=$work/prefix
+build=${PTXGEN_CMAKE_BUILD_DIR:-$work/build}
 start=$SECONDS
 fail() {
   echo "cmake_check: failed: $1 ($((SECONDS - start)) s)"
@@ -41,12 +44,12 @@ step() {
 }
 
 # 1. The library, the CLI and libptxgen.so, installed.
-step "cmake configure" cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+step "cmake configure" cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix"
-step "cmake build" cmake --build "$work/build" -j "$jobs"
+step "cmake build" cmake --build "$build" -j "$jobs"
 warnings=$(grep -c "warning:" "$work/step.log")
 echo "cmake_check: library, CLI and libptxgen.so built in $((SECONDS - start)) s ($warnings compiler warnings)"
-step "cmake install" cmake --install "$work/build"
+step "cmake install" cmake --install "$build"
 for file in include/ptxgen/version.h include/ptxgen/gemm/plan.h include/ptxgen/ptxgen.h \
             lib/libptxgen_cxx.a lib/libptxgen.so bin/ptxgen \
             lib/cmake/ptxgen/ptxgenConfig.cmake lib/cmake/ptxgen/ptxgenConfigVersion.cmake \
@@ -99,7 +102,7 @@ run_client pkg-config "$work/pkg_config_client"
 
 # 3. One set of sources: what CMake listed against what Bazel's targets hold
 # (lib/ and tools/ sources, public headers, templates, the version script).
-sort -u "$work/build/ptxgen_sources.txt" > "$work/cmake_files.txt"
+sort -u "$build/ptxgen_sources.txt" > "$work/cmake_files.txt"
 if ! bazel query \
     'kind("source file", deps(//:ptxgen) + deps(//tools:ptxgen) + deps(//lib/capi:libptxgen.so))' \
     --output=label > "$work/bazel_labels.txt" 2> "$work/step.log"; then

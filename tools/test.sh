@@ -73,14 +73,23 @@ bazel_suite() {
 }
 
 part "bazel suite" "" bazel_suite
+consumers=0
+[ "$tier" = ci ] && [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ] && consumers=1
+if [ "$consumers" = 1 ]; then
+  # The consumer paths (README, "Use it from your project"). The CMake
+  # check's build folder is the pip install test's (tests/python), so the
+  # library compiles once.
+  export PTXGEN_CMAKE_BUILD_DIR
+  PTXGEN_CMAKE_BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-cmake-build.XXXXXX")
+  trap 'rm -rf "$PTXGEN_CMAKE_BUILD_DIR"' EXIT
+  part "cmake client" "" check bash tools/cmake_check.sh
+fi
 part "python" "python: " bash tools/python_test.sh
 
 if [ "$tier" = quick ]; then
   PTXGEN_SANITIZE_PARTS=fuzz FUZZ_SECONDS=0 part "fuzz corpora" "sanitize: " bash tools/sanitize.sh
 else
-  # The consumer paths (README, "Use it from your project").
-  if [ "${PTXGEN_CONSUMER_CHECKS:-1}" != "0" ]; then
-    part "cmake client" "" check bash tools/cmake_check.sh
+  if [ "$consumers" = 1 ]; then
     part "bazel client" "" check bash tools/bazel_client_check.sh
   fi
   # The habits (README, "Format and clang-tidy").

@@ -83,7 +83,11 @@ def sync_checkout(destination):
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """The checkout's files, in the kept folder (locked while a build uses
-    it) or a temporary one."""
+    it) or a temporary one; the checkout itself where setup.py is given a
+    CMake build folder of it ($PTXGEN_CMAKE_BUILD_DIR, tools/test.sh's)."""
+    if os.environ.get("PTXGEN_CMAKE_BUILD_DIR"):
+        yield ROOT
+        return
     cache = os.environ.get("PTXGEN_PIP_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ptxgen-pip-build")
     if cache == "off":
