@@ -161,6 +161,7 @@ class FakeTorch:
     def __init__(self, private=True):
         self.device = 0
         self.streams = {}  # device: its current stream, 0 (the default) unless set
+        self.capturing = False  # whether the current stream is capturing
         self.allocations = []
         self.live = set()
         self._next = 0x7E0000000000
@@ -177,12 +178,13 @@ class FakeTorch:
             Stream=lambda stream_id, device_index, device_type: types.SimpleNamespace(
                 cuda_stream=0x5000 + stream_id),
             ExternalStream=lambda handle, device: types.SimpleNamespace(cuda_stream=handle),
-            stream=self.on_stream)
+            stream=self.on_stream, is_current_stream_capturing=lambda: self.capturing)
         torch.compiler = types.SimpleNamespace(is_compiling=lambda: False)
         torch._C = types.SimpleNamespace()
         if private:
             torch._C._cuda_getDevice = lambda: self.device
             torch._C._cuda_getCurrentRawStream = lambda device: self.streams.get(device, 0)
+            torch._C._cuda_isCurrentStreamCapturing = lambda: self.capturing
             torch._C._dynamo = types.SimpleNamespace(guards=types.SimpleNamespace(
                 _empty_strided_cuda=lambda shape, strides, dtype: self.allocate(
                     shape, strides, dtype, self.device)))
@@ -487,18 +489,38 @@ def test_torch_gemms_are_prepared_per_device_not_per_stream(library, torch):
     assert len(library.prepares) == 2
 
 
-def test_a_workspace_is_allocated_per_run_on_its_stream_and_held_while_it_is_enqueued(
+def test_the_current_stream_keeps_one_workspace_for_its_runs_grown_as_needed(
+        library, torch):
+    library.workspace_bytes = 4096
+    x, w = torch.tensor(16, 256), torch.tensor(256, 256)
+    torch.streams[0] = 0xA0
+    for _ in range(3):
+        ptxgen.gemm(x, w.t())
+    library.workspace_bytes = 8192  # another GEMM's, larger
+    ptxgen.gemm(torch.tensor(32, 256), w.t())
+    ptxgen.gemm(x, w.t())
+    workspaces = [a for a in torch.allocations if a["dtype"] == "uint8"]
+    assert [(a["shape"], a["stream"]) for a in workspaces] == [((4096,), 0xA0), ((8192,), 0xA0)]
+    kept = [run["workspace"] for run in library.runs]
+    assert len(set(kept[:3])) == 1 and len(set(kept[3:])) == 1 and kept[0] != kept[3]
+    assert kept[3] in torch.live  # kept for the stream's next runs
+
+
+def test_another_stream_or_a_capture_gets_a_workspace_per_run_held_while_it_is_enqueued(
         library, torch):
     library.workspace_bytes = 4096
     library.on_run = lambda run: run.update(held=run["workspace"] in torch.live)
     x, w = torch.tensor(16, 256), torch.tensor(256, 256)
     torch.streams[0] = 0xA0
-    for stream in (None, None, 0xB0):
-        ptxgen.gemm(x, w.t(), stream=stream)
+    ptxgen.gemm(x, w.t(), stream=0xB0)
+    ptxgen.gemm(x, w.t(), stream=0xB0)
+    torch.capturing = True  # a graph's capture: blocks of the graph's pool
+    ptxgen.gemm(x, w.t())
+    ptxgen.gemm(x, w.t())
     workspaces = [a for a in torch.allocations if a["dtype"] == "uint8"]
-    assert [(a["shape"], a["stream"]) for a in workspaces] == [((4096,), 0xA0)] * 2 + [
-        ((4096,), 0xB0)]
-    assert [(run["workspace_bytes"], run["held"]) for run in library.runs] == [(4096, True)] * 3
+    assert [(a["shape"], a["stream"]) for a in workspaces] == [((4096,), 0xB0)] * 2 + [
+        ((4096,), 0xA0)] * 2
+    assert [(run["workspace_bytes"], run["held"]) for run in library.runs] == [(4096, True)] * 4
     assert not {run["workspace"] for run in library.runs} & torch.live  # each freed since
     assert library.planned == 1
 
