@@ -11,7 +11,9 @@
  * <testcase> each, as tools/test_summary.py counts them.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,47 @@ static void CheckContains(const char* text, const char* part, const char* file,
 /* ---- What the tests share ---- */
 
 static ptxgenHandle_t handle = NULL;
+
+/* The folder holding //tests/kernels:bundle's entries, the kernels the
+   tests share, compiled once per build; "" without it. The runfile is a
+   folder of links, which the kernel cache does not follow to an entry: the
+   folder they lead to is the bundle. */
+static char bundle[4096] = "";
+
+/* This run's writable kernel cache folder: the kernels not in the bundle
+   are compiled into it. */
+static char cache_folder[4096] = "";
+
+static void FindKernelBundle(void) {
+  const char* runfile = "tests/kernels/bundle";
+  DIR* dir = opendir(runfile);
+  if (dir == NULL) return;
+  for (struct dirent* file; (file = readdir(dir)) != NULL;) {
+    if (file->d_name[0] == '.') continue;
+    char link[4096];
+    snprintf(link, sizeof link, "%s/%s", runfile, file->d_name);
+    char* entry = realpath(link, NULL);
+    if (entry != NULL && strrchr(entry, '/') != NULL) {
+      *strrchr(entry, '/') = '\0';
+      snprintf(bundle, sizeof bundle, "%s", entry);
+    }
+    free(entry);
+    break;
+  }
+  closedir(dir);
+}
+
+/* Files in the writable folder: each a kernel this run compiled. */
+static int CompiledKernels(void) {
+  DIR* dir = opendir(cache_folder);
+  if (dir == NULL) return 0; /* created by the first write */
+  int files = 0;
+  for (struct dirent* file; (file = readdir(dir)) != NULL;) {
+    files += file->d_name[0] != '.';
+  }
+  closedir(dir);
+  return files;
+}
 
 /* The README's problems at the size of its command-line examples. */
 static ptxgenGemmProblem_t Plain(void) {
@@ -203,6 +246,21 @@ static void PlansTheReadmesProblemsAndShowsWhatItGenerated(void) {
       EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(plan));
     }
   }
+}
+
+/* The bundle holds what this program plans under the keys it looks up, or
+   each run would compile them again without a word: a bundled problem
+   planned here for the first time is read, nothing compiled. */
+static void ABundledProblemIsReadFromTheSharedBundle(void) {
+  EXPECT(strlen(bundle) > 0);
+  ptxgenGemmProblem_t decode;
+  ptxgenGemmProblemInit(&decode, 16, 4096, 4096, PTXGEN_TYPE_F16);
+  const int compiled = CompiledKernels();
+  ptxgenPlan_t plan = NULL;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenPlanGemm(handle, &decode, NULL, &plan));
+  EXPECT(CompiledKernels() == compiled);
+  ptxgenPlanDestroy(plan);
 }
 
 /* Plans `problem` on an H200, expecting success and `form` as the kernel's
@@ -606,6 +664,7 @@ static struct TestCase tests[] = {
     TEST_CASE(PlansTheReadmesProblemsAndShowsWhatItGenerated),
     TEST_CASE(PlansFp8Tf32AndIntegerProblems),
     TEST_CASE(PlansBlockScaledFp8AndSpansItsScales),
+    TEST_CASE(ABundledProblemIsReadFromTheSharedBundle),
     TEST_CASE(RefusesTypesTheLibraryDoesNotCompute),
     TEST_CASE(RefusesProblemsThatBreakARule),
     TEST_CASE(RefusesValuesOutsideAnEnumeration),
@@ -639,7 +698,12 @@ static void WriteXml(const char* path, int count, int failed) {
 int main(void) {
   /* Read at the driver's first load and the kernel cache's first use. */
   setenv("PTXGEN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-  setenv("PTXGEN_CACHE_DISABLE", "1", 1);
+  FindKernelBundle();
+  const char* tmp = getenv("TEST_TMPDIR");
+  snprintf(cache_folder, sizeof cache_folder, "%s/kernel_cache",
+           tmp != NULL ? tmp : "/tmp");
+  setenv("PTXGEN_CACHE_DIR", cache_folder, 1);
+  setenv("PTXGEN_CACHE_PATH", bundle, 1);
   if (ptxgenCreate(&handle) != PTXGEN_STATUS_SUCCESS) return 1;
   const int count = (int)(sizeof tests / sizeof tests[0]);
   int failed = 0;

@@ -14,9 +14,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/driver.h"
+#include "tests/kernels/kernel_bundle.h"
 #include "tests/support/text.h"
 
 namespace ptxgen::gemm {
@@ -26,11 +28,20 @@ using ptx::ScalarType;
 using testing_support::Contains;
 using testing_support::ReadFile;
 
+// This run's writable kernel cache folder.
+std::string CacheFolder() {
+  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/kernel_cache");
+}
+
 // Read at the driver's first load, and by the default kernel cache at its
-// first use: set before any test runs.
-const bool kNoDriverNoDiskCache =
+// first use: set before any test runs. The kernels the tests share come
+// from the bundle (tests/kernels), the others are compiled into this run's
+// folder; the command line below inherits both.
+const bool kNoDriverBundledKernels =
     setenv(runtime::kDriverLibraryEnv, "/nonexistent/libcuda.so.1", 1) == 0 &&
-    setenv("PTXGEN_CACHE_DISABLE", "1", 1) == 0;
+    setenv("PTXGEN_CACHE_DIR", CacheFolder().c_str(), 1) == 0 &&
+    setenv("PTXGEN_CACHE_PATH", testing_support::KernelBundle().c_str(), 1) ==
+        0;
 
 // The README's problems at the size of its command-line examples.
 GemmProblem Plain() { return {4096, 4096, 4096, ScalarType::kF16}; }
@@ -60,7 +71,7 @@ TEST(PlanTest, TheH200IsAnSm90aDeviceWith132SmsAnd227KiBPerBlock) {
 // What Prepare does before it loads anything, for both README problems on
 // an H200 and on a 66-SM part.
 TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
-  ASSERT_TRUE(kNoDriverNoDiskCache);
+  ASSERT_TRUE(kNoDriverBundledKernels);
   for (const GemmProblem& problem : {Plain(), Fused()}) {
     for (const int sms : {132, 66}) {
       const absl::StatusOr<GemmPlan> plan = PlanGemm(problem, WithSms(sms));
@@ -94,6 +105,27 @@ TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
   }
   EXPECT_FALSE(runtime::Driver::Get().ok())
       << "the plans above needed no driver";
+}
+
+// The bundle holds what these tests plan under the keys they look up, or
+// they would each compile it again without a word.
+TEST(PlanTest, TheReadmesProblemsAreReadFromTheSharedBundle) {
+  compile::CacheConfig config;
+  config.directory = absl::StrCat(CacheFolder(), "/bundle_check");
+  config.read_only_directories = {testing_support::KernelBundle()};
+  compile::KernelCache cache(config);
+  GemmOptions options;
+  options.cache = &cache;
+  for (const GemmProblem& problem : {Plain(), Fused()}) {
+    const absl::StatusOr<GemmPlan> plan =
+        PlanGemm(problem, GemmTarget::H200(), options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->compiled->source, compile::CacheSource::kDiskCache)
+        << gen::FormName(FormOf(problem)) << " was compiled, not read from '"
+        << config.read_only_directories[0] << "'";
+    EXPECT_TRUE(plan->compiled->cache_warnings.empty())
+        << plan->compiled->cache_warnings[0];
+  }
 }
 
 TEST(PlanTest, AGivenConfigIsPlannedAsGiven) {
@@ -186,7 +218,7 @@ GemmProblem Decode() { return {16, 4096, 4096, ScalarType::kF16}; }
 // -lineinfo puts .loc directives in the PTX; the flags are part of what the
 // cache keys, so the flagged kernel is a compile of its own.
 TEST(PlanTest, NvrtcFlagsReachTheKernelsCompile) {
-  ASSERT_TRUE(kNoDriverNoDiskCache);
+  ASSERT_TRUE(kNoDriverBundledKernels);
   const absl::StatusOr<GemmPlan> plain = PlanGemm(Decode(), GemmTarget::H200());
   ASSERT_TRUE(plain.ok()) << plain.status();
   GemmOptions options;
@@ -205,7 +237,7 @@ TEST(PlanTest, NvrtcFlagsReachTheKernelsCompile) {
 // --minimal only drops declarations the kernels do not use: the CUBIN is
 // the one a compile without it gives.
 TEST(PlanTest, GemmKernelsCompileMinimalToTheSameCubin) {
-  ASSERT_TRUE(kNoDriverNoDiskCache);
+  ASSERT_TRUE(kNoDriverBundledKernels);
   const absl::StatusOr<GemmPlan> plan = PlanGemm(Decode(), GemmTarget::H200());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->compiled->options.flags,
@@ -242,7 +274,7 @@ TEST(PlanTest, ParsesACommandLinesNvrtcFlagsAndRefusesThemByName) {
 // (bench/RESULTS.md, "Cold start"): the plan is refused, naming the flags
 // and ptxas's code, whatever the code's number.
 TEST(PlanTest, RefusesNvrtcFlagsThatSerializeTheKernelsWgmma) {
-  ASSERT_TRUE(kNoDriverNoDiskCache);
+  ASSERT_TRUE(kNoDriverBundledKernels);
   for (const char* flag : {"--Ofast-compile=min", "-Xptxas=-O0"}) {
     GemmOptions options;
     options.nvrtc_flags = {"-lineinfo", flag};
@@ -313,7 +345,7 @@ struct CliRun {
 };
 
 // tools/ptxgen (a data dependency; the working directory is the runfiles
-// root) with `flags`, this binary's environment: no driver, no disk cache.
+// root) with `flags`, this binary's environment: no driver, the bundle.
 CliRun Ptxgen(const std::string& flags) {
   const std::string err_path =
       absl::StrCat(std::getenv("TEST_TMPDIR"), "/ptxgen.err");

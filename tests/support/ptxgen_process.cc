@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/kernels/kernel_bundle.h"
 #include "tests/support/text.h"
 
 extern char** environ;
@@ -100,6 +101,19 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
     result.out = ReadFile(prefix + ".out");
   result.err = ReadFile(prefix + ".err");
   return result;
+}
+
+std::map<std::string, std::string> WithKernelBundle(
+    std::map<std::string, std::string> environment) {
+  const std::string bundle = KernelBundle();
+  if (bundle.empty()) {
+    ADD_FAILURE() << "no kernel bundle in " << kKernelBundleRunfile
+                  << " (a runfile: the working directory must be the "
+                     "runfiles root)";
+    return environment;
+  }
+  environment["PTXGEN_CACHE_PATH"] = bundle;
+  return environment;
 }
 
 }  // namespace ptxgen::testing_support

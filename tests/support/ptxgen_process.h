@@ -40,6 +40,14 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& environment,
                         const StdoutTarget& stdout_target = {});
 
+// `environment` plus PTXGEN_CACHE_PATH naming the kernels the tests share
+// (tests/kernels/kernel_bundle.h): the opt-in of a run that only needs its
+// kernels, which are then read instead of compiled. Runs that test
+// compiling or the cache leave it out. Without the bundle a test failure,
+// and `environment` as it is.
+std::map<std::string, std::string> WithKernelBundle(
+    std::map<std::string, std::string> environment);
+
 }  // namespace ptxgen::testing_support
 
 #endif  // PTXGEN_TESTS_SUPPORT_PTXGEN_PROCESS_H_

@@ -33,12 +33,15 @@ namespace {
 using ptxgen::testing_support::NewTestDirectory;
 using Result = ptxgen::testing_support::ProcessResult;
 
-// Runs ptxgen with `args` in a new process, with a cache folder of its own.
-Result Ptxgen(const std::vector<std::string>& args) {
-  static int runs = 0;
+// Runs ptxgen with `args` in a new process, with `cache_folder` and the
+// shared kernel bundle: the text compared here is each process's own
+// whether its kernel is compiled or read, a cache entry being used only for
+// the very text asked for.
+Result Ptxgen(const std::vector<std::string>& args,
+              const std::string& cache_folder) {
   return ptxgen::testing_support::RunPtxgen(
-      args,
-      {{"PTXGEN_CACHE_DIR", NewTestDirectory(absl::StrCat("cache", runs++))}});
+      args, ptxgen::testing_support::WithKernelBundle(
+                {{"PTXGEN_CACHE_DIR", cache_folder}}));
 }
 
 // The configuration the tool reported on stderr: the one "ptxgen: " line
@@ -58,14 +61,18 @@ std::optional<ptxgen::gen::GemmConfig> ReportedConfig(const std::string& err) {
   return found;
 }
 
-// Runs `args` (a `gemm ... --emit=cuda` request) in two processes and
+// Runs `args` (a `gemm ... --emit=cuda` request) in two processes, which
+// share a cache folder (a kernel not in the bundle is compiled once), and
 // compares both outputs with each other and with GenerateGemm here.
 // Returns the configuration the tool picked.
 std::optional<ptxgen::gen::GemmConfig> ExpectDeterministic(
     const std::vector<std::string>& args, ptxgen::ptx::ScalarType element) {
+  static int requests = 0;
   const std::string request = absl::StrJoin(args, " ");
-  const Result first = Ptxgen(args);
-  const Result second = Ptxgen(args);
+  const std::string cache_folder =
+      NewTestDirectory(absl::StrCat("cache", requests++));
+  const Result first = Ptxgen(args, cache_folder);
+  const Result second = Ptxgen(args, cache_folder);
   EXPECT_EQ(first.status, 0) << request << ": " << first.err;
   EXPECT_EQ(second.status, 0) << request << ": " << second.err;
   EXPECT_FALSE(first.out.empty()) << request;

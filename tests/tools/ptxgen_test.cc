@@ -1,6 +1,8 @@
 // The ptxgen tool as its users run it: the built binary in a subprocess,
 // checked by exit status, stdout and stderr. Every run gets
-// PTXGEN_CACHE_DIR under $TEST_TMPDIR, so nothing touches ~/.cache.
+// PTXGEN_CACHE_DIR under $TEST_TMPDIR, so nothing touches ~/.cache; runs
+// that only need GEMM kernels read them from the shared bundle
+// (PtxgenWithKernels).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -44,6 +46,12 @@ Result Ptxgen(const std::vector<std::string>& args,
   overrides.emplace("PTXGEN_CACHE_DIR",
                     NewTestDirectory(absl::StrCat("cache", runs++)));
   return RunPtxgen(args, overrides);
+}
+
+// Ptxgen with the kernels the tests share readable (WithKernelBundle): for
+// runs that need kernels but test neither compiling nor the cache.
+Result PtxgenWithKernels(const std::vector<std::string>& args) {
+  return Ptxgen(args, ptxgen::testing_support::WithKernelBundle({}));
 }
 
 std::vector<std::string> Args(absl::string_view line) {
@@ -274,7 +282,7 @@ TEST(PtxgenTest, HelpExamplesRun) {
     for (absl::string_view line :
          absl::StrSplit(help.substr(examples + 11), '\n', absl::SkipEmpty())) {
       ASSERT_TRUE(absl::ConsumePrefix(&line, "  ptxgen ")) << line;
-      const Result run = Ptxgen(Args(line));
+      const Result run = PtxgenWithKernels(Args(line));
       EXPECT_EQ(run.status, 0) << line << ": " << run.err;
       EXPECT_NE(run.out, "") << line;
     }
@@ -284,22 +292,22 @@ TEST(PtxgenTest, HelpExamplesRun) {
 // fp8 and tf32 kernels from the command line: the form in the kernel's
 // name and on stderr, wgmma of the input types in the source.
 TEST(PtxgenTest, GemmTakesFp8AndTf32Inputs) {
-  const Result mixed =
-      Ptxgen(Args("gemm --m=256 --n=256 --k=256 --dtype=e4m3 --b-dtype=e5m2 "
-                  "--scaling=tensor --fast-accum --out-dtype=f32 --emit=cuda"));
+  const Result mixed = PtxgenWithKernels(
+      Args("gemm --m=256 --n=256 --k=256 --dtype=e4m3 --b-dtype=e5m2 "
+           "--scaling=tensor --fast-accum --out-dtype=f32 --emit=cuda"));
   ASSERT_EQ(mixed.status, 0) << mixed.err;
   EXPECT_TRUE(Contains(
       mixed.err, "ptxgen: form e4m3xe5m2.kk->f32+tensor_scaled+fast_accum"))
       << mixed.err;
   EXPECT_TRUE(Contains(mixed.out, ".f32.e4m3.e5m2"));
   EXPECT_TRUE(Contains(mixed.out, "apply_tensor_scales(acc, out);"));
-  const Result promoted =
-      Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=e4m3 --emit=cuda"));
+  const Result promoted = PtxgenWithKernels(
+      Args("gemm --m=8192 --n=8192 --k=8192 --dtype=e4m3 --emit=cuda"));
   ASSERT_EQ(promoted.status, 0) << promoted.err;
   EXPECT_TRUE(Contains(promoted.err, "ws 128x256x128 s3 c2 w0"));
   EXPECT_TRUE(Contains(promoted.out, "float stage_sums["));
-  const Result tf32 =
-      Ptxgen(Args("gemm --m=8192 --n=8192 --k=8192 --dtype=tf32 --emit=cuda"));
+  const Result tf32 = PtxgenWithKernels(
+      Args("gemm --m=8192 --n=8192 --k=8192 --dtype=tf32 --emit=cuda"));
   ASSERT_EQ(tf32.status, 0) << tf32.err;
   EXPECT_TRUE(Contains(tf32.out, "m64n256k8.f32.tf32.tf32"));
 }
@@ -590,7 +598,10 @@ Result PtxgenWritingTo(const std::string& device,
                                : StdoutTarget::Kind::kDevice;
   target.device = device;
   return RunPtxgen(
-      args, {{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}}, target);
+      args,
+      ptxgen::testing_support::WithKernelBundle(
+          {{"PTXGEN_CACHE_DIR", NewTestDirectory("stdout_cache")}}),
+      target);
 }
 
 // Long output fails while it is written, short output only when flushed.
@@ -700,8 +711,9 @@ TEST(PtxgenTest, GemmGeneralFlagsRefuseBadValuesNamingTheFlag) {
 // kernel, no form line, and --run takes it (here without a GPU it fails
 // later, not as a usage error).
 TEST(PtxgenTest, GemmPlainValuesSpelledOutAreThePlainProblem) {
-  const Result plain = Ptxgen(Args(absl::StrCat(kGemm256, "--sms=132")));
-  const Result spelled = Ptxgen(Args(absl::StrCat(
+  const Result plain =
+      PtxgenWithKernels(Args(absl::StrCat(kGemm256, "--sms=132")));
+  const Result spelled = PtxgenWithKernels(Args(absl::StrCat(
       kGemm256,
       "--sms=132 --a-major=k --b-major=k --lda=256 --ldb=0 --ldd=256 "
       "--batch=1 --alpha=1.0 --beta=0 --bias=none --activation=none "
@@ -713,8 +725,8 @@ TEST(PtxgenTest, GemmPlainValuesSpelledOutAreThePlainProblem) {
   EXPECT_FALSE(Contains(spelled.err, "form ")) << spelled.err;
   // --sms answers the question the GPU would: no note that there is none.
   EXPECT_FALSE(Contains(spelled.err, "no GPU")) << spelled.err;
-  const Result run =
-      Ptxgen(Args(absl::StrCat(kGemm256, "--lda=256 --alpha=1 --run")));
+  const Result run = PtxgenWithKernels(
+      Args(absl::StrCat(kGemm256, "--lda=256 --alpha=1 --run")));
   EXPECT_NE(run.status, 2) << run.err;
   EXPECT_FALSE(Contains(run.err, "--run compares only")) << run.err;
 }
@@ -744,7 +756,7 @@ TEST(PtxgenTest, GemmGeneralFormsCompileWithoutSpills) {
        }) {
     const std::string request =
         absl::StrCat(kGemm256, flags, " --emit=resources");
-    const Result run = Ptxgen(Args(request));
+    const Result run = PtxgenWithKernels(Args(request));
     EXPECT_EQ(run.status, 0) << request << ": " << run.err;
     EXPECT_TRUE(Contains(run.out, "kernel ")) << request << ": " << run.out;
     ExpectNoSpills(request, run.out);
