@@ -520,6 +520,21 @@ def _on_device(array):
 # Streams whose workspace _TorchApi keeps; the least recently grown go
 # first (a stream destroyed leaves its block here until then).
 _KEPT_WORKSPACES = 16
+# Set while torch runs ptxgen's operators (_torch_ops): a compiled graph
+# may run where torch sends allocations to a CUDA graph's pool without
+# capturing (cudagraph trees' warm-up), which must hold no block past the
+# call, so no workspace is kept then.
+_operator_calls = threading.local()
+
+
+@contextlib.contextmanager
+def workspaces_per_run():
+    """Runs inside take each workspace from the allocator, none kept."""
+    _operator_calls.active = True
+    try:
+        yield
+    finally:
+        _operator_calls.active = False
 
 
 class _TorchApi:
@@ -576,7 +591,8 @@ class _TorchApi:
         hands a freed block only to work on the stream it was allocated for
         (a capture's, from the graph's pool), so the caller may drop it once
         the run is enqueued; graphs replayed on other streams share none."""
-        if cuda_stream != self.current_stream(device) or self._capturing():
+        if (cuda_stream != self.current_stream(device) or self._capturing()
+                or getattr(_operator_calls, "active", False)):
             return self._allocate(size, device, cuda_stream)
         key = (device, cuda_stream)
         block = self._kept.get(key)

@@ -117,11 +117,12 @@ def _register():
                 alpha: float = 1.0, beta: float = 0.0, out_dtype: Optional[str] = None,
                 dtype: Optional[str] = None, fast_accum: bool = False,
                 scaling: Optional[str] = None) -> Tensor:
-        return _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
-                          activation=activation, alpha=alpha, beta=beta,
-                          out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
-                          scale_b=scale_b, scale_d=scale_d, fast_accum=fast_accum,
-                          scaling=scaling)
+        with _gemm.workspaces_per_run():
+            return _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
+                              activation=activation, alpha=alpha, beta=beta,
+                              out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
+                              scale_b=scale_b, scale_d=scale_d, fast_accum=fast_accum,
+                              scaling=scaling)
 
     @gemm_op.register_fake
     def _(a, b, c=None, bias=None, scale_a=None, scale_b=None, scale_d=None,
@@ -139,11 +140,12 @@ def _register():
                      fast_accum: bool = False,
                      scaling: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         amax = torch.empty((), dtype=torch.float32, device=a.device)
-        out = _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
-                         activation=activation, alpha=alpha, beta=beta,
-                         out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
-                         scale_b=scale_b, scale_d=scale_d, amax=amax,
-                         fast_accum=fast_accum, scaling=scaling)
+        with _gemm.workspaces_per_run():
+            out = _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
+                             activation=activation, alpha=alpha, beta=beta,
+                             out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
+                             scale_b=scale_b, scale_d=scale_d, amax=amax,
+                             fast_accum=fast_accum, scaling=scaling)
         return out, amax
 
     @gemm_amax_op.register_fake

@@ -525,6 +525,20 @@ def test_another_stream_or_a_capture_gets_a_workspace_per_run_held_while_it_is_e
     assert library.planned == 1
 
 
+def test_runs_of_the_torch_operators_keep_no_workspace(library, torch):
+    # A compiled graph may run while torch sends allocations to a CUDA
+    # graph's pool (cudagraph trees' warm-up): no block may outlive the call.
+    library.workspace_bytes = 4096
+    x, w = torch.tensor(16, 256), torch.tensor(256, 256)
+    with _gemm.workspaces_per_run():
+        ptxgen.gemm(x, w.t())
+        ptxgen.gemm(x, w.t())
+    assert len([a for a in torch.allocations if a["dtype"] == "uint8"]) == 2
+    assert not {run["workspace"] for run in library.runs} & torch.live
+    ptxgen.gemm(x, w.t())  # outside: the stream's kept block
+    assert library.runs[-1]["workspace"] in torch.live
+
+
 def test_a_gemm_needing_no_workspace_runs_with_none(library, torch):
     x, w = torch.tensor(16, 256), torch.tensor(256, 256)
     ptxgen.gemm(x, w.t())

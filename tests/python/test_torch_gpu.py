@@ -195,9 +195,11 @@ class Compiled(GpuCase):
         amax.fill_(math.nan)
         returned = torch.compile(into, fullgraph=True)(x8, w8, scale_a, scale_b, out, amax)
         expected = (x8.float().double() * 0.5) @ (w8.float().double() * 4.0).t()
-        self.assertLess(relative_error(out, expected), 1e-5)
+        # fp8 tensor cores sum each 128 k in less than f32's precision
+        # (8e-5 seen here): the C++ tests' bound for types other than bf16.
+        self.assertLess(relative_error(out, expected), 2e-3)
         self.assertTrue(torch.equal(returned, out))
-        self.assertAlmostEqual(amax.item() / expected.abs().max().item(), 1.0, delta=1e-5)
+        self.assertAlmostEqual(amax.item() / expected.abs().max().item(), 1.0, delta=2e-3)
 
     def test_gemm_amax_returns_amax_inside_the_graph(self):
         def with_amax(x, w):
