@@ -315,6 +315,9 @@ def _bias_layout(array, batch, length, along):
 
 
 def _allocate(like, shape, dtype):
+    if dtype not in _TORCH_DTYPES:  # tf32 is a way to compute, not a type stored
+        raise refuse(f"{_FUNCTION}: out_dtype={dtype!r} is not a type of D: "
+                     f"{', '.join(repr(name) for name in _TORCH_DTYPES)}")
     if like.library == "torch":
         import torch
         return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]),
@@ -875,32 +878,8 @@ def _enqueue(entry, addresses, out, stream, a_stream):
 def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
          alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None, scale_a=None,
          scale_b=None, scale_d=None, amax=None, fast_accum=False, scaling=None):
-    """out = activation(alpha * a @ b + beta * c + bias), returned.
-
-    a [m,k] and b [k,n] (or [batch,m,k] and [batch,k,n]) of f16 or bf16,
-    each row- or column-major with any leading dimension, or of fp8
-    (torch.float8_e4m3fn, float8_e5m2; a and b may mix the two) with b
-    K-major (b = w.t() of a [n,k] w), or float32 with dtype="tf32" (tf32
-    tensor cores; K-major b too), or of 8-bit integers (torch.int8, uint8;
-    a and b may mix the two; K-major b too) summed exactly in s32; out and
-    c [m,n] row-major, of out_dtype ("f16", "bf16", "f32", "e4m3", "e5m2";
-    from integers also "s32", the exact sums, with alpha 1 and no c, bias,
-    activation or amax, and "s8", alpha times the sums rounded with
-    saturation, with no c; default the library's: a's type for 16-bit
-    inputs, "bf16" for fp8, "f32" for tf32, "s32" for integers), allocated
-    when out is None (torch tensors, CuPy arrays; give out= with DLPack
-    arrays); bias of m (bias_along="m") or n ("n", as linear's) values;
-    activation None, "relu", "gelu", "gelu_tanh" or "silu". fp8: scale_a
-    and scale_b (one float32 each, on the device) multiply alpha, as
-    cuBLASLt's scale pointers (either given makes the GEMM scaled: give
-    both), scale_d multiplies an fp8 out before its rounding; with
-    scaling="block" scale_a and scale_b are instead DeepGEMM's block
-    scales, contiguous float32 arrays of ptxgen.spans' counts (A's per row
-    and 128 of k, B's per 128 x 128 block; out f16, bf16 or f32);
-    fast_accum accumulates in wgmma's reduced precision. amax (one
-    float32) receives the largest |out| before scale_d. Runs asynchronously on `stream`, else
-    the current torch (CuPy) stream, else the default stream. Raises
-    ptxgen.Error, naming the broken rule."""
+    """ptxgen.gemm run eagerly (ptxgen/__init__.py says what it computes):
+    the fast path for a signature run before, else plan_call."""
     # What the fast path cannot read (an unhashable option, an array whose
     # reading raises) is plan_call's, which refuses it naming the rule.
     try:

@@ -210,6 +210,12 @@ def test_8_bit_integer_arrays_are_s8_or_u8_into_s32():
                    out_dtype="f32")
 
 
+def test_tf32_is_no_out_dtype():
+    # tf32 names how float32 inputs are multiplied; no array stores it.
+    expect_refused("out_dtype='tf32' is not a type of D", FakeCudaArray((256, 512), "<f4"),
+                   transposed(512, 128, typestr="<f4"), None, dtype="tf32", out_dtype="tf32")
+
+
 def test_integer_rules_are_the_librarys():
     # Refused by ptxgenGemmPrepare before any device is looked for.
     a, weight_t, out = s8(256, 512), transposed(512, 128, typestr="|i1"), s32(256, 128)
