@@ -22,18 +22,8 @@ CPU.
 """
 import unittest
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # the CPU machines' image has no torch
-    torch = None
-
 import ptxgen
-
-
-def _hopper():
-    return (torch is not None and torch.cuda.is_available()
-            and torch.cuda.get_device_capability() == (9, 0))
+from hopper import NEEDS_HOPPER, F, torch
 
 
 ACTIVATIONS = {
@@ -87,7 +77,7 @@ class DLPackOnly:
         return self.tensor.__dlpack_device__()
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class GemmAgainstTorch(unittest.TestCase):
     # Multiples of 8 (TMA rows of 16 bytes for either major), not of the
     # tiles: edges are exercised.
@@ -259,7 +249,7 @@ def relative_error(out, expected):
     return ((out.double() - expected).norm() / expected.norm()).item()
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class Fp8AndTf32AgainstFloat64(unittest.TestCase):
     # Multiples of 16 (TMA rows of 16 bytes for fp8), not of the tiles.
     M, N, K = 264, 136, 528
@@ -326,7 +316,7 @@ def integer_product(a, b):
     return torch.matmul(a.cpu().long(), b.cpu().long())
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class IntegersAgainstInt64(unittest.TestCase):
     # Multiples of 16 (TMA rows of 16 bytes for 8-bit types), not of the tiles.
     M, N, K = 264, 136, 528

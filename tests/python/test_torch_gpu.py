@@ -21,18 +21,8 @@ problems take uniform inputs and bound the relative error by norm.
 import math
 import unittest
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # the CPU machines' image has no torch
-    torch = None
-
 import ptxgen
-
-
-def _hopper():
-    return (torch is not None and torch.cuda.is_available()
-            and torch.cuda.get_device_capability() == (9, 0))
+from hopper import NEEDS_HOPPER, F, torch
 
 
 def quarters(*shape, dtype=None):
@@ -81,7 +71,7 @@ def call_targets(graph_module):
     return [node.target for node in graph_module.graph.nodes if node.op == "call_function"]
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class Opcheck(GpuCase):
     """torch.library.opcheck: schema (a new out, nothing mutated), fake
     implementation against the real one (shape, type, strides), autograd
@@ -124,7 +114,7 @@ class Opcheck(GpuCase):
                               dict(out_dtype="f32", activation="relu"))
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class Compiled(GpuCase):
     """torch.compile of functions calling ptxgen.gemm: one graph, holding
     the operator, and torch's result."""
@@ -214,7 +204,7 @@ class Compiled(GpuCase):
         self.assertMatches(torch.compile(with_amax, fullgraph=True)(x, w), expected)
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class ReduceOverhead(GpuCase):
     """mode="reduce-overhead": CUDA-graph trees record the compiled graph,
     ptxgen's GEMMs in it, and replay it on new inputs; no graph skipped."""
@@ -248,7 +238,7 @@ class ReduceOverhead(GpuCase):
         self.assertEqual(counters["inductor"]["cudagraph_skips"], skips)
 
 
-@unittest.skipUnless(_hopper(), "needs PyTorch and a Hopper (sm_90) GPU")
+@NEEDS_HOPPER
 class CudaGraphCapture(GpuCase):
     """As servers capture: a warm-up run on the default stream, then
     torch.cuda.graph (on its own capture stream) around the same call; the
