@@ -18,7 +18,9 @@
 # the suite and the fuzzers) in an output base of its own, so that it
 # neither rebuilds nor relinks the default build:
 # PTXGEN_SANITIZE_OUTPUT_BASE, else one per checkout under Bazel's output
-# root. Its Bazel server is shut down at the end.
+# root. Its Bazel server is shut down at the end, unless
+# PTXGEN_SANITIZE_KEEP_SERVER=1 (tools/test.sh, whose next part uses it:
+# a new server would load and analyze the workspace again).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +35,7 @@ fi
 bash tools/setup.sh || exit 1
 fuzz_seconds=${FUZZ_SECONDS:-15}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-sanitize.XXXXXX")
-trap 'sanitized_bazel shutdown >/dev/null 2>&1' EXIT
+[ "${PTXGEN_SANITIZE_KEEP_SERVER:-0}" = 1 ] || trap 'sanitized_bazel shutdown >/dev/null 2>&1' EXIT
 # //..., written out: the default build's convenience links (bazel-bin,
 # bazel-<checkout>, ...) point into another output base, which this server
 # would read as packages of the workspace (a negative pattern still loads them).

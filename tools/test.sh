@@ -98,7 +98,8 @@ else
     part "tidy" "tidy: " check bash tools/tidy_check.sh
   fi
   if [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
-    PTXGEN_SANITIZE_PARTS=suite part "asan suite" "sanitize: " bash tools/sanitize.sh
+    PTXGEN_SANITIZE_PARTS=suite PTXGEN_SANITIZE_KEEP_SERVER=1 \
+      part "asan suite" "sanitize: " bash tools/sanitize.sh
     PTXGEN_SANITIZE_PARTS=fuzz part "fuzz" "sanitize: " bash tools/sanitize.sh
   fi
 fi
