@@ -30,9 +30,6 @@ _TYPESTRS = {"<f2": "f16", "<f4": "f32", "|i1": "s8", "|u1": "u8", "<i4": "s32"}
 # 4, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12.
 _DLPACK_DTYPES = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32", (10, 8): "e4m3",
                   (12, 8): "e5m2", (0, 8): "s8", (1, 8): "u8", (0, 32): "s32"}
-_TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
-                 "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "s8": "int8",
-                 "u8": "uint8", "s32": "int32"}
 _CUPY_DTYPES = ("f16", "f32", "s8", "s32")  # outputs NumPy has (no bfloat16 or fp8)
 _FP8 = ("e4m3", "e5m2")
 # The interface's versions: 1 added "mask", 3 "stream"; this reads them all.
@@ -315,19 +312,14 @@ def _bias_layout(array, batch, length, along):
 
 
 def _allocate(like, shape, dtype):
-    if dtype not in _TORCH_DTYPES:  # tf32 is a way to compute, not a type stored
-        raise refuse(f"{_FUNCTION}: out_dtype={dtype!r} is not a type of D: "
-                     f"{', '.join(repr(name) for name in _TORCH_DTYPES)}")
-    if like.library == "torch":
-        import torch
-        return torch.empty(shape, dtype=getattr(torch, _TORCH_DTYPES[dtype]),
-                           device=torch.device("cuda", like.device))
-    if like.library == "cupy" and dtype in _CUPY_DTYPES:
-        import cupy
-        with cupy.cuda.Device(like.device):
-            return cupy.empty(shape, dtype=_TORCH_DTYPES[dtype])
-    raise refuse(f"{_FUNCTION}: give out= for a {dtype} result of arrays other than "
-                 "torch tensors and CuPy arrays")
+    """A new compact out of type `dtype` from the library of the array
+    `like`, on its device."""
+    api = _api(like.library)
+    if api is None or (like.library == "cupy" and dtype not in _CUPY_DTYPES):
+        raise refuse(f"{_FUNCTION}: give out= for a {dtype} result of arrays other than "
+                     "torch tensors and CuPy arrays")
+    with api.device(like.device):
+        return api.empty(shape, _compact_strides(shape), api.dtype(dtype), like.device)
 
 
 def _input_types(A, B, dtype):
@@ -419,8 +411,7 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
             raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
                          f"{echo(out_dtype)}")
     else:
-        output = _problem.default_output(element) if out_dtype is None else (
-            _problem.dtype_name(_FUNCTION, "out_dtype", out_dtype))
+        output = _problem.stored_output(_FUNCTION, element, out_dtype)
         out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), output)
         arrays["d"] = read("out", out)
     ldd, stride_d = _row_major(arrays["d"], batch, m, n, ndim)
@@ -572,7 +563,7 @@ class _TorchApi:
             device_type=stream.device_type).cuda_stream)
 
     def dtype(self, name):
-        return getattr(self._torch, _TORCH_DTYPES[name])
+        return getattr(self._torch, _problem.TORCH_DTYPES[name])
 
     def empty(self, shape, strides, dtype, device):
         """A new array of `shape` with compact `strides` on `device`, which
@@ -589,29 +580,26 @@ class _TorchApi:
         """`size` bytes for work on `cuda_stream`, on `device` (current).
         The current stream, not capturing, keeps one block, grown as needed,
         for every run on it: the stream orders them, and a block allocated
-        per run cost 4 us on an H200's host, as much as the launch. Another stream, or
-        a capture, takes a block of its own from the caching allocator, which
-        hands a freed block only to work on the stream it was allocated for
-        (a capture's, from the graph's pool), so the caller may drop it once
-        the run is enqueued; graphs replayed on other streams share none."""
-        if (cuda_stream != self.current_stream(device) or self._capturing()
-                or getattr(_operator_calls, "active", False)):
-            return self._allocate(size, device, cuda_stream)
+        per run cost 4 us on an H200's host, as much as the launch. Another
+        stream, or a capture, takes a block of its own from the caching
+        allocator, which hands a freed block only to work on the stream it
+        was allocated for (a capture's, from the graph's pool), so the
+        caller may drop it once the run is enqueued; graphs replayed on
+        other streams share none."""
+        torch = self._torch
+        if cuda_stream != self.current_stream(device):
+            with torch.cuda.stream(torch.cuda.ExternalStream(cuda_stream, device=device)):
+                return self.empty((size,), (1,), torch.uint8, device)
+        if self._capturing() or getattr(_operator_calls, "active", False):
+            return self.empty((size,), (1,), torch.uint8, device)
         key = (device, cuda_stream)
         block = self._kept.get(key)
         if block is None or block.shape[0] < size:
             self._kept.pop(key, None)  # freed first: the allocator may reuse it
-            block = self._kept[key] = self._allocate(size, device, cuda_stream)
+            block = self._kept[key] = self.empty((size,), (1,), torch.uint8, device)
             while len(self._kept) > _KEPT_WORKSPACES:
                 self._kept.popitem(last=False)
         return block
-
-    def _allocate(self, size, device, cuda_stream):
-        torch = self._torch
-        if cuda_stream == self.current_stream(device):
-            return self.empty((size,), (1,), torch.uint8, device)
-        with torch.cuda.stream(torch.cuda.ExternalStream(cuda_stream, device=device)):
-            return self.empty((size,), (1,), torch.uint8, device)
 
 
 class _CupyApi:
@@ -632,7 +620,7 @@ class _CupyApi:
 
     @staticmethod
     def dtype(name):
-        return _TORCH_DTYPES[name]  # NumPy's names for the types CuPy has
+        return _problem.TORCH_DTYPES[name]  # NumPy's names for the types CuPy has
 
     def empty(self, shape, strides, dtype, device):
         """A new compact array on `device`, which is current."""
@@ -643,8 +631,8 @@ class _CupyApi:
         return x.data.ptr
 
     def workspace(self, size, device, cuda_stream):
-        """As _TorchApi.workspace: CuPy's memory pool keeps the blocks of
-        each stream apart too."""
+        """A block per run, as _TorchApi.workspace takes for another stream:
+        CuPy's memory pool keeps the blocks of each stream apart too."""
         cupy = self._cupy
         if cuda_stream == self.current_stream(device):
             return cupy.empty(size, dtype="uint8")

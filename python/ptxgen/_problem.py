@@ -22,6 +22,12 @@ _DTYPE_SPELLINGS = {"f16": ("f16", "float16", "half"),
                     "s8": ("s8", "int8"),
                     "u8": ("u8", "uint8"),
                     "s32": ("s32", "int32")}
+# The types D is stored in, by the name of their torch dtype (torch.<name>;
+# NumPy names those it has alike): every type but tf32, which names how
+# float32 inputs are multiplied.
+TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
+                "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "s8": "int8",
+                "u8": "uint8", "s32": "int32"}
 _INT64_MAX = 2**63 - 1
 
 
@@ -47,6 +53,23 @@ def default_output(element):
                                                  _library.DATA_TYPES[element]))
     return next(name for name, value in _library.DATA_TYPES.items()
                 if value == p.output_type)
+
+
+def output_name(function, element, out_dtype):
+    """D's type: out_dtype's name when given (any spelling dtype_name
+    reads), else the library's default for inputs of `element`."""
+    if out_dtype is None:
+        return default_output(element)
+    return dtype_name(function, "out_dtype", out_dtype)
+
+
+def stored_output(function, element, out_dtype):
+    """output_name, for a D that ptxgen allocates: one of TORCH_DTYPES."""
+    output = output_name(function, element, out_dtype)
+    if output not in TORCH_DTYPES:
+        raise refuse(f"{function}: out_dtype={echo(out_dtype)} is not a type of D: tf32 is "
+                     "how float32 inputs are multiplied (dtype='tf32'); its out is 'f32'")
+    return output
 
 
 def _flag(function, keyword, value):
@@ -144,8 +167,7 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
         setattr(p, keyword, int64(function, keyword, value))
     element = dtype_name(function, "dtype", dtype)
     b_element = element if b_dtype is None else dtype_name(function, "b_dtype", b_dtype)
-    output = (default_output(element) if out_dtype is None
-              else dtype_name(function, "out_dtype", out_dtype))
+    output = output_name(function, element, out_dtype)
     p.input_type = _library.DATA_TYPES[element]
     p.b_input_type = _library.DATA_TYPES[b_element]
     p.output_type = _library.DATA_TYPES[output]

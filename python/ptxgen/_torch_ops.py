@@ -23,7 +23,7 @@ compiled by torch.compile calls ptxgen.gemm. Importing it without torch
 installed gives output_of only, the rule the fake implementations follow.
 """
 from ptxgen import _gemm, _problem
-from ptxgen._library import echo, refuse
+from ptxgen._library import refuse
 
 try:
     import torch
@@ -31,10 +31,6 @@ except ImportError:  # the pure part (output_of) still serves
     torch = None
 
 _FUNCTION = "ptxgen.gemm"
-# The output types by the name of their torch dtype (torch.<name>).
-TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32",
-                "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "s8": "int8",
-                "u8": "uint8", "s32": "int32"}
 
 
 def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
@@ -51,12 +47,8 @@ def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
                      "ptxgen takes [m,k] and [k,n], or [batch,m,k] and [batch,k,n]")
     element = ("tf32" if dtype == "tf32"
                else _problem.dtype_name(_FUNCTION, "a.dtype", a_dtype))
-    output = (_problem.default_output(element) if out_dtype is None
-              else _problem.dtype_name(_FUNCTION, "out_dtype", out_dtype))
-    if output not in TORCH_DTYPES:
-        raise refuse(f"{_FUNCTION}: out_dtype={echo(out_dtype)} is no output type: tf32 "
-                     "is how float32 inputs are multiplied (dtype='tf32'); its out is 'f32'")
-    return (*a_shape[:-1], b_shape[-1]), TORCH_DTYPES[output]
+    output = _problem.stored_output(_FUNCTION, element, out_dtype)
+    return (*a_shape[:-1], b_shape[-1]), _problem.TORCH_DTYPES[output]
 
 
 def _name(value):

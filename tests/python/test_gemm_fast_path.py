@@ -148,6 +148,17 @@ class FakeStream:
         self.device = types.SimpleNamespace(type=kind, index=0)
 
 
+@contextlib.contextmanager
+def swapped(mapping, key, value):
+    """mapping[key] is value inside, what it was again after: the fakes'
+    current device and stream, as the libraries' context managers set them."""
+    previous, mapping[key] = mapping[key], value
+    try:
+        yield
+    finally:
+        mapping[key] = previous
+
+
 class FakeTorch:
     """A torch module of the calls ptxgen makes, over no device: current
     devices and streams are numbers set as torch sets them; allocations
@@ -199,22 +210,12 @@ class FakeTorch:
         weakref.finalize(tensor, self.live.discard, self._next)
         return tensor
 
-    @contextlib.contextmanager
     def on_device(self, device):
-        previous, self.device = self.device, device
-        try:
-            yield
-        finally:
-            self.device = previous
+        return swapped(self.__dict__, "device", device)
 
-    @contextlib.contextmanager
     def on_stream(self, stream):
-        previous = self.streams.get(self.device, 0)
-        self.streams[self.device] = stream.cuda_stream
-        try:
-            yield
-        finally:
-            self.streams[self.device] = previous
+        self.streams.setdefault(self.device, 0)
+        return swapped(self.streams, self.device, stream.cuda_stream)
 
     def tensor(self, *shape, dtype="bfloat16", **keywords):
         return FakeTensor(shape, getattr(self.module, dtype), **keywords)
@@ -256,21 +257,11 @@ class FakeCupy:
         return FakeCupyArray(shape, self.TYPESTRS[dtype], self.device,
                              0x7D0000000000 + 4096 * len(self.allocations))
 
-    @contextlib.contextmanager
     def on_device(self, device):
-        previous, self.device = self.device, device
-        try:
-            yield
-        finally:
-            self.device = previous
+        return swapped(self.__dict__, "device", device)
 
-    @contextlib.contextmanager
     def on_stream(self, handle):
-        previous, self.stream = self.stream, handle
-        try:
-            yield
-        finally:
-            self.stream = previous
+        return swapped(self.__dict__, "stream", handle)
 
 
 def clear_caches():
