@@ -3,11 +3,8 @@
 
 // Helpers for the compile tests (GoogleTest without gmock).
 
-#include <dirent.h>
-
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +15,7 @@
 namespace ptxgen::compile {
 
 using testing_support::Contains;
+using testing_support::ListDirectory;
 using testing_support::ReadFile;
 
 // A directory path unique to the running test, under Bazel's $TEST_TMPDIR
@@ -29,20 +27,6 @@ inline std::string FreshTestDirectory(absl::string_view label = "") {
   return absl::StrCat(root != nullptr ? root : "/tmp", "/",
                       test->test_suite_name(), ".", test->name(),
                       label.empty() ? "" : ".", label);
-}
-
-// The entries of `directory` (not "." and ".."), in no particular order;
-// none when it does not exist.
-inline std::vector<std::string> ListDirectory(const std::string& directory) {
-  std::vector<std::string> names;
-  if (DIR* dir = opendir(directory.c_str())) {
-    while (const dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(dir);
-  }
-  return names;
 }
 
 }  // namespace ptxgen::compile

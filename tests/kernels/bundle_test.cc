@@ -3,8 +3,6 @@
 // the read-only folder, nothing compiled and nothing written. A bundle whose
 // keys differ from the tests' lookups (other NVRTC arguments, a stale
 // build) fails here, where otherwise every test would quietly compile again.
-#include <dirent.h>
-
 #include <string>
 #include <vector>
 
@@ -36,18 +34,6 @@ std::vector<std::string> Problems() {
   return problems;
 }
 
-// Files in `folder`; 0 when it was never created.
-int FilesIn(const std::string& folder) {
-  DIR* dir = opendir(folder.c_str());
-  if (dir == nullptr) return 0;
-  int files = 0;
-  while (const dirent* entry = readdir(dir)) {
-    files += entry->d_name[0] != '.';
-  }
-  closedir(dir);
-  return files;
-}
-
 TEST(BundleTest, EveryListedProblemIsReadFromTheBundle) {
   const std::vector<std::string> problems = Problems();
   ASSERT_GE(problems.size(), 2u);
@@ -70,7 +56,8 @@ TEST(BundleTest, EveryListedProblemIsReadFromTheBundle) {
         << run.out;
     EXPECT_FALSE(Contains(run.err, "warning")) << problem << ": " << run.err;
   }
-  EXPECT_EQ(FilesIn(writable), 0) << "kernels were compiled into " << writable;
+  EXPECT_EQ(ptxgen::testing_support::ListDirectory(writable).size(), 0u)
+      << "kernels were compiled into " << writable;
 }
 
 }  // namespace

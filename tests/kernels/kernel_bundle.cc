@@ -1,12 +1,13 @@
 #include "tests/kernels/kernel_bundle.h"
 
-#include <dirent.h>
-
 #include <climits>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tests/support/text.h"
 
 namespace ptxgen::testing_support {
 
@@ -14,18 +15,11 @@ namespace ptxgen::testing_support {
 // tree artifact), and the cache follows no link inside a cache folder: the
 // folder they all lead to is the bundle.
 std::string KernelBundle() {
-  DIR* dir = opendir(kKernelBundleRunfile);
-  if (dir == nullptr) return "";
-  std::string entry;
-  while (const dirent* file = readdir(dir)) {
-    if (file->d_name[0] != '.') {
-      entry = absl::StrCat(kKernelBundleRunfile, "/", file->d_name);
-      break;
-    }
-  }
-  closedir(dir);
+  const std::vector<std::string> entries = ListDirectory(kKernelBundleRunfile);
+  if (entries.empty()) return "";
+  const std::string entry = absl::StrCat(kKernelBundleRunfile, "/", entries[0]);
   char resolved[PATH_MAX];
-  if (entry.empty() || realpath(entry.c_str(), resolved) == nullptr) return "";
+  if (realpath(entry.c_str(), resolved) == nullptr) return "";
   const absl::string_view path(resolved);
   return std::string(path.substr(0, path.rfind('/')));
 }

@@ -1,11 +1,14 @@
 #ifndef PTXGEN_TESTS_SUPPORT_TEXT_H_
 #define PTXGEN_TESTS_SUPPORT_TEXT_H_
 
-// Text helpers shared by the test suites.
+// Text and file helpers shared by the test suites.
+
+#include <dirent.h>
 
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
@@ -25,6 +28,20 @@ inline ::testing::AssertionResult Contains(absl::string_view text,
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The names in `folder` (not "." and ".."), in no particular order; none
+// when it does not exist.
+inline std::vector<std::string> ListDirectory(const std::string& folder) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(folder.c_str())) {
+    while (const dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  return names;
 }
 
 }  // namespace ptxgen::testing_support

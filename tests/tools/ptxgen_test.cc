@@ -31,6 +31,7 @@
 namespace {
 
 using ptxgen::testing_support::Contains;
+using ptxgen::testing_support::ListDirectory;
 
 using ptxgen::testing_support::NewTestDirectory;
 using ptxgen::testing_support::ReadFile;
@@ -1014,19 +1015,6 @@ TEST(PtxgenTest, CacheAloneNamesItsActions) {
 }
 
 // ---- the cache's folders, the user's files, the environment's values ----
-
-// The names in `folder`, but for "." and "..".
-std::vector<std::string> ListDirectory(const std::string& folder) {
-  std::vector<std::string> names;
-  if (DIR* dir = opendir(folder.c_str())) {
-    while (const dirent* entry = readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(dir);
-  }
-  return names;
-}
 
 // Makes `path` two hours old: past the age of any live writer's temporary.
 void MakeStale(const std::string& path) {
