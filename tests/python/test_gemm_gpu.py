@@ -23,7 +23,7 @@ CPU.
 import unittest
 
 import ptxgen
-from hopper import NEEDS_HOPPER, F, torch
+from hopper import NEEDS_HOPPER, F, quarters, relative_error, torch, uniform
 
 
 ACTIVATIONS = {
@@ -33,12 +33,6 @@ ACTIVATIONS = {
     "gelu_tanh": (lambda v: F.gelu(v, approximate="tanh")) if torch else None,
     "silu": F.silu if torch else None,
 }
-
-
-def quarters(*shape, dtype=None):
-    """Random multiples of 1/4 in [-1, 1], exact in f16 and bf16."""
-    values = torch.randint(-4, 5, shape, device="cuda", dtype=torch.float32) / 4
-    return values.to(dtype or torch.float16)
 
 
 def reference(a, b, *, alpha=1.0, beta=0.0, c=None, bias=None, bias_along="n",
@@ -236,17 +230,6 @@ class GemmAgainstTorch(unittest.TestCase):
                         out=DLPackOnly(torch.empty(self.M, self.N, device="cuda")))
         self.assertIn("a is on kDLCPU (device type 1), not on a CUDA device",
                       str(on_cpu.exception))
-
-
-def uniform(*shape, dtype=None):
-    """Uniform in [-1, 1), rounded to `dtype` (float32 by default)."""
-    values = torch.rand(shape, device="cuda") * 2 - 1
-    return values.to(dtype or torch.float32)
-
-
-def relative_error(out, expected):
-    """||out - expected|| / ||expected||, in float64."""
-    return ((out.double() - expected).norm() / expected.norm()).item()
 
 
 @NEEDS_HOPPER

@@ -22,24 +22,7 @@ import math
 import unittest
 
 import ptxgen
-from hopper import NEEDS_HOPPER, F, torch
-
-
-def quarters(*shape, dtype=None):
-    """Random multiples of 1/4 in [-1, 1], exact in f16 and bf16."""
-    values = torch.randint(-4, 5, shape, device="cuda", dtype=torch.float32) / 4
-    return values.to(dtype or torch.float16)
-
-
-def uniform(*shape, dtype=None):
-    """Uniform in [-1, 1), rounded to `dtype` (float32 by default)."""
-    values = torch.rand(shape, device="cuda") * 2 - 1
-    return values.to(dtype or torch.float32)
-
-
-def relative_error(out, expected):
-    """||out - expected|| / ||expected||, in float64."""
-    return ((out.double() - expected).norm() / expected.norm()).item()
+from hopper import NEEDS_HOPPER, F, quarters, relative_error, torch, uniform
 
 
 def poison_allocator(*shapes):
