@@ -5,7 +5,7 @@
 #      Tests tagged compile_sweep are left out: their time is NVRTC's and
 #      ptxas's, which are not instrumented, and the host code they run is
 #      the generator's, which the unit tests and fuzzers cover here;
-#   2. every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 15) over a
+#   2. every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 10) over a
 #      copy of its seed corpus (fuzz/corpus/<target>/; the checkout is not
 #      written), two at a time, printing each target's executions.
 #      FUZZ_SECONDS=0 replays the seed corpora only.
@@ -33,7 +33,7 @@ if [ "${1:-}" = "--shutdown" ]; then  # for .ci/run: only stop the server
 fi
 
 bash tools/setup.sh || exit 1
-fuzz_seconds=${FUZZ_SECONDS:-15}
+fuzz_seconds=${FUZZ_SECONDS:-10}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ptxgen-sanitize.XXXXXX")
 [ "${PTXGEN_SANITIZE_KEEP_SERVER:-0}" = 1 ] || trap 'sanitized_bazel shutdown >/dev/null 2>&1' EXIT
 # //..., written out: the default build's convenience links (bazel-bin,

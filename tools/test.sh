@@ -6,7 +6,7 @@
 #                                checks, format and clang-tidy, then
 #                                tools/sanitize.sh: the host-code tests under
 #                                ASan + UBSan and every fuzz target for
-#                                FUZZ_SECONDS (15) each
+#                                FUZZ_SECONDS (10) each
 #   bash tools/test.sh --quick   the edit-test loop: the Bazel tests but the
 #                                compile sweeps (tag compile_sweep), the
 #                                Python package's, and the fuzz targets'
