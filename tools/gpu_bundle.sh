@@ -5,15 +5,13 @@
 # a GPU host without Bazel:   dist/gpu/run.sh [tests|sanitize [TOOL]|bench ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The GPU tests are the ones tagged gpu; dist/gpu/suites names them for
+# run.sh.
+mapfile -t gpu_tests < <(bazel query 'attr(tags, "\bgpu\b", tests(//...))' \
+  2>/dev/null | sed -E 's|^//([^:]*):(.*)$|\1/\2|' | sort)
+[ "${#gpu_tests[@]}" -gt 0 ] || { echo "gpu_bundle: no test is tagged gpu" >&2; exit 1; }
 binaries=(
-  tests/runtime/gpu_test
-  tests/ptx/descriptor_gpu_test
-  tests/gemm/gemm_gpu_test
-  tests/gemm/gemm_forms_gpu_test
-  tests/gemm/gemm_concurrency_gpu_test
-  tests/gemm/gemm_devices_gpu_test
-  tests/gemm/cublaslt_gpu_test
-  tests/capi/capi_gpu_test
+  "${gpu_tests[@]}"
   bench/gemm_bench
   bench/compile_bench
   tools/ptxgen
@@ -31,6 +29,8 @@ mkdir -p dist/gpu
 for binary in "${binaries[@]}"; do
   cp "bazel-bin/${binary}" dist/gpu/
 done
+printf '%s\n' "${gpu_tests[@]##*/}" > dist/gpu/suites
 cp tools/gpu_run.sh dist/gpu/run.sh
 chmod +x dist/gpu/*
+chmod -x dist/gpu/suites
 du -sh dist/gpu

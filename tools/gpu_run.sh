@@ -11,9 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 logs="${OUT:-$here/logs}"
 mkdir -p "$logs"
 export PTXGEN_CACHE_DIR="${PTXGEN_CACHE_DIR:-$here/cache}"
-suites=(gpu_test descriptor_gpu_test gemm_gpu_test gemm_forms_gpu_test
-        gemm_concurrency_gpu_test gemm_devices_gpu_test cublaslt_gpu_test
-        capi_gpu_test)
+mapfile -t suites < "$here/suites"  # gpu_bundle.sh: the tests tagged gpu
 status=0
 case "${1:-tests}" in
   tests)

@@ -1,0 +1,353 @@
+// What the GEMM refuses before any device is touched, each by a status
+// naming the rule gemm.h states: ValidateProblem's rules (Prepare returns
+// the same status), the spans it keeps inside int64_t, the options'
+// enumerations, and the timing inputs' problem check. The driver is hidden
+// from this binary, so it proves the same on a GPU machine; it runs under
+// the sanitizers, which leave the GPU tests out.
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "lib/gemm/timing.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/runtime/driver.h"
+
+namespace ptxgen::gemm {
+namespace {
+
+using ptx::ScalarType;
+
+constexpr ScalarType kF16 = ScalarType::kF16;
+constexpr ScalarType kBF16 = ScalarType::kBF16;
+constexpr ScalarType kF32 = ScalarType::kF32;
+constexpr ScalarType kE4M3 = ScalarType::kE4M3;
+constexpr ScalarType kE5M2 = ScalarType::kE5M2;
+constexpr ScalarType kTF32 = ScalarType::kTF32;
+constexpr ScalarType kS8 = ScalarType::kS8;
+constexpr ScalarType kU8 = ScalarType::kU8;
+constexpr ScalarType kS32 = ScalarType::kS32;
+constexpr BiasAlong kAlongN = BiasAlong::kN;
+
+// Read at the driver's first load and by the default kernel cache at its
+// first use: set before any test runs.
+const bool kNoDriverNoDiskCache =
+    setenv(runtime::kDriverLibraryEnv, "/nonexistent/libcuda.so.1", 1) == 0 &&
+    setenv("PTXGEN_CACHE_DISABLE", "1", 1) == 0;
+
+// ---------------------------------------------------------------------------
+// Problems the kernels cannot take, each refused by a status naming the rule
+// gemm.h states.
+
+struct Refusal {
+  std::string what;
+  GemmProblem problem;
+  std::vector<std::string> message_parts;  // each in the status's message
+};
+
+GemmProblem Square(int64_t size, ScalarType element = kF16) {
+  GemmProblem p;
+  p.m = p.n = p.k = size;
+  p.element = element;
+  return p;
+}
+
+std::vector<Refusal> Refusals() {
+  std::vector<Refusal> refusals;
+  auto add = [&](std::string what,
+                 const std::function<void(GemmProblem&)>& change,
+                 std::vector<std::string> parts) {
+    GemmProblem p = Square(64);
+    change(p);
+    refusals.push_back({std::move(what), p, std::move(parts)});
+  };
+  add("m = 0", [](GemmProblem& p) { p.m = 0; },
+      {"m=0 is outside 1..2147483647"});
+  add("k = 2^31", [](GemmProblem& p) { p.k = int64_t{1} << 31; },
+      {"k=2147483648 is outside 1..2147483647"});
+  add("f32 inputs (tf32 names them)", [](GemmProblem& p) { p.element = kF32; },
+      {"f16, bf16, e4m3, e5m2, tf32, s8 or u8", "f32"});
+  add("s32 inputs", [](GemmProblem& p) { p.element = kS32; },
+      {"f16, bf16, e4m3, e5m2, tf32, s8 or u8", "s32"});
+  add("MN-major tf32 B",
+      [](GemmProblem& p) {
+        p.element = kTF32;
+        p.b_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "tf32"});
+  add("f16 A with an e4m3 B", [](GemmProblem& p) { p.b_element = kE4M3; },
+      {"e4m3 with e5m2", "f16 with e4m3"});
+  add("s8 A with an e4m3 B",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.b_element = kE4M3;
+      },
+      {"s8 with u8", "s8 with e4m3"});
+  add("an s32 D of f16 inputs", [](GemmProblem& p) { p.output = kS32; },
+      {"an s32 D comes from s8/u8 inputs", "f16"});
+  add("an s32 D scaled by alpha",
+      [](GemmProblem& p) {
+        p.element = kU8;
+        p.alpha = 2;
+      },
+      {"exact sums", "alpha must be 1, not 2"});
+  add("an s8 D with C",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.output = kS8;
+        p.beta = 1;
+      },
+      {"an s8 D takes no C"});
+  add("an s32 D with a bias",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.bias = kAlongN;
+      },
+      {"an s32 D is the exact sums", "no bias"});
+  add("MN-major s8 inputs",
+      [](GemmProblem& p) {
+        p.element = kS8;
+        p.b_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "s8"});
+  add("e5m2 named twice",
+      [](GemmProblem& p) {
+        p.element = kE5M2;
+        p.b_element = kE5M2;
+      },
+      {"write one type"});
+  add("per-tensor scales of f16",
+      [](GemmProblem& p) { p.scaling = GemmScaling::kTensor; },
+      {"for fp8 inputs", "f16"});
+  add("block scales of bf16",
+      [](GemmProblem& p) {
+        p.element = kBF16;
+        p.scaling = GemmScaling::kBlock;
+      },
+      {"for fp8 inputs", "bf16"});
+  add("block scaling with fast accumulation",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.scaling = GemmScaling::kBlock;
+        p.fast_accumulation = true;
+      },
+      {"block scaling", "no fast accumulation"});
+  add("a block-scaled e4m3 D",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.output = kE4M3;
+        p.scaling = GemmScaling::kBlock;
+      },
+      {"f16, bf16 or f32 D, not e4m3", "no scale_d"});
+  add("fast accumulation of bf16",
+      [](GemmProblem& p) {
+        p.element = kBF16;
+        p.fast_accumulation = true;
+      },
+      {"for fp8 inputs", "bf16"});
+  add("packed K-major e4m3 rows of k = 40",
+      [](GemmProblem& p) {
+        p.element = kE4M3;
+        p.k = 40;
+      },
+      {"k=40", "16-byte boundary", "k must be a multiple of 16"});
+  add("MN-major e4m3 inputs",
+      [](GemmProblem& p) {
+        p.element = ScalarType::kE4M3;
+        p.a_major = MajorOrder::kMN;
+      },
+      {"f16 or bf16", "e4m3"});
+  add("u8 output", [](GemmProblem& p) { p.output = kU8; },
+      {"output type must be f16, bf16, f32, e4m3, e5m2, s8 or s32", "u8"});
+  add("s8 bias",
+      [](GemmProblem& p) {
+        p.bias = kAlongN;
+        p.bias_type = ScalarType::kS8;
+      },
+      {"bias must be f16, bf16 or f32", "s8"});
+  add("K-major lda < k", [](GemmProblem& p) { p.lda = 32; },
+      {"lda=32", "at least the stored row"});
+  add("MN-major lda < m",
+      [](GemmProblem& p) {
+        p.a_major = MajorOrder::kMN;
+        p.m = 128;
+        p.lda = 64;
+      },
+      {"lda=64", "at least the stored row"});
+  add("MN-major ldb < n",
+      [](GemmProblem& p) {
+        p.b_major = MajorOrder::kMN;
+        p.n = 128;
+        p.ldb = 120;
+      },
+      {"ldb=120", "at least the stored row"});
+  add("ldc < n with C read",
+      [](GemmProblem& p) {
+        p.beta = 1;
+        p.ldc = 63;
+      },
+      {"ldc=63", "at least the stored row"});
+  add("ldd < n", [](GemmProblem& p) { p.ldd = 60; },
+      {"ldd=60", "at least the stored row"});
+  add("ldd < m, D transposed",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 100;
+        p.ldd = 64;
+      },
+      {"ldd=64", "at least the stored row (100 elements)"});
+  add("ldc < m with C read, transposed",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 72;
+        p.beta = 1;
+        p.ldc = 70;
+      },
+      {"ldc=70", "at least the stored row (72 elements)"});
+  add("overlapping matrices of a transposed D",
+      [](GemmProblem& p) {
+        p.d_transposed = true;
+        p.m = 80;
+        p.batch = 2;
+        p.stride_d = 64 * 80 - 1;
+      },
+      {"stride_d=5119", "at least one matrix (5120 elements)"});
+  add("lda of 136 bytes", [](GemmProblem& p) { p.lda = 68; },
+      {"lda=68", "16-byte boundary"});
+  add("ldb of 200 bytes, MN-major",
+      [](GemmProblem& p) {
+        p.b_major = MajorOrder::kMN;
+        p.ldb = 100;
+      },
+      {"ldb=100", "16-byte boundary"});
+  add("packed K-major rows of k = 20", [](GemmProblem& p) { p.k = 20; },
+      {"k=20", "16-byte boundary", "k must be a multiple of 8"});
+  add("packed MN-major A of m = 257",
+      [](GemmProblem& p) {
+        p.a_major = MajorOrder::kMN;
+        p.m = 257;
+      },
+      {"m=257", "16-byte boundary", "m must be a multiple of 8"});
+  add("stride_a of 8200 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.stride_a = 64 * 64 + 4;
+      },
+      {"stride_a=4100", "multiple of 16 bytes"});
+  add("batch = 0", [](GemmProblem& p) { p.batch = 0; }, {"batch=0", "65535"});
+  add("batch = 65536", [](GemmProblem& p) { p.batch = 65536; },
+      {"batch=65536", "65535"});
+  add("overlapping matrices of D",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.stride_d = 64 * 64 - 64;
+      },
+      {"stride_d=4032", "at least one matrix"});
+  add("overlapping biases of a batch",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = 32;
+      },
+      {"stride_bias=32"});
+  add("a bias stride past 2^40 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = INT64_MAX;
+      },
+      {"stride_bias=9223372036854775807", "below 2^40 bytes"});
+  add("an f32 bias stride one past 2^40 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.bias = kAlongN;
+        p.stride_bias = (int64_t{1} << 38) + 1;
+      },
+      {"stride_bias=274877906945", "below 2^40 bytes"});
+  return refusals;
+}
+
+void ExpectNamesTheRule(const absl::Status& status, const Refusal& refusal) {
+  ASSERT_FALSE(status.ok()) << refusal.what << " was accepted";
+  for (const std::string& part : refusal.message_parts) {
+    EXPECT_NE(status.message().find(part), absl::string_view::npos)
+        << refusal.what << ": \"" << part << "\" is not in: " << status;
+  }
+}
+
+TEST(GemmFormsRules, ValidateProblemRefusesNamingTheRule) {
+  for (const Refusal& refusal : Refusals()) {
+    ExpectNamesTheRule(ValidateProblem(refusal.problem), refusal);
+  }
+}
+
+// ValidateProblem's bounds keep every span inside int64_t; past them the
+// count is refused, naming the operand, rather than wrapped.
+TEST(GemmSpans, ASpanPastInt64IsRefusedNotWrapped) {
+  GemmProblem p = Square(128);
+  p.batch = 3;
+  p.stride_a = INT64_MAX / 2 + 1;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  EXPECT_FALSE(spans.ok());
+  EXPECT_NE(spans.status().message().find("A spans more than 2^63-1"),
+            std::string::npos)
+      << spans.status();
+}
+
+// C is never read with beta = 0, so its leading dimension is not checked
+// and must not be counted: once 2^63-1 wrapped to a negative span.
+TEST(GemmSpans, CSpansNothingWithBetaZero) {
+  GemmProblem p = Square(128);
+  p.batch = 2;
+  p.ldc = INT64_MAX;
+  p.stride_c = INT64_MAX;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(spans->c, 0);
+  EXPECT_EQ(spans->d, 2 * 128 * 128);
+}
+
+// The largest bias stride (2^40 bytes of f32) spans exactly what the
+// batch's last bias reaches.
+TEST(GemmSpans, TheLargestBiasStrideSpansTheLastBiasExactly) {
+  GemmProblem p = Square(128);
+  p.batch = 65535;
+  p.bias = BiasAlong::kN;
+  p.stride_bias = int64_t{1} << 38;
+  const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(spans->bias, 65534 * (int64_t{1} << 38) + 128);
+}
+
+TEST(GemmFormsRules, PrepareRefusesWithValidateProblemsStatus) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  for (const Refusal& refusal : Refusals()) {
+    const absl::StatusOr<Gemm> gemm = Gemm::Prepare(refusal.problem);
+    ExpectNamesTheRule(gemm.status(), refusal);
+    EXPECT_EQ(gemm.status(), ValidateProblem(refusal.problem)) << refusal.what;
+  }
+}
+
+TEST(GemmRules, AWorkspaceOwnerOutsideItsEnumerationIsRefused) {
+  ASSERT_TRUE(kNoDriverNoDiskCache);
+  GemmOptions options;
+  options.workspace = static_cast<WorkspaceOwner>(2);
+  const absl::StatusOr<Gemm> gemm =
+      Gemm::Prepare(GemmProblem{64, 64, 64, ScalarType::kF16}, options);
+  EXPECT_TRUE(absl::IsInvalidArgument(gemm.status())) << gemm.status();
+  EXPECT_EQ(gemm.status().message(),
+            "GEMM: GemmOptions::workspace=2 is not a WorkspaceOwner (kGemm=0, "
+            "kCaller=1)");
+}
+
+TEST(GemmRules, RotatingOperandsRefuseAProblemTheKernelsCannotTake) {
+  const absl::StatusOr<RotatingGemmOperands> empty = RandomRotatingGemmOperands(
+      GemmProblem{8, 8, 0, ScalarType::kF16}, 64 << 20, 1, nullptr);
+  EXPECT_EQ(empty.status().message(), "GEMM: k=0 is outside 1..2147483647");
+}
+
+}  // namespace
+}  // namespace ptxgen::gemm
