@@ -142,20 +142,26 @@ void CheckLaunch(const gen::GemmConfig& config, int m, int n, int64_t k,
     }
   }
   const int64_t workspace = gen::GemmWorkspaceBytes(config, m, n, grid);
+  const int64_t offset = gen::GemmWorkspaceKernelOffset(config, grid);
   const int64_t flags = gen::GemmStreamKFlagBytes(config, grid);
+  constexpr int64_t kRegion = gen::kWorkspaceFlagRegionBytes;
   if (config.split_k > 1) {
-    FUZZ_CHECK(workspace == int64_t{config.split_k} * m * n * 4, problem,
-               "split-K workspace of ", workspace, " bytes");
+    FUZZ_CHECK(workspace == kRegion + int64_t{config.split_k} * m * n * 4 &&
+                   offset == kRegion,
+               problem, "split-K workspace of ", workspace, " bytes at ",
+               offset);
   } else if (config.stream_k) {
-    FUZZ_CHECK(flags > 0 && flags % 16 == 0 &&
+    FUZZ_CHECK(flags > 0 && flags % 16 == 0 && flags <= kRegion &&
                    flags >= int64_t{grid.x} * grid.y * config.consumers * 4,
                problem, flags, " flag bytes");
-    FUZZ_CHECK(workspace == flags + int64_t{grid.x} * grid.y * config.block_m *
-                                        config.block_n * 4,
-               problem, "stream-K workspace of ", workspace, " bytes");
+    FUZZ_CHECK(workspace == kRegion + int64_t{grid.x} * grid.y *
+                                          config.block_m * config.block_n * 4 &&
+                   offset == kRegion - flags,
+               problem, "stream-K workspace of ", workspace, " bytes at ",
+               offset);
   } else {
-    FUZZ_CHECK(workspace == 0 && flags == 0, problem, "a workspace of ",
-               workspace, " bytes");
+    FUZZ_CHECK(workspace == 0 && flags == 0 && offset == 0, problem,
+               "a workspace of ", workspace, " bytes");
   }
 }
 

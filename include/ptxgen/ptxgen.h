@@ -70,6 +70,10 @@
  *   ptxgenGemmGetWorkspaceSize(gemm, &bytes);   // 0: none needed
  *   ptxgenGemmRunWithWorkspace(handle, gemm, &ops, workspace, bytes, stream);
  *
+ * A workspace kept for one stream and zeroed once when allocated may go to
+ * ptxgenGemmRunWithZeroedWorkspace instead, which leaves out stream-K's
+ * zeroing of its flags (a memset launch) from every run.
+ *
  * ABI: before 1.0 a struct may grow at its end with the version string
  * unchanged (ptxgenGemmProblem_t grew by b_input_type, scaling,
  * fast_accumulation and record_amax): a caller compiled against an older
@@ -449,6 +453,28 @@ ptxgenStatus_t ptxgenGemmRunWithWorkspace(ptxgenHandle_t handle,
                                           void* workspace,
                                           size_t workspace_bytes,
                                           ptxgenStream_t stream);
+/*
+ * ptxgenGemmRunWithWorkspace on a workspace as runs leave it: all zero
+ * (cudaMemset) before its first run, and given since only to runs, of any
+ * GEMMs, that completed one after another (a workspace kept for one
+ * stream). Each run leaves zero what the next needs zero (stream-K's
+ * flags), so this one zeroes nothing first: a launch fewer, and one graph
+ * node fewer in a capture. The same refusals.
+ */
+ptxgenStatus_t ptxgenGemmRunWithZeroedWorkspace(
+    ptxgenHandle_t handle, ptxgenGemm_t gemm,
+    const ptxgenGemmOperands_t* operands, void* workspace,
+    size_t workspace_bytes, ptxgenStream_t stream);
+/*
+ * The id of the CUDA graph capture underway on `stream` (unique in the
+ * process), 0 when none is: a workspace kept for one capture, zeroed once
+ * in it (its first run's memset is captured), may go to
+ * ptxgenGemmRunWithZeroedWorkspace for the capture's later runs, while the
+ * id stays the same.
+ */
+ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
+                                        ptxgenStream_t stream,
+                                        unsigned long long* id);
 /* Frees its workspace, if it owns one; NULL is destroyed as nothing. Not
    while it runs. */
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);

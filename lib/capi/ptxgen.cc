@@ -28,6 +28,7 @@
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/memory.h"
 #include "ptxgen/version.h"
 
 static_assert(std::is_same_v<ptxgenStream_t, CUstream>,
@@ -275,14 +276,14 @@ CUdeviceptr Address(const void* pointer) {
 
 // The caller's workspace as Gemm::Run takes it; a size past int64_t is as
 // good as the largest.
-gemm::CallerWorkspace WorkspaceOf(void* workspace, size_t bytes) {
+gemm::CallerWorkspace WorkspaceOf(void* workspace, size_t bytes, bool zeroed) {
   constexpr uint64_t kLargest = std::numeric_limits<int64_t>::max();
   return {Address(workspace),
-          static_cast<int64_t>(std::min<uint64_t>(bytes, kLargest))};
+          static_cast<int64_t>(std::min<uint64_t>(bytes, kLargest)), zeroed};
 }
 
 // The run entry points: `function` names the one called; `workspace` is
-// the caller's, for ptxgenGemmRunWithWorkspace.
+// the caller's, for ptxgenGemmRunWith(Zeroed)Workspace.
 ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
                    ptxgenGemm_t gemm, const ptxgenGemmOperands_t* operands,
                    const std::optional<gemm::CallerWorkspace>& workspace,
@@ -592,7 +593,33 @@ ptxgenStatus_t ptxgenGemmRunWithWorkspace(ptxgenHandle_t handle,
                                           ptxgenStream_t stream) {
   return ptxgen::capi::Run(
       handle, "ptxgenGemmRunWithWorkspace", gemm, operands,
-      ptxgen::capi::WorkspaceOf(workspace, workspace_bytes), stream);
+      ptxgen::capi::WorkspaceOf(workspace, workspace_bytes, false), stream);
+}
+
+ptxgenStatus_t ptxgenGemmRunWithZeroedWorkspace(
+    ptxgenHandle_t handle, ptxgenGemm_t gemm,
+    const ptxgenGemmOperands_t* operands, void* workspace,
+    size_t workspace_bytes, ptxgenStream_t stream) {
+  return ptxgen::capi::Run(
+      handle, "ptxgenGemmRunWithZeroedWorkspace", gemm, operands,
+      ptxgen::capi::WorkspaceOf(workspace, workspace_bytes, true), stream);
+}
+
+ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
+                                        ptxgenStream_t stream,
+                                        unsigned long long* id) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenStreamGetCaptureId";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (id == nullptr) return FailNull(handle, kFunction, "id");
+    const absl::StatusOr<uint64_t> capture =
+        ptxgen::runtime::StreamCaptureId(stream);
+    if (!capture.ok()) {
+      return FailWith(handle, kFunction, capture.status(), Step::kRun);
+    }
+    *id = *capture;
+    return Succeed(handle);
+  });
 }
 
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {

@@ -58,8 +58,11 @@ struct GemmWorkspace {
 
   CUcontext context = nullptr;
   int64_t bytes = 0;
-  // Stream-K's flags, at the workspace's start: zeroed before each launch
-  // on a caller's workspace.
+  // Where the kernel's workspace starts, past (stream-K: at the end of)
+  // the flag region (gen::GemmWorkspaceKernelOffset).
+  int64_t kernel_offset = 0;
+  // Stream-K's flags, at kernel_offset: zeroed before a launch on a
+  // caller's workspace not kept zeroed.
   int64_t flag_bytes = 0;
   std::optional<runtime::DeviceBuffer> buffer;
   std::optional<runtime::Function> reduce;
@@ -599,6 +602,7 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   auto workspace = std::make_shared<GemmWorkspace>();
   workspace->context = context;
   workspace->bytes = bytes;
+  workspace->kernel_offset = gen::GemmWorkspaceKernelOffset(config, grid);
   workspace->flag_bytes = gen::GemmStreamKFlagBytes(config, grid);
   if (owner == WorkspaceOwner::kGemm) {
     absl::StatusOr<runtime::DeviceBuffer> buffer =
@@ -607,7 +611,7 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
     if (config.stream_k) {
       // The flags start lowered (a synchronous copy: the first launch may
       // be on any stream); every launch that completes leaves them so.
-      const std::vector<uint8_t> lowered(workspace->flag_bytes, 0);
+      const std::vector<uint8_t> lowered(gen::kWorkspaceFlagRegionBytes, 0);
       if (absl::Status zeroed =
               buffer->CopyFromHost(lowered.data(), lowered.size());
           !zeroed.ok()) {
@@ -967,7 +971,7 @@ const char* WorkspaceUse(const gen::GemmConfig& config) {
 }  // namespace
 
 absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
-  if (workspace_ == nullptr) return Launch(operands, 0, false, stream);
+  if (workspace_ == nullptr) return Launch(operands, {}, false, stream);
   if (!workspace_->buffer) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GEMM: this Gemm's ", WorkspaceUse(config()), " needs a workspace of ",
@@ -976,17 +980,19 @@ absl::Status Gemm::Run(const GemmOperands& operands, CUstream stream) const {
         "run it with one (a CallerWorkspace; ptxgenGemmRunWithWorkspace in "
         "C)"));
   }
-  return Launch(operands, workspace_->buffer->address(), false, stream);
+  return Launch(operands,
+                {workspace_->buffer->address(), workspace_->bytes, true}, false,
+                stream);
 }
 
 absl::Status Gemm::Run(const GemmOperands& operands,
                        const CallerWorkspace& workspace,
                        CUstream stream) const {
-  if (workspace_ == nullptr) return Launch(operands, 0, false, stream);
+  if (workspace_ == nullptr) return Launch(operands, {}, false, stream);
   if (absl::Status usable = CheckCallerWorkspace(workspace); !usable.ok()) {
     return usable;
   }
-  return Launch(operands, workspace.address, true, stream);
+  return Launch(operands, workspace, true, stream);
 }
 
 absl::Status Gemm::CheckCallerWorkspace(
@@ -1011,19 +1017,22 @@ absl::Status Gemm::CheckCallerWorkspace(
   return absl::OkStatus();
 }
 
-absl::Status Gemm::Launch(const GemmOperands& operands, CUdeviceptr workspace,
-                          bool caller_workspace, CUstream stream) const {
+absl::Status Gemm::Launch(const GemmOperands& operands,
+                          const CallerWorkspace& given, bool callers,
+                          CUstream stream) const {
   if (absl::Status here = CheckRunsHere(operands, stream); !here.ok())
     return here;
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();
-  if (caller_workspace) {
+  if (callers) {
     if (absl::Status reachable = CheckOperandReachable(
-            **driver, "the workspace", workspace, context_, device_);
+            **driver, "the workspace", given.address, context_, device_);
         !reachable.ok()) {
       return reachable;
     }
   }
+  const CUdeviceptr workspace =
+      workspace_ != nullptr ? given.address + workspace_->kernel_offset : 0;
   // The kernel of a swapped config takes B as its A.
   const GemmProblem p = KernelProblem(kernel_->generated.config, problem_);
   GemmOperands kernel_operands = operands;
@@ -1079,7 +1088,7 @@ absl::Status Gemm::Launch(const GemmOperands& operands, CUdeviceptr workspace,
   // (Of D [m, n] only: transposed, a pair's columns are a row of it apart.)
   arguments.pair_stores = !p.d_transposed && p.ldd % 2 == 0 &&
                           (p.batch == 1 || p.stride_d % 2 == 0);
-  if (caller_workspace && workspace_->flag_bytes > 0) {
+  if (workspace_ != nullptr && !given.zeroed && workspace_->flag_bytes > 0) {
     // Stream-K's flags start lowered, on memory that may be fresh each run.
     if (absl::Status lowered = (*driver)->Check(
             (*driver)->cuMemsetD32Async(workspace, 0,

@@ -604,12 +604,23 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
   if (!config.stream_k) return absl::OkStatus();
   const int64_t clusters = grid.x / grid.cluster_x;
   const int64_t k_tiles = CeilDiv(k, config.block_k);
-  if (clusters * (k_tiles + 1) < kInt32Limit) return absl::OkStatus();
-  return Unsupported(
-      config, absl::StrCat("stream-K counts k-tiles in 32 bits: ", clusters,
-                           " clusters x ", k_tiles, " k-tiles (k=", k,
-                           ") is too many; use a configuration "
-                           "without 'sk'"));
+  if (clusters * (k_tiles + 1) >= kInt32Limit) {
+    return Unsupported(
+        config, absl::StrCat("stream-K counts k-tiles in 32 bits: ", clusters,
+                             " clusters x ", k_tiles, " k-tiles (k=", k,
+                             ") is too many; use a configuration "
+                             "without 'sk'"));
+  }
+  if (const int64_t flag_bytes = GemmStreamKFlagBytes(config, grid);
+      flag_bytes > kWorkspaceFlagRegionBytes) {
+    return Unsupported(
+        config, absl::StrCat("stream-K's flags for ", clusters,
+                             " clusters take ", flag_bytes,
+                             " bytes, more than the workspace's flag region (",
+                             kWorkspaceFlagRegionBytes,
+                             "); use a configuration without 'sk'"));
+  }
+  return absl::OkStatus();
 }
 
 int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline) {
@@ -628,11 +639,20 @@ int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid) {
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid) {
   constexpr int64_t kFloat = 4;
-  if (ReducesSlicesInWorkspace(config)) return config.split_k * m * n * kFloat;
+  if (ReducesSlicesInWorkspace(config)) {
+    return kWorkspaceFlagRegionBytes + config.split_k * m * n * kFloat;
+  }
   if (!config.stream_k) return 0;
   const int64_t ctas = grid.x * grid.y;
-  return GemmStreamKFlagBytes(config, grid) +
+  return kWorkspaceFlagRegionBytes +
          ctas * config.block_m * config.block_n * kFloat;
+}
+
+int64_t GemmWorkspaceKernelOffset(const GemmConfig& config,
+                                  const GemmGrid& grid) {
+  if (ReducesSlicesInWorkspace(config)) return kWorkspaceFlagRegionBytes;
+  if (!config.stream_k) return 0;
+  return kWorkspaceFlagRegionBytes - GemmStreamKFlagBytes(config, grid);
 }
 
 }  // namespace ptxgen::gen

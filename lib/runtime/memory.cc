@@ -130,6 +130,21 @@ absl::Status Stream::Synchronize() const {
                        "cuStreamSynchronize");
 }
 
+absl::StatusOr<uint64_t> StreamCaptureId(CUstream stream) {
+  absl::StatusOr<const Driver*> driver = Driver::Get();
+  if (!driver.ok()) return driver.status();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  if (absl::Status queried = (*driver)->Check(
+          (*driver)->cuStreamGetCaptureInfo(stream, &status, &id, nullptr,
+                                            nullptr, nullptr, nullptr),
+          "cuStreamGetCaptureInfo");
+      !queried.ok()) {
+    return queried;
+  }
+  return status == CU_STREAM_CAPTURE_STATUS_ACTIVE ? uint64_t{id} : 0;
+}
+
 void Event::Destroy::operator()(CUevent_st* event) const {
   driver->cuEventDestroy(event);
 }

@@ -511,8 +511,9 @@ def _on_device(array):
     return contextlib.nullcontext() if api is None else api.device(array.device)
 
 
-# Streams whose workspace _TorchApi keeps; the least recently grown go
-# first (a stream destroyed leaves its block here until then).
+# Streams (and captures) whose workspace _TorchApi keeps; the least
+# recently grown go first (a stream destroyed leaves its block here until
+# then).
 _KEPT_WORKSPACES = 16
 # Set while torch runs ptxgen's operators (_torch_ops): a compiled graph
 # may run where torch sends allocations to a CUDA graph's pool without
@@ -547,6 +548,7 @@ class _TorchApi:
         self._capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing",
                                   torch.cuda.is_current_stream_capturing)
         self._kept = collections.OrderedDict()  # (device, CUstream): its workspace
+        self._captures = collections.OrderedDict()  # (device, CUstream, capture id): its
 
     def current_stream(self, device):
         if self._raw_stream is not None:
@@ -577,29 +579,41 @@ class _TorchApi:
         return x.data_ptr()
 
     def workspace(self, size, device, cuda_stream):
-        """`size` bytes for work on `cuda_stream`, on `device` (current).
-        The current stream, not capturing, keeps one block, grown as needed,
-        for every run on it: the stream orders them, and a block allocated
-        per run cost 4 us on an H200's host, as much as the launch. Another
-        stream, or a capture, takes a block of its own from the caching
-        allocator, which hands a freed block only to work on the stream it
-        was allocated for (a capture's, from the graph's pool), so the
-        caller may drop it once the run is enqueued; graphs replayed on
-        other streams share none."""
+        """`size` bytes for work on `cuda_stream`, on `device` (current),
+        and whether they are zeroed as runs leave them.
+
+        The current stream keeps one block, grown as needed and zeroed when
+        allocated, for every run on it: the stream orders them, a block
+        allocated per run cost 4 us on an H200's host, as much as the
+        launch, and zeroing stream-K's flags each run another launch (in a
+        graph, a memset node: 1.8 us a GEMM). A capture keeps its own, from
+        the graph's pool and zeroed in the graph, for the capture's runs on
+        that stream (by the capture's id: the next capture on the stream
+        starts its own); it is dropped at the first call outside a capture,
+        to the graph's pool, whose replays zero it again before use.
+        Another stream takes a block per run from the caching allocator,
+        which hands a freed block only to work on the stream it was
+        allocated for, so the caller may drop it once the run is enqueued;
+        so does a run of the torch operators (see _operator_calls)."""
         torch = self._torch
         if cuda_stream != self.current_stream(device):
             with torch.cuda.stream(torch.cuda.ExternalStream(cuda_stream, device=device)):
-                return self.empty((size,), (1,), torch.uint8, device)
-        if self._capturing() or getattr(_operator_calls, "active", False):
-            return self.empty((size,), (1,), torch.uint8, device)
-        key = (device, cuda_stream)
-        block = self._kept.get(key)
+                return self.empty((size,), (1,), torch.uint8, device), False
+        if getattr(_operator_calls, "active", False):
+            return self.empty((size,), (1,), torch.uint8, device), False
+        if self._capturing():
+            kept, key = self._captures, (device, cuda_stream, _library.capture_id(cuda_stream))
+        else:
+            if self._captures:
+                self._captures.clear()
+            kept, key = self._kept, (device, cuda_stream)
+        block = kept.get(key)
         if block is None or block.shape[0] < size:
-            self._kept.pop(key, None)  # freed first: the allocator may reuse it
-            block = self._kept[key] = self.empty((size,), (1,), torch.uint8, device)
-            while len(self._kept) > _KEPT_WORKSPACES:
-                self._kept.popitem(last=False)
-        return block
+            kept.pop(key, None)  # freed first: the allocator may reuse it
+            block = kept[key] = self.empty((size,), (1,), torch.uint8, device).zero_()
+            while len(kept) > _KEPT_WORKSPACES:
+                kept.popitem(last=False)
+        return block, True
 
 
 class _CupyApi:
@@ -631,13 +645,14 @@ class _CupyApi:
         return x.data.ptr
 
     def workspace(self, size, device, cuda_stream):
-        """A block per run, as _TorchApi.workspace takes for another stream:
-        CuPy's memory pool keeps the blocks of each stream apart too."""
+        """A block per run, as _TorchApi.workspace takes for another stream
+        (CuPy's memory pool keeps the blocks of each stream apart too), not
+        zeroed."""
         cupy = self._cupy
         if cuda_stream == self.current_stream(device):
-            return cupy.empty(size, dtype="uint8")
+            return cupy.empty(size, dtype="uint8"), False
         with cupy.cuda.ExternalStream(cuda_stream):
-            return cupy.empty(size, dtype="uint8")
+            return cupy.empty(size, dtype="uint8"), False
 
 
 _API_CLASSES = {"torch": _TorchApi, "cupy": _CupyApi}
@@ -697,10 +712,11 @@ class _Prepared:
         else:
             # Held until the run is enqueued; the allocator then keeps it
             # from other streams' work until this stream's is done.
-            workspace = api.workspace(size, device, cuda_stream)
-            status = library.ptxgenGemmRunWithWorkspace(
-                self._handle, self.pointer, ctypes.byref(operands), api.pointer(workspace),
-                size, cuda_stream)
+            workspace, zeroed = api.workspace(size, device, cuda_stream)
+            run = (library.ptxgenGemmRunWithZeroedWorkspace if zeroed
+                   else library.ptxgenGemmRunWithWorkspace)
+            status = run(self._handle, self.pointer, ctypes.byref(operands),
+                         api.pointer(workspace), size, cuda_stream)
         _library.check(status)
 
     def __del__(self):

@@ -127,6 +127,11 @@ _FUNCTIONS = {
     "ptxgenGemmGetWorkspaceSize": (_Status, [_Pointer, ctypes.POINTER(ctypes.c_size_t)]),
     "ptxgenGemmRunWithWorkspace": (_Status, [_Pointer, _Pointer, ctypes.POINTER(GemmOperands),
                                              _Pointer, ctypes.c_size_t, _Pointer]),
+    "ptxgenGemmRunWithZeroedWorkspace": (_Status, [_Pointer, _Pointer,
+                                                   ctypes.POINTER(GemmOperands), _Pointer,
+                                                   ctypes.c_size_t, _Pointer]),
+    "ptxgenStreamGetCaptureId": (_Status, [_Pointer, _Pointer,
+                                           ctypes.POINTER(ctypes.c_ulonglong)]),
     "ptxgenGemmDestroy": (_Status, [_Pointer]),
 }
 
@@ -176,6 +181,15 @@ def loaded():
         if _loaded is None:
             _loaded = _load()
         return _loaded
+
+
+def capture_id(cuda_stream):
+    """The id of the CUDA graph capture underway on `cuda_stream`, 0 when
+    none is."""
+    library, handle = loaded()
+    capture = ctypes.c_ulonglong()
+    check(library.ptxgenStreamGetCaptureId(handle, cuda_stream, ctypes.byref(capture)))
+    return capture.value
 
 
 def status_name(status, library=None):

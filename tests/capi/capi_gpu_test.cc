@@ -7,6 +7,7 @@
 // without a Hopper GPU. The entry points are
 // linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
 // binary runs on a GPU host outside Bazel.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -349,6 +350,78 @@ TEST_F(CApiWorkspaceGpuTest, ARunCapturedInACudaGraphReplaysOnNewInputs) {
     }
     EXPECT_EQ((*driver)->cuGraphExecDestroy(replay), CUDA_SUCCESS);
     EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
+    EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+  }
+}
+
+// A stream's capture id: 0 outside a capture, the same throughout one, and
+// another for the next capture on the same stream.
+TEST_F(CApiWorkspaceGpuTest, EachCaptureOnAStreamHasItsOwnId) {
+  const absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto id = [&] {
+    unsigned long long capture = 7;
+    EXPECT_EQ(ptxgenStreamGetCaptureId(handle_, stream->get(), &capture),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    return capture;
+  };
+  EXPECT_EQ(id(), 0u);
+  std::vector<unsigned long long> ids;
+  for (int capture = 0; capture < 2; ++capture) {
+    ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
+                                              CU_STREAM_CAPTURE_MODE_GLOBAL),
+              CUDA_SUCCESS);
+    ids.push_back(id());
+    EXPECT_EQ(id(), ids.back());
+    CUgraph graph = nullptr;
+    ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph),
+              CUDA_SUCCESS);
+    EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
+    EXPECT_EQ(id(), 0u);
+  }
+  EXPECT_NE(ids[0], 0u);
+  EXPECT_NE(ids[0], ids[1]);
+}
+
+// One workspace zeroed once and kept, as a server keeps one per stream:
+// the split-K and the stream-K GEMM take turns on it, each run zeroing
+// nothing first (ptxgenGemmRunWithZeroedWorkspace) and leaving it ready
+// for the next.
+TEST_F(CApiWorkspaceGpuTest, GemmsTakeTurnsOnAKeptZeroedWorkspace) {
+  std::vector<ptxgenGemm_t> gemms;
+  std::vector<CaseBuffers> buffers;
+  size_t most = 0;
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    size_t bytes = 0;
+    gemms.push_back(Prepare(c, &bytes));
+    ASSERT_NE(gemms.back(), nullptr);
+    buffers.emplace_back(c, bytes, 110 + 2 * gemms.size());
+    most = std::max(most, bytes);
+  }
+  DeviceBuffer kept = Allocate(most);
+  ASSERT_TRUE(kept.Memset8(0).ok());
+  absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  for (uint32_t round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      buffers[i].Refill(120 + 2 * round);
+      const ptxgenGemmOperands_t operands = buffers[i].Operands();
+      ASSERT_EQ(ptxgenGemmRunWithZeroedWorkspace(handle_, gemms[i], &operands,
+                                                 MutablePointer(kept), most,
+                                                 stream->get()),
+                PTXGEN_STATUS_SUCCESS)
+          << ptxgenGetLastErrorMessage(handle_);
+    }
+    ASSERT_TRUE(stream->Synchronize().ok());
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      EXPECT_LT(buffers[i].Error(), gemm::ErrorBound(ScalarType::kF16))
+          << kWorkspaceCases[i].name << ", round " << round;
+    }
+  }
+  for (ptxgenGemm_t gemm : gemms) {
     EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
   }
 }

@@ -567,6 +567,30 @@ static void RefusesNullArguments(void) {
                                            &operands, NULL, 0, NULL));
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
                   "ptxgenGemmRunWithWorkspace: gemm is not a live object");
+  /* A capture's id needs somewhere to go. */
+  unsigned long long capture = 5;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenStreamGetCaptureId(NULL, NULL, &capture));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenStreamGetCaptureId(handle, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenStreamGetCaptureId: id is NULL");
+  EXPECT(capture == 5);
+  /* The zeroed workspace's entry point: the same refusals, naming it. */
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRunWithZeroedWorkspace(NULL, NULL, &operands, NULL, 0, NULL));
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenGemmRunWithZeroedWorkspace(handle, NULL, &operands, NULL, 0, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenGemmRunWithZeroedWorkspace: gemm is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenGemmRunWithZeroedWorkspace(handle, (ptxgenGemm_t)&handle,
+                                                 &operands, NULL, 0, NULL));
+  EXPECT_CONTAINS(
+      ptxgenGetLastErrorMessage(handle),
+      "ptxgenGemmRunWithZeroedWorkspace: gemm is not a live object");
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(NULL), "the handle is NULL");
   /* Destroying nothing is nothing. */
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenDestroy(NULL));

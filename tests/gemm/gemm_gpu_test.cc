@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <fstream>
@@ -442,6 +443,69 @@ TEST_F(GemmRulesGpuTest, CallerWorkspaceRunIsCapturedAndReplayedOnNewInputs) {
   }
 }
 
+// One workspace zeroed once, kept for a stream as a server keeps it: the
+// split-K and the stream-K Gemm take turns on it, run `zeroed` (nothing
+// zeroed before a run), then a capture of both replays on it. Each run
+// leaves the flag region as the next needs it: split-K's slices lie past
+// it, and stream-K lowers its flags.
+TEST_F(GemmRulesGpuTest, AZeroedWorkspaceServesSplitKAndStreamKGemmsInTurn) {
+  const absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  std::vector<Gemm> gemms;
+  std::vector<Operands> operands;
+  int64_t bytes = 0;
+  for (const WorkspaceCase& c : kWorkspaceCases) {
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    ASSERT_TRUE(gemm.ok()) << gemm.status();
+    ExpectPlannedAs(*gemm, c);
+    bytes = std::max(bytes, gemm->workspace_bytes());
+    operands.emplace_back(gemm->problem(), 70 + 2 * gemms.size());
+    gemms.push_back(*std::move(gemm));
+  }
+  runtime::DeviceBuffer workspace = PoisonedWorkspace(bytes);
+  ASSERT_TRUE(workspace.Memset8(0).ok());
+  absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  const CallerWorkspace kept{workspace.address(), bytes, /*zeroed=*/true};
+  auto expect_each_correct = [&](const std::string& when) {
+    ASSERT_TRUE(stream->Synchronize().ok());
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      EXPECT_LT(operands[i].Error(gemms[i].problem()),
+                ErrorBound(gemms[i].problem().element))
+          << kWorkspaceCases[i].name << ", " << when;
+    }
+  };
+  for (uint32_t round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      operands[i].Refill(gemms[i].problem(), 80 + 2 * round);
+      ASSERT_TRUE(gemms[i].Run(operands[i].ForRun(), kept, stream->get()).ok());
+    }
+    expect_each_correct(absl::StrCat("round ", round));
+  }
+  ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
+                                            CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
+  absl::Status captured = absl::OkStatus();
+  for (size_t i = 0; i < gemms.size() && captured.ok(); ++i) {
+    captured = gemms[i].Run(operands[i].ForRun(), kept, stream->get());
+  }
+  CUgraph graph = nullptr;
+  ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph), CUDA_SUCCESS);
+  ASSERT_TRUE(captured.ok()) << captured;
+  CUgraphExec replay = nullptr;
+  ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0),
+            CUDA_SUCCESS);
+  for (uint32_t replays = 0; replays < 3; ++replays) {
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      operands[i].Refill(gemms[i].problem(), 90 + 2 * replays);
+    }
+    ASSERT_EQ((*driver)->cuGraphLaunch(replay, stream->get()), CUDA_SUCCESS);
+    expect_each_correct(absl::StrCat("replay ", replays));
+  }
+  EXPECT_EQ((*driver)->cuGraphExecDestroy(replay), CUDA_SUCCESS);
+  EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
+}
+
 // A Gemm whose workspace is the caller's refuses a run without one, or
 // with one null, too small or misaligned, naming what it needs; a Gemm
 // that needs none runs with or without one.
@@ -449,7 +513,8 @@ TEST_F(GemmRulesGpuTest, CallerWorkspaceGemmsRefuseAMissingOrSmallWorkspace) {
   absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(kWorkspaceCases[0]);
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   const int64_t bytes = gemm->workspace_bytes();
-  ASSERT_EQ(bytes, 4 * 128 * 256 * 4);  // four f32 slices of D
+  // The flag region, then four f32 slices of D.
+  ASSERT_EQ(bytes, gen::kWorkspaceFlagRegionBytes + 4 * 128 * 256 * 4);
   Operands operands(gemm->problem(), 70);
   runtime::DeviceBuffer workspace = PoisonedWorkspace(bytes + 256);
   const std::string needs = absl::StrCat("this Gemm's split-K launch needs ",

@@ -141,9 +141,43 @@ TEST(GemmSharedMemoryPlannerTest,
   }
 }
 
-// Stream-K's workspace starts with a flag per consumer warpgroup of each
-// CTA, each cluster's flags padded to 16 bytes; the kernel finds the slots
-// after them from the padded count the host planned, times the clusters.
+// Every workspace starts with the flag region: stream-K's flags end it and
+// split-K's slices follow it, so no GEMM writes anything but flags there,
+// and a workspace zeroed once stays ready for any GEMM's flags.
+TEST(GemmWorkspaceTest, SplitKSlicesFollowTheFlagRegion) {
+  const GemmConfig split =
+      Parse("ws 64x128x64 s6 c1 w1 m1 direct g8 k4 persistent");
+  ASSERT_TRUE(ReducesSlicesInWorkspace(split));
+  const GemmGrid grid = GemmLaunchGrid(split, 1000, 1000, 132);
+  EXPECT_EQ(GemmWorkspaceKernelOffset(split, grid), kWorkspaceFlagRegionBytes);
+  EXPECT_EQ(GemmWorkspaceBytes(split, 1000, 1000, grid),
+            kWorkspaceFlagRegionBytes + 4 * 1000 * 1000 * 4);
+  const GemmConfig plain =
+      Parse("ws 64x128x64 s6 c1 w1 m1 direct g8 persistent");
+  EXPECT_EQ(GemmWorkspaceBytes(plain, 1000, 1000,
+                               GemmLaunchGrid(plain, 1000, 1000, 132)),
+            0);
+}
+
+TEST(GemmWorkspaceTest, AStreamKGridWhoseFlagsPassTheRegionIsRefused) {
+  const GemmConfig config =
+      Parse("ws 64x128x64 s8 c1 w1 m1 direct g8 sk persistent");
+  const int64_t most = kWorkspaceFlagRegionBytes / 16;  // clusters of 16 bytes
+  const GemmGrid fits = GemmLaunchGrid(config, 8192, 8192, most);
+  EXPECT_TRUE(CheckGemmLaunch(config, 8192, 8192, 8192, fits).ok());
+  EXPECT_EQ(GemmWorkspaceKernelOffset(config, fits), 0);
+  const GemmGrid past = GemmLaunchGrid(config, 8192, 8192, most + 1);
+  const absl::Status refused = CheckGemmLaunch(config, 8192, 8192, 8192, past);
+  EXPECT_TRUE(
+      absl::StrContains(refused.message(),
+                        "stream-K's flags for 2049 clusters take 32784 "
+                        "bytes, more than the workspace's flag region (32768)"))
+      << refused;
+}
+
+// Stream-K's flags: one per consumer warpgroup of each CTA, each cluster's
+// flags padded to 16 bytes; the kernel finds the slots after them from the
+// padded count the host planned, times the clusters.
 TEST(GemmStreamKFlagsTest, EachClustersFlagsArePaddedTo16Bytes) {
   struct Case {
     const char* config;
@@ -164,7 +198,11 @@ TEST(GemmStreamKFlagsTest, EachClustersFlagsArePaddedTo16Bytes) {
         GemmLaunchGrid(config, 8192, 8192, c.resident_clusters);
     EXPECT_EQ(GemmStreamKFlagBytes(config, grid), c.flag_bytes) << c.config;
     EXPECT_EQ(GemmWorkspaceBytes(config, 8192, 8192, grid),
-              c.flag_bytes + grid.x * config.block_m * config.block_n * 4)
+              kWorkspaceFlagRegionBytes +
+                  grid.x * config.block_m * config.block_n * 4)
+        << c.config;
+    EXPECT_EQ(GemmWorkspaceKernelOffset(config, grid),
+              kWorkspaceFlagRegionBytes - c.flag_bytes)
         << c.config;
   }
 }

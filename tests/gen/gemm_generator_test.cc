@@ -482,10 +482,13 @@ TEST(GemmGeneratorTest, StreamKRunsOnEveryResidentCluster) {
   const GemmGrid grid = GemmLaunchGrid(stream_k, 100, 100, 66);
   EXPECT_EQ(grid.x, 132);
   EXPECT_EQ(grid.cluster_x, 2);
-  // 132 flags (2 per CTA) padded to 16 bytes, then a 128x256 f32 slot per CTA.
+  // 132 flags (2 per CTA) padded to 16 bytes, ending the flag region, then
+  // a 128x256 f32 slot per CTA.
   EXPECT_EQ(GemmStreamKFlagBytes(stream_k, grid), 132 * 2 * 4);
+  EXPECT_EQ(GemmWorkspaceKernelOffset(stream_k, grid),
+            kWorkspaceFlagRegionBytes - 132 * 2 * 4);
   EXPECT_EQ(GemmWorkspaceBytes(stream_k, 100, 100, grid),
-            132 * 2 * 4 + int64_t{132} * 128 * 256 * 4);
+            kWorkspaceFlagRegionBytes + int64_t{132} * 128 * 256 * 4);
   const GemmConfig plain =
       Parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
   EXPECT_EQ(

@@ -32,8 +32,9 @@ class FakeLibrary:
     """libptxgen.so with the device's half faked. A prepare refuses what
     ptxgenGemmGetSpans refuses (the problem's rules, which need no device)
     and records its workspace mode (None: ptxgenGemmPrepare's) and problem;
-    a run records its GEMM's problem, operands, workspace and stream, calls
-    on_run (if set) and returns `status`."""
+    a run records its GEMM's problem, operands, workspace (and whether it
+    was given as zeroed) and stream, calls on_run (if set) and returns
+    `status`."""
 
     def __init__(self, real, workspace_bytes=0):
         self._real = real
@@ -42,6 +43,7 @@ class FakeLibrary:
         self.runs = []
         self.on_run = None
         self.status = 0
+        self.capture_ids = {}  # stream: the id of the capture underway on it
         self._problems = {}  # GEMM address: its problem
 
     def __getattr__(self, name):
@@ -68,10 +70,10 @@ class FakeLibrary:
         size._obj.value = self.workspace_bytes
         return 0
 
-    def _run(self, gemm, operands, workspace, size, stream):
+    def _run(self, gemm, operands, workspace, size, stream, zeroed=False):
         fields = operands._obj
         run = {"problem": self._problems[gemm.value], "stream": stream,
-               "workspace": workspace, "workspace_bytes": size,
+               "workspace": workspace, "workspace_bytes": size, "zeroed": zeroed,
                **{name: getattr(fields, name) for name, _ in fields._fields_}}
         self.runs.append(run)
         if self.on_run:
@@ -83,6 +85,14 @@ class FakeLibrary:
 
     def ptxgenGemmRunWithWorkspace(self, handle, gemm, operands, workspace, size, stream):
         return self._run(gemm, operands, workspace, size, stream)
+
+    def ptxgenGemmRunWithZeroedWorkspace(self, handle, gemm, operands, workspace, size,
+                                         stream):
+        return self._run(gemm, operands, workspace, size, stream, zeroed=True)
+
+    def ptxgenStreamGetCaptureId(self, handle, stream, capture):
+        capture._obj.value = self.capture_ids.get(stream, 0)
+        return 0
 
     def ptxgenGemmDestroy(self, gemm):
         return 0
@@ -130,6 +140,11 @@ class FakeTensor:
 
     def data_ptr(self):
         return self._address
+
+    def zero_(self):
+        """Recorded in its allocation's record (FakeTorch.allocate)."""
+        self.allocation["zeroed_on_stream"] = self.stream_of_zeroing()
+        return self
 
     def stride(self):
         return self._strides
@@ -203,9 +218,11 @@ class FakeTorch:
     def allocate(self, shape, strides, dtype, device):
         self._next += 512 * 1024
         tensor = FakeTensor(shape, dtype, strides, device, self._next)
-        self.allocations.append({"shape": tuple(shape), "dtype": dtype.name, "device": device,
-                                 "current_device": self.device,
-                                 "stream": self.streams.get(device, 0)})
+        tensor.allocation = {"shape": tuple(shape), "dtype": dtype.name, "device": device,
+                             "current_device": self.device,
+                             "stream": self.streams.get(device, 0), "zeroed_on_stream": None}
+        tensor.stream_of_zeroing = lambda: self.streams.get(device, 0)
+        self.allocations.append(tensor.allocation)
         self.live.add(self._next)
         weakref.finalize(tensor, self.live.discard, self._next)
         return tensor
@@ -495,25 +512,51 @@ def test_the_current_stream_keeps_one_workspace_for_its_runs_grown_as_needed(
     kept = [run["workspace"] for run in library.runs]
     assert len(set(kept[:3])) == 1 and len(set(kept[3:])) == 1 and kept[0] != kept[3]
     assert kept[3] in torch.live  # kept for the stream's next runs
+    # Zeroed once, on the stream, when allocated: its runs zero nothing first.
+    assert [a["zeroed_on_stream"] for a in workspaces] == [0xA0, 0xA0]
+    assert {run["zeroed"] for run in library.runs} == {True}
 
 
-def test_another_stream_or_a_capture_gets_a_workspace_per_run_held_while_it_is_enqueued(
-        library, torch):
+def test_another_stream_gets_a_workspace_per_run_held_while_it_is_enqueued(library, torch):
     library.workspace_bytes = 4096
     library.on_run = lambda run: run.update(held=run["workspace"] in torch.live)
     x, w = torch.tensor(16, 256), torch.tensor(256, 256)
     torch.streams[0] = 0xA0
     ptxgen.gemm(x, w.t(), stream=0xB0)
     ptxgen.gemm(x, w.t(), stream=0xB0)
+    workspaces = [a for a in torch.allocations if a["dtype"] == "uint8"]
+    assert [(a["shape"], a["stream"]) for a in workspaces] == [((4096,), 0xB0)] * 2
+    assert [(run["workspace_bytes"], run["held"]) for run in library.runs] == [(4096, True)] * 2
+    assert not {run["workspace"] for run in library.runs} & torch.live  # each freed since
+    # Fresh memory each run: the library zeroes what it needs itself.
+    assert {run["zeroed"] for run in library.runs} == {False}
+    assert {a["zeroed_on_stream"] for a in workspaces} == {None}
+    assert library.planned == 1
+
+
+def test_a_capture_keeps_a_workspace_zeroed_in_it_until_a_call_outside_a_capture(
+        library, torch):
+    library.workspace_bytes = 4096
+    x, w = torch.tensor(16, 256), torch.tensor(256, 256)
+    torch.streams[0] = 0xA0
     torch.capturing = True  # a graph's capture: blocks of the graph's pool
+    library.capture_ids[0xA0] = 7
     ptxgen.gemm(x, w.t())
+    ptxgen.gemm(x, w.t())
+    library.capture_ids[0xA0] = 8  # the next capture on the same stream
     ptxgen.gemm(x, w.t())
     workspaces = [a for a in torch.allocations if a["dtype"] == "uint8"]
-    assert [(a["shape"], a["stream"]) for a in workspaces] == [((4096,), 0xB0)] * 2 + [
-        ((4096,), 0xA0)] * 2
-    assert [(run["workspace_bytes"], run["held"]) for run in library.runs] == [(4096, True)] * 4
-    assert not {run["workspace"] for run in library.runs} & torch.live  # each freed since
-    assert library.planned == 1
+    # One block per capture, zeroed in it (a memset the graph replays).
+    assert [(a["shape"], a["zeroed_on_stream"]) for a in workspaces] == [((4096,), 0xA0)] * 2
+    runs = library.runs
+    assert runs[0]["workspace"] == runs[1]["workspace"] != runs[2]["workspace"]
+    assert {run["zeroed"] for run in runs} == {True}
+    assert runs[2]["workspace"] in torch.live
+    torch.capturing = False
+    ptxgen.gemm(x, w.t())  # outside: the captures' blocks go back to their pools
+    assert runs[2]["workspace"] not in torch.live
+    assert runs[3]["workspace"] in torch.live and runs[3]["zeroed"]
+    assert len([a for a in torch.allocations if a["dtype"] == "uint8"]) == 3
 
 
 def test_runs_of_the_torch_operators_keep_no_workspace(library, torch):
@@ -528,6 +571,7 @@ def test_runs_of_the_torch_operators_keep_no_workspace(library, torch):
     assert not {run["workspace"] for run in library.runs} & torch.live
     ptxgen.gemm(x, w.t())  # outside: the stream's kept block
     assert library.runs[-1]["workspace"] in torch.live
+    assert [run["zeroed"] for run in library.runs] == [False, False, True]
 
 
 def test_a_gemm_needing_no_workspace_runs_with_none(library, torch):

@@ -255,6 +255,35 @@ class CudaGraphCapture(GpuCase):
                     torch.cuda.synchronize()
                     self.assertMatches(out, x.double() @ w.double().t())
 
+    def test_graphs_of_every_schedule_share_a_capture_workspace_zeroed_once(self):
+        # Each capture keeps one workspace for its GEMMs, zeroed once in the
+        # graph; a replay re-zeroes it before they run, though the capture's
+        # block went back to the graph's pool at the eager call in between.
+        problems = [shape for shape, _ in self.SCHEDULES.values()] + [(16, 4096, 4096)]
+        inputs = [(quarters(m, k), quarters(n, k)) for m, n, k in problems]
+        for x, w in inputs:
+            ptxgen.gemm(x, w.t())  # prepared outside the capture
+        torch.cuda.synchronize()
+        graphs = []
+        for _ in range(2):  # two captures on torch's capture stream in turn
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                outs = [ptxgen.gemm(x, w.t()) for x, w in inputs]
+            graphs.append((graph, outs))
+        for _ in range(3):
+            for graph, outs in graphs:
+                for x, _ in inputs:
+                    x.copy_(quarters(*x.shape))
+                for out in outs:
+                    out.fill_(math.nan)
+                eager_x, eager_w = inputs[0]
+                ptxgen.gemm(eager_x, eager_w.t())  # an eager call between
+                poison_allocator((4096, 4096))
+                graph.replay()
+                torch.cuda.synchronize()
+                for (x, w), out in zip(inputs, outs):
+                    self.assertMatches(out, x.double() @ w.double().t())
+
     def test_a_compiled_function_is_captured_too(self):
         def linear(x, w, b):
             return ptxgen.gemm(x, w.t(), bias=b, activation="silu")

@@ -240,6 +240,13 @@ inline constexpr int64_t kWorkspaceAlignment = 256;
 struct CallerWorkspace {
   CUdeviceptr address = 0;
   int64_t bytes = 0;
+  // True when the memory is as Runs leave it: all zero before its first
+  // Run, and given since only to Runs (of any Gemms) that completed one
+  // after another. A Run leaves zero what the next needs zero (stream-K's
+  // flags), so this one zeroes nothing first: a launch fewer. A workspace
+  // kept per stream is zeroed once when allocated. False: it may hold
+  // anything, and the flags are zeroed first (an async memset).
+  bool zeroed = false;
 };
 
 // Defined in gemm.cc and plan.h: what a Gemm holds.
@@ -284,8 +291,9 @@ class Gemm {
   absl::Status Run(const GemmOperands& operands, CUstream stream) const;
   // Run on the caller's workspace, whichever the owner: used by this run's
   // work on `stream` only, so runs on other streams, each given its own,
-  // may overlap. Stream-K's flags are zeroed on `stream` first (an async
-  // memset), so the memory may differ, and hold anything, every call. A
+  // may overlap. Unless it is `zeroed`, stream-K's flags are zeroed on
+  // `stream` first (an async memset), so the memory may differ, and hold
+  // anything, every call. A
   // Gemm that needs a workspace refuses (InvalidArgument, naming the rule
   // and workspace_bytes()) a null one, one of fewer bytes, one not
   // kWorkspaceAlignment-aligned, or one the kernel cannot reach; one that
@@ -297,8 +305,8 @@ class Gemm {
                    CUstream stream) const;
 
   // The bytes of workspace a run needs: 0 but for split-K (split_k f32
-  // slices of D) and stream-K (flags and a slot of partial sums per CTA of
-  // the grid Prepare planned).
+  // slices of D) and stream-K (a slot of partial sums per CTA of the grid
+  // Prepare planned), each after a flag region of 32 KiB.
   int64_t workspace_bytes() const;
 
   const GemmProblem& problem() const { return problem_; }
@@ -330,10 +338,12 @@ class Gemm {
                              CUstream stream) const;
   // A CallerWorkspace's refusals, before the driver is asked anything.
   absl::Status CheckCallerWorkspace(const CallerWorkspace& workspace) const;
-  // Both Runs past their workspace: the launch on `workspace` (0 without
-  // one); a caller's is checked for reach and its stream-K flags zeroed.
-  absl::Status Launch(const GemmOperands& operands, CUdeviceptr workspace,
-                      bool caller_workspace, CUstream stream) const;
+  // Both Runs past their workspace: the launch on `given` (address 0
+  // without one); the caller's (`callers`) is checked for reach, and its
+  // stream-K flags zeroed unless it is `zeroed`.
+  absl::Status Launch(const GemmOperands& operands,
+                      const CallerWorkspace& given, bool callers,
+                      CUstream stream) const;
   absl::Status Reduce(CUdeviceptr workspace, CUdeviceptr c,
                       CUstream stream) const;
 

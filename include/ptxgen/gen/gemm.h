@@ -489,15 +489,26 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
                              int64_t k, const GemmGrid& grid,
                              int64_t batch = 1);
 
+// Every workspace starts with a flag region of this many bytes, whose end
+// holds stream-K's flags and which nothing else writes. The flags must be
+// zero before a launch, and every launch that completes leaves them zero;
+// so a workspace zeroed once serves any sequence of GEMMs, split-K or
+// stream-K of any grid, with no zeroing before each. (Room for 1024
+// clusters' flags; CheckGemmLaunch refuses a grid with more.)
+inline constexpr int64_t kWorkspaceFlagRegionBytes = int64_t{32} << 10;
+
 // The workspace a launch on `grid` that CheckGemmLaunch accepts needs, in
-// bytes (0: none). Split-K: its f32 slices, [split_k][m][n] (none when
-// they meet in a cluster). Stream-K: an
-// int flag per consumer warpgroup of each CTA, each cluster's flags padded
-// to 16 bytes (GemmStreamKFlagBytes), then one slot of f32 partial sums per
-// CTA (block_m x block_n). The flags must be zero before the first launch;
-// every launch that completes leaves them zero.
+// bytes (0: none): the flag region, then split-K's f32 slices,
+// [split_k][m][n] (no workspace when they meet in a cluster), or
+// stream-K's slot of f32 partial sums per CTA (block_m x block_n). The
+// kernel's workspace pointer is GemmWorkspaceKernelOffset bytes in: at the
+// slices, or, for stream-K, at its flags (an int per consumer warpgroup of
+// each CTA, each cluster's padded to 16 bytes: GemmStreamKFlagBytes), which
+// end where its slots begin.
 int64_t GemmWorkspaceBytes(const GemmConfig& config, int64_t m, int64_t n,
                            const GemmGrid& grid);
+int64_t GemmWorkspaceKernelOffset(const GemmConfig& config,
+                                  const GemmGrid& grid);
 int64_t GemmStreamKFlagBytes(const GemmConfig& config, const GemmGrid& grid);
 
 }  // namespace ptxgen::gen

@@ -75,6 +75,7 @@ inline constexpr char kDriverLibraryEnv[] = "PTXGEN_LIBCUDA";
   X(cuStreamSynchronize, 2000)             \
   X(cuStreamGetCtx, 9020)                  \
   X(cuStreamBeginCapture, 10010)           \
+  X(cuStreamGetCaptureInfo, 12030)         \
   X(cuStreamEndCapture, 10000)             \
   X(cuGraphInstantiateWithFlags, 11040)    \
   X(cuGraphLaunch, 10000)                  \

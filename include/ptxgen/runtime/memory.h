@@ -76,6 +76,11 @@ class Stream {
   std::unique_ptr<CUstream_st, Destroy> stream_;
 };
 
+// The id of the CUDA graph capture underway on `stream` (unique among the
+// process's captures), 0 when none is: what tells one capture's work from
+// the next capture's on the same stream.
+absl::StatusOr<uint64_t> StreamCaptureId(CUstream stream);
+
 // A timing event.
 class Event {
  public:
