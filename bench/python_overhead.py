@@ -18,7 +18,8 @@ back to back, one at a time, and replayed from a CUDA graph.
      latency from an idle device;
    - graph: 20 calls captured by torch.cuda.graph on a fresh stream (the
      GEMMs were warmed up on the default stream, so the capture prepares
-     nothing), replayed 20 times between events: per call, device time.
+     nothing; its stream-K GEMMs share one workspace, zeroed once in the
+     graph), replayed 20 times between events: per call, device time.
    Printed as microseconds and the ratio torch/ptxgen (above 1: ptxgen is
    faster). Results are checked against F.linear first.
 """
