@@ -293,11 +293,10 @@ class Gemm {
   // work on `stream` only, so runs on other streams, each given its own,
   // may overlap. Unless it is `zeroed`, stream-K's flags are zeroed on
   // `stream` first (an async memset), so the memory may differ, and hold
-  // anything, every call. A
-  // Gemm that needs a workspace refuses (InvalidArgument, naming the rule
-  // and workspace_bytes()) a null one, one of fewer bytes, one not
-  // kWorkspaceAlignment-aligned, or one the kernel cannot reach; one that
-  // needs none ignores it.
+  // anything, every call. A Gemm that needs a workspace refuses
+  // (InvalidArgument, naming the rule and workspace_bytes()) a null one,
+  // one of fewer bytes, one not kWorkspaceAlignment-aligned, or one the
+  // kernel cannot reach; one that needs none ignores it.
   absl::Status Run(const GemmOperands& operands,
                    const CallerWorkspace& workspace, CUstream stream) const;
   // The original problem's call: D is written at c; no C read, no bias.
