@@ -6,31 +6,19 @@ memset, the allocation of out, the current stream's query).
     PYTHONPATH=<package> python3 bench/python_host_parts.py
 
 Each row: the median over 5 runs of the host time per call of 2000 calls
-back to back, bf16, x [16,256], w [256,256] (the host-time problem of
-bench/python_overhead.py). The parts reach into ptxgen's private modules:
-they measure this version's layout, not an API.
+back to back (python_overhead.host_microseconds), bf16, x [16,256],
+w [256,256] (the host-time problem of bench/python_overhead.py). The parts
+reach into ptxgen's private modules: they measure this version's layout,
+not an API.
 """
 import ctypes
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
 import ptxgen
 from ptxgen import _gemm, _library
-
-
-def microseconds(call, calls=2000, repeats=5):
-    times = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(times)
+from python_overhead import host_microseconds  # bench/, this script's folder
 
 
 def main():
@@ -67,7 +55,7 @@ def main():
     ]
     for name, call in rows:
         call()
-        print(f"{name:34s} {microseconds(call):7.2f} us", flush=True)
+        print(f"{name:34s} {host_microseconds(call, 5):7.2f} us", flush=True)
 
 
 if __name__ == "__main__":

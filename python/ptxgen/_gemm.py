@@ -598,9 +598,9 @@ class _TorchApi:
         torch = self._torch
         if cuda_stream != self.current_stream(device):
             with torch.cuda.stream(torch.cuda.ExternalStream(cuda_stream, device=device)):
-                return self.empty((size,), (1,), torch.uint8, device), False
+                return self._block(size, device), False
         if getattr(_operator_calls, "active", False):
-            return self.empty((size,), (1,), torch.uint8, device), False
+            return self._block(size, device), False
         if self._capturing():
             kept, key = self._captures, (device, cuda_stream, _library.capture_id(cuda_stream))
         else:
@@ -610,10 +610,14 @@ class _TorchApi:
         block = kept.get(key)
         if block is None or block.shape[0] < size:
             kept.pop(key, None)  # freed first: the allocator may reuse it
-            block = kept[key] = self.empty((size,), (1,), torch.uint8, device).zero_()
+            block = kept[key] = self._block(size, device).zero_()
             while len(kept) > _KEPT_WORKSPACES:
                 kept.popitem(last=False)
         return block, True
+
+    def _block(self, size, device):
+        """`size` bytes from the allocator, for the current stream."""
+        return self.empty((size,), (1,), self._torch.uint8, device)
 
 
 class _CupyApi:
@@ -649,9 +653,9 @@ class _CupyApi:
         (CuPy's memory pool keeps the blocks of each stream apart too), not
         zeroed."""
         cupy = self._cupy
-        if cuda_stream == self.current_stream(device):
-            return cupy.empty(size, dtype="uint8"), False
-        with cupy.cuda.ExternalStream(cuda_stream):
+        on = (contextlib.nullcontext() if cuda_stream == self.current_stream(device)
+              else cupy.cuda.ExternalStream(cuda_stream))
+        with on:
             return cupy.empty(size, dtype="uint8"), False
 
 
