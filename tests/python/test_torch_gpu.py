@@ -60,6 +60,13 @@ class Opcheck(GpuCase):
     implementation against the real one (shape, type, strides), autograd
     registration, and a trace with dynamic shapes."""
 
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # The operators, called here directly: ptxgen was imported before
+        # torch, so nothing has registered them yet when this file runs alone.
+        from ptxgen import _torch_ops  # noqa: F401
+
     def test_gemm_in_each_form(self):
         x, w = quarters(264, 520, dtype=torch.bfloat16), quarters(136, 520, dtype=torch.bfloat16)
         xh, wh = quarters(264, 520), quarters(520, 136)  # an MN-major b
