@@ -12,7 +12,9 @@
 //
 // heuristic: the configuration Gemm::Prepare picks; autotune: the autotuned
 // one; compare: both, and whether the heuristic is within 5% of the tuned
-// best; ladder: the schedule steps at 8192^3; v1: the seed's schedule,
+// best; pingpong: the heuristic's pick beside the ping-pong configuration
+// (PingPongConfig), and how often and by how much ping-pong is faster;
+// ladder: the schedule steps at 8192^3; v1: the seed's schedule,
 // autotuned over its own space. Every time is the median over `repeats`
 // batches (of 1 ms or more) of CUDA-event-timed calls, after 100 ms or more
 // of warm-up, with inputs rotated through enough copies to exceed L2.
@@ -59,7 +61,8 @@ namespace ptxgen::gemm {
 namespace {
 
 constexpr absl::string_view kModes[] = {
-    "heuristic", "autotune", "compare", "ladder", "v1", "configs", "launch"};
+    "heuristic", "autotune", "compare", "pingpong", "ladder",
+    "v1",        "configs",  "launch"};
 
 // The fused epilogues the benchmark offers, and the cuBLASLt epilogue each
 // is measured against.
@@ -991,6 +994,10 @@ ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
     for (const gen::GemmConfig& config : flags.configs) {
       runs.push_back({ShapeName(problem), config});
     }
+  } else if (flags.mode == "pingpong") {
+    runs = {{ShapeName(problem) + " heuristic",
+             HeuristicConfig(problem, sm_count)},
+            {ShapeName(problem) + " pingpong", PingPongConfig(problem)}};
   } else if (flags.mode == "v1") {
     absl::StatusOr<gen::GemmConfig> tuned =
         AutotunedConfig(problem, V1CandidateConfigs(problem.element),
@@ -1056,6 +1063,8 @@ absl::Status Run(const Flags& flags) {
   std::vector<double> ratios;
   std::vector<Row> rows;
   int within_five_percent = 0, compared = 0;
+  // --mode=pingpong: the heuristic's time over ping-pong's, per row pair.
+  std::vector<double> pingpong_gains;
   for (ptx::ScalarType element : flags.dtypes) {
     std::vector<GemmProblem> shapes = flags.shapes;
     if (flags.mode == "ladder") shapes = {{8192, 8192, 8192}};
@@ -1115,6 +1124,9 @@ absl::Status Run(const Flags& flags) {
             ratios.push_back(row->peer_ms / row->ms);
           }
         }
+        if (flags.mode == "pingpong" && relative_times.size() == 2) {
+          pingpong_gains.push_back(relative_times[0] / relative_times[1]);
+        }
         if (flags.mode == "compare" && relative_times.size() == 2) {
           ++compared;
           if (relative_times[0] <= 1.05 * relative_times[1])
@@ -1140,6 +1152,19 @@ absl::Status Run(const Flags& flags) {
         "\ngeometric mean ratio (peer time / ptxgen time) over %zu rows: "
         "%.3f; lowest %.3f\n",
         ratios.size(), std::exp(log_sum / ratios.size()), worst);
+  }
+  if (!pingpong_gains.empty()) {
+    double log_sum = 0;
+    int faster = 0;
+    for (double gain : pingpong_gains) {
+      log_sum += std::log(gain);
+      if (gain > 1) ++faster;
+    }
+    std::fprintf(table.notes(),
+                 "ping-pong faster than the heuristic's pick on %d of %zu "
+                 "rows; geometric mean speed-up %.3f\n",
+                 faster, pingpong_gains.size(),
+                 std::exp(log_sum / pingpong_gains.size()));
   }
   if (compared > 0) {
     std::fprintf(

@@ -66,6 +66,7 @@ expect_accepted --shapes=suite
 expect_accepted --shapes=small
 expect_accepted --shapes=small --dtype=bf16 --mode=compare --epilogue=none,bias_gelu
 expect_accepted --shapes=small --mode=launch
+expect_accepted --dtype=s8 --mode=pingpong
 expect_accepted --nvrtc-flags="-Xptxas=-O2 -lineinfo"
 expect_accepted --shapes=1x4096x4096,4096x1x4096 --format=csv
 

@@ -36,8 +36,7 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 void CheckLayout(const gen::GemmConfig& config, ptxgen::ptx::ScalarType element,
                  const std::string& name) {
   const gen::GemmLayout layout = gen::PlanGemmLayout(config, element);
-  const bool specialized =
-      config.schedule == gen::GemmSchedule::kWarpSpecialized;
+  const bool specialized = gen::IsWarpSpecialized(config.schedule);
   FUZZ_CHECK(layout.a_tile_bytes > 0 && layout.b_tile_bytes > 0, name,
              ": tile bytes ", layout.a_tile_bytes, ", ", layout.b_tile_bytes);
   FUZZ_CHECK(layout.stage_bytes == layout.a_tile_bytes + layout.b_tile_bytes,
@@ -85,9 +84,12 @@ void CheckLayout(const gen::GemmConfig& config, ptxgen::ptx::ScalarType element,
                  layout.threads % gen::kThreadsPerWarpgroup == 0 &&
                  layout.threads <= 1024,
              name, ": ", layout.threads, " threads");
-  FUZZ_CHECK(layout.rows_per_consumer * config.consumers == config.block_m &&
-                 layout.m_slices >= 1,
-             name, ": ", layout.rows_per_consumer, " rows per consumer");
+  FUZZ_CHECK(
+      layout.rows_per_consumer * layout.stage_readers == config.block_m &&
+          (layout.stage_readers == config.consumers ||
+           config.schedule == gen::GemmSchedule::kPingPong) &&
+          layout.m_slices >= 1,
+      name, ": ", layout.rows_per_consumer, " rows per consumer");
   FUZZ_CHECK(layout.accumulators_per_thread > 0 &&
                  layout.accumulators_per_thread + gen::kRegisterOverhead <=
                      layout.consumer_registers &&

@@ -15,11 +15,11 @@ struct TileScales {
 __device__ __forceinline__ TileScales tile_scales(const EpilogueArgs& e,
                                                   int unit, int cluster_rows,
                                                   int tiles_n, unsigned rank,
-                                                  int consumer, int thread,
+                                                  int share, int thread,
                                                   int k_tiles) {
   int batch, m0, n0;
   locate_tile(unit, cluster_rows, tiles_n, rank, batch, m0, n0);
-  const int row = m0 + consumer * plan::kRowsPerConsumer + {{THREAD_ROW}};
+  const int row = m0 + share * plan::kRowsPerConsumer + {{THREAD_ROW}};
   const int n_blocks = (e.n + plan::kScaleBlock - 1) / plan::kScaleBlock;
   const int first = n0 / plan::kScaleBlock;
   TileScales t;

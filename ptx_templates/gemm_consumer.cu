@@ -6,7 +6,7 @@
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
-    int consumer, int lane{{SCALES_PARAMETER}}) {
+    int share, int lane{{SCALES_PARAMETER}}) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
@@ -17,7 +17,7 @@ __device__ __forceinline__ void mma_piece(
   }
 {{FIRST_STAGE_SCALES}}  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
 {{NEXT_STAGE_SCALES}}    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
-    const unsigned a_tile = stage_base + consumer * plan::kConsumerABytes;
+    const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
     consumer_wait(ring, barriers);
     // The first k-tile overwrites the accumulators, the rest add.
@@ -43,7 +43,9 @@ __device__ __forceinline__ void mma_piece(
 
 // A consumer warpgroup: every piece of the cluster's work through the main
 // loop, then (with stream-K) the meeting of the pieces of shared tiles, then
-// the epilogue of the tiles it completes.
+// the epilogue of the tiles it completes. Cooperative consumers take every
+// piece, each its share of the tile's rows; ping-pong consumers take every
+// other piece whole, and their turns at the tensor cores.
 __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
                                         unsigned barriers,
                                         const volatile Schedule& schedule,
@@ -51,17 +53,28 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
                                         int cluster_rows, int tiles_n,
                                         int k_tiles) {
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
+  const int share = consumer % plan::kStageReaders;  // of each tile's rows
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
   Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
-{{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
-{{TILE_SCALES}}    mma_piece(acc, w, ring, released, base, barriers, consumer, lane{{SCALES_ARGUMENT}});
+  int piece = 0;  // of the cluster's work
+{{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
+       ++piece) {
+    if constexpr (plan::kPingPong) {
+      if (piece % plan::kConsumers != consumer) {
+        pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
+        continue;
+      }
+      if (piece > 0) wait_mma_turn(consumer);
+    }
+{{TILE_SCALES}}    mma_piece(acc, w, ring, released, base, barriers, share, lane{{SCALES_ARGUMENT}});
+    if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
-    m0 += consumer * plan::kRowsPerConsumer;
+    m0 += share * plan::kRowsPerConsumer;
 {{STREAM_K_MEETING}}
 {{FINISH_TILE}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }

@@ -19,7 +19,7 @@ __device__ __forceinline__ void store_tile(
     if (thread == 0) {
       {{WAIT_BUFFER}}
     }
-    {{SYNC_CONSUMER}}
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
@@ -41,7 +41,7 @@ __device__ __forceinline__ void store_tile(
       }
     }
     {{FENCE_PROXY}}
-    {{SYNC_CONSUMER}}
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     if (thread == 0) {
 #pragma unroll
       for (int chunk = 0; chunk < plan::kStorePassChunks; ++chunk) {

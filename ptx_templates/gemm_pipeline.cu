@@ -23,6 +23,13 @@ __device__ __forceinline__ void pipeline_advance(PipelineState& state) {
   }
 }
 
+// Moves `stages` stages on, as that many pipeline_advance calls would.
+__device__ __forceinline__ void pipeline_skip(PipelineState& state, int stages) {
+  const int position = state.stage + stages;
+  state.phase ^= (unsigned)(position / plan::kStages) & 1u;
+  state.stage = position % plan::kStages;
+}
+
 __device__ __forceinline__ unsigned full_barrier(unsigned barriers, int stage) {
   return barriers + plan::kBarrierBytes * stage;
 }

@@ -31,7 +31,7 @@ __device__ __forceinline__ bool stream_k_fixup(
                            accumulator_word(acc[s][4 * q + 3])));
       }
     }
-    {{SYNC_CONSUMER}}
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     if (thread == 0) {
       int* const flag = flags + blockIdx.x * plan::kConsumers + consumer;
       {{RAISE_FLAG}}
@@ -49,7 +49,7 @@ __device__ __forceinline__ bool stream_k_fixup(
       } while (raised == 0);
       *flag = 0;
     }
-    {{SYNC_CONSUMER}}
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     const float4* const slot = slots + (long long)peer * kSlotVectors;
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
@@ -63,7 +63,7 @@ __device__ __forceinline__ bool stream_k_fixup(
         // Bounds the loads ptxas keeps in flight (it moves loads across a
         // CTA fence, not across a barrier): all at once spill.
         if (q % 8 == 7) {
-          {{SYNC_CONSUMER}}
+          named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
         }
       }
     }

@@ -5,8 +5,9 @@
 // Warpgroup 0 is the producer: one thread streams A and B tiles with TMA
 // into a ring of kStages stages (pipeline part). Warpgroups 1..kConsumers
 // are consumers: each owns kRowsPerConsumer rows of the kBlockM x kBlockN
-// output tile and runs wgmma on every stage, keeping kMmaGroupsInFlight
-// wgmma group(s) in flight (consumer part). CTAs loop over work units
+// output tiles it works on (of every tile, or with ping-pong all rows of
+// every other tile) and runs wgmma on their stages, keeping
+// kMmaGroupsInFlight wgmma group(s) in flight (consumer part). CTAs loop over work units
 // (scheduler part): output tiles {{TILE_ORDER_WORDS}}, batch after batch, so that concurrently
 // running CTAs share A and B tiles in L2, each tile cut into kSplitK
 // slice(s) of K{{STREAM_K_WORDS}}. The epilogue part stores the tiles.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -296,20 +297,34 @@ absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
     options.config = *named;
     return options;
   }
-  const bool v1 = flags.Text("schedule") == "v1";
+  const std::string schedule = flags.Text("schedule");
+  const bool v1 = schedule == "v1";
   if (flags.Has("autotune")) {
-    absl::StatusOr<gen::GemmConfig> tuned =
-        gemm::AutotunedConfig(problem,
-                              v1 ? gemm::V1CandidateConfigs(problem.element)
-                                 : gemm::CandidateConfigs(problem),
-                              compile::KernelCache::Default());
+    std::vector<gen::GemmConfig> candidates =
+        v1 ? gemm::V1CandidateConfigs(problem.element)
+           : gemm::CandidateConfigs(problem);
+    // --schedule=cooperative or pingpong times that schedule's candidates.
+    const auto other_schedule = [&](const gen::GemmConfig& config) {
+      return (schedule == "cooperative" &&
+              config.schedule != gen::GemmSchedule::kWarpSpecialized) ||
+             (schedule == "pingpong" &&
+              config.schedule != gen::GemmSchedule::kPingPong);
+    };
+    candidates.erase(
+        std::remove_if(candidates.begin(), candidates.end(), other_schedule),
+        candidates.end());
+    absl::StatusOr<gen::GemmConfig> tuned = gemm::AutotunedConfig(
+        problem, candidates, compile::KernelCache::Default());
     if (!tuned.ok()) return tuned.status();
     options.config = *tuned;
     return options;
   }
-  if (!v1 && !flags.Has("block")) return options;
+  if (schedule == "auto" && !flags.Has("block")) return options;
   const gen::GemmConfig base =
-      v1 ? gen::GemmConfig{} : gemm::HeuristicConfig(problem, target.sm_count);
+      v1 ? gen::GemmConfig{}
+      : schedule == "pingpong"
+          ? gemm::PingPongConfig(problem)
+          : gemm::HeuristicConfig(problem, target.sm_count);
   absl::StatusOr<gen::GemmConfig> config =
       flags.Has("block") ? ConfigWithBlock(flags, base) : base;
   if (!config.ok()) return config.status();
@@ -915,6 +930,12 @@ cli::Subcommand GemmSubcommand() {
                ""),
            cli::ChoiceFlag("schedule", "NAME",
                            {{"auto", "the heuristic's warp-specialized choice"},
+                            {"cooperative",
+                             "the heuristic's choice among kernels whose "
+                             "consumers split each tile (ws)"},
+                            {"pingpong",
+                             "two consumers taking turns with whole 128x128 "
+                             "tiles (pp)"},
                             {"v1", "the seed: one warpgroup, one stage"}},
                            "Which schedule family.", "auto"),
            cli::TextFlag("block", "MxNxK", "The tile, e.g. 128x128x64."),

@@ -43,6 +43,15 @@ gen::GemmConfig WarpSpecialized(const GemmProblem& problem, int block_m,
   return config;
 }
 
+// Two consumers taking turns with whole tiles (gen::GemmSchedule::kPingPong).
+gen::GemmConfig PingPong(const GemmProblem& problem, int block_m, int block_n,
+                         int cluster_m, gen::GemmEpilogue epilogue) {
+  gen::GemmConfig config =
+      WarpSpecialized(problem, block_m, block_n, 2, cluster_m, epilogue);
+  config.schedule = gen::GemmSchedule::kPingPong;
+  return config;
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Over the whole batch.
@@ -385,6 +394,15 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   return config;
 }
 
+gen::GemmConfig PingPongConfig(const GemmProblem& problem) {
+  const gen::GemmEpilogue epilogue = TmaStoreFits(problem)
+                                         ? gen::GemmEpilogue::kTmaStore
+                                         : gen::GemmEpilogue::kDirect;
+  return WithDeepestRing(
+      WithHalfStagedC(PingPong(problem, 128, 128, 1, epilogue)),
+      problem.element);
+}
+
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   std::vector<gen::GemmConfig> candidates;
   // Each configuration once: a variant may come out as one already listed.
@@ -431,6 +449,19 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
       add(config);
       config.stream_k = true;
       add(config);
+    }
+  }
+  // Ping-pong: a consumer's whole tile in its registers, so at most 128x128
+  // of f32 sums (or 64x256).
+  for (const auto& [block_m, block_n] :
+       {std::pair<int, int>{128, 128}, {64, 256}, {64, 128}}) {
+    for (int cluster_m : {1, 2}) {
+      for (gen::GemmEpilogue epilogue : epilogues) {
+        const gen::GemmConfig config =
+            PingPong(problem, block_m, block_n, cluster_m, epilogue);
+        add(config);
+        add(WithHalfStagedC(config));
+      }
     }
   }
   // Skinny tiles, for problems with a short side, in a few widths.

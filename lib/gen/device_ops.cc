@@ -40,22 +40,30 @@ std::string DeviceOps::Call(const std::string& name,
         absl::StrCat("call of ", name, ": arguments name unknown operands")));
     return "";
   }
-  absl::StatusOr<std::string> definition = DeviceFunction(name, statement);
+  Define(name, statement);
+  return absl::StrCat(name, "(", absl::StrJoin(values, ", "), ");");
+}
+
+void DeviceOps::Define(const std::string& name,
+                       const absl::StatusOr<ptx::Statement>& statement) {
+  if (!statement.ok()) {
+    Fail(statement.status());
+    return;
+  }
+  absl::StatusOr<std::string> definition = DeviceFunction(name, *statement);
   if (!definition.ok()) {
     Fail(definition.status());
-    return "";
+    return;
   }
-  bool defined = false;
   for (const auto& [existing, text] : definitions_) {
     if (existing != name) continue;
-    defined = true;
     if (text != *definition) {
       Fail(absl::InternalError(absl::StrCat(
           "device function ", name, " defined twice with different bodies")));
     }
+    return;
   }
-  if (!defined) definitions_.emplace_back(name, *std::move(definition));
-  return absl::StrCat(name, "(", absl::StrJoin(values, ", "), ");");
+  definitions_.emplace_back(name, *std::move(definition));
 }
 
 std::string DeviceOps::Definitions() const {

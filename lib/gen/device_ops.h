@@ -29,6 +29,12 @@ class DeviceOps {
                    const absl::StatusOr<ptx::Statement>& statement,
                    const Arguments& arguments);
 
+  // Defines the function `name` for a template that calls it itself, with
+  // its arguments in the statement's slot order, as Call would render
+  // them.
+  void Define(const std::string& name,
+              const absl::StatusOr<ptx::Statement>& statement);
+
   // The definitions, ordered by name.
   std::string Definitions() const;
   const absl::Status& status() const { return status_; }

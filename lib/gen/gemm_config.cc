@@ -37,8 +37,9 @@ absl::Status ValidateEnumerations(const GemmConfig& config) {
   const int epilogue = static_cast<int>(config.epilogue);
   const int tile_order = static_cast<int>(config.tile_order);
   if (config.schedule != GemmSchedule::kV1 &&
-      config.schedule != GemmSchedule::kWarpSpecialized) {
-    return Rule(absl::StrCat("schedule ", schedule, " is neither v1 nor ws"));
+      !IsWarpSpecialized(config.schedule)) {
+    return Rule(
+        absl::StrCat("schedule ", schedule, " is neither v1, ws nor pp"));
   }
   if (config.epilogue != GemmEpilogue::kDirect &&
       config.epilogue != GemmEpilogue::kTmaStore) {
@@ -92,12 +93,14 @@ absl::Status ValidateV1(const GemmConfig& config) {
 
 // The warpgroups and the ring, against the tile they split and share.
 absl::Status ValidatePipeline(const GemmPipelineShape& pipeline,
-                              const GemmTileShape& tile) {
+                              const GemmTileShape& tile,
+                              GemmSchedule schedule) {
   if (pipeline.consumers != 1 && pipeline.consumers != 2 &&
       pipeline.consumers != 4) {
     return Rule("consumers must be 1, 2 or 4 warpgroups");
   }
-  if (tile.block_m % (64 * pipeline.consumers) != 0) {
+  if (schedule == GemmSchedule::kWarpSpecialized &&
+      tile.block_m % (64 * pipeline.consumers) != 0) {
     return Rule(
         "each consumer warpgroup needs a multiple of 64 rows (block_m / "
         "consumers)");
@@ -189,8 +192,24 @@ absl::Status ValidateAcrossParts(const GemmConfig& config) {
   return absl::OkStatus();
 }
 
+// Ping-pong consumers take turns with whole tiles: two of them, and no
+// fixup that meets a tile's pieces per consumer part of its rows.
+absl::Status ValidatePingPong(const GemmConfig& config) {
+  if (config.schedule != GemmSchedule::kPingPong) return absl::OkStatus();
+  if (config.consumers != 2) {
+    return Rule("ping-pong (pp) alternates two consumer warpgroups: c2");
+  }
+  if (config.stream_k || config.split_k_in_cluster) {
+    return Rule(
+        "ping-pong (pp) takes no stream-K or split-K meeting in a cluster "
+        "(their fixups meet a tile's pieces consumer by consumer)");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
-  absl::Status valid = ValidatePipeline(config, config);
+  absl::Status valid = ValidatePingPong(config);
+  if (valid.ok()) valid = ValidatePipeline(config, config, config.schedule);
   if (valid.ok()) valid = ValidateEpilogue(config, config);
   if (valid.ok()) valid = ValidateScheduler(config);
   if (valid.ok()) valid = ValidateAcrossParts(config);
@@ -250,8 +269,8 @@ absl::Status ValidatePromotion(const GemmConfig& config, const GemmForm& form) {
 absl::Status ValidateBlockScaling(const GemmConfig& config,
                                   const GemmForm& form) {
   if (form.scaling != GemmScaling::kBlock) return absl::OkStatus();
-  if (config.schedule != GemmSchedule::kWarpSpecialized) {
-    return Rule("block scaling runs warp-specialized (ws) kernels");
+  if (!IsWarpSpecialized(config.schedule)) {
+    return Rule("block scaling runs warp-specialized (ws, pp) kernels");
   }
   if (config.swap_ab) {
     return Rule(
@@ -298,8 +317,9 @@ std::string ConfigName(const GemmConfig& config) {
       absl::StrCat(config.block_m, "x", config.block_n, "x", config.block_k);
   if (config.schedule == GemmSchedule::kV1) return absl::StrCat("v1 ", tile);
   return absl::StrCat(
-      "ws ", tile, " s", config.stages, " c", config.consumers, " w",
-      config.mma_groups_in_flight, " m", config.cluster_m, " ",
+      config.schedule == GemmSchedule::kPingPong ? "pp " : "ws ", tile, " s",
+      config.stages, " c", config.consumers, " w", config.mma_groups_in_flight,
+      " m", config.cluster_m, " ",
       config.epilogue == GemmEpilogue::kTmaStore ? "tma" : "direct",
       config.store_chunks != 0 ? absl::StrCat(" e", config.store_chunks) : "",
       config.tile_order == TileOrder::kHilbert
@@ -345,7 +365,7 @@ absl::StatusOr<GemmConfig> WithTile(GemmConfig config, absl::string_view tile) {
 // The option naming the tile order, written g# (raster) or hilbert.
 constexpr char kTileOrderOption[] = "g#|hilbert";
 constexpr char kWarpSpecializedSyntax[] =
-    "ws MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k# [dsmem]|sk] "
+    "ws|pp MxNxK s# c# w# m# direct|tma [e#] g#|hilbert [k# [dsmem]|sk] "
     "persistent|tiles [noregs] "
     "[swap]";
 
@@ -355,13 +375,15 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM config '", name, "': ", why));
   };
-  if (words.size() < 2 || (words[0] != "v1" && words[0] != "ws")) {
+  if (words.size() < 2 ||
+      (words[0] != "v1" && words[0] != "ws" && words[0] != "pp")) {
     return bad(
         absl::StrCat("expected 'v1 MxNxK' or '", kWarpSpecializedSyntax, "'"));
   }
   GemmConfig config;
-  config.schedule =
-      words[0] == "v1" ? GemmSchedule::kV1 : GemmSchedule::kWarpSpecialized;
+  config.schedule = words[0] == "v1"   ? GemmSchedule::kV1
+                    : words[0] == "pp" ? GemmSchedule::kPingPong
+                                       : GemmSchedule::kWarpSpecialized;
   absl::StatusOr<GemmConfig> tiled = WithTile(config, words[1]);
   if (!tiled.ok()) {
     return bad(absl::StrCat(tiled.status().message(),
@@ -584,7 +606,7 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
   const int64_t units = GemmWorkUnits(config, m, n, batch);
   // Only the warp-specialized kernel walks tiles in raster groups.
   const int64_t raster_span =
-      config.schedule == GemmSchedule::kWarpSpecialized &&
+      IsWarpSpecialized(config.schedule) &&
               config.tile_order == TileOrder::kRaster
           ? config.raster_group * CeilDiv(n, config.block_n)
           : 0;

@@ -425,6 +425,12 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Int("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
       Int("kStages", config.stages),
       Int("kConsumers", config.consumers),
+      Int("kStageReaders", layout.stage_readers),
+      // Named barriers: 0 is the block's, then one per consumer for its own
+      // threads, then one per consumer for its turns (ping-pong).
+      Int("kFirstConsumerBarrier", 1),
+      Int("kFirstTurnBarrier", 1 + config.consumers),
+      Bool("kPingPong", config.schedule == GemmSchedule::kPingPong),
       Int("kMmaGroupsInFlight", config.mma_groups_in_flight),
       Int("kClusterM", config.cluster_m),
       Int("kSplitK", config.split_k),
@@ -436,7 +442,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Bytes("kStageBytes", layout.stage_bytes),
       Bytes("kATileBytes", layout.a_tile_bytes),
       Bytes("kConsumerABytes",
-            config.consumers == 1
+            layout.stage_readers == 1
                 ? 0
                 : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0)),
       // With a 2-CTA cluster each CTA loads and multicasts its share of B.
@@ -444,9 +450,10 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Bytes("kBBytesPerCta", int64_t{b_rows_per_cta} * config.block_k *
                                  ptx::SizeInBytes(g.element)),
       Bytes("kBarrierBytes", ptx::kMbarrierBytes),
-      // One arrival per consumer warp of every CTA in the cluster.
-      Bytes("kEmptyArrivals",
-            kThreadsPerWarpgroup / 32 * config.consumers * config.cluster_m),
+      // One arrival per warp of the stage's readers in every CTA of the
+      // cluster.
+      Bytes("kEmptyArrivals", kThreadsPerWarpgroup / 32 * layout.stage_readers *
+                                  config.cluster_m),
       Bytes("kScheduleOffset", layout.schedule_offset),
   };
   plan.insert(plan.end(), specific.begin(), specific.end());
@@ -630,11 +637,17 @@ std::string DirectEpilogue(Generation& g) {
                       Fill(g, "gemm_epilogue_direct.cu", {{"STORES", stores}}));
 }
 
-// bar.sync of one consumer warpgroup's threads (barrier 0 is the block's).
-std::string SyncConsumer(Generation& g) {
-  return g.ops.Call(
-      "named_barrier_sync", ptx::NamedBarrierSync(),
-      {{"id", "1u + consumer"}, {"threads", "plan::kThreadsPerWarpgroup"}});
+// bar.sync of one consumer warpgroup's threads, which templates call.
+void DefineSyncConsumer(Generation& g) {
+  g.ops.Define("named_barrier_sync", ptx::NamedBarrierSync());
+}
+
+// wait_mma_turn and pass_mma_turn: a consumer's turn barrier counts its own
+// threads waiting and the other consumer's arriving.
+std::string MmaTurnsPart(Generation& g) {
+  g.ops.Define("named_barrier_sync", ptx::NamedBarrierSync());
+  g.ops.Define("named_barrier_arrive", ptx::NamedBarrierArrive());
+  return Fill(g, "gemm_mma_turns.cu", {});
 }
 
 // What the TMA store stages of accumulator `reg` of slice s: alpha times
@@ -684,7 +697,7 @@ std::string TmaEpilogue(Generation& g) {
     g.Check(layout.status());
     return "";
   }
-  const std::string sync = SyncConsumer(g);
+  DefineSyncConsumer(g);
   ptx::TensorStore store;
   store.rank = GemmMapRank(g.form);
   return absl::StrCat(
@@ -693,7 +706,6 @@ std::string TmaEpilogue(Generation& g) {
            {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
             {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
                                        ptx::CpAsyncBulkWaitGroup(0, true), {})},
-            {"SYNC_CONSUMER", sync},
             {"PACK", PackCall(g, "values[q]",
                               TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
                               TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
@@ -724,10 +736,10 @@ std::string TmaEpilogue(Generation& g) {
 }
 
 std::string StreamKFixup(Generation& g) {
+  DefineSyncConsumer(g);
   return Fill(
       g, "gemm_stream_k_fixup.cu",
-      {{"SYNC_CONSUMER", SyncConsumer(g)},
-       {"RAISE_FLAG",
+      {{"RAISE_FLAG",
         g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
                    {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
        {"READ_FLAG", g.ops.Call("load_acquire_gpu", ptx::LoadAcquireGpu(),
@@ -1147,7 +1159,7 @@ std::string ConsumerPart(Generation& g) {
        {"TILE_SCALES",
         block_scaled ? "    const TileScales scales = tile_scales(out, w.unit, "
                        "cluster_rows, tiles_n, rank,\n"
-                       "        consumer, thread, k_tiles);\n"
+                       "        share, thread, k_tiles);\n"
                      : ""},
        {"FIRST_STAGE_SCALES",
         block_scaled
@@ -1198,6 +1210,7 @@ std::string WarpSpecializedSource(Generation& g) {
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
   if (g.form.scaling == GemmScaling::kBlock)
     parts.push_back(BlockScalesPart(g));
+  parts.push_back(MmaTurnsPart(g));
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {
       {"CONFIG", CodeName(config)},

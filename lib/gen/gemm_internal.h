@@ -53,6 +53,9 @@ struct GemmLayout {
   int schedule_offset = 0;  // the warp-specialized work schedule
   int shared_bytes = 0;     // everything, with base-alignment slack
   int threads = 0;
+  // The consumers that read each stage: all of them when they split its
+  // rows (ws), one when each takes whole tiles (pp).
+  int stage_readers = 0;
   int rows_per_consumer = 0;
   int m_slices = 0;  // 64-row wgmma slices per consumer
   int accumulators_per_thread = 0;

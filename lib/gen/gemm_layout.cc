@@ -93,7 +93,11 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
   layout.a_tile_bytes = AlignedTileBytes(layout.a_tile);
   layout.b_tile_bytes = AlignedTileBytes(layout.b_tile);
   layout.stage_bytes = layout.a_tile_bytes + layout.b_tile_bytes;
-  layout.rows_per_consumer = config.block_m / config.consumers;
+  // Cooperative consumers split each stage's A rows; a ping-pong consumer
+  // reads the whole stage alone.
+  const bool pingpong = config.schedule == GemmSchedule::kPingPong;
+  layout.stage_readers = pingpong ? 1 : config.consumers;
+  layout.rows_per_consumer = config.block_m / layout.stage_readers;
   int end = config.stages * layout.stage_bytes;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     layout.c_tile_offset = RoundUp(end, kSharedBaseAlignment);
@@ -118,7 +122,7 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, const GemmForm& form) {
       config.split_k_in_cluster ? 2 * config.consumers : 0;
   end = layout.barrier_offset +
         ptx::kMbarrierBytes * (2 * config.stages + meeting_barriers);
-  const bool specialized = config.schedule == GemmSchedule::kWarpSpecialized;
+  const bool specialized = IsWarpSpecialized(config.schedule);
   if (specialized) {
     layout.schedule_offset = end;
     end += kScheduleBytes;

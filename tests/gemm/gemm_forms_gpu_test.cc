@@ -84,6 +84,9 @@ constexpr Shape kLarge{1000, 999, 136};
 constexpr Shape kTiny{1, 8, 16};
 constexpr Shape kShortK{200, 300, 24};  // k below block_k
 constexpr Shape kOddK{129, 257, 77};    // K-major rows need padding
+// Over two 128x128 tiles per CTA of a persistent grid: each ping-pong
+// consumer takes several, passing over the other's stages.
+constexpr Shape kManyTiles{1800, 2400, 136};
 
 // A's major order, then B's.
 enum class Layout { kKK, kKMN, kMNK, kMNMN };
@@ -106,6 +109,10 @@ enum class Pick {
   kSplitInCluster2,
   kSplitInCluster8,
   kTile192,  // a 192-column tile: every other one straddles 128-column blocks
+  // Ping-pong (pp): the direct store, the TMA store, a 2-CTA cluster.
+  kPingPong,
+  kPingPongTma,
+  kPingPongCluster2,
 };
 
 struct Case {
@@ -543,6 +550,30 @@ std::vector<Case> Cases() {
       U8(kRagged).To(kBF16).Alpha(0.01f).Config(Pick::kSplitInCluster8),
       S8({1, 777, 144}),
       S8({16, 4096, 1024}).To(kS8).Alpha(kS8Alpha),
+
+      // Ping-pong: every input type, both stores, layouts, epilogues,
+      // batches, one piece per CTA (kLarge) and several (kManyTiles).
+      F16(kKK, kManyTiles).Config(Pick::kPingPongTma),
+      BF16(kKMN, kManyTiles)
+          .Bias(kAlongN, kBF16)
+          .Act(kGeluTanh)
+          .Config(Pick::kPingPongTma),
+      BF16(kMNK, kRagged).To(kF32).Beta(0.5f).Config(Pick::kPingPong),
+      F16(kKK, kLarge)
+          .Batch(3)
+          .PaddedOdd()
+          .Beta(1)
+          .Bias(kAlongM, kF16)
+          .Config(Pick::kPingPong),
+      F16(kMNMN, kManyTiles).CIsD().Act(kSilu).Config(Pick::kPingPongCluster2),
+      E4M3(kManyTiles).Scaled().Config(Pick::kPingPongTma),
+      E4M3(kManyTiles).FastAccum().Config(Pick::kPingPongCluster2),
+      E4M3(kRagged).To(kE4M3).Scaled().Amax().Config(Pick::kPingPong),
+      E4M3({1000, 999, 1040}).To(kF32).BlockScaled().Config(Pick::kPingPong),
+      TF32(kManyTiles).Config(Pick::kPingPong),
+      S8(kManyTiles).Config(Pick::kPingPong),
+      U8(kRagged).BType(kS8).To(kS8).Alpha(kS8Alpha).Config(
+          Pick::kPingPongCluster2),
       S8({13, 1000, 72}).To(kF32).Bias(kAlongM, kF32),
       S8({700, 24, 520}),
   };
@@ -615,6 +646,15 @@ std::string Name(const Case& c) {
       break;
     case Pick::kTile192:
       absl::StrAppend(&name, "_tile192");
+      break;
+    case Pick::kPingPong:
+      absl::StrAppend(&name, "_pingpong");
+      break;
+    case Pick::kPingPongTma:
+      absl::StrAppend(&name, "_pingpong_tma");
+      break;
+    case Pick::kPingPongCluster2:
+      absl::StrAppend(&name, "_pingpong_cluster2");
       break;
   }
   return name;
@@ -998,6 +1038,13 @@ bool IsKind(const gen::GemmConfig& config, Pick pick) {
       return config.split_k_in_cluster && config.split_k == 8;
     case Pick::kTile192:
       return config.block_n == 192 && !config.stream_k;
+    case Pick::kPingPong:
+    case Pick::kPingPongTma:
+    case Pick::kPingPongCluster2:
+      return config.schedule == gen::GemmSchedule::kPingPong &&
+             config.cluster_m == (pick == Pick::kPingPongCluster2 ? 2 : 1) &&
+             (config.epilogue == gen::GemmEpilogue::kTmaStore) ==
+                 (pick == Pick::kPingPongTma);
   }
   return false;
 }

@@ -215,6 +215,50 @@ TEST_F(GemmRulesGpuTest, StreamKMatchesCublasRunAfterRun) {
   }
 }
 
+// Ping-pong beyond the candidates: split-K slices as pieces (a tile's two
+// slices taken by the two consumers), one tile per CTA (the second
+// consumer idle), and a persistent grid whose CTAs get odd piece counts.
+TEST_F(GemmRulesGpuTest, PingPongSplitKAndUnevenPiecesMatchCublas) {
+  const Shape shapes[] = {{1000, 3000, 4104}, {2304, 4096, 1024}};
+  const char* const names[] = {
+      "pp 128x128x64 s7 c2 w1 m1 direct g8 k2 persistent",
+      "pp 128x128x64 s7 c2 w1 m1 direct g8 tiles",
+      "pp 128x128x64 s6 c2 w1 m2 tma e1 g8 persistent",
+  };
+  for (const Shape& shape : shapes) {
+    const GemmProblem problem{shape.m, shape.n, shape.k, ScalarType::kBF16};
+    runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
+    runtime::DeviceBuffer b = Allocate(problem.n * problem.k);
+    runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
+    runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
+    const uint32_t seed = static_cast<uint32_t>(shape.m + shape.k);
+    ASSERT_TRUE(FillRandom(a.address(), problem.m * problem.k, problem.element,
+                           seed, nullptr)
+                    .ok());
+    ASSERT_TRUE(FillRandom(b.address(), problem.n * problem.k, problem.element,
+                           seed + 1, nullptr)
+                    .ok());
+    ASSERT_TRUE(CublasGemm(problem, a.address(), b.address(),
+                           reference.address(), nullptr)
+                    .ok());
+    const std::vector<uint16_t> expected = Download(reference);
+    for (const char* name : names) {
+      SCOPED_TRACE(absl::StrCat(name, " on ", Name(shape)));
+      absl::StatusOr<gen::GemmConfig> config = gen::ParseConfigName(name);
+      ASSERT_TRUE(config.ok()) << config.status();
+      GemmOptions options;
+      options.config = *config;
+      absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+      ASSERT_TRUE(gemm.ok()) << gemm.status();
+      ASSERT_TRUE(Poison(c.address(), problem.m * problem.n, nullptr).ok());
+      ASSERT_TRUE(
+          gemm->Run(a.address(), b.address(), c.address(), nullptr).ok());
+      EXPECT_LT(RelativeErrorByNorm(Download(c), expected, problem.element),
+                ErrorBound(problem.element));
+    }
+  }
+}
+
 // A CUDA graph captures Run whatever the schedule: Run enqueues kernels
 // on the given stream only (no allocation, no host synchronization), so a
 // replayed graph computes what a direct call does, replay after replay

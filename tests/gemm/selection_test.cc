@@ -203,9 +203,10 @@ TEST(SelectionTest, CandidatesStageCInHalvesBesideTheWholeTile) {
     EXPECT_EQ(config.store_chunks * 2 * gen::kStoreChunkColumns, config.block_n)
         << gen::ConfigName(config);
   }
-  // 128x256 and 256x128 (not 128x192, whose 3 chunks do not halve), with
-  // and without a cluster, rasters 8 and 16 and stream-K.
-  EXPECT_EQ(halves, 2 * 2 * 3);
+  // Cooperative: 128x256 and 256x128 (not 128x192, whose 3 chunks do not
+  // halve), with and without a cluster, rasters 8 and 16 and stream-K;
+  // ping-pong: its three tiles with and without a cluster.
+  EXPECT_EQ(halves, 2 * 2 * 3 + 3 * 2);
 }
 
 TEST(SelectionTest, CandidatesIncludeStreamKBesideWholeTiles) {

@@ -30,9 +30,12 @@ TEST(GemmConfigTest, NamesRoundTrip) {
         "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent",
         "ws 64x128x64 s8 c1 w1 m2 tma hilbert persistent",
         "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap",
-        "ws 128x128x64 s4 c2 w1 m1 tma g8 k2 dsmem persistent"}) {
+        "ws 128x128x64 s4 c2 w1 m1 tma g8 k2 dsmem persistent",
+        "pp 128x128x64 s6 c2 w1 m2 tma e1 g16 persistent"}) {
     EXPECT_EQ(ConfigName(Parse(name)), name);
   }
+  EXPECT_EQ(Parse("pp 128x128x64 s6 c2 w1 m1 tma g8 persistent").schedule,
+            GemmSchedule::kPingPong);
   EXPECT_FALSE(ParseConfigName("v2 128x128x64").ok());
   EXPECT_FALSE(ParseConfigName("ws 128x128 s4").ok());
   EXPECT_FALSE(ParseConfigName("ws 128x128x64 q4").ok());
@@ -328,6 +331,15 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"ws 128x128x64 s4 c2 w1 m2 tma g8 k2 dsmem persistent",
        "takes no 2-CTA cluster"},
       {"ws 128x128x64 s2 c2 w1 m1 tma g8 k8 dsmem tiles", ""},
+      {"pp 128x128x64 s4 c1 w1 m1 direct g8 persistent",
+       "ping-pong (pp) alternates two consumer warpgroups: c2"},
+      {"pp 128x128x64 s4 c2 w1 m1 direct g8 sk persistent",
+       "ping-pong (pp) takes no stream-K"},
+      {"pp 128x128x64 s4 c2 w1 m1 direct g8 k2 dsmem persistent",
+       "ping-pong (pp) takes no stream-K or split-K meeting in a cluster"},
+      {"pp 128x256x64 s3 c2 w1 m1 direct g8 persistent",
+       "each consumer thread needs 256 accumulator registers"},
+      {"pp 64x128x64 s4 c2 w1 m1 direct g8 k2 persistent", ""},
       {"ws 128x128x64 s4 c2 w1 m1 tma g8 k2 persistent",
        "needs the direct epilogue"},
       {"v1 128x128x64 sk", "v1 takes only a tile"},
@@ -383,7 +395,7 @@ TEST(GemmConfigTest, HostileFieldsAreRefusedNamingTheirRule) {
       {wrapped_k, "block_k must make a 32-, 64- or 128-byte row"},
       {unknown_order, "tile order 7 is neither raster nor hilbert"},
       {unknown_epilogue, "epilogue 7 is neither direct nor tma"},
-      {unknown_schedule, "schedule 7 is neither v1 nor ws"},
+      {unknown_schedule, "schedule 7 is neither v1, ws nor pp"},
   };
   for (const auto& [config, message] : cases) {
     const absl::Status valid = ValidateGemmConfig(config, ScalarType::kF16);
@@ -607,6 +619,38 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   EXPECT_EQ(gemm->d_box.outer, 64);   // one consumer's rows
 }
 
+// A ping-pong consumer reads every stage it takes whole: all of A's rows,
+// its own C buffer, one consumer's warps releasing each stage; and it
+// waits for its turns.
+TEST(GemmGeneratorTest, PingPongConsumersOwnWholeTiles) {
+  const GemmConfig config =
+      Parse("pp 128x128x64 s6 c2 w1 m2 tma e1 g8 persistent");
+  absl::StatusOr<GeneratedGemm> gemm = GenerateGemm(config, ScalarType::kF16);
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  EXPECT_EQ(Planned(*gemm, "kRowsPerConsumer"), "128");
+  EXPECT_EQ(Planned(*gemm, "kMSlices"), "2");
+  EXPECT_EQ(Planned(*gemm, "kStageReaders"), "1");
+  EXPECT_EQ(Planned(*gemm, "kPingPong"), "true");
+  EXPECT_EQ(Planned(*gemm, "kConsumerABytes"), "0u");
+  // 4 warps of one consumer, in each CTA of the pair.
+  EXPECT_EQ(Planned(*gemm, "kEmptyArrivals"), "8u");
+  // Each consumer stages one 64-column chunk of its 128 rows.
+  EXPECT_EQ(Planned(*gemm, "kConsumerCBytes"), "16384u");
+  EXPECT_EQ(gemm->d_box.outer, 128);
+  EXPECT_EQ(gemm->a_box.outer, 128);
+  EXPECT_EQ(gemm->threads_per_block, 384);
+  EXPECT_TRUE(absl::StrContains(gemm->source, "bar.arrive"));
+
+  const GemmConfig cooperative =
+      Parse("ws 128x128x64 s6 c2 w1 m2 tma e1 g8 persistent");
+  absl::StatusOr<GeneratedGemm> split =
+      GenerateGemm(cooperative, ScalarType::kF16);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(Planned(*split, "kRowsPerConsumer"), "64");
+  EXPECT_EQ(Planned(*split, "kStageReaders"), "2");
+  EXPECT_EQ(Planned(*split, "kEmptyArrivals"), "16u");
+}
+
 // Staging C in passes shrinks its tile: half of each consumer's 256
 // columns leaves room for a fourth 48 KiB stage.
 TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
@@ -749,7 +793,7 @@ TEST(GemmGeneratorTest, BlockScaledStagesAreScaledAsTheyArePromoted) {
   }
   EXPECT_FALSE(absl::StrContains(aligned->source, "b_split ?"));
   const std::pair<const char*, const char*> refusals[] = {
-      {"v1 64x128x128", "runs warp-specialized (ws) kernels"},
+      {"v1 64x128x128", "runs warp-specialized (ws, pp) kernels"},
       {"ws 64x16x128 s8 c1 w0 m1 direct g8 persistent swap",
        "does not swap A and B"},
       {"ws 128x128x64 s6 c2 w0 m1 tma g8 persistent", "block_k must be 128"},

@@ -313,6 +313,30 @@ TEST(PtxgenTest, GemmTakesFp8AndTf32Inputs) {
   EXPECT_TRUE(Contains(tf32.out, "m64n256k8.f32.tf32.tf32"));
 }
 
+// --schedule=pingpong: two consumers taking turns with whole 128x128 tiles,
+// with --block another tile of that schedule.
+TEST(PtxgenTest, GemmScheduleNamesTheConsumersSchedule) {
+  const Result pingpong = Ptxgen(
+      Args("gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --schedule=pingpong "
+           "--emit=cuda"));
+  ASSERT_EQ(pingpong.status, 0) << pingpong.err;
+  EXPECT_TRUE(
+      Contains(pingpong.err, "ptxgen: pp 128x128x64 s6 c2 w1 m1 tma e1"))
+      << pingpong.err;
+  EXPECT_TRUE(Contains(pingpong.out, "constexpr bool kPingPong = true;"));
+  const Result narrow = Ptxgen(
+      Args("gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --schedule=pingpong "
+           "--block=64x128x64 --emit=cuda"));
+  ASSERT_EQ(narrow.status, 0) << narrow.err;
+  EXPECT_TRUE(Contains(narrow.err, "ptxgen: pp 64x128x64 s6")) << narrow.err;
+  const Result cooperative =
+      Ptxgen(Args("gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 "
+                  "--schedule=cooperative --emit=cuda"));
+  ASSERT_EQ(cooperative.status, 0) << cooperative.err;
+  EXPECT_TRUE(Contains(cooperative.err, "ptxgen: ws 128x256x64"))
+      << cooperative.err;
+}
+
 TEST(PtxgenTest, GemmBlockSetsTheTile) {
   const Result run =
       Ptxgen(Args("gemm --m=256 --n=256 --k=256 --schedule=v1 "

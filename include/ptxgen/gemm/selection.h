@@ -32,6 +32,10 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 // and the SM count.
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
 
+// The ping-pong configuration for `problem` (ptxgen gemm --schedule=pingpong):
+// 128x128 tiles, the TMA store where D takes it, the deepest ring.
+gen::GemmConfig PingPongConfig(const GemmProblem& problem);
+
 // The warp-specialized configurations worth timing for `problem`.
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem);
 

@@ -26,9 +26,21 @@ enum class GemmSchedule {
   kV1,
   // A TMA producer warp and consumer warpgroups over a ring of stages with
   // full/empty barriers; a loop over output tiles (persistent when the grid
-  // is smaller than the tile count).
+  // is smaller than the tile count). The consumers split each tile's rows
+  // and run its main loop and its epilogue together ("ws", cooperative).
   kWarpSpecialized,
+  // The same producer, ring and scheduler, but each of two consumers owns
+  // whole tiles, every other piece of work ("pp"): they take turns at the
+  // tensor cores, so that one's epilogue (and fp8 promotion) runs while
+  // the other's main loop does.
+  kPingPong,
 };
+
+// Whether a producer warpgroup feeds consumer warpgroups (ws and pp).
+inline bool IsWarpSpecialized(GemmSchedule schedule) {
+  return schedule == GemmSchedule::kWarpSpecialized ||
+         schedule == GemmSchedule::kPingPong;
+}
 
 // The order in which a grid's CTAs take the output tiles (clusters of tiles
 // with a 2-CTA cluster). CTAs that run at the same time should share
@@ -238,7 +250,8 @@ GemmForm KernelForm(const GemmTileShape& tile, const GemmForm& form);
 // between the producer and the consumers.
 struct GemmPipelineShape {
   int stages = 1;
-  int consumers = 1;              // consumer warpgroups, splitting block_m
+  // Consumer warpgroups: splitting block_m (ws), or taking turns (pp: 2).
+  int consumers = 1;
   int mma_groups_in_flight = 0;   // wgmma.wait_group depth: 0 or 1
   int cluster_m = 1;              // 2: CTA pairs along M share B by multicast
   bool set_max_registers = true;  // setmaxnreg: producer gives, consumers take
@@ -307,6 +320,7 @@ inline int StoreChunksPerPass(const GemmConfig& config) {
 }
 
 // "v1 128x128x64", "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
+// "pp 128x128x64 s6 c2 w1 m1 tma g8 persistent" (ping-pong),
 // "ws 64x16x64 s8 c1 w1 m1 direct g8 sk persistent swap" (A and B swapped),
 // "ws 128x256x64 s4 c2 w1 m1 tma e2 g16 persistent" (C stored in 2 passes),
 // "ws 128x128x64 s5 c2 w1 m1 tma g8 k2 dsmem persistent" (split-K 2 met in

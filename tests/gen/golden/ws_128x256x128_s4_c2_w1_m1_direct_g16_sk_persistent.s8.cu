@@ -5,8 +5,9 @@
 // Warpgroup 0 is the producer: one thread streams A and B tiles with TMA
 // into a ring of kStages stages (pipeline part). Warpgroups 1..kConsumers
 // are consumers: each owns kRowsPerConsumer rows of the kBlockM x kBlockN
-// output tile and runs wgmma on every stage, keeping kMmaGroupsInFlight
-// wgmma group(s) in flight (consumer part). CTAs loop over work units
+// output tiles it works on (of every tile, or with ping-pong all rows of
+// every other tile) and runs wgmma on their stages, keeping
+// kMmaGroupsInFlight wgmma group(s) in flight (consumer part). CTAs loop over work units
 // (scheduler part): output tiles in groups of 16 tile rows, batch after batch, so that concurrently
 // running CTAs share A and B tiles in L2, each tile cut into kSplitK
 // slice(s) of K; the tiles left after whole waves are shared out by k-tiles (stream-K). The epilogue part stores the tiles.
@@ -58,6 +59,10 @@ constexpr unsigned long long kBDescriptor = 0x4000004000010000ull;
 constexpr int kThreadsPerWarpgroup = 128;
 constexpr int kStages = 4;
 constexpr int kConsumers = 2;
+constexpr int kStageReaders = 2;
+constexpr int kFirstConsumerBarrier = 1;
+constexpr int kFirstTurnBarrier = 3;
+constexpr bool kPingPong = false;
 constexpr int kMmaGroupsInFlight = 1;
 constexpr int kClusterM = 1;
 constexpr int kSplitK = 1;
@@ -133,6 +138,15 @@ __device__ __forceinline__ void mbarrier_wait(unsigned mbarrier, unsigned phase)
       "}\n"
       :
       : "r"(mbarrier), "r"(phase)
+      : "memory");
+}
+
+// bar.arrive
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
+  asm volatile(
+      "bar.arrive %0, %1;\n"
+      :
+      : "r"(id), "r"(threads)
       : "memory");
 }
 
@@ -463,6 +477,13 @@ __device__ __forceinline__ void pipeline_advance(PipelineState& state) {
   }
 }
 
+// Moves `stages` stages on, as that many pipeline_advance calls would.
+__device__ __forceinline__ void pipeline_skip(PipelineState& state, int stages) {
+  const int position = state.stage + stages;
+  state.phase ^= (unsigned)(position / plan::kStages) & 1u;
+  state.stage = position % plan::kStages;
+}
+
 __device__ __forceinline__ unsigned full_barrier(unsigned barriers, int stage) {
   return barriers + plan::kBarrierBytes * stage;
 }
@@ -721,7 +742,7 @@ __device__ __forceinline__ bool stream_k_fixup(
                            accumulator_word(acc[s][4 * q + 3])));
       }
     }
-    named_barrier_sync(1u + consumer, plan::kThreadsPerWarpgroup);
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     if (thread == 0) {
       int* const flag = flags + blockIdx.x * plan::kConsumers + consumer;
       store_release_gpu((unsigned long long)flag, 1u);
@@ -739,7 +760,7 @@ __device__ __forceinline__ bool stream_k_fixup(
       } while (raised == 0);
       *flag = 0;
     }
-    named_barrier_sync(1u + consumer, plan::kThreadsPerWarpgroup);
+    named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     const float4* const slot = slots + (long long)peer * kSlotVectors;
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
@@ -753,12 +774,29 @@ __device__ __forceinline__ bool stream_k_fixup(
         // Bounds the loads ptxas keeps in flight (it moves loads across a
         // CTA fence, not across a barrier): all at once spill.
         if (q % 8 == 7) {
-          named_barrier_sync(1u + consumer, plan::kThreadsPerWarpgroup);
+          named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
         }
       }
     }
   }
   return true;
+}
+
+// The ping-pong consumers' turns at the tensor cores, piece after piece in
+// the schedule's order: a consumer's main loop waits on its own named
+// barrier until the other's main loop before it is done, so that one runs
+// its epilogue while the other's wgmma run, rather than both sharing the
+// tensor cores and then both storing. The turns also keep a consumer's
+// waits within one lap of the ring, as its parity waits need: the stages
+// of the other's pieces, which it passes over, are all consumed before it
+// waits on the next.
+__device__ __forceinline__ void wait_mma_turn(int consumer) {
+  named_barrier_sync(plan::kFirstTurnBarrier + consumer, 2 * plan::kThreadsPerWarpgroup);
+}
+
+__device__ __forceinline__ void pass_mma_turn(int consumer) {
+  named_barrier_arrive(plan::kFirstTurnBarrier + 1 - consumer,
+                       2 * plan::kThreadsPerWarpgroup);
 }
 
 // A consumer warpgroup's main loop over one piece of work: for each of its
@@ -769,7 +807,7 @@ __device__ __forceinline__ bool stream_k_fixup(
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     PipelineState& ring, int& released, unsigned base, unsigned barriers,
-    int consumer, int lane) {
+    int share, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
@@ -780,7 +818,7 @@ __device__ __forceinline__ void mma_piece(
   }
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
     const unsigned stage_base = base + ring.stage * plan::kStageBytes;
-    const unsigned a_tile = stage_base + consumer * plan::kConsumerABytes;
+    const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
     consumer_wait(ring, barriers);
     // The first k-tile overwrites the accumulators, the rest add.
@@ -808,7 +846,9 @@ __device__ __forceinline__ void mma_piece(
 
 // A consumer warpgroup: every piece of the cluster's work through the main
 // loop, then (with stream-K) the meeting of the pieces of shared tiles, then
-// the epilogue of the tiles it completes.
+// the epilogue of the tiles it completes. Cooperative consumers take every
+// piece, each its share of the tile's rows; ping-pong consumers take every
+// other piece whole, and their turns at the tensor cores.
 __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
                                         unsigned barriers,
                                         const volatile Schedule& schedule,
@@ -816,17 +856,28 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
                                         int cluster_rows, int tiles_n,
                                         int k_tiles) {
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
+  const int share = consumer % plan::kStageReaders;  // of each tile's rows
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
   Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
   PipelineState ring = pipeline_start();
   int released = -1;
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
-    mma_piece(acc, w, ring, released, base, barriers, consumer, lane);
+  int piece = 0;  // of the cluster's work
+  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
+       ++piece) {
+    if constexpr (plan::kPingPong) {
+      if (piece % plan::kConsumers != consumer) {
+        pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
+        continue;
+      }
+      if (piece > 0) wait_mma_turn(consumer);
+    }
+    mma_piece(acc, w, ring, released, base, barriers, share, lane);
+    if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
-    m0 += consumer * plan::kRowsPerConsumer;
+    m0 += share * plan::kRowsPerConsumer;
     if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank, consumer, thread, k_tiles)) {
       continue;  // its partial sums wait in the workspace
     }
