@@ -60,9 +60,9 @@
 namespace ptxgen::gemm {
 namespace {
 
-constexpr absl::string_view kModes[] = {
-    "heuristic", "autotune", "compare", "pingpong", "ladder",
-    "v1",        "configs",  "launch"};
+constexpr absl::string_view kModes[] = {"heuristic", "autotune", "compare",
+                                        "pingpong",  "ladder",   "v1",
+                                        "configs",   "launch"};
 
 // The fused epilogues the benchmark offers, and the cuBLASLt epilogue each
 // is measured against.
@@ -995,9 +995,9 @@ ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
       runs.push_back({ShapeName(problem), config});
     }
   } else if (flags.mode == "pingpong") {
-    runs = {{ShapeName(problem) + " heuristic",
-             HeuristicConfig(problem, sm_count)},
-            {ShapeName(problem) + " pingpong", PingPongConfig(problem)}};
+    runs = {
+        {ShapeName(problem) + " heuristic", HeuristicConfig(problem, sm_count)},
+        {ShapeName(problem) + " pingpong", PingPongConfig(problem)}};
   } else if (flags.mode == "v1") {
     absl::StatusOr<gen::GemmConfig> tuned =
         AutotunedConfig(problem, V1CandidateConfigs(problem.element),

@@ -16,7 +16,8 @@ struct StageScales {
 
 // The stage part after part of the tile's columns, through one set of
 // sums of a part's size (the fewest parts whose sums fit beside the
-// accumulators).{{B_SPLIT_WORDS}}
+// accumulators). Where tiles straddle B's column blocks, the tile's
+// columns before b_split take b_first.
 __device__ __forceinline__ void accumulate_stage(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate,

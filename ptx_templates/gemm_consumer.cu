@@ -24,7 +24,7 @@ __device__ __forceinline__ void mma_piece(
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
                      kt != w.kt_begin{{STAGE_SCALES}});
-    {{WAIT_IN_FLIGHT}}
+    wgmma_wait_in_flight();
 {{PIN_ACCUMULATORS}}
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
     if (released >= 0) consumer_release(released, barriers, lane);
@@ -32,7 +32,7 @@ __device__ __forceinline__ void mma_piece(
     pipeline_advance(ring);
   }
   if (plan::kMmaGroupsInFlight != 0) {
-    {{WAIT_ALL}}
+    wgmma_wait_group_0();
   }
 {{PIN_ACCUMULATORS}}
   if (released >= 0) {
@@ -53,7 +53,8 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
                                         int cluster_rows, int tiles_n,
                                         int k_tiles) {
   const int consumer = threadIdx.x / plan::kThreadsPerWarpgroup - 1;
-  const int share = consumer % plan::kStageReaders;  // of each tile's rows
+  // Its share of each tile's rows: ping-pong consumers take them all.
+  const int share = plan::kPingPong ? 0 : consumer;
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
   Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];

@@ -1,5 +1,5 @@
 // The TMA-store strategy: alpha times each accumulator, or its
-// epilogue_value, rounded to {{OUTPUT}}; stages this consumer's
+// epilogue_value, rounded to the output type; stages this consumer's
 // kRowsPerConsumer x kBlockN rows with stmatrix in 128B-swizzled
 // kStoreChunkColumns-column chunks of kStoreChunkBytes bytes,
 // kStorePassChunks per pass; after each pass one thread stores its chunks
@@ -17,7 +17,7 @@ __device__ __forceinline__ void store_tile(
 #pragma unroll
   for (int pass = 0; pass < plan::kStorePasses; ++pass) {
     if (thread == 0) {
-      {{WAIT_BUFFER}}
+      bulk_wait_group_read_0();
     }
     named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
 #pragma unroll
@@ -40,14 +40,14 @@ __device__ __forceinline__ void store_tile(
         {{STORE_MATRIX}}
       }
     }
-    {{FENCE_PROXY}}
+    fence_proxy_async_shared();
     named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     if (thread == 0) {
 #pragma unroll
       for (int chunk = 0; chunk < plan::kStorePassChunks; ++chunk) {
         {{STORE_CHUNK}}
       }
-      {{COMMIT}}
+      bulk_commit_group();
     }
   }
 }
@@ -56,6 +56,6 @@ __device__ __forceinline__ void store_tile(
 // exits.
 __device__ __forceinline__ void store_drain(int thread) {
   if (thread == 0) {
-    {{DRAIN}}
+    bulk_wait_group_0();
   }
 }

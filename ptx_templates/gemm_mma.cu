@@ -7,7 +7,7 @@ __device__ __forceinline__ void mma_stage(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned scale_d) {
 {{PIN_ACCUMULATORS}}
-  {{WGMMA_FENCE}}
+  wgmma_fence();
 {{MMA_BODY}}
-  {{WGMMA_COMMIT}}
+  wgmma_commit_group();
 }

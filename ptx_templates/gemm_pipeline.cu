@@ -41,10 +41,10 @@ __device__ __forceinline__ unsigned empty_barrier(unsigned barriers, int stage) 
 // Thread 0 before the block starts: every stage empty, nothing arrived.
 __device__ __forceinline__ void pipeline_init(unsigned barriers) {
   for (int s = 0; s < plan::kStages; ++s) {
-    {{INIT_FULL}}
-    {{INIT_EMPTY}}
+    mbarrier_init(full_barrier(barriers, s), 1u);
+    mbarrier_init(empty_barrier(barriers, s), plan::kEmptyArrivals);
   }
-  {{FENCE_BARRIER_INIT}}
+  fence_mbarrier_init();
 }
 
 // The producer takes a stage once its consumers released it and announces
@@ -53,8 +53,8 @@ __device__ __forceinline__ unsigned producer_acquire(const PipelineState& state,
                                                      unsigned barriers) {
   const unsigned empty = empty_barrier(barriers, state.stage);
   const unsigned full = full_barrier(barriers, state.stage);
-  {{WAIT_EMPTY}}
-  {{EXPECT_BYTES}}
+  mbarrier_wait(empty, state.phase ^ 1u);
+  mbarrier_arrive_expect_tx(full, plan::kStageTxBytes);
   return full;
 }
 
@@ -62,11 +62,12 @@ __device__ __forceinline__ unsigned producer_acquire(const PipelineState& state,
 __device__ __forceinline__ void consumer_wait(const PipelineState& state,
                                               unsigned barriers) {
   const unsigned full = full_barrier(barriers, state.stage);
-  {{WAIT_FULL}}
+  mbarrier_wait(full, state.phase);
 }
 
 // A consumer warp hands `stage` back to the producer(s) once its wgmma
-// reads of it are complete{{RELEASE_WORDS}}.
+// reads of it are complete, in every CTA of its cluster (with a 2-CTA
+// cluster their producers multicast into this CTA's stage too).
 __device__ __forceinline__ void consumer_release(int stage, unsigned barriers,
                                                  int lane) {
   const unsigned empty = empty_barrier(barriers, stage);

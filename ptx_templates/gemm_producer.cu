@@ -1,6 +1,7 @@
 // The producer thread: for every k-tile of every piece of this cluster's
 // work, TMA loads of the A tile and the B tile into the next stage of the
-// ring{{MULTICAST_WORDS}}.
+// ring; with a 2-CTA cluster, this CTA's share of B multicast into both
+// CTAs of the cluster.
 __device__ __forceinline__ void produce(unsigned long long a_map_address,
                                         unsigned long long b_map_address,
                                         unsigned base, unsigned barriers,

@@ -28,8 +28,8 @@ __device__ __forceinline__ void record_amax(
 {{RAISE_CLIPPED}}  }
   const unsigned bits = __float_as_uint(amax);
   unsigned warp_bits;
-  {{WARP_MAX}}
+  redux_sync_max_u32(warp_bits, bits);
   if (thread % 32 == 0) {
-    {{GLOBAL_MAX}}
+    red_global_max_u32((unsigned long long)e.amax_d, warp_bits);
   }
 }

@@ -20,8 +20,8 @@ __device__ __forceinline__ unsigned partials_free_barrier(unsigned barriers, int
 // Thread 0 before the block starts, beside pipeline_init.
 __device__ __forceinline__ void meeting_init(unsigned barriers) {
   for (int consumer = 0; consumer < plan::kConsumers; ++consumer) {
-    {{INIT_READY}}
-    {{INIT_FREE}}
+    mbarrier_init(partials_ready_barrier(barriers, consumer), plan::kReadyArrivals);
+    mbarrier_init(partials_free_barrier(barriers, consumer), plan::kThreadsPerWarpgroup);
   }
 }
 
@@ -39,7 +39,7 @@ __device__ __forceinline__ bool meet_in_cluster(
   ++meetings;
   if (slice != 0) {
     if (meetings > 1) {
-      {{WAIT_FREE}}
+      mbarrier_wait_cluster(free_barrier, parity ^ 1u);
     }
     float4* const mine = (float4*)__cvta_shared_to_generic(partials);
 #pragma unroll
@@ -52,16 +52,16 @@ __device__ __forceinline__ bool meet_in_cluster(
       }
     }
     unsigned leader_ready;
-    {{MAP_READY}}
-    {{ARRIVE_READY}}
+    mapa_shared_cluster(leader_ready, ready, 0u);
+    mbarrier_arrive_cluster_release(leader_ready);
     return false;
   }
-  {{WAIT_READY}}
+  mbarrier_wait_cluster(ready, parity);
   // One peer at a time: loads hoisted from several would spill.
 #pragma unroll 1
   for (unsigned peer = 1; peer < (unsigned)plan::kSplitK; ++peer) {
     unsigned theirs;
-    {{MAP_PARTIALS}}
+    mapa_shared_cluster(theirs, partials, peer);
 #pragma unroll
     for (int s = 0; s < plan::kMSlices; ++s) {
 #pragma unroll
@@ -69,7 +69,7 @@ __device__ __forceinline__ bool meet_in_cluster(
         float part[4];
         const unsigned vector = theirs +
             16u * (unsigned)((s * kVectors + q) * plan::kThreadsPerWarpgroup + thread);
-        {{LOAD_PARTIAL}}
+        ld_shared_cluster_v4_f32(part, vector);
         acc[s][4 * q] += accumulator_of_word(part[0]);
         acc[s][4 * q + 1] += accumulator_of_word(part[1]);
         acc[s][4 * q + 2] += accumulator_of_word(part[2]);
@@ -79,8 +79,8 @@ __device__ __forceinline__ bool meet_in_cluster(
   }
   for (unsigned peer = 1; peer < (unsigned)plan::kSplitK; ++peer) {
     unsigned peer_free;
-    {{MAP_FREE}}
-    {{ARRIVE_FREE}}
+    mapa_shared_cluster(peer_free, free_barrier, peer);
+    mbarrier_arrive_cluster_release(peer_free);
   }
   return true;
 }

@@ -1,4 +1,4 @@
-// Where the direct epilogue writes: batch `batch` of D, {{OUTPUT}}.
+// Where the direct epilogue writes: batch `batch` of D, in the output type.
 struct Output {
   {{OUTPUT_CTYPE}}* d;
   long long ldd;
@@ -11,8 +11,10 @@ __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, 
 {{OUTPUT_SCALE_READ}}  return out;
 }
 
-// Stores two results of adjacent columns{{VALUE_WORDS}}
-// where they fall inside the m x n output;
+// Stores two results of adjacent columns (an s32 D: the exact sums; else
+// each through the epilogue's transform, with an fp8 D of a scaled form
+// times scale_d, rounded to the output type) where they fall inside the
+// m x n output;
 // pair_stores allows one store for both (the pair adjacent in memory and
 // aligned: D [m, n] with ldd and the batch stride even).
 __device__ __forceinline__ void store_pair(const Output& destination,

@@ -34,7 +34,7 @@ __device__ __forceinline__ bool stream_k_fixup(
     named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
     if (thread == 0) {
       int* const flag = flags + blockIdx.x * plan::kConsumers + consumer;
-      {{RAISE_FLAG}}
+      store_release_gpu((unsigned long long)flag, 1u);
     }
     return false;
   }
@@ -45,7 +45,7 @@ __device__ __forceinline__ bool stream_k_fixup(
       int* const flag = flags + peer;
       unsigned raised = 0;
       do {
-        {{READ_FLAG}}
+        load_acquire_gpu(raised, (unsigned long long)flag);
       } while (raised == 0);
       *flag = 0;
     }

@@ -425,7 +425,6 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Int("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
       Int("kStages", config.stages),
       Int("kConsumers", config.consumers),
-      Int("kStageReaders", layout.stage_readers),
       // Named barriers: 0 is the block's, then one per consumer for its own
       // threads, then one per consumer for its turns (ping-pong).
       Int("kFirstConsumerBarrier", 1),
@@ -532,17 +531,11 @@ std::string StoreFunction(Generation& g) {
   const bool word = ptx::SizeInBytes(output) == 4;
   const bool byte = ptx::SizeInBytes(output) == 1;
   TemplateValues values = {
-      {"OUTPUT", std::string(ptx::PtxName(output))},
       {"OUTPUT_CTYPE", exact  ? "int"
                        : word ? "float"
                        : byte ? "unsigned char"
                               : "unsigned short"},
       {"VALUE_TYPE", exact ? "Accumulator" : "float"},
-      {"VALUE_WORDS",
-       exact ? ", the exact sums,"
-             : absl::StrCat(", each through epilogue_value\n// (an fp8 D of a "
-                            "scaled form times scale_d) and rounded to ",
-                            ptx::PtxName(output), ",")},
       {"TRANSFORM",
        exact ? ""
              : "  low = epilogue_value(e, low, batch, row, column);\n"
@@ -698,15 +691,16 @@ std::string TmaEpilogue(Generation& g) {
     return "";
   }
   DefineSyncConsumer(g);
+  g.ops.Define("bulk_wait_group_read_0", ptx::CpAsyncBulkWaitGroup(0, true));
+  g.ops.Define("fence_proxy_async_shared", ptx::FenceProxyAsyncSharedCta());
+  g.ops.Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
+  g.ops.Define("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false));
   ptx::TensorStore store;
   store.rank = GemmMapRank(g.form);
   return absl::StrCat(
       layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment),
       Fill(g, "gemm_epilogue_tma.cu",
-           {{"OUTPUT", std::string(ptx::PtxName(g.form.output))},
-            {"WAIT_BUFFER", g.ops.Call("bulk_wait_group_read_0",
-                                       ptx::CpAsyncBulkWaitGroup(0, true), {})},
-            {"PACK", PackCall(g, "values[q]",
+           {{"PACK", PackCall(g, "values[q]",
                               TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
                               TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
             {"STORE_MATRIX",
@@ -716,8 +710,6 @@ std::string TmaEpilogue(Generation& g) {
                                            ptx::SwizzleOffsetExpression(
                                                "offset", ptx::Swizzle::k128B))},
                   {"values", "values"}})},
-            {"FENCE_PROXY", g.ops.Call("fence_proxy_async_shared",
-                                       ptx::FenceProxyAsyncSharedCta(), {})},
             {"STORE_CHUNK",
              g.ops.Call(
                  absl::StrCat("tma_store_", store.rank, "d"),
@@ -728,82 +720,36 @@ std::string TmaEpilogue(Generation& g) {
                                   "n0 + plan::kStoreChunkColumns * "
                                   "(pass * plan::kStorePassChunks + chunk)",
                                   "m0")},
-                  {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})},
-            {"COMMIT", g.ops.Call("bulk_commit_group",
-                                  ptx::CpAsyncBulkCommitGroup(), {})},
-            {"DRAIN", g.ops.Call("bulk_wait_group_0",
-                                 ptx::CpAsyncBulkWaitGroup(0, false), {})}}));
+                  {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})}}));
 }
 
 std::string StreamKFixup(Generation& g) {
   DefineSyncConsumer(g);
-  return Fill(
-      g, "gemm_stream_k_fixup.cu",
-      {{"RAISE_FLAG",
-        g.ops.Call("store_release_gpu", ptx::StoreReleaseGpu(),
-                   {{"address", "(unsigned long long)flag"}, {"value", "1u"}})},
-       {"READ_FLAG", g.ops.Call("load_acquire_gpu", ptx::LoadAcquireGpu(),
-                                {{"value", "raised"},
-                                 {"address", "(unsigned long long)flag"}})}});
+  g.ops.Define("store_release_gpu", ptx::StoreReleaseGpu());
+  g.ops.Define("load_acquire_gpu", ptx::LoadAcquireGpu());
+  return Fill(g, "gemm_stream_k_fixup.cu", {});
 }
 
-std::string MbarrierInit(Generation& g, const std::string& barrier,
-                         const std::string& count) {
-  return g.ops.Call("mbarrier_init", ptx::MbarrierInit(),
-                    {{"mbarrier", barrier}, {"count", count}});
-}
-
-std::string MbarrierWait(Generation& g, const std::string& barrier,
-                         const std::string& phase) {
-  return g.ops.Call("mbarrier_wait", ptx::MbarrierTryWaitParity(),
-                    {{"mbarrier", barrier}, {"phase", phase}});
-}
-
-std::string ExpectBytes(Generation& g, const std::string& barrier) {
-  return g.ops.Call(
-      "mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx(),
-      {{"mbarrier", barrier}, {"tx_bytes", "plan::kStageTxBytes"}});
+// The mbarrier operations of a ring (pipeline part, v1's single stage).
+void DefineRingBarriers(Generation& g) {
+  g.ops.Define("mbarrier_init", ptx::MbarrierInit());
+  g.ops.Define("fence_mbarrier_init", ptx::FenceMbarrierInit());
+  g.ops.Define("mbarrier_wait", ptx::MbarrierTryWaitParity());
+  g.ops.Define("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx());
 }
 
 // The partials' handover between the CTAs of a cluster (split-K meeting in
 // a cluster). Arrivals release at cluster scope and waits acquire at it:
 // the partial sums and the reads of them cross CTAs.
 std::string SplitKMeeting(Generation& g) {
-  const auto mapa = [&g](const std::string& mapped, const std::string& address,
-                         const std::string& rank) {
-    return g.ops.Call(
-        "mapa_shared_cluster", ptx::MapaSharedCluster(),
-        {{"mapped", mapped}, {"address", address}, {"cta_rank", rank}});
-  };
-  const auto arrive = [&g](const std::string& barrier) {
-    return g.ops.Call("mbarrier_arrive_cluster_release",
-                      ptx::MbarrierArrive(ptx::MbarrierScope::kCluster),
-                      {{"mbarrier", barrier}});
-  };
-  const auto wait = [&g](const std::string& barrier, const std::string& phase) {
-    return g.ops.Call(
-        "mbarrier_wait_cluster",
-        ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster),
-        {{"mbarrier", barrier}, {"phase", phase}});
-  };
-  return Fill(
-      g, "gemm_split_k_meeting.cu",
-      {{"INIT_READY",
-        MbarrierInit(g, "partials_ready_barrier(barriers, consumer)",
-                     "plan::kReadyArrivals")},
-       {"INIT_FREE",
-        MbarrierInit(g, "partials_free_barrier(barriers, consumer)",
-                     "plan::kThreadsPerWarpgroup")},
-       {"WAIT_FREE", wait("free_barrier", "parity ^ 1u")},
-       {"MAP_READY", mapa("leader_ready", "ready", "0u")},
-       {"ARRIVE_READY", arrive("leader_ready")},
-       {"WAIT_READY", wait("ready", "parity")},
-       {"MAP_PARTIALS", mapa("theirs", "partials", "peer")},
-       {"LOAD_PARTIAL",
-        g.ops.Call("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4(),
-                   {{"values", "part"}, {"address", "vector"}})},
-       {"MAP_FREE", mapa("peer_free", "free_barrier", "peer")},
-       {"ARRIVE_FREE", arrive("peer_free")}});
+  g.ops.Define("mbarrier_init", ptx::MbarrierInit());
+  g.ops.Define("mapa_shared_cluster", ptx::MapaSharedCluster());
+  g.ops.Define("mbarrier_arrive_cluster_release",
+               ptx::MbarrierArrive(ptx::MbarrierScope::kCluster));
+  g.ops.Define("mbarrier_wait_cluster",
+               ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster));
+  g.ops.Define("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4());
+  return Fill(g, "gemm_split_k_meeting.cu", {});
 }
 
 // The kernel's signature and its comment, from the parameter table.
@@ -902,12 +848,9 @@ std::string AccumulatePart(Generation& g) {
     return Fill(g, "gemm_accumulate_promoted.cu", {{"PARTS", parts}});
   }
   const bool aligned = TilesAlignToScaleBlocks(g.config);
-  return Fill(
-      g, "gemm_accumulate_block_scaled.cu",
-      {{"PARTS", parts},
-       {"B_SPLIT_WORDS",
-        aligned ? "" : " The tile's columns before b_split take b_first."},
-       {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
+  return Fill(g, "gemm_accumulate_block_scaled.cu",
+              {{"PARTS", parts},
+               {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
 }
 
 // tile_scales and stage_scales, where the form scales blocks: after the
@@ -945,15 +888,10 @@ std::string RecordAmaxPart(Generation& g) {
     absl::StrAppend(&inside, "    amax = raised_amax", arguments);
     absl::StrAppend(&clipped, "    amax = raised_amax_inside_m_n", arguments);
   }
-  return Fill(
-      g, "gemm_record_amax.cu",
-      {{"RAISE_INSIDE", inside},
-       {"RAISE_CLIPPED", clipped},
-       {"WARP_MAX", g.ops.Call("redux_sync_max_u32", ptx::ReduxSyncMaxU32(),
-                               {{"result", "warp_bits"}, {"value", "bits"}})},
-       {"GLOBAL_MAX", g.ops.Call("red_global_max_u32", ptx::RedGlobalMaxU32(),
-                                 {{"address", "(unsigned long long)e.amax_d"},
-                                  {"value", "warp_bits"}})}});
+  g.ops.Define("redux_sync_max_u32", ptx::ReduxSyncMaxU32());
+  g.ops.Define("red_global_max_u32", ptx::RedGlobalMaxU32());
+  return Fill(g, "gemm_record_amax.cu",
+              {{"RAISE_INSIDE", inside}, {"RAISE_CLIPPED", clipped}});
 }
 
 // What a finished tile goes through before its store (indented as in the
@@ -972,53 +910,67 @@ std::string FinishTile(const Generation& g, int indent,
   return text;
 }
 
+// mma_stage: one stage's wgmma into the tile's accumulators, unless the
+// form promotes them (promotion issues its own wgmma, part by part).
+std::string MmaStagePart(Generation& g) {
+  if (PromotesAccumulators(g.form)) return "";
+  g.ops.Define("wgmma_fence", ptx::WgmmaFence());
+  g.ops.Define("wgmma_commit_group", ptx::WgmmaCommitGroup());
+  return absl::StrCat(
+      Fill(g, "gemm_mma.cu",
+           {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+            {"MMA_BODY",
+             MmaBody(g, 2, "acc", {0, g.config.block_n}, "scale_d")}}),
+      "\n");
+}
+
 // The parts shared by both schedules: the descriptor, the tensor-core step
 // and the direct store strategy.
 std::string MmaPart(Generation& g) {
-  // Promotion issues its own wgmma, part by part.
-  const std::string mma_stage =
-      PromotesAccumulators(g.form)
-          ? ""
-          : absl::StrCat(
-                Fill(g, "gemm_mma.cu",
-                     {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-                      {"WGMMA_FENCE",
-                       g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {})},
-                      {"MMA_BODY",
-                       MmaBody(g, 2, "acc", {0, g.config.block_n}, "scale_d")},
-                      {"WGMMA_COMMIT",
-                       g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(),
-                                  {})}}),
-                "\n");
-  return absl::StrCat(MatrixDescriptorFunction(), "\n", mma_stage,
+  return absl::StrCat(MatrixDescriptorFunction(), "\n", MmaStagePart(g),
                       AccumulatePart(g), TensorScalesPart(g));
 }
 
+std::string TileOrderWords(const GemmConfig& config) {
+  if (config.tile_order == TileOrder::kHilbert) return "along a Hilbert curve";
+  return absl::StrCat("in groups of ", config.raster_group, " tile rows");
+}
+
+// The header comment's account of this kernel: its configuration, form and
+// operand tiles; a warp-specialized one's tile order and C tile.
+std::string Summary(const Generation& g) {
+  std::string text = absl::StrCat(
+      "// ", CodeName(g.config), ", ", FormName(g.form), ": ",
+      ptx::PtxName(g.element), " in, ", ptx::PtxName(AccumulatorType(g.form)),
+      " accumulation.\n// Operand tiles: ", TileWords(g), ".");
+  if (g.config.schedule == GemmSchedule::kV1) return text;
+  absl::StrAppend(&text, "\n// Tile order: ", TileOrderWords(g.config), "; ",
+                  g.config.epilogue == GemmEpilogue::kTmaStore
+                      ? absl::StrCat("a C tile of ", g.layout.c_tile_bytes,
+                                     " bytes for the TMA store")
+                      : "no C tile (the epilogue stores from registers)",
+                  ".");
+  return text;
+}
+
 std::string V1Source(Generation& g) {
+  DefineRingBarriers(g);
+  g.ops.Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
   const std::string parts = absl::StrCat(
       AccumulatorDeclarations(g), "\n", Fill(g, "gemm_epilogue_args.cu", {}),
       "\n", MmaPart(g), "\n", StoreFunction(g), "\n", DirectEpilogue(g),
       g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
   TemplateValues values = {
-      {"CONFIG", CodeName(g.config)},
-      {"ELEMENT", std::string(ptx::PtxName(g.element))},
-      {"FORM", FormName(g.form)},
+      {"SUMMARY", Summary(g)},
       {"FINISH_TILE", FinishTile(g, 2, "threadIdx.x")},
-      {"SWIZZLE", TileWords(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
       {"PARTS", parts},
       {"KERNEL_SIGNATURE", KernelSignature(g)},
-      {"INIT_BARRIER", MbarrierInit(g, "full", "1u")},
-      {"FENCE_BARRIER_INIT",
-       g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
-      {"EXPECT_BYTES", ExpectBytes(g, "full")},
       {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
                              "m0", "", "", g.config.block_m, false, 6)},
       {"LOAD_B", LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address",
                              "n0", "", "", g.config.block_n, false, 6)},
-      {"WAIT_LOADS", MbarrierWait(g, "full", "phase")},
-      {"WGMMA_WAIT", WaitGroup(g, 0)},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
   };
   // Device functions are known only once every other slot was rendered.
@@ -1095,11 +1047,6 @@ std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
                  ptx::SetMaxNReg(adjustment, count), {}));
 }
 
-std::string TileOrderWords(const GemmConfig& config) {
-  if (config.tile_order == TileOrder::kHilbert) return "along a Hilbert curve";
-  return absl::StrCat("in groups of ", config.raster_group, " tile rows");
-}
-
 // The device function tile_of(t, cluster_rows, tiles_n, raster_group,
 // cluster_row, tile_n).
 std::string TileOrderFunction(Generation& g) {
@@ -1111,42 +1058,27 @@ std::string TileOrderFunction(Generation& g) {
 }
 
 std::string PipelinePart(Generation& g) {
-  return Fill(
-      g, "gemm_pipeline.cu",
-      {{"INIT_FULL", MbarrierInit(g, "full_barrier(barriers, s)", "1u")},
-       {"INIT_EMPTY",
-        MbarrierInit(g, "empty_barrier(barriers, s)", "plan::kEmptyArrivals")},
-       {"FENCE_BARRIER_INIT",
-        g.ops.Call("fence_mbarrier_init", ptx::FenceMbarrierInit(), {})},
-       {"WAIT_EMPTY", MbarrierWait(g, "empty", "state.phase ^ 1u")},
-       {"EXPECT_BYTES", ExpectBytes(g, "full")},
-       {"WAIT_FULL", MbarrierWait(g, "full", "state.phase")},
-       {"RELEASE_WORDS", g.config.cluster_m > 1
-                             ? ", in every CTA of the cluster (their producers "
-                               "multicast into this CTA's stage too)"
-                             : ""},
-       {"RELEASE_STAGE", ReleaseStage(g)}});
+  DefineRingBarriers(g);
+  return Fill(g, "gemm_pipeline.cu", {{"RELEASE_STAGE", ReleaseStage(g)}});
 }
 
 std::string ProducerPart(Generation& g) {
   return Fill(
       g, "gemm_producer.cu",
-      {{"MULTICAST_WORDS", g.config.cluster_m > 1
-                               ? ", this CTA's share of B multicast into "
-                                 "both CTAs of the cluster"
-                               : ""},
-       {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
+      {{"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
                               "m0", "", "", g.config.block_m, false, 6)},
        {"LOAD_B", LoadB(g)}});
 }
 
 std::string ConsumerPart(Generation& g) {
+  g.ops.Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
+  // Waits until at most kMmaGroupsInFlight wgmma groups are pending.
+  g.ops.Define("wgmma_wait_in_flight",
+               ptx::WgmmaWaitGroup(g.config.mma_groups_in_flight));
   const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
   return Fill(
       g, "gemm_consumer.cu",
-      {{"WAIT_IN_FLIGHT", WaitGroup(g, g.config.mma_groups_in_flight)},
-       {"WAIT_ALL", WaitGroup(g, 0)},
-       {"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+      {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
        {"MEETINGS",
         g.config.split_k_in_cluster
             ? "  int meetings = 0;  // tiles met in the cluster so far\n"
@@ -1213,29 +1145,13 @@ std::string WarpSpecializedSource(Generation& g) {
   parts.push_back(MmaTurnsPart(g));
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {
-      {"CONFIG", CodeName(config)},
-      {"ELEMENT", std::string(ptx::PtxName(g.element))},
-      {"FORM", FormName(g.form)},
-      {"SWIZZLE", TileWords(g)},
+      {"SUMMARY", Summary(g)},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
       {"PARTS", absl::StrJoin(parts, "\n")},
       {"KERNEL_SIGNATURE", KernelSignature(g)},
-      {"TILE_ORDER_WORDS", TileOrderWords(config)},
-      {"STREAM_K_WORDS",
-       config.stream_k ? "; the tiles left after whole waves are shared out "
-                         "by k-tiles (stream-K)"
-       : config.split_k_in_cluster
-           ? "; the slices of a tile run in the CTAs of one cluster and meet "
-             "in its first (split-K meeting part)"
-           : ""},
       {"INIT_MEETING",
        config.split_k_in_cluster ? "    meeting_init(barriers);\n" : ""},
-      {"C_TILE_LINE",
-       tma_store
-           ? absl::StrCat("the C tile for the TMA store at kCTileOffset (",
-                          layout.c_tile_bytes, " bytes)")
-           : "no C tile: the epilogue stores from registers"},
       {"READ_CLUSTER_RANK",
        cluster ? absl::StrCat(
                      "  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
