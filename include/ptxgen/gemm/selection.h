@@ -33,7 +33,8 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
 
 // The ping-pong configuration for `problem` (ptxgen gemm --schedule=pingpong):
-// 128x128 tiles, the TMA store where D takes it, the deepest ring.
+// 128x128 tiles (64x256 where the TMA store computes epilogue ops), the
+// TMA store where D takes it, the deepest ring.
 gen::GemmConfig PingPongConfig(const GemmProblem& problem);
 
 // The warp-specialized configurations worth timing for `problem`.
