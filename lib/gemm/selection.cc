@@ -52,6 +52,17 @@ gen::GemmConfig PingPong(const GemmProblem& problem, int block_m, int block_n,
   return config;
 }
 
+// What ptxas spilled of ping-pong (the candidate sweep): 128x128 tiles
+// beside the TMA store's transform of C and an activation (24-248 bytes),
+// block scales at 64x256 in a cluster (28 bytes).
+bool PingPongSpills(const GemmProblem& problem, const gen::GemmConfig& config) {
+  return (config.block_m == 128 &&
+          config.epilogue == gen::GemmEpilogue::kTmaStore &&
+          gen::HasEpilogueOps(FormOf(problem))) ||
+         (problem.scaling == GemmScaling::kBlock && config.block_n == 256 &&
+          config.cluster_m == 2);
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Over the whole batch.
@@ -412,16 +423,15 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
 }
 
 gen::GemmConfig PingPongConfig(const GemmProblem& problem) {
-  const bool tma_store = TmaStoreFits(problem);
-  // The TMA store's transform of epilogue ops beside two 64-row slices of
-  // sums spills (CandidateConfigs): one slice of 256 columns instead.
-  const bool one_slice = tma_store && gen::HasEpilogueOps(FormOf(problem));
-  return WithDeepestRing(
-      WithHalfStagedC(PingPong(problem, one_slice ? 64 : 128,
-                               one_slice ? 256 : 128, 1,
-                               tma_store ? gen::GemmEpilogue::kTmaStore
-                                         : gen::GemmEpilogue::kDirect)),
-      problem.element);
+  const gen::GemmEpilogue epilogue = TmaStoreFits(problem)
+                                         ? gen::GemmEpilogue::kTmaStore
+                                         : gen::GemmEpilogue::kDirect;
+  gen::GemmConfig config = PingPong(problem, 128, 128, 1, epilogue);
+  // Where that spills: one 64-row slice of 256 columns instead.
+  if (PingPongSpills(problem, config)) {
+    config = PingPong(problem, 64, 256, 1, epilogue);
+  }
+  return WithDeepestRing(WithHalfStagedC(config), problem.element);
 }
 
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
@@ -473,21 +483,14 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
     }
   }
   // Ping-pong: a consumer's whole tile in its registers, so at most 128x128
-  // of f32 sums (or 64x256). What ptxas spilled (the candidate sweep):
-  // 128x128 beside the TMA store's transform of C and an activation (24-248
-  // bytes), block scales at 64x256 in a cluster (28 bytes).
-  const bool block_scaled = problem.scaling == GemmScaling::kBlock;
+  // of f32 sums (or 64x256).
   for (const auto& [block_m, block_n] :
        {std::pair<int, int>{128, 128}, {64, 256}, {64, 128}}) {
     for (int cluster_m : {1, 2}) {
-      if (block_scaled && block_n == 256 && cluster_m == 2) continue;
       for (gen::GemmEpilogue epilogue : epilogues) {
-        if (epilogue_ops && block_m == 128 &&
-            epilogue == gen::GemmEpilogue::kTmaStore) {
-          continue;
-        }
         const gen::GemmConfig config =
             PingPong(problem, block_m, block_n, cluster_m, epilogue);
+        if (PingPongSpills(problem, config)) continue;
         add(config);
         add(WithHalfStagedC(config));
       }

@@ -630,15 +630,15 @@ std::string DirectEpilogue(Generation& g) {
                       Fill(g, "gemm_epilogue_direct.cu", {{"STORES", stores}}));
 }
 
-// bar.sync of one consumer warpgroup's threads, which templates call.
-void DefineSyncConsumer(Generation& g) {
+// bar.sync of a named barrier's threads, which templates call.
+void DefineNamedBarrierSync(Generation& g) {
   g.ops.Define("named_barrier_sync", ptx::NamedBarrierSync());
 }
 
 // wait_mma_turn and pass_mma_turn: a consumer's turn barrier counts its own
 // threads waiting and the other consumer's arriving.
 std::string MmaTurnsPart(Generation& g) {
-  g.ops.Define("named_barrier_sync", ptx::NamedBarrierSync());
+  DefineNamedBarrierSync(g);
   g.ops.Define("named_barrier_arrive", ptx::NamedBarrierArrive());
   return Fill(g, "gemm_mma_turns.cu", {});
 }
@@ -690,7 +690,7 @@ std::string TmaEpilogue(Generation& g) {
     g.Check(layout.status());
     return "";
   }
-  DefineSyncConsumer(g);
+  DefineNamedBarrierSync(g);
   g.ops.Define("bulk_wait_group_read_0", ptx::CpAsyncBulkWaitGroup(0, true));
   g.ops.Define("fence_proxy_async_shared", ptx::FenceProxyAsyncSharedCta());
   g.ops.Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
@@ -724,7 +724,7 @@ std::string TmaEpilogue(Generation& g) {
 }
 
 std::string StreamKFixup(Generation& g) {
-  DefineSyncConsumer(g);
+  DefineNamedBarrierSync(g);
   g.ops.Define("store_release_gpu", ptx::StoreReleaseGpu());
   g.ops.Define("load_acquire_gpu", ptx::LoadAcquireGpu());
   return Fill(g, "gemm_stream_k_fixup.cu", {});
