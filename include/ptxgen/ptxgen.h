@@ -166,7 +166,9 @@ typedef PTXGEN_ENUM(ptxgenBias_t){
 typedef PTXGEN_ENUM(ptxgenActivation_t){
     PTXGEN_ACTIVATION_NONE = 0,      PTXGEN_ACTIVATION_RELU = 1,
     PTXGEN_ACTIVATION_GELU = 2,      /* erf form: 0.5 v (1 + erf(v / sqrt 2)) */
-    PTXGEN_ACTIVATION_GELU_TANH = 3, /* tanh form (cuBLASLt's GELU) */
+    PTXGEN_ACTIVATION_GELU_TANH = 3, /* tanh form (cuBLASLt's GELU); tanh
+                                        approximate (2^-11) into a 16- or
+                                        8-bit D */
     PTXGEN_ACTIVATION_SILU = 4,      /* v / (1 + exp(-v)) */
 } ptxgenActivation_t;
 

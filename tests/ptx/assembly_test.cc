@@ -16,6 +16,7 @@
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/named_barrier.h"
 #include "ptxgen/ptx/reduction.h"
+#include "ptxgen/ptx/special_function.h"
 #include "ptxgen/ptx/tma.h"
 #include "ptxgen/ptx/warp_specialization.h"
 #include "ptxgen/ptx/wgmma.h"
@@ -185,6 +186,7 @@ std::vector<Form> WarpForms() {
   for (ScalarType from : {ScalarType::kF16, ScalarType::kBF16}) {
     Add(forms, ptx::CvtWidenToF32(from));
   }
+  forms.push_back({ptx::TanhApproxF32()});
   return forms;
 }
 

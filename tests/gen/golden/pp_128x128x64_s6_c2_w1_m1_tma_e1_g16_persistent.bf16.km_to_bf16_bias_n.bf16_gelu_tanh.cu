@@ -232,6 +232,14 @@ __device__ __forceinline__ void stmatrix_x4(unsigned address, const unsigned (&v
       : "memory");
 }
 
+// tanh.approx.f32
+__device__ __forceinline__ void tanh_approx_f32(float& result, float value) {
+  asm volatile(
+      "tanh.approx.f32 %0, %1;\n"
+      : "=f"(result)
+      : "f"(value));
+}
+
 // cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 __device__ __forceinline__ void tma_load_2d(unsigned dst, unsigned long long tensor_map, const unsigned (&coords)[2], unsigned mbarrier) {
   asm volatile(
@@ -646,7 +654,9 @@ __device__ __forceinline__ float epilogue_value(const EpilogueArgs& e,
   float bias;
   cvt_widen_bf16(bias, bias_bits);
   v += bias;
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  float tanh_of_v;
+  tanh_approx_f32(tanh_of_v, 0.7978845608028654f * (v + 0.044715f * v * v * v));
+  v = 0.5f * v * (1.0f + tanh_of_v);
   return v;
 }
 
