@@ -61,7 +61,8 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   PipelineState ring = pipeline_start();
   int released = -1;
   int piece = 0;  // of the cluster's work
-{{MEETINGS}}  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
+  int meetings = 0;  // tiles met in the cluster so far (split-K meeting)
+  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
        ++piece) {
     if constexpr (plan::kPingPong) {
       if (piece % plan::kConsumers != consumer) {
@@ -76,7 +77,16 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += share * plan::kRowsPerConsumer;
-{{STREAM_K_MEETING}}
+    if constexpr (plan::kStreamK) {
+      if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank,
+                          consumer, thread, k_tiles)) {
+        continue;  // its partial sums wait in the workspace
+      }
+    } else if constexpr (plan::kSplitKInCluster) {
+      if (!meet_in_cluster(acc, w, base, barriers, consumer, thread, meetings)) {
+        continue;  // rank 0 adds its partial sums and stores the tile
+      }
+    }
 {{FINISH_TILE}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);

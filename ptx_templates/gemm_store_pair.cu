@@ -2,13 +2,15 @@
 struct Output {
   {{OUTPUT_CTYPE}}* d;
   long long ldd;
-{{OUTPUT_SCALE_FIELD}}};
+  float scale;  // scale_d, which an fp8 D of a scaled form is multiplied by
+};
 
 __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, int unit) {
   Output out;
   out.d = ({{OUTPUT_CTYPE}}*)e.d + batch * e.stride_d;
   out.ldd = e.ldd;
-{{OUTPUT_SCALE_READ}}  return out;
+  if constexpr (plan::kScalesD) out.scale = *e.scale_d;
+  return out;
 }
 
 // Stores two results of adjacent columns (an s32 D: the exact sums; else
@@ -21,9 +23,16 @@ __device__ __forceinline__ void store_pair(const Output& destination,
     const EpilogueArgs& e, int batch, int row, int column, {{VALUE_TYPE}} low,
     {{VALUE_TYPE}} high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
-  {{OUTPUT_CTYPE}}* out = destination.d + {{D_OFFSET}};
+  // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
+  {{OUTPUT_CTYPE}}* out = destination.d + (plan::kDTransposed
+                                               ? column * destination.ldd + row
+                                               : row * destination.ldd + column);
   const bool has_high = column + 1 < e.n;
-{{TRANSFORM}}{{OUTPUT_SCALE}}  if (pair_stores && has_high) {
+{{TRANSFORM}}  if constexpr (plan::kScalesD) {
+    low *= destination.scale;
+    high *= destination.scale;
+  }
+  if (pair_stores && has_high) {
 {{STORE_BOTH}}
     return;
   }

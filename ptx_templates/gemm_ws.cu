@@ -48,15 +48,21 @@ struct __align__(64) TensorMap {
                             (unsigned)__cvta_generic_to_shared(shared)));
   const volatile Schedule& schedule = *schedule_slot;
   unsigned rank = 0;
-{{READ_CLUSTER_RANK}}
+  if constexpr (plan::kClusterM > 1) cluster_cta_rank(rank);
 
   if (threadIdx.x == 0) {
     *schedule_slot = make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
                                    cluster, gridDim.x / plan::kClusterM,
                                    plan::kStreamK, plan::kStreamKMaxPieces);
     pipeline_init(barriers);
-{{INIT_MEETING}}  }
-{{BLOCK_SYNC}}
+    if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
+  }
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
 {{PRODUCER_REGISTERS}}
@@ -72,5 +78,9 @@ struct __align__(64) TensorMap {
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,
             k_tiles);
   }
-{{TEARDOWN}}
+  // No CTA leaves while a peer may still touch its shared memory.
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  }
 }

@@ -372,6 +372,11 @@ std::vector<PlanConstant> CommonPlan(Generation& g,
       {"unsigned long long", "kADescriptor", DescriptorFields(g, a_tile)},
       {"unsigned long long", "kBDescriptor",
        DescriptorFields(g, layout.b_tile)},
+      // The direct store's: D stored [n, m], and an fp8 D of a scaled form
+      // multiplied by scale_d.
+      Bool("kDTransposed", g.form.d_transposed),
+      Bool("kScalesD",
+           ptx::IsFp8(g.form.output) && g.form.scaling == GemmScaling::kTensor),
   };
 }
 
@@ -432,7 +437,9 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Bool("kPingPong", config.schedule == GemmSchedule::kPingPong),
       Int("kMmaGroupsInFlight", config.mma_groups_in_flight),
       Int("kClusterM", config.cluster_m),
+      Int("kClusterCtas", ClusterCtas(config)),
       Int("kSplitK", config.split_k),
+      Bool("kSplitKInCluster", config.split_k_in_cluster),
       Bool("kStreamK", config.stream_k),
       Int("kStreamKMaxPieces", kStreamKMaxPieces),
       Int("kRasterGroup", config.raster_group),
@@ -542,18 +549,8 @@ std::string StoreFunction(Generation& g) {
                "  if (has_high) high = epilogue_value(e, high, batch, row, "
                "column + 1);\n"},
   };
-  // An fp8 D of a scaled form: times scale_d, read once per tile.
-  const bool scales_d =
-      ptx::IsFp8(output) && g.form.scaling == GemmScaling::kTensor;
-  values["OUTPUT_SCALE_FIELD"] = scales_d ? "  float scale;  // scale_d\n" : "";
-  values["OUTPUT_SCALE_READ"] = scales_d ? "  out.scale = *e.scale_d;\n" : "";
-  values["OUTPUT_SCALE"] = scales_d ? "  low *= destination.scale;\n"
-                                      "  high *= destination.scale;\n"
-                                    : "";
   // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
   const bool transposed = g.form.d_transposed;
-  values["D_OFFSET"] = transposed ? "column * destination.ldd + row"
-                                  : "row * destination.ldd + column";
   const std::string high = transposed ? "out[destination.ldd]" : "out[1]";
   if (word) {
     values["STORE_BOTH"] = exact
@@ -1027,14 +1024,12 @@ std::string ReleaseStage(Generation& g) {
       "\n  }");
 }
 
-std::string ClusterSync(Generation& g) {
-  return absl::StrCat(
-      "  ",
-      g.ops.Call(
-          "barrier_cluster_arrive",
-          ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease), {}),
-      "\n  ",
-      g.ops.Call("barrier_cluster_wait", ptx::BarrierClusterWait(), {}));
+// barrier.cluster's arrive (release) and wait, which every CTA of a
+// cluster passes together.
+void DefineClusterBarrier(Generation& g) {
+  g.ops.Define("barrier_cluster_arrive",
+               ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease));
+  g.ops.Define("barrier_cluster_wait", ptx::BarrierClusterWait());
 }
 
 std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
@@ -1079,10 +1074,6 @@ std::string ConsumerPart(Generation& g) {
   return Fill(
       g, "gemm_consumer.cu",
       {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-       {"MEETINGS",
-        g.config.split_k_in_cluster
-            ? "  int meetings = 0;  // tiles met in the cluster so far\n"
-            : ""},
        {"FINISH_TILE", FinishTile(g, 4, "thread")},
        // Block scaling: the piece's tile's scales, and each stage's loaded
        // one stage ahead, so that no wgmma waits on their loads.
@@ -1104,26 +1095,16 @@ std::string ConsumerPart(Generation& g) {
        {"STAGE_SCALES", !block_scaled ? ""
                         : TilesAlignToScaleBlocks(g.config)
                             ? ", current"
-                            : ", current, scales.b_split"},
-       {"STREAM_K_MEETING",
-        g.config.stream_k ? "    if (!stream_k_fixup(acc, w, out.workspace, "
-                            "schedule, cluster, "
-                            "rank, consumer, thread, k_tiles)) {\n      "
-                            "continue;  // its partial "
-                            "sums wait in the workspace\n    }"
-        : g.config.split_k_in_cluster ? "    if (!meet_in_cluster(acc, w, "
-                                        "base, barriers, consumer, thread, "
-                                        "meetings)) {\n      continue;  // "
-                                        "rank 0 adds its partial sums and "
-                                        "stores the tile\n    }"
-                                      : ""}});
+                            : ", current, scales.b_split"}});
 }
 
 std::string WarpSpecializedSource(Generation& g) {
   const GemmConfig& config = g.config;
   const GemmLayout& layout = g.layout;
-  const bool cluster = config.cluster_m > 1;  // CTA pairs along M
-  const bool launched_in_clusters = ClusterCtas(config) > 1;
+  // The kernel body reads its CTA's rank and meets the cluster's other CTAs
+  // under `if constexpr` on the plan.
+  g.ops.Define("cluster_cta_rank", ptx::ClusterCtaRank());
+  DefineClusterBarrier(g);
   const bool tma_store = config.epilogue == GemmEpilogue::kTmaStore;
   std::vector<std::string> parts = {
       AccumulatorDeclarations(g),
@@ -1138,6 +1119,7 @@ std::string WarpSpecializedSource(Generation& g) {
   if (!tma_store) parts.push_back(StoreFunction(g));
   parts.push_back(tma_store ? TmaEpilogue(g) : DirectEpilogue(g));
   if (g.form.records_amax) parts.push_back(RecordAmaxPart(g));
+  parts.push_back(Fill(g, "gemm_meetings.cu", {}));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
   if (g.form.scaling == GemmScaling::kBlock)
@@ -1150,23 +1132,12 @@ std::string WarpSpecializedSource(Generation& g) {
       {"PLAN", kPlanMarker},
       {"PARTS", absl::StrJoin(parts, "\n")},
       {"KERNEL_SIGNATURE", KernelSignature(g)},
-      {"INIT_MEETING",
-       config.split_k_in_cluster ? "    meeting_init(barriers);\n" : ""},
-      {"READ_CLUSTER_RANK",
-       cluster ? absl::StrCat(
-                     "  ", g.ops.Call("cluster_cta_rank", ptx::ClusterCtaRank(),
-                                      {{"rank", "rank"}}))
-               : ""},
-      {"BLOCK_SYNC",
-       launched_in_clusters ? ClusterSync(g) : "  __syncthreads();"},
       {"PRODUCER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease,
                        kProducerRegisters)},
       {"CONSUMER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease,
                        layout.consumer_registers)},
-      // No CTA leaves while a peer may still touch its shared memory.
-      {"TEARDOWN", launched_in_clusters ? ClusterSync(g) : ""},
   };
   // Device functions are known only once every other slot was rendered.
   values["DEVICE_FUNCTIONS"] = g.ops.Definitions();

@@ -51,6 +51,8 @@ constexpr unsigned kBarrierOffset = 32768u;
 constexpr unsigned kStageTxBytes = 32768u;
 constexpr unsigned long long kADescriptor = 0x4000004002000000ull;
 constexpr unsigned long long kBDescriptor = 0x4000004000010000ull;
+constexpr bool kDTransposed = false;
+constexpr bool kScalesD = false;
 constexpr unsigned kAOffset = 0u;
 constexpr unsigned kBOffset = 16384u;
 }  // namespace plan
@@ -282,12 +284,14 @@ __device__ __forceinline__ float epilogue_value(const EpilogueArgs& e,
 struct Output {
   unsigned short* d;
   long long ldd;
+  float scale;  // scale_d, which an fp8 D of a scaled form is multiplied by
 };
 
 __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, int unit) {
   Output out;
   out.d = (unsigned short*)e.d + batch * e.stride_d;
   out.ldd = e.ldd;
+  if constexpr (plan::kScalesD) out.scale = *e.scale_d;
   return out;
 }
 
@@ -301,10 +305,17 @@ __device__ __forceinline__ void store_pair(const Output& destination,
     const EpilogueArgs& e, int batch, int row, int column, float low,
     float high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
-  unsigned short* out = destination.d + row * destination.ldd + column;
+  // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
+  unsigned short* out = destination.d + (plan::kDTransposed
+                                               ? column * destination.ldd + row
+                                               : row * destination.ldd + column);
   const bool has_high = column + 1 < e.n;
   low = epilogue_value(e, low, batch, row, column);
   if (has_high) high = epilogue_value(e, high, batch, row, column + 1);
+  if constexpr (plan::kScalesD) {
+    low *= destination.scale;
+    high *= destination.scale;
+  }
   if (pair_stores && has_high) {
     unsigned packed;
     cvt_pack_bf16x2(packed, high, low);

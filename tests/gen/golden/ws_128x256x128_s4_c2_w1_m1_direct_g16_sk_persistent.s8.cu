@@ -61,6 +61,8 @@ constexpr unsigned kBarrierOffset = 196608u;
 constexpr unsigned kStageTxBytes = 49152u;
 constexpr unsigned long long kADescriptor = 0x4000004000010000ull;
 constexpr unsigned long long kBDescriptor = 0x4000004000010000ull;
+constexpr bool kDTransposed = false;
+constexpr bool kScalesD = false;
 constexpr int kThreadsPerWarpgroup = 128;
 constexpr int kStages = 4;
 constexpr int kConsumers = 2;
@@ -69,7 +71,9 @@ constexpr int kFirstTurnBarrier = 3;
 constexpr bool kPingPong = false;
 constexpr int kMmaGroupsInFlight = 1;
 constexpr int kClusterM = 1;
+constexpr int kClusterCtas = 1;
 constexpr int kSplitK = 1;
+constexpr bool kSplitKInCluster = false;
 constexpr bool kStreamK = true;
 constexpr int kStreamKMaxPieces = 4;
 constexpr int kRasterGroup = 16;
@@ -87,6 +91,23 @@ constexpr int kFlagWordsPerCluster = 4;
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
+
+// barrier.cluster.arrive.release.aligned
+__device__ __forceinline__ void barrier_cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+
+// barrier.cluster.wait
+__device__ __forceinline__ void barrier_cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// %cluster_ctarank
+__device__ __forceinline__ void cluster_cta_rank(unsigned& rank) {
+  asm volatile(
+      "mov.u32 %0, %%cluster_ctarank;\n"
+      : "=r"(rank));
+}
 
 // fence.mbarrier_init
 __device__ __forceinline__ void fence_mbarrier_init() {
@@ -596,12 +617,14 @@ __device__ __forceinline__ void accumulate_stage(
 struct Output {
   int* d;
   long long ldd;
+  float scale;  // scale_d, which an fp8 D of a scaled form is multiplied by
 };
 
 __device__ __forceinline__ Output make_output(const EpilogueArgs& e, int batch, int unit) {
   Output out;
   out.d = (int*)e.d + batch * e.stride_d;
   out.ldd = e.ldd;
+  if constexpr (plan::kScalesD) out.scale = *e.scale_d;
   return out;
 }
 
@@ -615,8 +638,15 @@ __device__ __forceinline__ void store_pair(const Output& destination,
     const EpilogueArgs& e, int batch, int row, int column, Accumulator low,
     Accumulator high, int pair_stores) {
   if (row >= e.m || column >= e.n) return;
-  int* out = destination.d + row * destination.ldd + column;
+  // D [m, n]: the pair is adjacent; D stored [n, m]: a row of it apart.
+  int* out = destination.d + (plan::kDTransposed
+                                               ? column * destination.ldd + row
+                                               : row * destination.ldd + column);
   const bool has_high = column + 1 < e.n;
+  if constexpr (plan::kScalesD) {
+    low *= destination.scale;
+    high *= destination.scale;
+  }
   if (pair_stores && has_high) {
     *(int2*)out = make_int2(low, high);
     return;
@@ -716,6 +746,19 @@ __device__ __forceinline__ void store_tile(
 
 // Direct stores need no draining.
 __device__ __forceinline__ void store_drain(int thread) {}
+
+// Where a tile's pieces meet, declared in every kernel so that the consumer
+// can name both under `if constexpr`; a kernel defines the one its plan
+// takes: stream-K's in the workspace (gemm_stream_k_fixup.cu), a split-K
+// meeting's in the cluster (gemm_split_k_meeting.cu).
+__device__ bool stream_k_fixup(
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    float* workspace, const volatile Schedule& schedule, int cluster,
+    unsigned rank, int consumer, int thread, int k_tiles);
+__device__ void meeting_init(unsigned barriers);
+__device__ bool meet_in_cluster(
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    unsigned base, unsigned barriers, int consumer, int thread, int& meetings);
 
 // Stream-K's meeting of the pieces of a shared tile. The workspace holds a
 // flag per consumer warpgroup of each CTA, then their slots of partial
@@ -872,6 +915,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   PipelineState ring = pipeline_start();
   int released = -1;
   int piece = 0;  // of the cluster's work
+  int meetings = 0;  // tiles met in the cluster so far (split-K meeting)
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
        ++piece) {
     if constexpr (plan::kPingPong) {
@@ -887,8 +931,15 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += share * plan::kRowsPerConsumer;
-    if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank, consumer, thread, k_tiles)) {
-      continue;  // its partial sums wait in the workspace
+    if constexpr (plan::kStreamK) {
+      if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank,
+                          consumer, thread, k_tiles)) {
+        continue;  // its partial sums wait in the workspace
+      }
+    } else if constexpr (plan::kSplitKInCluster) {
+      if (!meet_in_cluster(acc, w, base, barriers, consumer, thread, meetings)) {
+        continue;  // rank 0 adds its partial sums and stores the tile
+      }
     }
     store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
@@ -937,15 +988,21 @@ ptxgen_gemm_s8_ws_128x256x128_s4_c2_w1_m1_direct_g16_sk(const __grid_constant__ 
                             (unsigned)__cvta_generic_to_shared(shared)));
   const volatile Schedule& schedule = *schedule_slot;
   unsigned rank = 0;
-
+  if constexpr (plan::kClusterM > 1) cluster_cta_rank(rank);
 
   if (threadIdx.x == 0) {
     *schedule_slot = make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
                                    cluster, gridDim.x / plan::kClusterM,
                                    plan::kStreamK, plan::kStreamKMaxPieces);
     pipeline_init(barriers);
+    if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }
-  __syncthreads();
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
     setmaxnreg_dec_40();
@@ -961,5 +1018,9 @@ ptxgen_gemm_s8_ws_128x256x128_s4_c2_w1_m1_direct_g16_sk(const __grid_constant__ 
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,
             k_tiles);
   }
-
+  // No CTA leaves while a peer may still touch its shared memory.
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  }
 }

@@ -70,7 +70,9 @@ constexpr int kFirstTurnBarrier = 3;
 constexpr bool kPingPong = false;
 constexpr int kMmaGroupsInFlight = 1;
 constexpr int kClusterM = 1;
+constexpr int kClusterCtas = 1;
 constexpr int kSplitK = 1;
+constexpr bool kSplitKInCluster = false;
 constexpr bool kStreamK = true;
 constexpr int kStreamKMaxPieces = 4;
 constexpr int kRasterGroup = 16;
@@ -97,6 +99,16 @@ struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+// barrier.cluster.arrive.release.aligned
+__device__ __forceinline__ void barrier_cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+
+// barrier.cluster.wait
+__device__ __forceinline__ void barrier_cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 // cp.async.bulk.commit_group
 __device__ __forceinline__ void bulk_commit_group() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
@@ -118,6 +130,13 @@ __device__ __forceinline__ void bulk_wait_group_read_0() {
       :
       : "n"(0)
       : "memory");
+}
+
+// %cluster_ctarank
+__device__ __forceinline__ void cluster_cta_rank(unsigned& rank) {
+  asm volatile(
+      "mov.u32 %0, %%cluster_ctarank;\n"
+      : "=r"(rank));
 }
 
 // cvt.rn.f16x2.f32
@@ -733,6 +752,19 @@ __device__ __forceinline__ void store_drain(int thread) {
   }
 }
 
+// Where a tile's pieces meet, declared in every kernel so that the consumer
+// can name both under `if constexpr`; a kernel defines the one its plan
+// takes: stream-K's in the workspace (gemm_stream_k_fixup.cu), a split-K
+// meeting's in the cluster (gemm_split_k_meeting.cu).
+__device__ bool stream_k_fixup(
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    float* workspace, const volatile Schedule& schedule, int cluster,
+    unsigned rank, int consumer, int thread, int k_tiles);
+__device__ void meeting_init(unsigned barriers);
+__device__ bool meet_in_cluster(
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
+    unsigned base, unsigned barriers, int consumer, int thread, int& meetings);
+
 // Stream-K's meeting of the pieces of a shared tile. The workspace holds a
 // flag per consumer warpgroup of each CTA, then their slots of partial
 // sums. A piece that does not end its tile leaves its partial sums in this
@@ -888,6 +920,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   PipelineState ring = pipeline_start();
   int released = -1;
   int piece = 0;  // of the cluster's work
+  int meetings = 0;  // tiles met in the cluster so far (split-K meeting)
   for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
        ++piece) {
     if constexpr (plan::kPingPong) {
@@ -903,8 +936,15 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     int batch, m0, n0;
     locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += share * plan::kRowsPerConsumer;
-    if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank, consumer, thread, k_tiles)) {
-      continue;  // its partial sums wait in the workspace
+    if constexpr (plan::kStreamK) {
+      if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank,
+                          consumer, thread, k_tiles)) {
+        continue;  // its partial sums wait in the workspace
+      }
+    } else if constexpr (plan::kSplitKInCluster) {
+      if (!meet_in_cluster(acc, w, base, barriers, consumer, thread, meetings)) {
+        continue;  // rank 0 adds its partial sums and stores the tile
+      }
     }
     store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
   }
@@ -953,15 +993,21 @@ ptxgen_gemm_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16_sk(const __grid_constant__ Ten
                             (unsigned)__cvta_generic_to_shared(shared)));
   const volatile Schedule& schedule = *schedule_slot;
   unsigned rank = 0;
-
+  if constexpr (plan::kClusterM > 1) cluster_cta_rank(rank);
 
   if (threadIdx.x == 0) {
     *schedule_slot = make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
                                    cluster, gridDim.x / plan::kClusterM,
                                    plan::kStreamK, plan::kStreamKMaxPieces);
     pipeline_init(barriers);
+    if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }
-  __syncthreads();
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
     setmaxnreg_dec_40();
@@ -977,5 +1023,9 @@ ptxgen_gemm_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16_sk(const __grid_constant__ Ten
     consume(out, base, barriers, schedule, cluster, rank, cluster_rows, tiles_n,
             k_tiles);
   }
-
+  // No CTA leaves while a peer may still touch its shared memory.
+  if constexpr (plan::kClusterCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  }
 }
