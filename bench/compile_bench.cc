@@ -102,7 +102,8 @@ absl::StatusOr<std::vector<BenchKernel>> BenchKernels() {
   absl::StatusOr<BenchKernel> heuristic =
       Generate("heuristic pick, 8192^3 f16, 132 SMs",
                ptxgen::gemm::HeuristicConfig(
-                   {8192, 8192, 8192, ptxgen::ptx::ScalarType::kF16}, 132));
+                   {8192, 8192, 8192, ptxgen::ptx::ScalarType::kF16},
+                   ptxgen::gemm::GemmTarget::H200()));
   if (!heuristic.ok()) return heuristic.status();
   absl::StatusOr<ptxgen::gen::GemmConfig> seed =
       ptxgen::gen::ParseConfigName("v1 128x128x64");
@@ -263,7 +264,7 @@ absl::StatusOr<std::vector<Pick>> SuitePicks(ptxgen::ptx::ScalarType dtype) {
     problem.element = dtype;
     const auto start = std::chrono::steady_clock::now();
     const ptxgen::gen::GemmConfig config = ptxgen::gemm::HeuristicConfig(
-        problem, ptxgen::gemm::GemmTarget::H200().sm_count);
+        problem, ptxgen::gemm::GemmTarget::H200());
     absl::StatusOr<GeneratedGemm> generated =
         ptxgen::gen::GenerateGemm(config, ptxgen::gemm::FormOf(problem));
     if (!generated.ok()) return generated.status();

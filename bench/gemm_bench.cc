@@ -960,7 +960,7 @@ std::string ShapeName(const GemmProblem& p) {
 
 // The schedule ladder at 8192^3: each step adds one technique.
 std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(
-    ptx::ScalarType element, int sm_count) {
+    ptx::ScalarType element, const GemmTarget& target) {
   auto parse = [](const char* name) { return *gen::ParseConfigName(name); };
   std::vector<std::pair<std::string, gen::GemmConfig>> steps;
   // The best v1 tile is measured by the v1 mode; 128x128x64 is the seed's.
@@ -979,16 +979,16 @@ std::vector<std::pair<std::string, gen::GemmConfig>> Ladder(
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent")});
   steps.push_back({"+ stream-K: the last wave shared out by k-tiles",
                    parse("ws 128x256x64 s3 c2 w1 m2 tma g16 sk persistent")});
-  steps.push_back(
-      {"the heuristic's pick",
-       gemm::HeuristicConfig({8192, 8192, 8192, element}, sm_count)});
+  steps.push_back({"the heuristic's pick",
+                   gemm::HeuristicConfig({8192, 8192, 8192, element}, target)});
   return steps;
 }
 
 // The configurations a mode measures on `problem`, each with its row label.
 absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>>
-ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
-  if (flags.mode == "ladder") return Ladder(problem.element, sm_count);
+ConfigsToMeasure(const Flags& flags, const GemmProblem& problem,
+                 const GemmTarget& target) {
+  if (flags.mode == "ladder") return Ladder(problem.element, target);
   std::vector<std::pair<std::string, gen::GemmConfig>> runs;
   if (flags.mode == "configs") {
     for (const gen::GemmConfig& config : flags.configs) {
@@ -996,8 +996,8 @@ ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
     }
   } else if (flags.mode == "pingpong") {
     runs = {
-        {ShapeName(problem) + " heuristic", HeuristicConfig(problem, sm_count)},
-        {ShapeName(problem) + " pingpong", PingPongConfig(problem)}};
+        {ShapeName(problem) + " heuristic", HeuristicConfig(problem, target)},
+        {ShapeName(problem) + " pingpong", PingPongConfig(problem, target)}};
   } else if (flags.mode == "v1") {
     absl::StatusOr<gen::GemmConfig> tuned =
         AutotunedConfig(problem, V1CandidateConfigs(problem.element),
@@ -1007,11 +1007,12 @@ ConfigsToMeasure(const Flags& flags, const GemmProblem& problem, int sm_count) {
   } else {
     if (flags.mode != "autotune") {
       runs.push_back({ShapeName(problem) + " heuristic",
-                      HeuristicConfig(problem, sm_count)});
+                      HeuristicConfig(problem, target)});
     }
     if (flags.mode != "heuristic") {
-      absl::StatusOr<TuningReport> tuned = Autotune(
-          problem, CandidateConfigs(problem), compile::KernelCache::Default());
+      absl::StatusOr<TuningReport> tuned =
+          Autotune(problem, CandidateConfigs(problem, target),
+                   compile::KernelCache::Default());
       if (!tuned.ok()) return tuned.status();
       // The autotuner's own timings go to stderr, for the record.
       for (const TuningMeasurement& measured : tuned->measurements) {
@@ -1035,6 +1036,8 @@ absl::Status Run(const Flags& flags) {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
+  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
+  if (!target.ok()) return target.status();
   const Table table(flags.csv);
   std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",
                device->name.c_str(), device->sm_count, device->l2_bytes >> 20,
@@ -1085,16 +1088,16 @@ absl::Status Run(const Flags& flags) {
             MakeOperands(problem, device->l2_bytes, *peer);
         if (!operands.ok()) return operands.status();
         if (flags.mode == "launch") {
-          if (absl::Status s = PrintLaunchRow(
-                  problem, HeuristicConfig(problem, device->sm_count), *peer,
-                  *operands, table);
+          if (absl::Status s =
+                  PrintLaunchRow(problem, HeuristicConfig(problem, *target),
+                                 *peer, *operands, table);
               !s.ok()) {
             return s;
           }
           continue;
         }
         absl::StatusOr<std::vector<std::pair<std::string, gen::GemmConfig>>>
-            runs = ConfigsToMeasure(flags, problem, device->sm_count);
+            runs = ConfigsToMeasure(flags, problem, *target);
         if (!runs.ok()) return runs.status();
         // Times relative to the peer's beside them: rows measured a minute
         // apart see different clocks on a power-limited GPU, the ratio much

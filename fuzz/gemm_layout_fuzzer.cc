@@ -5,11 +5,12 @@
 //   persistent") line 2: the element type ("f16", "bf16") lines 3+: problems "M
 //   N K RESIDENT_CLUSTERS", at most 16
 // For such a configuration: gen::PlanGemmLayout's sizes are positive, its
-// regions are in order and inside the shared bytes, the shared bytes and
-// registers fit the budgets; GenerateGemm succeeds and agrees with the plan.
-// For each problem the library accepts (CheckGemmLaunch, called in the
-// order lib/gemm calls it): the grid covers the work with whole clusters and
-// the workspace sizes are what the header promises.
+// regions are in order and inside the shared bytes, MaxStagesThatFit
+// answers the ring for the shared bytes, the registers fit the budget;
+// GenerateGemm succeeds and agrees with the plan. For each problem the library
+// accepts (CheckGemmLaunch, called in the order lib/gemm calls it): the grid
+// covers the work with whole clusters and the workspace sizes are what the
+// header promises.
 
 #include <algorithm>
 #include <cstddef>
@@ -77,9 +78,17 @@ void CheckLayout(const gen::GemmConfig& config, ptxgen::ptx::ScalarType element,
   }
   FUZZ_CHECK(
       layout.shared_bytes > 0 &&
-          layout.shared_bytes <= gen::kMaxSharedBytesPerBlock &&
           barriers_end + gen::kSharedBaseAlignment <= layout.shared_bytes,
       name, ": shared bytes ", layout.shared_bytes);
+  // The planner the selector sizes rings with: the layout's bytes hold
+  // exactly its ring, one byte less one stage less.
+  FUZZ_CHECK(
+      gen::MaxStagesThatFit(config, element, layout.shared_bytes) ==
+              config.stages &&
+          gen::MaxStagesThatFit(config, element, layout.shared_bytes - 1) ==
+              config.stages - 1,
+      name, ": MaxStagesThatFit disagrees with ", layout.shared_bytes,
+      " shared bytes");
   FUZZ_CHECK(layout.threads > 0 &&
                  layout.threads % gen::kThreadsPerWarpgroup == 0 &&
                  layout.threads <= 1024,

@@ -302,7 +302,7 @@ absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
   if (flags.Has("autotune")) {
     std::vector<gen::GemmConfig> candidates =
         v1 ? gemm::V1CandidateConfigs(problem.element)
-           : gemm::CandidateConfigs(problem);
+           : gemm::CandidateConfigs(problem, target);
     // --schedule=cooperative or pingpong times that schedule's candidates.
     const auto other_schedule = [&](const gen::GemmConfig& config) {
       return (schedule == "cooperative" &&
@@ -320,11 +320,10 @@ absl::StatusOr<gemm::GemmOptions> OptionsFromFlags(
     return options;
   }
   if (schedule == "auto" && !flags.Has("block")) return options;
-  const gen::GemmConfig base =
-      v1 ? gen::GemmConfig{}
-      : schedule == "pingpong"
-          ? gemm::PingPongConfig(problem)
-          : gemm::HeuristicConfig(problem, target.sm_count);
+  const gen::GemmConfig base = v1 ? gen::GemmConfig{}
+                               : schedule == "pingpong"
+                                   ? gemm::PingPongConfig(problem, target)
+                                   : gemm::HeuristicConfig(problem, target);
   absl::StatusOr<gen::GemmConfig> config =
       flags.Has("block") ? ConfigWithBlock(flags, base) : base;
   if (!config.ok()) return config.status();

@@ -105,8 +105,8 @@ typedef PTXGEN_ENUM(ptxgenStatus_t){
     /* A null pointer, an unknown enumeration value, or a problem or target
        that breaks a rule (the message names it). */
     PTXGEN_STATUS_INVALID_VALUE = 1,
-    /* A valid problem no kernel computes on the target (e.g. one with too
-       little shared memory for the chosen configuration). */
+    /* A valid problem no kernel computes on the target (e.g. one with more
+       tiles than the kernel counts in 32 bits). */
     PTXGEN_STATUS_NOT_SUPPORTED = 2,
     /* No CUDA driver could be loaded ($PTXGEN_LIBCUDA or libcuda.so.1), it
        did not initialize, or it sees no device. Planning needs none. */

@@ -870,7 +870,7 @@ absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
   if (!options.config.has_value() &&
       options.selection == Selection::kAutotune) {
     absl::StatusOr<gen::GemmConfig> tuned =
-        AutotunedConfig(problem, CandidateConfigs(problem), cache);
+        AutotunedConfig(problem, CandidateConfigs(problem, *target), cache);
     if (!tuned.ok()) return tuned.status();
     planned.config = *tuned;
   }

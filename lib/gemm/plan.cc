@@ -13,10 +13,6 @@
 namespace ptxgen::gemm {
 namespace {
 
-absl::Status RefuseTarget(absl::string_view rule) {
-  return absl::InvalidArgumentError(absl::StrCat("GEMM target: ", rule));
-}
-
 absl::StatusOr<gen::GemmConfig> ChosenConfig(const GemmProblem& problem,
                                              const GemmTarget& target,
                                              const GemmOptions& options) {
@@ -27,7 +23,7 @@ absl::StatusOr<gen::GemmConfig> ChosenConfig(const GemmProblem& problem,
         "device, and a plan has none: give options.config or "
         "Selection::kHeuristic, or autotune through Gemm::Prepare");
   }
-  return HeuristicConfig(problem, target.sm_count);
+  return HeuristicConfig(problem, target);
 }
 
 absl::Status CheckFitsTarget(const gen::GeneratedGemm& generated,
@@ -109,34 +105,6 @@ absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
         absl::StrCat("--nvrtc-flags: ", valid.message()));
   }
   return flags;
-}
-
-GemmTarget GemmTarget::H200() {
-  GemmTarget target;
-  target.sm_count = 132;
-  target.max_shared_bytes_per_block_optin = gen::kMaxSharedBytesPerBlock;
-  return target;
-}
-
-absl::Status ValidateGemmTarget(const GemmTarget& target) {
-  if (target.arch != kGemmArch) {
-    return RefuseTarget(
-        absl::StrCat("arch '", target.arch,
-                     "' is not one the GEMM kernels are generated "
-                     "for: only ",
-                     kGemmArch, " has wgmma, setmaxnreg and TMA multicast"));
-  }
-  if (target.sm_count < 1 || target.sm_count > kMaxGemmTargetSms) {
-    return RefuseTarget(absl::StrCat("sm_count=", target.sm_count,
-                                     " is outside 1..", kMaxGemmTargetSms));
-  }
-  if (target.max_shared_bytes_per_block_optin < kMinGemmTargetSharedBytes) {
-    return RefuseTarget(absl::StrCat(
-        "max_shared_bytes_per_block_optin=",
-        target.max_shared_bytes_per_block_optin, " is below the ",
-        kMinGemmTargetSharedBytes, " bytes every CUDA GPU gives a block"));
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<GemmTarget> GemmTargetOf(

@@ -11,16 +11,26 @@
 namespace ptxgen::gemm {
 namespace {
 
-// The deepest ring that fits shared memory. Deep rings hide L2 latency
-// where few tiles run long: 64x128 tiles at 1024x1024x8192 ran 5-7% faster
-// with 8 stages than with 6 (cuBLAS's kernel there has 8 too).
-// At least 2, as a wgmma group in flight needs (where not even 2 fit, the
-// validator names the shortfall).
-gen::GemmConfig WithDeepestRing(gen::GemmConfig config,
-                                ptx::ScalarType element) {
+// The deepest ring that fits the target's shared memory. Deep rings hide
+// L2 latency where few tiles run long: 64x128 tiles at 1024x1024x8192 ran
+// 5-7% faster with 8 stages than with 6 (cuBLAS's kernel there has 8 too).
+// At least 2, as a wgmma group in flight needs (where not even 2 fit,
+// FitsTarget says so).
+gen::GemmConfig WithDeepestRing(gen::GemmConfig config, ptx::ScalarType element,
+                                const GemmTarget& target) {
   config.stages = std::max(
-      2, gen::MaxStagesThatFit(config, element, gen::kMaxSharedBytesPerBlock));
+      2, gen::MaxStagesThatFit(config, element,
+                               target.max_shared_bytes_per_block_optin));
   return config;
+}
+
+// Whether `config`'s ring, beside the rest of its layout, fits the target's
+// shared memory.
+bool FitsTarget(const gen::GemmConfig& config, ptx::ScalarType element,
+                const GemmTarget& target) {
+  return config.stages <=
+         gen::MaxStagesThatFit(config, element,
+                               target.max_shared_bytes_per_block_optin);
 }
 
 // block_k spans one 128-byte swizzle row of the problem's inputs (64 f16,
@@ -133,9 +143,10 @@ bool TilesOfWholeScaleBlocks(const GemmProblem& problem, int block_n) {
 // With at least two waves of tiles: 128x256 tiles with two consumer
 // warpgroups, or 128x192 where those waste >3% less of the grid
 // (3000x5000: the autotuner's pick, 4% faster).
-gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
-                                int cluster_m, gen::GemmEpilogue epilogue) {
-  const int64_t clusters = std::max(1, sm_count / cluster_m);
+gen::GemmConfig ManyTilesConfig(const GemmProblem& problem,
+                                const GemmTarget& target, int cluster_m,
+                                gen::GemmEpilogue epilogue) {
+  const int64_t clusters = std::max(1, target.sm_count / cluster_m);
   gen::GemmConfig best;
   double best_efficiency = 0;
   for (int block_n : {256, 192}) {
@@ -144,12 +155,12 @@ gen::GemmConfig ManyTilesConfig(const GemmProblem& problem, int sm_count,
         WarpSpecialized(problem, 128, block_n, 2, cluster_m, epilogue);
     // fp8 promotion holds two 128x256 tiles' sums in no thread's registers.
     if (!gen::ValidateGemmConfigForForm(
-             WithDeepestRing(config, problem.element), FormOf(problem))
+             WithDeepestRing(config, problem.element, target), FormOf(problem))
              .ok()) {
       continue;
     }
     config.raster_group = RasterGroup(problem, config);
-    gen::GemmConfig stream_k = WithDeepestRing(config, problem.element);
+    gen::GemmConfig stream_k = WithDeepestRing(config, problem.element, target);
     stream_k.stream_k = true;
     config.stream_k =
         StreamKPays(problem, config, clusters) &&
@@ -305,28 +316,64 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
 
 namespace {
 
+// Whether the target runs `config` for `problem`: the problem's rules
+// (CheckConfigFitsProblem), the ring in its shared memory, a cluster on its
+// SMs.
+bool RunsOnTarget(const gen::GemmConfig& config, const GemmProblem& problem,
+                  const GemmTarget& target) {
+  return CheckConfigFitsProblem(config, problem).ok() &&
+         FitsTarget(config, problem.element, target) &&
+         gen::ClusterCtas(config) <= target.sm_count;
+}
+
+// For a target that cannot run `pick` (two stages of its tile overflow the
+// target's shared memory, or its cluster the SMs): the largest smaller
+// tile of its schedule, with the pick's epilogue or the direct one, that
+// runs there, without a cluster, split-K or stream-K; else `pick`, which
+// PlanGemm then refuses naming the shortfall. Measured on no such device:
+// the tiles only shrink until they fit.
+gen::GemmConfig SmallerTileThatRuns(const GemmProblem& problem,
+                                    const gen::GemmConfig& pick,
+                                    const GemmTarget& target) {
+  const bool pingpong = pick.schedule == gen::GemmSchedule::kPingPong;
+  for (const auto& [block_m, block_n] :
+       {std::pair<int, int>{128, 128}, {64, 128}, {64, 64}}) {
+    for (gen::GemmEpilogue epilogue :
+         {pick.epilogue, gen::GemmEpilogue::kDirect}) {
+      gen::GemmConfig config =
+          pingpong ? PingPong(problem, block_m, block_n, 1, epilogue)
+                   : WarpSpecialized(problem, block_m, block_n,
+                                     block_m / ptx::kWgmmaM, 1, epilogue);
+      if (pingpong && PingPongSpills(problem, config)) continue;
+      config = WithDeepestRing(config, problem.element, target);
+      if (RunsOnTarget(config, problem, target)) return config;
+    }
+  }
+  return pick;
+}
+
 // The heuristic's pick for a skinny problem (IsSkinny), when the problem
-// takes it: stream-K where 64-row tiles leave SMs idle (4096x16x4096: 6%
-// faster, 4096x16x14336: 13%); with a wave of them or more, 128-row tiles
-// of two consumers, which keep twice the bytes in flight per SM
+// and the target take it: stream-K where 64-row tiles leave SMs idle
+// (4096x16x4096: 6% faster, 4096x16x14336: 13%); with a wave of them or more,
+// 128-row tiles of two consumers, which keep twice the bytes in flight per SM
 // (4x28672x4096 and 14336x8x4096: 6% faster than 64 rows).
 std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem,
-                                               int sm_count) {
+                                               const GemmTarget& target) {
   if (!IsSkinny(problem)) return std::nullopt;
   const gen::GemmConfig config = WithDeepestRing(
-      SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element);
+      SkinnyConfig(problem, 64, SkinnyWidth(problem)), problem.element, target);
   const GemmProblem kernel = KernelProblem(config, Resolved(problem));
   const int64_t units =
       gen::GemmWorkUnits(config, kernel.m, kernel.n, kernel.batch);
   gen::GemmConfig tuned = config;
-  if (units < sm_count) {
+  if (units < target.sm_count) {
     tuned.stream_k = true;
   } else {
     tuned = WithDeepestRing(SkinnyConfig(problem, 128, SkinnyWidth(problem)),
-                            problem.element);
+                            problem.element, target);
   }
-  if (CheckConfigFitsProblem(tuned, problem).ok()) return tuned;
-  if (CheckConfigFitsProblem(config, problem).ok()) return config;
+  if (RunsOnTarget(tuned, problem, target)) return tuned;
+  if (RunsOnTarget(config, problem, target)) return config;
   return std::nullopt;
 }
 
@@ -364,10 +411,15 @@ gen::GemmConfig PingPongInt8(const GemmProblem& problem,
 //   (InClusterSplitK) for a form the reduce kernel does not compute;
 // - the TMA-store epilogue wherever rows of C allow it;
 // - int8 inputs where 128x256 tiles would run without a cluster:
-//   ping-pong's 128x128 tiles (PingPongInt8), 2-10% faster.
-gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
+//   ping-pong's 128x128 tiles (PingPongInt8), 2-10% faster;
+// - on a target that cannot run the pick (less shared memory than two of
+//   its stages need), the largest smaller tile that runs there
+//   (SmallerTileThatRuns).
+gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
+                                const GemmTarget& target) {
+  const int sm_count = target.sm_count;
   if (std::optional<gen::GemmConfig> skinny =
-          SkinnyHeuristic(problem, sm_count)) {
+          SkinnyHeuristic(problem, target)) {
     return *skinny;
   }
   const GemmProblem resolved = Resolved(problem);
@@ -384,7 +436,7 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
   const int64_t sms = sm_count;  // 64 bits: 9 * sm_count must not wrap
   gen::GemmConfig config;
   if (wide_tiles >= 2 * sms) {
-    config = ManyTilesConfig(problem, sm_count, aligned_rows ? 1 : 2, epilogue);
+    config = ManyTilesConfig(problem, target, aligned_rows ? 1 : 2, epilogue);
   } else if (wide_tiles <= sms && 10 * wide_tiles >= 9 * sms) {
     const int block_n = gen::PromotesAccumulators(FormOf(problem)) &&
                                 TilesOfWholeScaleBlocks(problem, 192)
@@ -398,31 +450,35 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count) {
     config = WarpSpecialized(problem, 64, 128, 1, 1, epilogue);
     gen::GemmConfig split = WithDeepestRing(
         WarpSpecialized(problem, 64, 128, 1, 1, gen::GemmEpilogue::kDirect),
-        problem.element);
+        problem.element, target);
     split.split_k = FewTilesSplitK(problem, split, sms);
     if (split.split_k > 1 && !CheckConfigFitsProblem(split, problem).ok()) {
       // A form the reduce kernel does not compute meets its slices in a
       // cluster instead (an s32 D, epilogue ops, fp8 into bf16).
       split.split_k = InClusterSplitK(problem, split, sms);
       split.split_k_in_cluster = true;
-      split = WithDeepestRing(split, problem.element);
+      split = WithDeepestRing(split, problem.element, target);
     }
-    if (split.split_k > 1 && CheckConfigFitsProblem(split, problem).ok())
+    if (split.split_k > 1 && RunsOnTarget(split, problem, target))
       config = split;
   }
   config = PingPongInt8(problem, config);
   // A pick the form cannot take (an MN-major B split between a cluster's
   // CTAs) runs without the cluster; asked of the whole config, ring
   // included (with one stage every config is refused).
-  config = WithDeepestRing(config, problem.element);
-  if (config.cluster_m == 2 && !CheckConfigFitsProblem(config, problem).ok()) {
+  config = WithDeepestRing(config, problem.element, target);
+  if (config.cluster_m == 2 && !RunsOnTarget(config, problem, target)) {
     config.cluster_m = 1;
-    config = WithDeepestRing(config, problem.element);
+    config = WithDeepestRing(config, problem.element, target);
+  }
+  if (!RunsOnTarget(config, problem, target)) {
+    return SmallerTileThatRuns(problem, config, target);
   }
   return config;
 }
 
-gen::GemmConfig PingPongConfig(const GemmProblem& problem) {
+gen::GemmConfig PingPongConfig(const GemmProblem& problem,
+                               const GemmTarget& target) {
   const gen::GemmEpilogue epilogue = TmaStoreFits(problem)
                                          ? gen::GemmEpilogue::kTmaStore
                                          : gen::GemmEpilogue::kDirect;
@@ -431,17 +487,22 @@ gen::GemmConfig PingPongConfig(const GemmProblem& problem) {
   if (PingPongSpills(problem, config)) {
     config = PingPong(problem, 64, 256, 1, epilogue);
   }
-  return WithDeepestRing(WithHalfStagedC(config), problem.element);
+  config = WithDeepestRing(WithHalfStagedC(config), problem.element, target);
+  if (!FitsTarget(config, problem.element, target)) {
+    return SmallerTileThatRuns(problem, config, target);
+  }
+  return config;
 }
 
-std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
+std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem,
+                                              const GemmTarget& target) {
   std::vector<gen::GemmConfig> candidates;
   // Each configuration once: a variant may come out as one already listed.
   auto add = [&](gen::GemmConfig config) {
-    config = WithDeepestRing(config, problem.element);
+    config = WithDeepestRing(config, problem.element, target);
     if (std::find(candidates.begin(), candidates.end(), config) ==
             candidates.end() &&
-        CheckConfigFitsProblem(config, problem).ok()) {
+        RunsOnTarget(config, problem, target)) {
       candidates.push_back(config);
     }
   };
@@ -510,32 +571,37 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem) {
   }
   // Split-K only where 128x128 tiles leave SMs idle: elsewhere its f32
   // workspace costs memory and traffic for nothing.
-  if (Tiles(problem, 128, 128) >= 256) return candidates;
-  for (int split_k : {2, 4}) {
-    for (const auto& [block_m, block_n] :
-         {std::pair<int, int>{128, 128}, {128, 256}}) {
-      gen::GemmConfig config = WarpSpecialized(problem, block_m, block_n, 2, 1,
-                                               gen::GemmEpilogue::kDirect);
-      config.split_k = split_k;
-      add(config);
+  if (Tiles(problem, 128, 128) < 256) {
+    for (int split_k : {2, 4}) {
+      for (const auto& [block_m, block_n] :
+           {std::pair<int, int>{128, 128}, {128, 256}}) {
+        gen::GemmConfig config = WarpSpecialized(problem, block_m, block_n, 2,
+                                                 1, gen::GemmEpilogue::kDirect);
+        config.split_k = split_k;
+        add(config);
+      }
+    }
+    // Slices meeting in a cluster: no workspace and the whole epilogue in
+    // the kernel, any form.
+    for (gen::GemmEpilogue epilogue : epilogues) {
+      for (const auto& [block_m, consumers, split_k] :
+           {std::tuple<int, int, int>{128, 2, 2},
+            {128, 2, 4},
+            {64, 1, 2},
+            {64, 1, 4},
+            {64, 1, 8}}) {
+        gen::GemmConfig config =
+            WarpSpecialized(problem, block_m, 128, consumers, 1, epilogue);
+        config.split_k = split_k;
+        config.split_k_in_cluster = true;
+        add(config);
+      }
     }
   }
-  // Slices meeting in a cluster: no workspace and the whole epilogue in
-  // the kernel, any form.
-  for (gen::GemmEpilogue epilogue : epilogues) {
-    for (const auto& [block_m, consumers, split_k] :
-         {std::tuple<int, int, int>{128, 2, 2},
-          {128, 2, 4},
-          {64, 1, 2},
-          {64, 1, 4},
-          {64, 1, 8}}) {
-      gen::GemmConfig config =
-          WarpSpecialized(problem, block_m, 128, consumers, 1, epilogue);
-      config.split_k = split_k;
-      config.split_k_in_cluster = true;
-      add(config);
-    }
-  }
+  // A target whose shared memory holds none of the tiles above still gets
+  // one: the heuristic's smaller tile.
+  if (candidates.empty())
+    candidates.push_back(HeuristicConfig(problem, target));
   return candidates;
 }
 

@@ -218,8 +218,8 @@ absl::Status ValidateWarpSpecialized(const GemmConfig& config) {
 
 // Runs after the other checks: every field PlanGemmLayout reads is in its
 // range by then, so its sizes stay far inside int.
-absl::Status ValidateBudgets(const GemmConfig& config,
-                             ptx::ScalarType element) {
+absl::Status ValidateRegisterBudget(const GemmConfig& config,
+                                    ptx::ScalarType element) {
   const GemmLayout layout = PlanGemmLayout(config, element);
   const int accumulators = layout.accumulators_per_thread;
   if (accumulators + kRegisterOverhead > layout.consumer_registers) {
@@ -227,13 +227,6 @@ absl::Status ValidateBudgets(const GemmConfig& config,
         "each consumer thread needs ", accumulators, " accumulator registers (",
         layout.m_slices, " x ", config.block_n, "/2) plus about ",
         kRegisterOverhead, " more, but gets ", layout.consumer_registers));
-  }
-  if (config.stages >
-      MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock)) {
-    return Rule(absl::StrCat("needs ", layout.shared_bytes,
-                             " bytes of shared memory; a block gets "
-                             "at most ",
-                             kMaxSharedBytesPerBlock));
   }
   return absl::OkStatus();
 }
@@ -488,7 +481,7 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
                 ? ValidateV1(config)
                 : ValidateWarpSpecialized(config);
   }
-  if (valid.ok()) valid = ValidateBudgets(config, element);
+  if (valid.ok()) valid = ValidateRegisterBudget(config, element);
   return valid.ok() ? valid : Unsupported(config, valid.message());
 }
 

@@ -405,6 +405,11 @@ static void RefusesProblemsThatBreakARule(void) {
   memset(&zeroed, 0, sizeof zeroed);
   ExpectPlanRefused(zeroed, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "m=0 is outside");
+  /* Valid, but no kernel counts its tiles. */
+  ptxgenGemmProblem_t huge;
+  ptxgenGemmProblemInit(&huge, 2147483647, 2147483647, 8, PTXGEN_TYPE_F16);
+  ExpectPlanRefused(huge, NULL, PTXGEN_STATUS_NOT_SUPPORTED,
+                    "the kernel counts tiles in 32 bits");
 }
 
 /* A C caller may store any int in an enumeration field: each is checked. */
@@ -469,9 +474,22 @@ static void RefusesTargetsByTheirRules(void) {
   target.max_shared_bytes_per_block_optin = 16 * 1024;
   ExpectPlanRefused(Plain(), &target, PTXGEN_STATUS_INVALID_VALUE,
                     "is below the 49152 bytes every CUDA GPU gives a block");
+}
+
+/* A target with less shared memory than an H200 gets a kernel that fits. */
+static void FitsTheKernelToTheTargetsSharedMemory(void) {
+  ptxgenTarget_t target;
+  ptxgenTargetH200(&target);
   target.max_shared_bytes_per_block_optin = 100 * 1024;
-  ExpectPlanRefused(Plain(), &target, PTXGEN_STATUS_NOT_SUPPORTED,
-                    "the target gives at most 102400");
+  const ptxgenGemmProblem_t problem = Plain();
+  ptxgenPlan_t plan = NULL;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenPlanGemm(handle, &problem, &target, &plan));
+  if (plan == NULL) return;
+  ptxgenKernelInfo_t info;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanGetKernelInfo(plan, &info));
+  EXPECT(info.shared_bytes > 0 && info.shared_bytes <= 100 * 1024);
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanDestroy(plan));
 }
 
 static void RefusesNullArguments(void) {
@@ -693,6 +711,7 @@ static struct TestCase tests[] = {
     TEST_CASE(RefusesProblemsThatBreakARule),
     TEST_CASE(RefusesValuesOutsideAnEnumeration),
     TEST_CASE(RefusesTargetsByTheirRules),
+    TEST_CASE(FitsTheKernelToTheTargetsSharedMemory),
     TEST_CASE(RefusesNullArguments),
     TEST_CASE(PreparingWithoutADeviceIsNoDevice),
     TEST_CASE(RefusesAWorkspaceModeOutsideItsEnumeration),

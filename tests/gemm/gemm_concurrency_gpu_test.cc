@@ -16,6 +16,7 @@
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/memory.h"
@@ -42,9 +43,10 @@ const GemmProblem kProblems[] = {
 // the autotuner's candidates (split-K, stream-K and clusters among them),
 // chosen so that threads share some kernels and not others.
 gen::GemmConfig ConfigOfThread(int thread, const GemmProblem& problem,
-                               int sm_count) {
-  if (thread % 2 == 0) return HeuristicConfig(problem, sm_count);
-  const std::vector<gen::GemmConfig> candidates = CandidateConfigs(problem);
+                               const GemmTarget& target) {
+  if (thread % 2 == 0) return HeuristicConfig(problem, target);
+  const std::vector<gen::GemmConfig> candidates =
+      CandidateConfigs(problem, target);
   return candidates[static_cast<size_t>(thread * 7) % candidates.size()];
 }
 
@@ -97,6 +99,8 @@ std::string PrepareRunAndCheck(const GemmProblem& problem,
 class GemmConcurrencyGpuTest : public testing_support::HopperTest {};
 
 TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
+  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  ASSERT_TRUE(target.ok()) << target.status();
   std::vector<std::vector<std::string>> failures(kThreads);
   std::vector<std::thread> threads;
   for (int round = 0; round < kRounds; ++round) {
@@ -106,8 +110,7 @@ TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
       threads.emplace_back([&, t, round, barrier] {
         const GemmProblem& problem =
             kProblems[(t + round) % std::size(kProblems)];
-        const gen::GemmConfig config =
-            ConfigOfThread(t, problem, properties().sm_count);
+        const gen::GemmConfig config = ConfigOfThread(t, problem, *target);
         if (barrier->Block()) delete barrier;
         const std::string failed = PrepareRunAndCheck(
             problem, config, static_cast<uint32_t>(1000 * round + 10 * t));
@@ -145,9 +148,9 @@ TEST_F(GemmConcurrencyGpuTest,
     futures.push_back(Gemm::PrepareAsync(problem, options));
   }
   const GemmProblem own{320, 192, 264, ScalarType::kF16};
-  EXPECT_EQ(
-      PrepareRunAndCheck(own, HeuristicConfig(own, properties().sm_count), 7),
-      "")
+  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(PrepareRunAndCheck(own, HeuristicConfig(own, *target), 7), "")
       << "the caller's own GEMM, meanwhile";
   const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
   ASSERT_TRUE(caller.ok()) << caller.status();

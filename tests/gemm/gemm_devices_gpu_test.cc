@@ -27,6 +27,7 @@
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
@@ -220,10 +221,11 @@ void ExpectRefusedOrCorrect(const Outcome& outcome, absl::string_view refusal) {
 
 // One of the problem's configurations that does not split k: its kernels
 // are all the GEMM's own, none of the helper kernels (see SecondContext).
-gen::GemmConfig UnsplitConfig(const GemmProblem& problem, int sm_count) {
-  const gen::GemmConfig heuristic = HeuristicConfig(problem, sm_count);
+gen::GemmConfig UnsplitConfig(const GemmProblem& problem,
+                              const GemmTarget& target) {
+  const gen::GemmConfig heuristic = HeuristicConfig(problem, target);
   if (heuristic.split_k == 1) return heuristic;
-  for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+  for (const gen::GemmConfig& config : CandidateConfigs(problem, target)) {
     if (config.split_k == 1) return config;
   }
   ADD_FAILURE() << "every candidate splits k";
@@ -418,8 +420,10 @@ TEST_F(GemmDevicesGpuTest,
 TEST_F(GemmDevicesGpuTest,
        ContextsCreatedAfterDestroyedOnesLoadTheirOwnKernels) {
   const GemmProblem problem{256, 256, 128, ScalarType::kF16};
+  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  ASSERT_TRUE(target.ok()) << target.status();
   GemmOptions unsplit;
-  unsplit.config = UnsplitConfig(problem, properties().sm_count);
+  unsplit.config = UnsplitConfig(problem, *target);
   std::set<CUcontext> handles;
   constexpr int kContexts = 3;
   for (int round = 0; round < kContexts; ++round) {

@@ -1050,17 +1050,17 @@ bool IsKind(const gen::GemmConfig& config, Pick pick) {
 }
 
 absl::StatusOr<gen::GemmConfig> PickedConfig(const GemmProblem& problem,
-                                             Pick pick) {
+                                             Pick pick,
+                                             const GemmTarget& target) {
   if (pick == Pick::kSwapped) {
     // What the heuristic would run on the swapped problem, run swapped:
     // the kernel sees the same problem either way.
-    gen::GemmConfig config =
-        HeuristicConfig(SwappedProblem(problem), GemmTarget::H200().sm_count);
+    gen::GemmConfig config = HeuristicConfig(SwappedProblem(problem), target);
     config.swap_ab = !config.swap_ab;
     return config;
   }
   const gen::GemmForm form = FormOf(problem);
-  for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+  for (const gen::GemmConfig& config : CandidateConfigs(problem, target)) {
     if (IsKind(config, pick) &&
         gen::ValidateGemmConfigForForm(config, form).ok() &&
         CheckConfigFitsProblem(config, problem).ok()) {
@@ -1146,8 +1146,10 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
 
   GemmOptions options;
   if (test_case.pick != Pick::kHeuristic) {
+    const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+    ASSERT_TRUE(target.ok()) << target.status();
     absl::StatusOr<gen::GemmConfig> config =
-        PickedConfig(problem, test_case.pick);
+        PickedConfig(problem, test_case.pick, *target);
     ASSERT_TRUE(config.ok()) << config.status();
     options.config = *config;
   }
@@ -1272,8 +1274,8 @@ TEST(GemmFormsTable, EveryCaseIsAValidProblemOfItsOwnName) {
     EXPECT_TRUE(valid.ok()) << valid;
     if (!valid.ok()) continue;
     absl::StatusOr<gen::GemmConfig> config =
-        c.pick == Pick::kHeuristic ? HeuristicConfig(problem, target.sm_count)
-                                   : PickedConfig(problem, c.pick);
+        c.pick == Pick::kHeuristic ? HeuristicConfig(problem, target)
+                                   : PickedConfig(problem, c.pick, target);
     ASSERT_TRUE(config.ok()) << config.status();
     const absl::StatusOr<int> resident =
         TargetResidentClusters(*config, target);

@@ -17,6 +17,7 @@
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
@@ -86,8 +87,25 @@ std::vector<gen::GemmConfig> HilbertVariants(
   return variants;
 }
 
+// A Hopper GPU's test that chooses configurations for the device's target.
+class DeviceTargetTest : public testing_support::HopperTest {
+ protected:
+  void SetUp() override {
+    HopperTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+    ASSERT_TRUE(target.ok()) << target.status();
+    target_ = *target;
+  }
+  // What the heuristic and the candidates choose for: the device's.
+  const GemmTarget& target() const { return target_; }
+
+ private:
+  GemmTarget target_;
+};
+
 class GemmGpuTest
-    : public testing_support::HopperTest,
+    : public DeviceTargetTest,
       public testing::WithParamInterface<std::tuple<ScalarType, Shape>> {
  protected:
   GemmProblem Problem() const {
@@ -127,10 +145,10 @@ TEST_P(GemmGpuTest, EveryConfigurationMatchesTheReference) {
   }
 
   std::vector<gen::GemmConfig> configs = V1CandidateConfigs(problem.element);
-  for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+  for (const gen::GemmConfig& config : CandidateConfigs(problem, target())) {
     configs.push_back(config);
   }
-  configs.push_back(HeuristicConfig(problem, properties().sm_count));
+  configs.push_back(HeuristicConfig(problem, target()));
   for (const gen::GemmConfig& config : HilbertVariants(configs)) {
     configs.push_back(config);
   }
@@ -161,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
                           Name(std::get<1>(info.param)));
     });
 
-class GemmRulesGpuTest : public testing_support::HopperTest {};
+class GemmRulesGpuTest : public DeviceTargetTest {};
 
 // Stream-K on shapes whose tiles leave a partial last wave: whole waves of
 // tiles, then pieces of the leftover tiles that meet through the workspace.
@@ -180,7 +198,8 @@ TEST_F(GemmRulesGpuTest, StreamKMatchesCublasRunAfterRun) {
       runtime::DeviceBuffer c = Allocate(problem.m * problem.n);
       runtime::DeviceBuffer reference = Allocate(problem.m * problem.n);
       std::vector<Gemm> gemms;
-      for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+      for (const gen::GemmConfig& config :
+           CandidateConfigs(problem, target())) {
         if (!config.stream_k) continue;
         GemmOptions options;
         options.config = config;
@@ -277,8 +296,8 @@ TEST_F(GemmRulesGpuTest, EveryScheduleRunsCapturedInACudaGraph) {
   ASSERT_TRUE(stream.ok()) << stream.status();
   for (const Shape& shape : shapes) {
     const GemmProblem problem{shape.m, shape.n, shape.k, ScalarType::kF16};
-    std::vector<gen::GemmConfig> configs = {HeuristicConfig(problem, 132)};
-    for (const gen::GemmConfig& config : CandidateConfigs(problem)) {
+    std::vector<gen::GemmConfig> configs = {HeuristicConfig(problem, target())};
+    for (const gen::GemmConfig& config : CandidateConfigs(problem, target())) {
       if (config.stream_k || config.split_k > 1) configs.push_back(config);
     }
     runtime::DeviceBuffer a = Allocate(problem.m * problem.k);
@@ -341,10 +360,11 @@ const WorkspaceCase kWorkspaceCases[] = {
 };
 
 // The heuristic's configuration for the case, its workspace the caller's.
-absl::StatusOr<Gemm> PrepareWithCallerWorkspace(const WorkspaceCase& c) {
+absl::StatusOr<Gemm> PrepareWithCallerWorkspace(const WorkspaceCase& c,
+                                                const GemmTarget& target) {
   const GemmProblem problem{c.shape.m, c.shape.n, c.shape.k, ScalarType::kF16};
   GemmOptions options;
-  options.config = HeuristicConfig(problem, 132);
+  options.config = HeuristicConfig(problem, target);
   options.workspace = WorkspaceOwner::kCaller;
   return Gemm::Prepare(problem, options);
 }
@@ -413,7 +433,7 @@ struct Operands {
 TEST_F(GemmRulesGpuTest, CallerWorkspaceRunsOverlapOnTwoStreams) {
   for (const WorkspaceCase& c : kWorkspaceCases) {
     SCOPED_TRACE(c.name);
-    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c, target());
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     ExpectPlannedAs(*gemm, c);
     const GemmProblem& problem = gemm->problem();
@@ -452,7 +472,7 @@ TEST_F(GemmRulesGpuTest, CallerWorkspaceRunIsCapturedAndReplayedOnNewInputs) {
   ASSERT_TRUE(driver.ok()) << driver.status();
   for (const WorkspaceCase& c : kWorkspaceCases) {
     SCOPED_TRACE(c.name);
-    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c, target());
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     ExpectPlannedAs(*gemm, c);
     const GemmProblem& problem = gemm->problem();
@@ -499,7 +519,7 @@ TEST_F(GemmRulesGpuTest, AZeroedWorkspaceServesSplitKAndStreamKGemmsInTurn) {
   std::vector<Operands> operands;
   int64_t bytes = 0;
   for (const WorkspaceCase& c : kWorkspaceCases) {
-    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c);
+    absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(c, target());
     ASSERT_TRUE(gemm.ok()) << gemm.status();
     ExpectPlannedAs(*gemm, c);
     bytes = std::max(bytes, gemm->workspace_bytes());
@@ -554,7 +574,8 @@ TEST_F(GemmRulesGpuTest, AZeroedWorkspaceServesSplitKAndStreamKGemmsInTurn) {
 // with one null, too small or misaligned, naming what it needs; a Gemm
 // that needs none runs with or without one.
 TEST_F(GemmRulesGpuTest, CallerWorkspaceGemmsRefuseAMissingOrSmallWorkspace) {
-  absl::StatusOr<Gemm> gemm = PrepareWithCallerWorkspace(kWorkspaceCases[0]);
+  absl::StatusOr<Gemm> gemm =
+      PrepareWithCallerWorkspace(kWorkspaceCases[0], target());
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   const int64_t bytes = gemm->workspace_bytes();
   // The flag region, then four f32 slices of D.
@@ -593,7 +614,7 @@ TEST_F(GemmRulesGpuTest, CallerWorkspaceGemmsRefuseAMissingOrSmallWorkspace) {
   GemmOptions options;
   options.workspace = WorkspaceOwner::kCaller;
   // The heuristic runs even one tile stream-K; without it, no workspace.
-  options.config = HeuristicConfig(small, 132);
+  options.config = HeuristicConfig(small, target());
   options.config->stream_k = false;
   options.config->split_k = 1;
   absl::StatusOr<Gemm> plain = Gemm::Prepare(small, options);
@@ -735,7 +756,8 @@ TEST_F(GemmRulesGpuTest, AutotunerTimesGeneralProblemsOnTheirOwnLayout) {
   skinny.b_major = MajorOrder::kMN;
   skinny.bias = BiasAlong::kN;
   for (const GemmProblem& problem : {general, skinny}) {
-    std::vector<gen::GemmConfig> candidates = CandidateConfigs(problem);
+    std::vector<gen::GemmConfig> candidates =
+        CandidateConfigs(problem, target());
     ASSERT_FALSE(candidates.empty());
     absl::StatusOr<TuningReport> tuned =
         Autotune(problem, candidates, compile::KernelCache::Default(),

@@ -78,7 +78,7 @@ TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
       ASSERT_TRUE(plan.ok()) << sms << " SMs: " << plan.status();
       const std::string what =
           absl::StrCat(gen::FormName(FormOf(problem)), " on ", sms, " SMs");
-      EXPECT_EQ(plan->config, HeuristicConfig(problem, sms)) << what;
+      EXPECT_EQ(plan->config, HeuristicConfig(problem, WithSms(sms))) << what;
       EXPECT_EQ(plan->resident_clusters, sms / plan->config.cluster_m) << what;
       EXPECT_LE(plan->grid.x,
                 int64_t{plan->resident_clusters} * plan->config.cluster_m)
@@ -166,12 +166,36 @@ TEST(PlanTest, RefusesTargetsTheKernelsAreNotFor) {
   ExpectRefused(PlanGemm(Plain(), GemmTarget{}), "sm_count=0");
 }
 
+// A target with 100 KiB of shared memory per block holds no two stages of
+// the H200's pick (128x256 tiles): the heuristic picks what it holds.
+TEST(PlanTest, PicksWhatTheTargetCanHold) {
+  GemmTarget small = GemmTarget::H200();
+  small.max_shared_bytes_per_block_optin = 100 * 1024;
+  const absl::StatusOr<GemmPlan> plan = PlanGemm(Plain(), small);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->config, HeuristicConfig(Plain(), small));
+  EXPECT_FALSE(plan->config == HeuristicConfig(Plain(), GemmTarget::H200()));
+  EXPECT_LE(plan->generated.shared_bytes, 100 * 1024);
+}
+
+// A given config the target cannot hold is refused in the target's words:
+// gen generates any ring of up to 8 stages, whatever a device gives.
 TEST(PlanTest, RefusesWhatTheTargetCannotHold) {
   GemmTarget small = GemmTarget::H200();
   small.max_shared_bytes_per_block_optin = 100 * 1024;
-  ExpectRefused(PlanGemm(Plain(), small),
+  GemmOptions h200_pick;
+  h200_pick.config = HeuristicConfig(Plain(), GemmTarget::H200());
+  ExpectRefused(PlanGemm(Plain(), small, h200_pick),
                 "bytes of shared memory per block; the target "
                 "gives at most 102400");
+  GemmOptions deep;
+  deep.config =
+      *gen::ParseConfigName("ws 128x256x64 s4 c2 w1 m2 tma g8 persistent");
+  ASSERT_TRUE(gen::ValidateGemmConfig(*deep.config, ScalarType::kF16).ok());
+  ExpectRefused(PlanGemm(Plain(), GemmTarget::H200(), deep),
+                "GEMM config 'ws 128x256x64 s4 c2 w1 m2 tma g8 persistent' "
+                "needs 263264 bytes of shared memory per block; the target "
+                "gives at most 232448 (max_shared_bytes_per_block_optin)");
   GemmOptions pair;
   pair.config =
       *gen::ParseConfigName("ws 128x256x64 s3 c2 w1 m2 tma g16 persistent");
@@ -206,8 +230,8 @@ TEST(PlanTest, RefusesToAutotuneWithoutADevice) {
   ExpectRefused(
       plan,
       "autotuning (Selection::kAutotune) times the candidates on the device");
-  options.config =
-      HeuristicConfig(Plain(), 132);  // a given config needs no timing
+  // A given config needs no timing.
+  options.config = HeuristicConfig(Plain(), GemmTarget::H200());
   EXPECT_TRUE(PlanGemm(Plain(), GemmTarget::H200(), options).ok());
 }
 
@@ -403,7 +427,7 @@ TEST(PlanTest, TheReadmesExampleWorksWithoutAGpu) {
   EXPECT_TRUE(Contains(cuda, plan->generated.kernel_name));
   EXPECT_TRUE(
       Contains(ptx, absl::StrCat(".entry ", plan->generated.kernel_name)));
-  EXPECT_EQ(plan->config, HeuristicConfig(Fused(), 132));
+  EXPECT_EQ(plan->config, HeuristicConfig(Fused(), GemmTarget::H200()));
 }
 
 // The blocks of `source` between "// From README.md:" and "// End of

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/gen/gemm.h"
 
@@ -23,8 +24,14 @@ GemmConfig Parse(const std::string& name) {
   return config.ok() ? *config : GemmConfig{};
 }
 
+// The shared memory an H200 gives a block.
+int H200SharedBytes() {
+  return gemm::GemmTarget::H200().max_shared_bytes_per_block_optin;
+}
+
+// The ring that fits an H200.
 int Fit(const GemmConfig& config, ScalarType element = ScalarType::kF16) {
-  return MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock);
+  return MaxStagesThatFit(config, element, H200SharedBytes());
 }
 
 TEST(GemmConfigPartsTest, AConfigIsAnAggregateOfItsParts) {
@@ -89,20 +96,26 @@ TEST(GemmSharedMemoryPlannerTest, AgreesWithTheGeneratedKernelsSharedBytes) {
   }
 }
 
-// The deepest ring ValidateGemmConfig accepts for `config`, 0 for none.
-int DeepestValidRing(GemmConfig config, ScalarType element) {
+// The deepest ring of `config` whose generated kernel needs at most
+// `shared_bytes`, 0 for none.
+int DeepestGeneratedRingWithin(GemmConfig config, ScalarType element,
+                               int shared_bytes) {
   int deepest = 0;
   for (config.stages = 1; config.stages <= kMaxGemmStages; ++config.stages) {
-    if (ValidateGemmConfig(config, element).ok()) deepest = config.stages;
+    const absl::StatusOr<GeneratedGemm> generated =
+        GenerateGemm(config, element);
+    if (generated.ok() && generated->shared_bytes <= shared_bytes) {
+      deepest = config.stages;
+    }
   }
   return deepest;
 }
 
-// Every configuration the selector can list or pick: each tile, consumer
-// count, cluster and epilogue (whole or halved C), with split-K, stream-K
-// and both raster groups, in both element types.
-std::vector<std::pair<GemmConfig, ScalarType>> SelectableConfigs() {
-  std::vector<std::pair<GemmConfig, ScalarType>> configs;
+// Every configuration the selector can list or pick for an H200, with its
+// problem: each tile, consumer count, cluster and epilogue (whole or halved
+// C), with split-K, stream-K and both raster groups, in both element types.
+std::vector<std::pair<GemmConfig, gemm::GemmProblem>> SelectableConfigs() {
+  std::vector<std::pair<GemmConfig, gemm::GemmProblem>> configs;
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
     // Few tiles (split-K is listed), many, and one nearly full wave.
     for (const auto& [m, n, k] :
@@ -111,33 +124,45 @@ std::vector<std::pair<GemmConfig, ScalarType>> SelectableConfigs() {
           {2048, 2048, 2048},
           {3000, 5000, 2048}}) {
       const gemm::GemmProblem problem{m, n, k, element};
-      for (const GemmConfig& config : gemm::CandidateConfigs(problem)) {
-        configs.emplace_back(config, element);
+      for (const GemmConfig& config :
+           gemm::CandidateConfigs(problem, gemm::GemmTarget::H200())) {
+        configs.emplace_back(config, problem);
       }
-      configs.emplace_back(gemm::HeuristicConfig(problem, 132), element);
+      configs.emplace_back(
+          gemm::HeuristicConfig(problem, gemm::GemmTarget::H200()), problem);
     }
   }
   return configs;
 }
 
+// The selector takes the whole ring an H200 holds, as the generated kernels
+// measure it; one stage more is gen's to generate (it knows no device's
+// limit) and the plan's to refuse for the H200.
 TEST(GemmSharedMemoryPlannerTest,
-     AnswersWhatTheValidatorAcceptsForEverySelectableConfig) {
-  const std::vector<std::pair<GemmConfig, ScalarType>> configs =
+     AnswersWhatTheTargetHoldsForEverySelectableConfig) {
+  const std::vector<std::pair<GemmConfig, gemm::GemmProblem>> configs =
       SelectableConfigs();
   ASSERT_GT(configs.size(), 50u);
-  for (const auto& [config, element] : configs) {
-    const int fit = MaxStagesThatFit(config, element, kMaxSharedBytesPerBlock);
-    EXPECT_EQ(fit, DeepestValidRing(config, element)) << ConfigName(config);
-    // The selector takes the whole ring.
+  for (const auto& [config, problem] : configs) {
+    const int fit =
+        MaxStagesThatFit(config, problem.element, H200SharedBytes());
+    EXPECT_EQ(fit, DeepestGeneratedRingWithin(config, problem.element,
+                                              H200SharedBytes()))
+        << ConfigName(config);
     EXPECT_EQ(config.stages, fit) << ConfigName(config);
-    if (fit == kMaxGemmStages) continue;  // a ninth stage breaks another rule
+    if (fit == kMaxGemmStages) continue;
     GemmConfig deeper = config;
     deeper.stages = fit + 1;
-    const absl::Status refused = ValidateGemmConfig(deeper, element);
+    EXPECT_TRUE(ValidateGemmConfig(deeper, problem.element).ok())
+        << ConfigName(deeper);
+    gemm::GemmOptions options;
+    options.config = deeper;
+    const absl::StatusOr<gemm::GemmPlan> refused =
+        gemm::PlanGemm(problem, gemm::GemmTarget::H200(), options);
     EXPECT_TRUE(absl::StrContains(
-        refused.message(),
-        "bytes of shared memory; a block gets at most 232448"))
-        << ConfigName(deeper) << ": " << refused;
+        refused.status().message(),
+        "bytes of shared memory per block; the target gives at most 232448"))
+        << ConfigName(deeper) << ": " << refused.status();
   }
 }
 

@@ -311,8 +311,9 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"v1 128x128x48", "block_k must make a 32-, 64- or 128-byte row"},
       {"v1 96x128x64", "block_m must be 64, 128, 192 or 256"},
       {"v1 128x120x64", ""},  // 120 is a legal N: accepted
-      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent",
-       "needs 263264 bytes of shared memory"},
+      // 263264 bytes of shared memory: more than an H200 gives a block, but
+      // the limit is the target's (plan_test refuses it for one).
+      {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", ""},
       {"ws 128x256x64 s1 c2 w1 m1 direct g8 persistent", "it needs 2+ stages"},
       {"ws 128x128x64 s4 c3 w1 m1 direct g8 persistent",
        "consumers must be 1, 2 or 4"},
@@ -352,7 +353,7 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
        "leave it out to stage them all"},
       {"ws 128x256x64 s4 c2 w1 m1 tma e0 g8 persistent",
        "e# counts chunks: 1 or more"},
-      {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent", "needs 263264 bytes"},
+      {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent", ""},
       {"ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent", ""},
   };
   for (const auto& [name, message] : cases) {

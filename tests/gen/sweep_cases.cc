@@ -10,24 +10,25 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/gemm/target.h"
 
 namespace ptxgen::sweep {
 namespace {
 
 using ptx::ScalarType;
 
-constexpr int kH200Sms = 132;
-
 gemm::GemmProblem Problem(int64_t m, int64_t n, int64_t k, ScalarType element) {
   return gemm::GemmProblem{m, n, k, element};
 }
 
 void AddPick(const gemm::GemmProblem& problem, KernelSweep& sweep) {
-  sweep.Add(gemm::HeuristicConfig(problem, kH200Sms), gemm::FormOf(problem));
+  sweep.Add(gemm::HeuristicConfig(problem, gemm::GemmTarget::H200()),
+            gemm::FormOf(problem));
 }
 
 void AddCandidates(const gemm::GemmProblem& problem, KernelSweep& sweep) {
-  for (const gen::GemmConfig& config : gemm::CandidateConfigs(problem)) {
+  for (const gen::GemmConfig& config :
+       gemm::CandidateConfigs(problem, gemm::GemmTarget::H200())) {
     sweep.Add(config, gemm::FormOf(problem));
   }
 }
@@ -45,7 +46,8 @@ std::vector<gemm::GemmProblem> PlainShapes(ScalarType element) {
 void AddPlainPicks(KernelSweep& sweep) {
   for (ScalarType element : {ScalarType::kF16, ScalarType::kBF16}) {
     for (const gemm::GemmProblem& problem : PlainShapes(element)) {
-      gen::GemmConfig pick = gemm::HeuristicConfig(problem, kH200Sms);
+      gen::GemmConfig pick =
+          gemm::HeuristicConfig(problem, gemm::GemmTarget::H200());
       sweep.Add(pick, gemm::FormOf(problem));
       pick.tile_order = gen::TileOrder::kHilbert;
       sweep.Add(pick, gemm::FormOf(problem));

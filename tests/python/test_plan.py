@@ -184,9 +184,11 @@ def test_refuses_targets_by_their_rules():
                    **PLAIN, sms=0)
     expect_refused("PTXGEN_STATUS_INVALID_VALUE", "below the 49152 bytes",
                    **PLAIN, shared_bytes=16 * 1024)
-    # A valid target the chosen kernel does not fit.
-    expect_refused("PTXGEN_STATUS_NOT_SUPPORTED", "the target gives at most 102400",
-                   **PLAIN, shared_bytes=100 * 1024)
+
+
+def test_a_target_with_less_shared_memory_gets_a_kernel_that_fits_it():
+    plan = ptxgen.plan(**PLAIN, shared_bytes=100 * 1024)
+    assert 0 < plan.resources["shared_bytes"] <= 100 * 1024
 
 
 def test_refuses_keywords_outside_their_values_before_the_library():

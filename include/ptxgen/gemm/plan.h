@@ -20,14 +20,11 @@
 #include "absl/strings/string_view.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/runtime/device.h"
 
 namespace ptxgen::gemm {
-
-// The one architecture the GEMM kernels are generated for: wgmma,
-// setmaxnreg and TMA multicast exist on no other.
-inline constexpr char kGemmArch[] = "sm_90a";
 
 // What every GEMM kernel compiles with: kGemmArch and "--minimal" (the
 // kernels need none of the runtime's declarations, which it leaves out of
@@ -43,31 +40,6 @@ compile::CompileOptions GemmCompileOptions(
 // (compile::ValidateCompileOptions) with "--nvrtc-flags: " and the rule.
 absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
     absl::string_view text);
-
-// The SM counts a target may have: past any GPU made (a full GH100 has
-// 144), and far inside the int arithmetic of grids and the heuristic.
-inline constexpr int kMaxGemmTargetSms = 1024;
-
-// The least shared memory a target may give a block: the 48 KiB every CUDA
-// GPU gives without opting in.
-inline constexpr int kMinGemmTargetSharedBytes = 48 * 1024;
-
-// What planning needs to know of a device.
-struct GemmTarget {
-  std::string arch = kGemmArch;  // NVRTC's --gpu-architecture
-  int sm_count = 0;
-  // The most dynamic shared memory a block may opt in to
-  // (runtime::DeviceProperties::max_shared_bytes_per_block_optin).
-  int max_shared_bytes_per_block_optin = 0;
-
-  // An H100 SXM or an H200: 132 SMs, 227 KiB of shared memory per block.
-  static GemmTarget H200();
-};
-
-// Refuses, naming the rule: arch other than kGemmArch, sm_count outside
-// 1..kMaxGemmTargetSms, less shared memory per block than
-// kMinGemmTargetSharedBytes.
-absl::Status ValidateGemmTarget(const GemmTarget& target);
 
 // The target of a device (e.g. runtime::CurrentDeviceProperties()); refuses
 // one that cannot run kGemmArch code, in runtime::CheckArchSupported's words.
@@ -99,10 +71,9 @@ struct GemmPlan {
 };
 
 // Validates the target and the problem; takes options.config, else the
-// heuristic's pick for the target's SM count (HeuristicConfig, which
-// assumes Hopper's 227 KiB of shared memory: a target with less may refuse
-// it, and then needs options.config); generates the kernel, refuses it
-// when its shared memory exceeds the target's, plans the launch
+// heuristic's pick for the target (HeuristicConfig, which fits the target's
+// SM count and shared memory); generates the kernel, refuses it when its
+// shared memory exceeds the target's (a given config may), plans the launch
 // (PlanGemmLaunch: what Prepare would refuse, this refuses) and compiles
 // it through options.cache (nullptr: compile::KernelCache::Default()).
 // Selection::kAutotune without options.config is refused: timing needs the

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/gemm.h"
 
 namespace ptxgen::gemm {
@@ -29,16 +30,25 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
                                              int resident_clusters);
 
 // The heuristic's pick from the shape (a problem ValidateProblem accepts)
-// and the SM count.
-gen::GemmConfig HeuristicConfig(const GemmProblem& problem, int sm_count);
+// for the target (a target ValidateGemmTarget accepts): its SM count shapes
+// the waves, its shared memory bounds the ring (GemmTarget::H200() gets the
+// picks measured there; a target with less gets shallower rings, and
+// smaller tiles where not even two stages fit).
+gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
+                                const GemmTarget& target);
 
 // The ping-pong configuration for `problem` (ptxgen gemm --schedule=pingpong):
 // 128x128 tiles (64x256 where the TMA store computes epilogue ops), the
-// TMA store where D takes it, the deepest ring.
-gen::GemmConfig PingPongConfig(const GemmProblem& problem);
+// TMA store where D takes it, the deepest ring the target's shared memory
+// holds (smaller tiles where not even two stages of those fit).
+gen::GemmConfig PingPongConfig(const GemmProblem& problem,
+                               const GemmTarget& target);
 
-// The warp-specialized configurations worth timing for `problem`.
-std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem);
+// The warp-specialized configurations worth timing for `problem`, each
+// with the deepest ring the target's shared memory holds, leaving out those
+// the target cannot run; at least one (the heuristic's pick).
+std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem,
+                                              const GemmTarget& target);
 
 // The seed's autotuning space: v1 with block_m x block_n in {64x128,
 // 128x128, 128x256, 256x128, 256x256} and block_k in {16, 32, 64}, all 15,

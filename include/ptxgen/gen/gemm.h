@@ -74,9 +74,6 @@ inline constexpr int kStoreChunkColumns = 64;
 // The deepest ring of shared-memory stages a warp-specialized GEMM may have.
 inline constexpr int kMaxGemmStages = 8;
 
-// The opt-in dynamic shared memory limit of one sm_90 block (227 KB).
-inline constexpr int kMaxSharedBytesPerBlock = 232448;
-
 // The kernels take m, n and k as int: each is 1..2^31-1.
 inline constexpr int64_t kMaxGemmDimension = (int64_t{1} << 31) - 1;
 
@@ -344,8 +341,10 @@ absl::StatusOr<GemmConfig> ParseConfigName(const std::string& name);
 bool IsGemmElement(ptx::ScalarType element);
 absl::Status CheckGemmElement(ptx::ScalarType element);
 
-// Explains why a configuration cannot be generated or cannot run (tile
-// shapes, register budget, shared memory), naming the limit.
+// Explains why a configuration cannot be generated or cannot run on any
+// sm_90a device (tile shapes, stages, register budget), naming the limit.
+// How much shared memory a device gives a block is the caller's to check
+// (gemm::PlanGemm against its target; MaxStagesThatFit).
 absl::Status ValidateGemmConfig(const GemmConfig& config,
                                 ptx::ScalarType element);
 
@@ -354,9 +353,9 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
 // tile, barriers, the work schedule, the base-alignment slack), by the
 // generator's own layout; config.stages is not read. At most
 // kMaxGemmStages, 0 when not even one stage fits. Takes a config whose
-// every other field ValidateGemmConfig accepts: the validator's
-// shared-memory rule is stages <= MaxStagesThatFit(config, element,
-// kMaxSharedBytesPerBlock).
+// every other field ValidateGemmConfig accepts. The limit is the device's
+// (gemm::GemmTarget::max_shared_bytes_per_block_optin): a config fits it
+// when stages <= MaxStagesThatFit(config, element, limit).
 int MaxStagesThatFit(const GemmConfig& config, ptx::ScalarType element,
                      int shared_bytes_limit);
 
