@@ -377,6 +377,102 @@ std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem,
   return std::nullopt;
 }
 
+// A k-step's time on one SM for 16-bit tiles, a roofline fitted to bf16
+// runs on the H200 (2026-12-04, bench/RESULTS.md "Mid-sized problems"):
+// the tensor cores at 5.3 TFLOP/s per SM (5.0 with one consumer),
+// operands from L2 at 108 GB/s per SM and 11.5 TB/s over the GPU, and a
+// floor of 395 ns with two consumers (200 ns with one) that 128x96 to
+// 128x128 tiles and 64x64 ones ran at.
+double KStepSeconds(int block_m, int block_n, int block_k, int64_t active_sms) {
+  const bool one_consumer = block_m == ptx::kWgmmaM;
+  const double flops = 2.0 * block_m * block_n * block_k;
+  const double bytes = 2.0 * (block_m + block_n) * block_k;
+  const double feed = std::min(108e9, 11.5e12 / active_sms);
+  return std::max({flops / (one_consumer ? 5.0e12 : 5.3e12), bytes / feed,
+                   one_consumer ? 200e-9 : 395e-9});
+}
+
+// The time a persistent grid of block_m x block_n tiles takes: its waves,
+// each the k-steps of a tile and 2 us to fill the ring and store.
+double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
+                        int block_k, int64_t sm_count) {
+  const int64_t tiles = Tiles(problem, block_m, block_n);
+  const int64_t waves = CeilDiv(tiles, sm_count);
+  return waves * (CeilDiv(problem.k, block_k) *
+                      KStepSeconds(block_m, block_n, block_k,
+                                   std::min(tiles, sm_count)) +
+                  2e-6);
+}
+
+// Fewer than two waves of 128x256 tiles of 16-bit inputs: the tile of 64
+// or 128 rows and 64-256 columns (the TMA store's chunks) that
+// PredictedSeconds ranks first, the larger on a near tie; none where even
+// that fills less than half the SMs (FewTilesSplitK's problems). Measured
+// against 128x128 / 64x128 tiles (H200, bf16, 18 shapes): 1000x3000x520
+// 33% faster (128x192), 768x2048x4096 16% (64x192), 200x2112x7168 5% and
+// 128x4096x8192 8% (64x64), 333x4096x7168 7% (64x192).
+std::optional<gen::GemmConfig> WaveFittedConfig(const GemmProblem& problem,
+                                                const GemmTarget& target,
+                                                gen::GemmEpilogue epilogue) {
+  if (ptx::SizeInBytes(problem.element) != 2) return std::nullopt;
+  std::optional<gen::GemmConfig> best;
+  double best_seconds = 0;
+  for (int block_m : {128, 64}) {
+    for (int block_n : {256, 192, 128, 64}) {
+      const gen::GemmConfig config = WarpSpecialized(
+          problem, block_m, block_n, block_m / ptx::kWgmmaM, 1, epilogue);
+      if (!RunsOnTarget(WithDeepestRing(config, problem.element, target),
+                        problem, target)) {
+        continue;
+      }
+      const double seconds = PredictedSeconds(problem, block_m, block_n,
+                                              config.block_k, target.sm_count);
+      if (!best || seconds < 0.99 * best_seconds) {
+        best = config;
+        best_seconds = seconds;
+      }
+    }
+  }
+  if (best &&
+      2 * Tiles(problem, best->block_m, best->block_n) < target.sm_count)
+    return std::nullopt;
+  return best;
+}
+
+// Fewer than two waves of 128x256 tiles, and not one nearly full wave:
+// where even 128x128 tiles fill less than half the SMs, 64x128 tiles cut
+// into K slices over a long k (FewTilesSplitK), their slices met in a
+// cluster (InClusterSplitK) for a form the reduce kernel does not compute;
+// else the wave-fitted tile of 16-bit inputs; else 128x128 tiles, or
+// 64x128 where those fill less than half the SMs (split-K and stream-K
+// measured slower there at 1024x1024x8192).
+gen::GemmConfig FewerTilesConfig(const GemmProblem& problem,
+                                 const GemmTarget& target,
+                                 gen::GemmEpilogue epilogue) {
+  const int64_t sms = target.sm_count;
+  const bool few_wide_tiles = 2 * Tiles(problem, 128, 128) < sms;
+  if (few_wide_tiles) {
+    gen::GemmConfig split = WithDeepestRing(
+        WarpSpecialized(problem, 64, 128, 1, 1, gen::GemmEpilogue::kDirect),
+        problem.element, target);
+    split.split_k = FewTilesSplitK(problem, split, sms);
+    if (split.split_k > 1 && !CheckConfigFitsProblem(split, problem).ok()) {
+      // A form the reduce kernel does not compute meets its slices in a
+      // cluster instead (an s32 D, epilogue ops, fp8 into bf16).
+      split.split_k = InClusterSplitK(problem, split, sms);
+      split.split_k_in_cluster = true;
+      split = WithDeepestRing(split, problem.element, target);
+    }
+    if (split.split_k > 1 && RunsOnTarget(split, problem, target)) return split;
+  }
+  if (const std::optional<gen::GemmConfig> fitted =
+          WaveFittedConfig(problem, target, epilogue)) {
+    return *fitted;
+  }
+  return few_wide_tiles ? WarpSpecialized(problem, 64, 128, 1, 1, epilogue)
+                        : WarpSpecialized(problem, 128, 128, 2, 1, epilogue);
+}
+
 // int8 sums leave each tile with a long epilogue (4-byte s32 stores): where
 // the heuristic picked 128x256 tiles without a cluster, ping-pong's 128x128
 // tiles run it beside the other consumer's main loop. s8 -> s32 on the
@@ -404,11 +500,11 @@ gen::GemmConfig PingPongInt8(const GemmProblem& problem,
 //   (2048^3: 128 tiles on 132 SMs): those tiles, with a fourth stage in the
 //   shared memory that storing C in halves frees; 2-4% faster than 128x128
 //   tiles there, 1-2% faster than the same tiles with 3 stages;
-// - with fewer, 128x128 tiles keep more SMs busy; with fewer than half the
-//   SMs' worth of those, 64x128 tiles (split-K and stream-K measured slower
-//   there at 1024x1024x8192), split-K where they fill at most half a wave
-//   over a long k (FewTilesSplitK), its slices met in a cluster
-//   (InClusterSplitK) for a form the reduce kernel does not compute;
+// - with fewer (FewerTilesConfig): split-K where 64x128 tiles fill at most
+//   half a wave over a long k; else, for 16-bit inputs, the tile of 64 or
+//   128 rows and 64-256 columns whose waves a roofline of a k-step ranks
+//   fastest (WaveFittedConfig), where it fills at least half the SMs; else
+//   128x128 tiles, or 64x128 with fewer than half the SMs' worth of those;
 // - the TMA-store epilogue wherever rows of C allow it;
 // - int8 inputs where 128x256 tiles would run without a cluster:
 //   ping-pong's 128x128 tiles (PingPongInt8), 2-10% faster;
@@ -444,23 +540,8 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
                             : 256;
     config =
         WithHalfStagedC(WarpSpecialized(problem, 128, block_n, 2, 1, epilogue));
-  } else if (2 * Tiles(problem, 128, 128) >= sm_count) {
-    config = WarpSpecialized(problem, 128, 128, 2, 1, epilogue);
   } else {
-    config = WarpSpecialized(problem, 64, 128, 1, 1, epilogue);
-    gen::GemmConfig split = WithDeepestRing(
-        WarpSpecialized(problem, 64, 128, 1, 1, gen::GemmEpilogue::kDirect),
-        problem.element, target);
-    split.split_k = FewTilesSplitK(problem, split, sms);
-    if (split.split_k > 1 && !CheckConfigFitsProblem(split, problem).ok()) {
-      // A form the reduce kernel does not compute meets its slices in a
-      // cluster instead (an s32 D, epilogue ops, fp8 into bf16).
-      split.split_k = InClusterSplitK(problem, split, sms);
-      split.split_k_in_cluster = true;
-      split = WithDeepestRing(split, problem.element, target);
-    }
-    if (split.split_k > 1 && RunsOnTarget(split, problem, target))
-      config = split;
+    config = FewerTilesConfig(problem, target, epilogue);
   }
   config = PingPongInt8(problem, config);
   // A pick the form cannot take (an MN-major B split between a cluster's

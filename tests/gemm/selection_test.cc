@@ -100,11 +100,12 @@ TEST(SelectionTest,
       HeuristicConfig({2048, 2048, 2048, ScalarType::kF16}, GemmTarget::H200());
   EXPECT_EQ(gen::ConfigName(config),
             "ws 128x256x64 s4 c2 w1 m1 tma e2 g8 persistent");
-  // 96 such tiles would leave a quarter of the SMs idle: 128x128 tiles.
+  // 96 such tiles would leave a quarter of the SMs idle: 132 tiles of
+  // 128x192 fill the wave (WaveFittedConfig).
   EXPECT_EQ(
       HeuristicConfig({1536, 2048, 2048, ScalarType::kF16}, GemmTarget::H200())
           .block_n,
-      128);
+      192);
   // Rows of C that TMA cannot store: the direct epilogue, which has room
   // for 4 stages anyway.
   const gen::GemmConfig direct =
@@ -372,12 +373,46 @@ TEST(SelectionTest, SwappedConfigsPlanTheSwappedProblem) {
       << refused;
 }
 
+// Fewer than two waves of 128x256 tiles, 16-bit inputs: the tile whose
+// waves a roofline of a k-step ranks fastest, which fills the last wave
+// (measured on the H200: bench/RESULTS.md, "Mid-sized problems").
+TEST(SelectionTest, MidSizedSixteenBitTilesFillTheirWave) {
+  struct Case {
+    GemmProblem problem;
+    int block_m, block_n;  // tiles: what they make on 132 SMs
+  };
+  const Case cases[] = {
+      {{1000, 3000, 520, ScalarType::kBF16}, 128, 192},  // 128
+      {{768, 2048, 4096, ScalarType::kBF16}, 64, 192},   // 132
+      {{333, 4096, 7168, ScalarType::kF16}, 64, 192},    // 132
+      {{200, 2112, 7168, ScalarType::kBF16}, 64, 64},    // 132
+      {{500, 4096, 4096, ScalarType::kBF16}, 128, 128},  // 128
+  };
+  for (const Case& c : cases) {
+    const gen::GemmConfig config =
+        HeuristicConfig(c.problem, GemmTarget::H200());
+    EXPECT_EQ(config.block_m, c.block_m) << gen::ConfigName(config);
+    EXPECT_EQ(config.block_n, c.block_n) << gen::ConfigName(config);
+    EXPECT_EQ(config.consumers, c.block_m / 64) << gen::ConfigName(config);
+    EXPECT_EQ(config.split_k, 1);
+  }
+  // Other input types keep 128x128 tiles there (not measured otherwise).
+  EXPECT_EQ(
+      HeuristicConfig({1000, 3000, 520, ScalarType::kE4M3}, GemmTarget::H200())
+          .block_n,
+      128);
+}
+
 // 8 tiles of 64x128 over 448 k-tiles: 16 slices of 28; 64 tiles take 2.
 TEST(SelectionTest, FewTilesOverALongKAreSplit) {
   EXPECT_EQ(
       HeuristicConfig({256, 256, 28672, ScalarType::kF16}, GemmTarget::H200())
           .split_k,
       16);
+  EXPECT_EQ(
+      HeuristicConfig({256, 512, 16384, ScalarType::kF16}, GemmTarget::H200())
+          .split_k,
+      8);
   EXPECT_EQ(
       HeuristicConfig({512, 1024, 16384, ScalarType::kF16}, GemmTarget::H200())
           .split_k,
