@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/problem.h"
 #include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/gemm.h"
 

@@ -1,0 +1,121 @@
+#ifndef PTXGEN_GEMM_PROBLEM_H_
+#define PTXGEN_GEMM_PROBLEM_H_
+
+// The problem model: one GEMM (or a strided batch) as the caller stores it,
+// its validation, resolution, form and spans. Below planning, selection,
+// autotuning and the Gemm itself, which all read it and none of which it
+// calls.
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ptxgen/gen/gemm.h"
+#include "ptxgen/ptx/scalar_type.h"
+
+namespace ptxgen::gemm {
+
+// The generator's names for a problem's parts, used as they are.
+using gen::Activation;
+using gen::BiasAlong;
+using gen::GemmScaling;
+using ptx::MajorOrder;
+
+// One GEMM, or a strided batch of them, as the caller stores it.
+struct GemmProblem {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  ptx::ScalarType element = ptx::ScalarType::kF16;  // A (and B, unless set)
+  // B's type where it differs: e4m3 with e5m2, s8 with u8.
+  std::optional<ptx::ScalarType> b_element;
+  // D's type; unset: gen::DefaultOutput(element) (the input type for f16
+  // and bf16, bf16 for fp8, f32 for tf32, s32 for s8/u8). f16, bf16, f32,
+  // or e4m3/e5m2 (rounded with saturation to the largest finite value, as
+  // cuBLASLt); from s8/u8 also s8 (rounded to nearest, ties to even,
+  // saturated to -128..127) or s32 (the exact sums: alpha 1, no C, bias,
+  // activation or amax).
+  std::optional<ptx::ScalarType> output;
+  MajorOrder a_major = MajorOrder::kK;  // kMN: A stored [k, m]
+  MajorOrder b_major = MajorOrder::kK;  // kMN: B stored [k, n]
+  // Elements between consecutive rows of each matrix as stored; 0: packed
+  // (the row's length).
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  int64_t batch = 1;
+  // Elements between consecutive matrices of the batch; 0: packed (the
+  // matrix's rows times its leading dimension). The bias's: 0 shares one
+  // vector among the batch.
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+  int64_t stride_bias = 0;
+  // Host values, passed to the kernel. beta = 0 never reads C.
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  BiasAlong bias = BiasAlong::kNone;  // one value per row (m) or column (n)
+  ptx::ScalarType bias_type = ptx::ScalarType::kF32;
+  Activation activation = Activation::kNone;
+  // C and D stored [n, m] (D column-major, as cuBLAS stores it): their
+  // leading dimensions count rows of n.
+  bool d_transposed = false;
+  // fp8: kTensor multiplies alpha by the f32 scales Run's operands point to
+  // (GemmOperands::scale_a, scale_b), read by the kernel, as cuBLASLt's
+  // A/B scale pointers; an e4m3/e5m2 D is also multiplied by scale_d
+  // before its rounding. kBlock (DeepGEMM's recipe) multiplies each product
+  // of row i of A and row j of B over a 128-k block kb by A's scale of
+  // (i, kb) and B's of (j / 128, kb), f32 arrays laid out as
+  // gen::BlockScales says, before adding it into f32; D f16, bf16 or f32,
+  // no fast accumulation.
+  GemmScaling scaling = GemmScaling::kNone;
+  // Record the largest |D| before scale_d (cuBLASLt's amax of D) in the f32
+  // GemmOperands::amax_d points to; Run sets it, then each tile raises it.
+  bool record_amax = false;
+  // fp8: accumulate in wgmma's reduced-precision fp8 accumulator (faster,
+  // as cuBLASLt's fast accumulation) instead of promoting every stage
+  // (gen::GemmForm::fast_accumulation).
+  bool fast_accumulation = false;
+};
+
+// The problem with every 0 (packed) leading dimension and stride and the
+// output type filled in.
+GemmProblem Resolved(const GemmProblem& problem);
+
+// What the kernel computes for `problem`: types, majors, epilogue ops.
+gen::GemmForm FormOf(const GemmProblem& problem);
+
+// The same product with A and B exchanged (gen::SwappedForm): m and n,
+// the operands' majors, leading dimensions and batch strides trade places,
+// the bias runs along the other dimension and D (with C) is stored the
+// other way round, at the same addresses. Swapping twice is the identity.
+GemmProblem SwappedProblem(const GemmProblem& problem);
+
+// How many elements each operand spans as Resolved(problem) stores it,
+// from its first element to past its last, padding and batch gaps
+// included: what a buffer for it must hold. C's is 0 with beta = 0 (C is
+// never read), the bias's 0 without one. The scales' in floats: 1 each
+// with per-tensor scaling, gen::BlockScalesOf's counts with block scaling.
+struct GemmSpans {
+  int64_t a = 0, b = 0, c = 0, d = 0, bias = 0;
+  int64_t scale_a = 0, scale_b = 0;
+};
+// Every span of a problem ValidateProblem accepts fits in int64_t; of
+// another, one that does not is refused naming the operand, never wrapped.
+absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem);
+
+// The problem the kernel of `config` is launched on: the swapped one when
+// the config swaps A and B (config.swap_ab), else `problem`.
+GemmProblem KernelProblem(const gen::GemmConfig& config,
+                          const GemmProblem& problem);
+
+// Refuses, naming the rule: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
+// the form (gen::ValidateGemmForm); leading dimensions at least the stored
+// row; every row of A and B starting on a 16-byte boundary (TMA: lda and
+// ldb times the element size, and the batch strides, multiples of 16
+// bytes; so with packed K-major operands k a multiple of 8); ldc and ldd
+// at least n (at least m when D is transposed); batch 1..65535 with
+// strides that keep the matrices of a batch apart, each below 2^40 bytes
+// (stride_bias too, unless 0).
+absl::Status ValidateProblem(const GemmProblem& problem);
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_GEMM_PROBLEM_H_
