@@ -21,6 +21,7 @@
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/ptx/tma.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/memory.h"
@@ -253,7 +254,7 @@ struct NamedOperand {
   const char* name;
   CUdeviceptr address;
   bool used;
-  int alignment = 16;
+  int alignment = static_cast<int>(ptx::kTensorGlobalAlignmentBytes);
 };
 
 absl::Status CheckOperandAddress(const NamedOperand& operand) {

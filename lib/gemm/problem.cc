@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/gemm/problem_parts.h"
+#include "ptxgen/ptx/tma.h"
 
 namespace ptxgen::gemm {
 namespace {
@@ -122,28 +123,29 @@ absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld,
         absl::StrCat(name, "=", ld, " must be at least the stored row (", row,
                      " elements) and at most ", gen::kMaxGemmDimension));
   }
+  constexpr int64_t kRowAlignment = ptx::kTensorGlobalAlignmentBytes;
   const int64_t bytes = ld * ptx::SizeInBytes(element);
-  if (tma && bytes % 16 != 0 && !packed_size.empty()) {
+  if (tma && bytes % kRowAlignment != 0 && !packed_size.empty()) {
     return Refuse(absl::StrCat(
         packed_size, "=", ld, " gives packed rows of ", name.substr(2), " of ",
         bytes,
         " bytes; TMA needs every row to start on a 16-byte boundary, so ",
-        packed_size, " must be a multiple of ", 16 / ptx::SizeInBytes(element),
-        " (or give ", name, ")"));
+        packed_size, " must be a multiple of ",
+        kRowAlignment / ptx::SizeInBytes(element), " (or give ", name, ")"));
   }
-  if (tma && bytes % 16 != 0) {
+  if (tma && bytes % kRowAlignment != 0) {
     return Refuse(absl::StrCat(name, "=", ld, " gives rows of ", bytes,
                                " bytes; TMA needs every row to "
                                "start on a 16-byte boundary (",
                                name, " a multiple of ",
-                               16 / ptx::SizeInBytes(element), ")"));
+                               kRowAlignment / ptx::SizeInBytes(element), ")"));
   }
   return absl::OkStatus();
 }
 
 // The bound of every batch stride, TMA's stride field: the kernels' batch
 // offsets then stay far inside int64_t.
-constexpr int64_t kMaxStrideBytes = int64_t{1} << 40;
+constexpr int64_t kMaxStrideBytes = ptx::kTensorStrideLimitBytes;
 
 // The matrices of a batch must not overlap, and TMA steps between them in
 // multiples of 16 bytes.
@@ -155,7 +157,9 @@ absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
                                " must be at least one matrix (", matrix,
                                " elements) and below 2^40 bytes"));
   }
-  if (tma && (stride * ptx::SizeInBytes(element)) % 16 != 0) {
+  if (tma &&
+      (stride * ptx::SizeInBytes(element)) % ptx::kTensorGlobalAlignmentBytes !=
+          0) {
     return Refuse(absl::StrCat(name, "=", stride,
                                " must be a multiple of 16 bytes (TMA steps "
                                "between the matrices of a batch)"));

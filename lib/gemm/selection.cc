@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ptxgen/ptx/tma.h"
 #include "ptxgen/ptx/wgmma.h"
 
 namespace ptxgen::gemm {
@@ -190,10 +191,13 @@ gen::GemmConfig WithHalfStagedC(gen::GemmConfig config) {
 // the H200: n = 257 with ldd = 272 wrote columns 257-263). Reduced first:
 // any int64 may come here, and the products must not wrap.
 bool DRowsAligned(const GemmProblem& resolved) {
+  constexpr int64_t kGranule = ptx::kTensorGlobalAlignmentBytes;
   const int64_t out_bytes = ptx::SizeInBytes(*resolved.output);
-  return resolved.n % 16 * out_bytes % 16 == 0 &&
-         resolved.ldd % 16 * out_bytes % 16 == 0 &&
-         (resolved.batch == 1 || resolved.stride_d % 16 * out_bytes % 16 == 0);
+  auto aligned = [&](int64_t elements) {
+    return elements % kGranule * out_bytes % kGranule == 0;
+  };
+  return aligned(resolved.n) && aligned(resolved.ldd) &&
+         (resolved.batch == 1 || aligned(resolved.stride_d));
 }
 
 // The TMA-store epilogue takes the problem: its form (16-bit D) and D's

@@ -6,9 +6,9 @@
 namespace ptxgen::runtime {
 namespace {
 
-constexpr uint64_t kMaxDim = uint64_t{1} << 32;
-constexpr uint64_t kStrideLimit = uint64_t{1} << 40;
-constexpr uint64_t kAlignment = 16;
+constexpr uint64_t kMaxDim = ptx::kMaxTensorDimension;
+constexpr uint64_t kStrideLimit = ptx::kTensorStrideLimitBytes;
+constexpr uint64_t kAlignment = ptx::kTensorGlobalAlignmentBytes;
 constexpr uint32_t kMaxElementStride = 8;
 
 absl::Status Illegal(absl::string_view rule) {

@@ -8,6 +8,8 @@
 // generic address ("tensor_map", b64). Shared-memory operands are 32-bit
 // shared-window addresses (b32).
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ptxgen/ptx/statement.h"
@@ -19,6 +21,15 @@ inline constexpr int kMinTensorRank = 1;
 inline constexpr int kMaxTensorRank = 5;
 // A tensor copy's box spans at most this many elements in each dimension.
 inline constexpr int kMaxTensorBoxExtent = 256;
+
+// The global tensor a copy reads or writes (cuTensorMapEncodeTiled's
+// rules): its address and every stride on 16-byte boundaries, strides
+// below 2^40 bytes, 1 to 2^32 elements in each dimension. The GEMM's
+// problem rules (leading dimensions, batch strides) and the runtime's
+// tensor-map check both read these.
+inline constexpr int64_t kTensorGlobalAlignmentBytes = 16;
+inline constexpr int64_t kTensorStrideLimitBytes = int64_t{1} << 40;
+inline constexpr int64_t kMaxTensorDimension = int64_t{1} << 32;
 
 // The hardware counts pending bulk groups in a 6-bit field: ptxas accepts
 // any N but silently clamps it (checked: 64 and -1 both become 63).
