@@ -382,7 +382,7 @@ std::optional<gen::GemmConfig> SkinnyHeuristic(const GemmProblem& problem,
 }
 
 // A k-step's time on one SM for 16-bit tiles, a roofline fitted to bf16
-// runs on the H200 (2026-12-04, bench/RESULTS.md "Mid-sized problems"):
+// runs on the H200 (2026-12-04, bench/RESULTS.md, #35's second round):
 // the tensor cores at 5.3 TFLOP/s per SM (5.0 with one consumer),
 // operands from L2 at 108 GB/s per SM and 11.5 TB/s over the GPU, and a
 // floor of 395 ns with two consumers (200 ns with one) that 128x96 to
@@ -412,9 +412,11 @@ double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
 // or 128 rows and 64-256 columns (the TMA store's chunks) that
 // PredictedSeconds ranks first, the larger on a near tie; none where even
 // that fills less than half the SMs (FewTilesSplitK's problems). Measured
-// against 128x128 / 64x128 tiles (H200, bf16, 18 shapes): 1000x3000x520
-// 33% faster (128x192), 768x2048x4096 16% (64x192), 200x2112x7168 5% and
-// 128x4096x8192 8% (64x64), 333x4096x7168 7% (64x192).
+// against the 128x128 / 64x128 tiles it replaced (H200, bf16, 18 shapes,
+// 7 picks changed): 1000x3000x520 33% faster (128x192), 768x2048x4096 16%
+// (64x192), 2000x1500x512 15% (128x192), 333x4096x7168 6% (64x192),
+// 200x2112x7168 5% (64x64); level at 2500x1800x640, 2% slower at
+// 3000x1000x1024 (128x256).
 std::optional<gen::GemmConfig> WaveFittedConfig(const GemmProblem& problem,
                                                 const GemmTarget& target,
                                                 gen::GemmEpilogue epilogue) {
