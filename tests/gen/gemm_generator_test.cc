@@ -2,6 +2,7 @@
 // kernels compile cleanly is gemm_compile_test's, and the exhaustive tier's:
 // README, "Testing".)
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -720,6 +721,31 @@ TEST(GemmGeneratorTest, PromotionRunsAStageInColumnRangesThatFit) {
 
 // An fp8 D stores directly, two values in 16 bits, times scale_d read once
 // per tile; the amax of D is each warp's maximum raised into amax_d.
+// GELU's tanh comes from the special-function unit where D's type rounds
+// away its 2^-11 error (16- and 8-bit D), from tanhf into an f32 D.
+TEST(GemmGeneratorTest, GeluTanhIsApproximateOnlyWhereDRoundsItAway) {
+  const GemmConfig sixteen_bit =
+      Parse("ws 128x128x64 s4 c2 w1 m1 direct g8 persistent");
+  const GemmConfig fp8 =
+      Parse("ws 128x128x128 s4 c2 w0 m1 direct g8 persistent");
+  const std::pair<const char*, const GemmConfig*> narrow_d[] = {
+      {"f16.kk->f16+gelu_tanh", &sixteen_bit},
+      {"bf16.kk->bf16+gelu_tanh", &sixteen_bit},
+      {"e4m3.kk->e4m3+gelu_tanh+tensor_scaled", &fp8}};
+  for (const auto& [form, config] : narrow_d) {
+    absl::StatusOr<GeneratedGemm> gemm =
+        GenerateGemm(*config, *ParseFormName(form));
+    ASSERT_TRUE(gemm.ok()) << form << ": " << gemm.status();
+    EXPECT_TRUE(absl::StrContains(gemm->source, "tanh.approx.f32")) << form;
+    EXPECT_FALSE(absl::StrContains(gemm->source, "tanhf(")) << form;
+  }
+  absl::StatusOr<GeneratedGemm> f32 =
+      GenerateGemm(sixteen_bit, *ParseFormName("f16.kk->f32+gelu_tanh"));
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_TRUE(absl::StrContains(f32->source, "tanhf("));
+  EXPECT_FALSE(absl::StrContains(f32->source, "tanh.approx.f32"));
+}
+
 TEST(GemmGeneratorTest, AnFp8DIsScaledPerTileAndTheAmaxRaisedPerWarp) {
   const GemmConfig direct =
       Parse("ws 128x256x128 s3 c2 w0 m1 direct g16 persistent");
