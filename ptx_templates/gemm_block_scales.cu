@@ -13,17 +13,18 @@ struct TileScales {
 };
 
 __device__ __forceinline__ TileScales tile_scales(const EpilogueArgs& e,
-                                                  int unit, int cluster_rows,
+                                                  const Work& w, int cluster_rows,
                                                   int tiles_n, unsigned rank,
                                                   int share, int thread,
                                                   int k_tiles) {
   int batch, m0, n0;
-  locate_tile(unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+  locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
   const int row = m0 + share * plan::kRowsPerConsumer + {{THREAD_ROW}};
   const int n_blocks = (e.n + plan::kScaleBlock - 1) / plan::kScaleBlock;
   const int first = n0 / plan::kScaleBlock;
   TileScales t;
-  t.a = e.scale_a + (long long)batch * k_tiles * e.m;
+  // A contiguous grouped GEMM's A is one matrix of every group's rows.
+  t.a = e.scale_a + (long long)(plan::kContiguousGroups ? 0 : batch) * k_tiles * e.m;
   t.b_first = e.scale_b + ((long long)batch * n_blocks + first) * k_tiles;
   t.b_second = e.scale_b +
                ((long long)batch * n_blocks + min(first + 1, n_blocks - 1)) *

@@ -62,8 +62,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   int released = -1;
   int piece = 0;  // of the cluster's work
   int meetings = 0;  // tiles met in the cluster so far (split-K meeting)
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
-       ++piece) {
+  for (Work w = first_work(cluster); next_piece(schedule, w); ++piece) {
     if constexpr (plan::kPingPong) {
       if (piece % plan::kConsumers != consumer) {
         pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
@@ -75,8 +74,11 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
-    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+    locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += share * plan::kRowsPerConsumer;
+    // A group's stores stop at its last row.
+    EpilogueArgs tile_out = out;
+    if constexpr (plan::kGrouped) tile_out.m = w.row_end;
     if constexpr (plan::kStreamK) {
       if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank,
                           consumer, thread, k_tiles)) {
@@ -87,7 +89,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
         continue;  // rank 0 adds its partial sums and stores the tile
       }
     }
-{{FINISH_TILE}}    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
+{{FINISH_TILE}}    store_tile(acc, tile_out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }

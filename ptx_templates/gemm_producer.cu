@@ -9,9 +9,9 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
                                         int cluster, unsigned rank,
                                         int cluster_rows, int tiles_n) {
   PipelineState ring = pipeline_start();
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
+  for (Work w = first_work(cluster); next_piece(schedule, w);) {
     int batch, m0, n0;
-    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+    locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
     for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
       const unsigned full = producer_acquire(ring, barriers);
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;

@@ -29,6 +29,9 @@ struct __align__(64) TensorMap {
 
 {{DEVICE_FUNCTIONS}}
 {{PARTS}}
+static_assert(sizeof(Schedule) <= plan::kScheduleBytes,
+              "the work schedule outgrew its shared memory");
+
 {{KERNEL_SIGNATURE}} {
   extern __shared__ unsigned char shared[];
   const unsigned base =
@@ -51,9 +54,15 @@ struct __align__(64) TensorMap {
   if constexpr (plan::kClusterM > 1) cluster_cta_rank(rank);
 
   if (threadIdx.x == 0) {
-    *schedule_slot = make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
-                                   cluster, gridDim.x / plan::kClusterM,
-                                   plan::kStreamK, plan::kStreamKMaxPieces);
+    const int clusters = gridDim.x / plan::kClusterM;
+    *schedule_slot =
+        plan::kGrouped
+            ? make_grouped_schedule(group_rows, batches, plan::kContiguousGroups, m,
+                                    tiles_n, plan::kBlockM * plan::kClusterM,
+                                    k_tiles, clusters)
+            : make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
+                            cluster, clusters, plan::kStreamK,
+                            plan::kStreamKMaxPieces);
     pipeline_init(barriers);
     if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }

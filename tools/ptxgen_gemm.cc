@@ -90,6 +90,31 @@ absl::StatusOr<int64_t> LeadingDimension(const cli::ParsedFlags& flags,
   return value;
 }
 
+// --groups and --grouping: a grouped GEMM of --groups groups, m the total
+// rows (contiguous) or each group's (masked), planned for uniform routing,
+// with a bias per group.
+absl::Status ReadGrouping(const cli::ParsedFlags& flags,
+                          gemm::GemmProblem& problem) {
+  const int64_t groups = flags.Integer("groups");
+  if (groups == 0) {
+    if (flags.Has("grouping")) {
+      return cli::UsageError(
+          "--grouping is a grouped GEMM's layout: give --groups too");
+    }
+    return absl::OkStatus();
+  }
+  if (flags.Has("batch")) {
+    return cli::UsageError(
+        "--groups and --batch exclude each other: a grouped GEMM's groups "
+        "are not a strided batch");
+  }
+  problem.batch = groups;
+  problem.grouping = flags.Text("grouping") == "masked"
+                         ? gemm::Grouping::kMasked
+                         : gemm::Grouping::kContiguous;
+  return absl::OkStatus();
+}
+
 // The problem the flags describe, before the library's rules
 // (gemm::ValidateProblem): only what the command line itself gets wrong is
 // refused here, as a usage error naming the flag.
@@ -136,6 +161,9 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
     *leading[i] = *value;
   }
   problem.batch = flags.Integer("batch");
+  if (absl::Status grouped = ReadGrouping(flags, problem); !grouped.ok()) {
+    return grouped;
+  }
   for (auto [name, field] :
        {std::pair{"alpha", &problem.alpha}, std::pair{"beta", &problem.beta}}) {
     absl::StatusOr<float> value = FloatValue(flags, name);
@@ -150,6 +178,11 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
       cli::ScalarTypeValue(flags, "bias-dtype");
   if (!bias_type.ok()) return bias_type.status();
   problem.bias_type = *bias_type;
+  // A grouped GEMM's bias is one per group.
+  if (problem.grouping != gemm::Grouping::kNone &&
+      problem.bias != gen::BiasAlong::kNone) {
+    problem.stride_bias = problem.n;
+  }
   absl::StatusOr<gen::Activation> activation =
       gen::ParseActivation(flags.Text("activation"));
   if (!activation.ok()) {
@@ -191,7 +224,10 @@ std::vector<std::string> NonPlainFlags(const cli::ParsedFlags& flags,
   if (p.ldb != 0 && p.ldb != packed.ldb) found.push_back(given("ldb"));
   if (p.ldc != 0 && p.ldc != packed.ldc) found.push_back(given("ldc"));
   if (p.ldd != 0 && p.ldd != packed.ldd) found.push_back(given("ldd"));
-  if (p.batch != 1) found.push_back(given("batch"));
+  if (p.batch != 1 && p.grouping == gemm::Grouping::kNone) {
+    found.push_back(given("batch"));
+  }
+  if (p.grouping != gemm::Grouping::kNone) found.push_back(given("groups"));
   if (p.alpha != 1.0f) found.push_back(given("alpha"));
   if (p.beta != 0.0f) found.push_back(given("beta"));
   if (p.bias != gen::BiasAlong::kNone) found.push_back(given("bias"));
@@ -347,6 +383,18 @@ const char* BiasName(gen::BiasAlong bias) {
   return "none";
 }
 
+absl::string_view GroupingName(gemm::Grouping grouping) {
+  switch (grouping) {
+    case gemm::Grouping::kContiguous:
+      return "contiguous";
+    case gemm::Grouping::kMasked:
+      return "masked";
+    case gemm::Grouping::kNone:
+      break;
+  }
+  return "none";
+}
+
 // The problem as planned (packed dimensions resolved), in the flags' names
 // and values.
 std::string ProblemJson(const gemm::GemmProblem& p) {
@@ -362,6 +410,7 @@ std::string ProblemJson(const gemm::GemmProblem& p) {
       ",\"ldd\":", p.ldd, ",\"stride_a\":", p.stride_a,
       ",\"stride_b\":", p.stride_b, ",\"stride_c\":", p.stride_c,
       ",\"stride_d\":", p.stride_d, ",\"stride_bias\":", p.stride_bias,
+      ",\"grouping\":\"", GroupingName(p.grouping), "\"",
       ",\"alpha\":", absl::StrFormat("%.9g", p.alpha),
       ",\"beta\":", absl::StrFormat("%.9g", p.beta), ",\"bias\":\"",
       BiasName(p.bias), "\",\"bias_dtype\":", type(p.bias_type),
@@ -542,6 +591,22 @@ std::vector<cli::Flag> ProblemFlags() {
                        "each packed after the previous one; one bias vector "
                        "serves them all.",
                        "1"),
+      cli::IntegerFlag(
+          "groups", "G",
+          "A grouped GEMM (mixture-of-experts) of G groups (1..65535), each "
+          "with its own B [n,k] and bias, its rows known only on the device "
+          "(planned for uniform routing). 0: not grouped.",
+          "0"),
+      cli::ChoiceFlag(
+          "grouping", "contiguous|masked",
+          {{"contiguous",
+            "A [m,k] and D [m,n] hold every group's rows, group after group "
+            "(m: their total; cumulative row ends on the device)"},
+           {"masked",
+            "A [G,m,k] and D [G,m,n]: each group uses its first rows (m: "
+            "the room per group; row counts on the device)"}},
+          "How a grouped GEMM's rows are laid out; only with --groups.",
+          "contiguous"),
       alpha,
       beta,
       cli::ChoiceFlag(

@@ -179,7 +179,7 @@ absl::StatusOr<CUtensorMap> OperandMap(const gen::GemmTensorBox& box,
 struct KernelArguments {
   CUtensorMap a_map, b_map, d_map;
   CUdeviceptr d = 0, c = 0, bias = 0, scale_a = 0, scale_b = 0, scale_d = 0,
-              amax_d = 0, workspace = 0;
+              amax_d = 0, workspace = 0, group_rows = 0;
   int m = 0, n = 0, k = 0, batch = 1;
   long long ldc = 0, ldd = 0, stride_c = 0, stride_d = 0, stride_bias = 0;
   float alpha = 1, beta = 0;
@@ -209,6 +209,8 @@ struct KernelArguments {
         return &amax_d;
       case gen::GemmKernelParameter::kWorkspace:
         return &workspace;
+      case gen::GemmKernelParameter::kGroupRows:
+        return &group_rows;
       case gen::GemmKernelParameter::kM:
         return &m;
       case gen::GemmKernelParameter::kN:
@@ -649,7 +651,7 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
   const bool scaled = problem_.scaling != GemmScaling::kNone;
   const bool scales_d =
       problem_.scaling == GemmScaling::kTensor && ptx::IsFp8(*problem_.output);
-  const std::array<NamedOperand, 9> named = {{
+  const std::array<NamedOperand, 10> named = {{
       {"A", operands.a, true},
       {"B", operands.b, true},
       {"C", operands.c, problem_.beta != 0.0f},
@@ -659,6 +661,8 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
       {"scale_b", operands.scale_b, scaled, 4},
       {"scale_d", operands.scale_d, scales_d, 4},
       {"amax_d", operands.amax_d, problem_.record_amax, 4},
+      {"group_rows", operands.group_rows, problem_.grouping != Grouping::kNone,
+       4},
   }};
   for (const NamedOperand& operand : named) {
     if (!operand.used) continue;
@@ -774,9 +778,11 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
   if (generated.config.swap_ab) std::swap(kernel_operands.a, kernel_operands.b);
   const StoredShape a = Stored(p.a_major, p.m, p.k);
   const StoredShape b = Stored(p.b_major, p.n, p.k);
+  // A contiguous grouped GEMM's A is one matrix of every group's rows.
+  const int64_t a_batch = p.grouping == Grouping::kContiguous ? 1 : p.batch;
   absl::StatusOr<CUtensorMap> a_map =
       OperandMap(generated.a_box, p.element, kernel_operands.a, a.rows,
-                 a.columns, p.lda, p.batch, p.stride_a);
+                 a.columns, p.lda, a_batch, p.stride_a);
   if (!a_map.ok()) return a_map.status();
   absl::StatusOr<CUtensorMap> b_map = OperandMap(
       generated.b_box, p.b_element.value_or(p.element), kernel_operands.b,
@@ -804,6 +810,7 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
     arguments.scale_d = kernel_operands.scale_d;
   }
   arguments.workspace = workspace;
+  arguments.group_rows = kernel_operands.group_rows;
   arguments.m = static_cast<int>(p.m);
   arguments.n = static_cast<int>(p.n);
   arguments.k = static_cast<int>(p.k);

@@ -59,8 +59,10 @@ GemmProblem Resolved(const GemmProblem& problem) {
   const StoredShape d = StoredD(problem);
   fill(resolved.ldc, d.columns);
   fill(resolved.ldd, d.columns);
-  fill(resolved.stride_a, PackedStride(a.rows, resolved.lda));
   fill(resolved.stride_b, PackedStride(b.rows, resolved.ldb));
+  // A contiguous grouped GEMM's A, C and D are one matrix each.
+  if (problem.grouping == Grouping::kContiguous) return resolved;
+  fill(resolved.stride_a, PackedStride(a.rows, resolved.lda));
   fill(resolved.stride_c, PackedStride(d.rows, resolved.ldc));
   fill(resolved.stride_d, PackedStride(d.rows, resolved.ldd));
   return resolved;
@@ -91,6 +93,14 @@ GemmProblem KernelProblem(const gen::GemmConfig& config,
   return config.swap_ab ? SwappedProblem(problem) : problem;
 }
 
+int64_t PlannedGroupRows(const GemmProblem& problem) {
+  if (problem.grouping == Grouping::kNone || problem.expected_m > 0) {
+    return problem.grouping == Grouping::kNone ? problem.m : problem.expected_m;
+  }
+  if (problem.grouping == Grouping::kMasked) return problem.m;
+  return std::max<int64_t>(1, problem.m / std::max<int64_t>(1, problem.batch));
+}
+
 gen::GemmForm FormOf(const GemmProblem& problem) {
   gen::GemmForm form;
   form.element = problem.element;
@@ -102,7 +112,8 @@ gen::GemmForm FormOf(const GemmProblem& problem) {
   form.bias = problem.bias;
   form.bias_type = problem.bias_type;
   form.activation = problem.activation;
-  form.batched = problem.batch > 1;
+  form.batched = problem.batch > 1 && problem.grouping == Grouping::kNone;
+  form.grouping = problem.grouping;
   form.d_transposed = problem.d_transposed;
   form.scaling = problem.scaling;
   form.fast_accumulation = problem.fast_accumulation;
@@ -167,6 +178,30 @@ absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
   return absl::OkStatus();
 }
 
+// A grouped problem's own rules; the form's (gen::ValidateGemmForm) come
+// with it.
+absl::Status CheckGrouping(const GemmProblem& problem) {
+  if (problem.grouping == Grouping::kNone) {
+    if (problem.expected_m != 0) {
+      return Refuse("expected_m is a grouped GEMM's planning hint; leave it 0");
+    }
+    return absl::OkStatus();
+  }
+  if (problem.expected_m < 0 || problem.expected_m > problem.m) {
+    return Refuse(absl::StrCat("expected_m=", problem.expected_m,
+                               " is outside 0..m (", problem.m, ")"));
+  }
+  if (problem.grouping == Grouping::kContiguous &&
+      (problem.stride_a != 0 || problem.stride_c != 0 ||
+       problem.stride_d != 0)) {
+    return Refuse(
+        "a contiguous grouped GEMM's A, C and D are one matrix each, the "
+        "groups' rows one after another: stride_a, stride_c and stride_d "
+        "must be 0");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateProblem(const GemmProblem& problem) {
@@ -189,6 +224,9 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
   }
   if (!std::isfinite(problem.alpha) || !std::isfinite(problem.beta)) {
     return Refuse("alpha and beta must be finite");
+  }
+  if (absl::Status grouped = CheckGrouping(problem); !grouped.ok()) {
+    return grouped;
   }
   const GemmProblem r = Resolved(problem);
   const ptx::ScalarType out = *r.output;
@@ -216,17 +254,23 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
        }) {
     if (!rule.ok()) return rule;
   }
+  const bool batches_a_and_d = r.grouping != Grouping::kContiguous;
   if (r.batch > 1) {
     for (const absl::Status& rule : {
-             CheckBatchStride("stride_a", r.stride_a, MatrixSpan(a, r.lda),
-                              r.element, true),
+             batches_a_and_d
+                 ? CheckBatchStride("stride_a", r.stride_a,
+                                    MatrixSpan(a, r.lda), r.element, true)
+                 : absl::OkStatus(),
              CheckBatchStride("stride_b", r.stride_b, MatrixSpan(b, r.ldb),
                               r.element, true),
-             reads_c ? CheckBatchStride("stride_c", r.stride_c,
-                                        MatrixSpan(d, r.ldc), out, false)
-                     : absl::OkStatus(),
-             CheckBatchStride("stride_d", r.stride_d, MatrixSpan(d, r.ldd), out,
-                              false),
+             reads_c && batches_a_and_d
+                 ? CheckBatchStride("stride_c", r.stride_c,
+                                    MatrixSpan(d, r.ldc), out, false)
+                 : absl::OkStatus(),
+             batches_a_and_d
+                 ? CheckBatchStride("stride_d", r.stride_d,
+                                    MatrixSpan(d, r.ldd), out, false)
+                 : absl::OkStatus(),
          }) {
       if (!rule.ok()) return rule;
     }
@@ -269,7 +313,8 @@ absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem) {
   if (r.scaling == GemmScaling::kTensor) spans.scale_a = spans.scale_b = 1;
   if (r.scaling == GemmScaling::kBlock) {
     const gen::BlockScales scales = gen::BlockScalesOf(r.m, r.n, r.k, r.batch);
-    spans.scale_a = scales.a_count;
+    spans.scale_a = r.grouping == Grouping::kContiguous ? scales.k_blocks * r.m
+                                                        : scales.a_count;
     spans.scale_b = scales.b_count;
   }
   if (!fits.ok()) return fits;

@@ -74,6 +74,18 @@ bool PingPongSpills(const GemmProblem& problem, const gen::GemmConfig& config) {
           config.cluster_m == 2);
 }
 
+// What ptxas spilled of masked grouped block-scaled fp8 (the candidate
+// sweep): two 64-row slices of 128 columns per consumer, ping-pong's or
+// 256x128's (12-40 bytes), beside the group's scale addressing.
+bool MaskedBlockScalesSpill(const GemmProblem& problem,
+                            const gen::GemmConfig& config) {
+  return problem.scaling == GemmScaling::kBlock &&
+         problem.grouping == Grouping::kMasked && config.block_m >= 128 &&
+         config.block_n == 128 &&
+         (config.schedule == gen::GemmSchedule::kPingPong ||
+          config.block_m == 256);
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Over the whole batch.
@@ -308,10 +320,12 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
     return fits;
   }
   const GemmProblem kernel = KernelProblem(config, problem);
-  const gen::GemmGrid grid = gen::GemmLaunchGrid(
-      config, kernel.m, kernel.n, resident_clusters, kernel.batch);
-  if (absl::Status launch = gen::CheckGemmLaunch(config, kernel.m, kernel.n,
-                                                 kernel.k, grid, kernel.batch);
+  const gen::GemmGrid grid =
+      gen::GemmLaunchGrid(config, kernel.m, kernel.n, resident_clusters,
+                          kernel.batch, kernel.grouping);
+  if (absl::Status launch =
+          gen::CheckGemmLaunch(config, kernel.m, kernel.n, kernel.k, grid,
+                               kernel.batch, kernel.grouping);
       !launch.ok()) {
     return launch;
   }
@@ -406,6 +420,41 @@ double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
                       KStepSeconds(block_m, block_n, block_k,
                                    std::min(tiles, sm_count)) +
                   2e-6);
+}
+
+// A grouped GEMM's tiles, planned for PlannedGroupRows per group: 64-row
+// tiles of one consumer for groups of at most 64 rows (decode: B streamed
+// once per group), else 128 rows of two; the widest of 256, 192 (fp8
+// promotion's registers) and 128 columns that gives the SMs a wave, and
+// the deepest ring. The direct epilogue: stores stop at each group's end.
+gen::GemmConfig GroupedConfig(const GemmProblem& problem,
+                              const GemmTarget& target) {
+  const int64_t rows = PlannedGroupRows(problem);
+  const int block_m = rows <= ptx::kWgmmaM ? ptx::kWgmmaM : 128;
+  const int64_t tiles_m = CeilDiv(rows, block_m) * problem.batch;
+  gen::GemmConfig fallback;
+  bool have_fallback = false;
+  for (int block_n : {256, 192, 128, 64}) {
+    gen::GemmConfig config = WithDeepestRing(
+        WarpSpecialized(problem, block_m, block_n, block_m / ptx::kWgmmaM, 1,
+                        gen::GemmEpilogue::kDirect),
+        problem.element, target);
+    if (!RunsOnTarget(config, problem, target)) continue;
+    if (!have_fallback) {
+      fallback = config;
+      have_fallback = true;
+    }
+    if (tiles_m * CeilDiv(problem.n, block_n) >= target.sm_count) {
+      return config;
+    }
+    fallback = config;
+  }
+  return have_fallback
+             ? fallback
+             : SmallerTileThatRuns(problem,
+                                   WarpSpecialized(problem, 128, 128, 2, 1,
+                                                   gen::GemmEpilogue::kDirect),
+                                   target);
 }
 
 // Fewer than two waves of 128x256 tiles of 16-bit inputs: the tile of 64
@@ -519,6 +568,9 @@ gen::GemmConfig PingPongInt8(const GemmProblem& problem,
 //   (SmallerTileThatRuns).
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
                                 const GemmTarget& target) {
+  if (problem.grouping != Grouping::kNone) {
+    return GroupedConfig(problem, target);
+  }
   const int sm_count = target.sm_count;
   if (std::optional<gen::GemmConfig> skinny =
           SkinnyHeuristic(problem, target)) {
@@ -589,6 +641,7 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem,
     config = WithDeepestRing(config, problem.element, target);
     if (std::find(candidates.begin(), candidates.end(), config) ==
             candidates.end() &&
+        !MaskedBlockScalesSpill(problem, config) &&
         RunsOnTarget(config, problem, target)) {
       candidates.push_back(config);
     }

@@ -485,6 +485,34 @@ absl::Status ValidateGemmConfig(const GemmConfig& config,
   return valid.ok() ? valid : Unsupported(config, valid.message());
 }
 
+namespace {
+
+// A grouped kernel counts its units as it walks the groups: one
+// persistent, warp-specialized grid of whole tiles (no split-K or stream-K,
+// which plan units ahead), A and B in their roles (a swap would put the
+// groups' rows along N), and stores clipped at each group's last row,
+// which a TMA store's box would cross.
+absl::Status GroupedConfigRule(const GemmConfig& config, const GemmForm& form) {
+  if (!IsGrouped(form)) return absl::OkStatus();
+  const char* broken =
+      !IsWarpSpecialized(config.schedule) ? "a warp-specialized schedule"
+      : config.split_k != 1 || config.stream_k || config.split_k_in_cluster
+          ? "whole tiles (no split-K or stream-K)"
+      : config.swap_ab     ? "A and B unswapped"
+      : !config.persistent ? "a persistent grid"
+      : config.epilogue != GemmEpilogue::kDirect
+          ? "the direct epilogue (stores stop at each group's last row)"
+          : nullptr;
+  if (broken == nullptr) return absl::OkStatus();
+  return Unsupported(config,
+                     absl::StrCat("a grouped GEMM (", FormName(form),
+                                  ") walks its groups' tiles in one kernel: "
+                                  "it needs ",
+                                  broken));
+}
+
+}  // namespace
+
 absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
                                        const GemmForm& form) {
   if (absl::Status valid = ValidateGemmForm(form); !valid.ok()) return valid;
@@ -510,6 +538,9 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
                                     "form only (D = alpha * A.B in a 16-bit "
                                     "input type, stored [m, n]), not ",
                                     FormName(kernel)));
+  }
+  if (absl::Status grouped = GroupedConfigRule(config, form); !grouped.ok()) {
+    return grouped;
   }
   if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(kernel)) {
     return Unsupported(config,
@@ -538,10 +569,14 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
 }
 
 int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
-                      int64_t batch) {
+                      int64_t batch, GemmGrouping grouping) {
+  const int64_t tiles_n = CeilDiv(n, config.block_n);
+  if (grouping == GemmGrouping::kContiguous) {
+    const int64_t cluster_block_m = int64_t{config.block_m} * config.cluster_m;
+    return (m / cluster_block_m + batch) * tiles_n;
+  }
   const int64_t tiles_m = CeilDiv(m, config.block_m);
-  return batch * CeilDiv(tiles_m, config.cluster_m) *
-         CeilDiv(n, config.block_n) * config.split_k;
+  return batch * CeilDiv(tiles_m, config.cluster_m) * tiles_n * config.split_k;
 }
 
 bool ReducesSlicesInWorkspace(const GemmSchedulerConfig& scheduler) {
@@ -553,7 +588,8 @@ int ClusterCtas(const GemmConfig& config) {
 }
 
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
-                        int resident_clusters, int64_t batch) {
+                        int resident_clusters, int64_t batch,
+                        GemmGrouping grouping) {
   GemmGrid grid;
   if (config.schedule == GemmSchedule::kV1) {
     grid.x = CeilDiv(m, config.block_m);
@@ -561,7 +597,7 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
     grid.z = batch;
     return grid;
   }
-  const int64_t units = GemmWorkUnits(config, m, n, batch);
+  const int64_t units = GemmWorkUnits(config, m, n, batch, grouping);
   const int64_t resident = std::max(1, resident_clusters);
   if (config.split_k_in_cluster) {
     // Every CTA takes its own units; the split_k CTAs of a cluster, whose
@@ -581,7 +617,8 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
 }
 
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
-                             int64_t k, const GemmGrid& grid, int64_t batch) {
+                             int64_t k, const GemmGrid& grid, int64_t batch,
+                             GemmGrouping grouping) {
   if (batch < 1 || batch > kMaxGemmBatch) {
     return Unsupported(config, absl::StrCat("a batch holds 1..", kMaxGemmBatch,
                                             " GEMMs, not ", batch));
@@ -596,7 +633,9 @@ absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
     }
   }
   constexpr int64_t kInt32Limit = int64_t{1} << 31;
-  const int64_t units = GemmWorkUnits(config, m, n, batch);
+  // A grouped kernel's cursors run past the units by a grid's clusters.
+  const int64_t units = GemmWorkUnits(config, m, n, batch, grouping) +
+                        (grouping == GemmGrouping::kNone ? 0 : grid.x);
   // Only the warp-specialized kernel walks tiles in raster groups.
   const int64_t raster_span =
       IsWarpSpecialized(config.schedule) &&

@@ -79,6 +79,43 @@ absl::Status BlockScalingRule(const GemmForm& form) {
   return absl::OkStatus();
 }
 
+// A grouped GEMM's groups are not a strided batch; each stores its rows of
+// D [rows, n] (the rows are the group's), with a bias per group along n.
+absl::Status GroupingRule(const GemmForm& form) {
+  if (form.grouping != GemmGrouping::kNone &&
+      form.grouping != GemmGrouping::kContiguous &&
+      form.grouping != GemmGrouping::kMasked) {
+    return absl::InvalidArgumentError(
+        "GEMM: the grouping is none, contiguous or masked");
+  }
+  if (!IsGrouped(form)) return absl::OkStatus();
+  if (form.batched) {
+    return absl::InvalidArgumentError(
+        "GEMM: a grouped GEMM's groups are not a strided batch (batched and "
+        "grouped exclude each other)");
+  }
+  if (form.d_transposed) {
+    return absl::InvalidArgumentError(
+        "GEMM: a grouped GEMM stores D [rows, n], not transposed");
+  }
+  if (form.bias == BiasAlong::kM) {
+    return absl::InvalidArgumentError(
+        "GEMM: a grouped GEMM's bias runs along n, one per group (its rows "
+        "belong to the groups)");
+  }
+  // Its groups start at any row: an MN-major A's TMA boxes would start
+  // there along their contiguous dimension, off the 16 bytes TMA needs
+  // (the kernel faulted on the H200).
+  if (form.grouping == GemmGrouping::kContiguous &&
+      form.a_major == ptx::MajorOrder::kMN) {
+    return absl::InvalidArgumentError(
+        "GEMM: a contiguous grouped GEMM's A is K-major ([m, k]): its groups "
+        "start at any row, where an MN-major A's TMA boxes would start off "
+        "16-byte boundaries (a masked one's A may be MN-major)");
+  }
+  return absl::OkStatus();
+}
+
 absl::string_view MajorLetter(ptx::MajorOrder major) {
   return major == ptx::MajorOrder::kK ? "k" : "m";
 }
@@ -131,6 +168,10 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.scaling = GemmScaling::kTensor;
   } else if (op == "block_scaled") {
     form.scaling = GemmScaling::kBlock;
+  } else if (op == "contiguous_groups") {
+    form.grouping = GemmGrouping::kContiguous;
+  } else if (op == "masked_groups") {
+    form.grouping = GemmGrouping::kMasked;
   } else if (op == "fast_accum") {
     form.fast_accumulation = true;
   } else if (op == "amax") {
@@ -147,9 +188,8 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
       return absl::InvalidArgumentError(absl::StrCat(
           "'", op,
           "' is not c, bias_m.<type>, bias_n.<type>, batched, "
-          "d_transposed, tensor_scaled, block_scaled, fast_accum, amax "
-          "or "
-          "an activation"));
+          "d_transposed, tensor_scaled, block_scaled, fast_accum, amax, "
+          "contiguous_groups, masked_groups or an activation"));
     }
     form.activation = *activation;
   }
@@ -217,6 +257,12 @@ std::string FormName(const GemmForm& form) {
   }
   if (form.fast_accumulation) absl::StrAppend(&name, "+fast_accum");
   if (form.records_amax) absl::StrAppend(&name, "+amax");
+  if (form.grouping == GemmGrouping::kContiguous) {
+    absl::StrAppend(&name, "+contiguous_groups");
+  }
+  if (form.grouping == GemmGrouping::kMasked) {
+    absl::StrAppend(&name, "+masked_groups");
+  }
   return name;
 }
 
@@ -266,7 +312,17 @@ GemmForm PlainForm(ptx::ScalarType element) {
   return form;
 }
 
-int GemmMapRank(const GemmForm& form) { return form.batched ? 3 : 2; }
+int GemmMapRank(const GemmForm& form, GemmMapOperand operand) {
+  switch (form.grouping) {
+    case GemmGrouping::kContiguous:
+      return operand == GemmMapOperand::kB ? 3 : 2;
+    case GemmGrouping::kMasked:
+      return 3;
+    case GemmGrouping::kNone:
+      break;
+  }
+  return form.batched ? 3 : 2;
+}
 
 bool HasEpilogueOps(const GemmForm& form) {
   return form.reads_c || form.bias != BiasAlong::kNone ||
@@ -354,7 +410,7 @@ absl::Status ValidateGemmForm(const GemmForm& form) {
   if (ActivationName(form.activation) == "unknown") {
     return refuse("unknown activation");
   }
-  return absl::OkStatus();
+  return GroupingRule(form);
 }
 
 absl::string_view ScalingName(GemmScaling scaling) {

@@ -204,26 +204,26 @@ std::string WaitGroup(Generation& g, int pending) {
                     ptx::WgmmaWaitGroup(pending), {});
 }
 
-// The coordinates of a TMA box in a map of the form's rank.
-std::string TmaCoordinates(const Generation& g, const std::string& contiguous,
+// The coordinates of a TMA box in a map of `rank`.
+std::string TmaCoordinates(int rank, const std::string& contiguous,
                            const std::string& other) {
   return absl::StrCat("{(unsigned)(", contiguous, "), (unsigned)(", other, ")",
-                      GemmMapRank(g.form) == 3 ? ", (unsigned)batch" : "", "}");
+                      rank == 3 ? ", (unsigned)batch" : "", "}");
 }
 
 // One TMA box of an operand's map into `dst`, optionally multicast into
 // both CTAs of the cluster.
-std::string TmaLoad(Generation& g, const std::string& dst,
-                    const std::string& map, const std::string& contiguous,
-                    const std::string& other, const std::string& barrier,
-                    bool multicast = false) {
+std::string TmaLoad(Generation& g, GemmMapOperand operand,
+                    const std::string& dst, const std::string& map,
+                    const std::string& contiguous, const std::string& other,
+                    const std::string& barrier, bool multicast = false) {
   ptx::TensorLoad load;
-  load.rank = GemmMapRank(g.form);
+  load.rank = GemmMapRank(g.form, operand);
   load.multicast = multicast;
   DeviceOps::Arguments arguments = {
       {"dst", dst},
       {"tensor_map", map},
-      {"coords", TmaCoordinates(g, contiguous, other)},
+      {"coords", TmaCoordinates(load.rank, contiguous, other)},
       {"mbarrier", barrier}};
   if (multicast) arguments["cta_mask"] = "(unsigned short)0x3";
   return g.ops.Call(
@@ -236,14 +236,15 @@ std::string TmaLoad(Generation& g, const std::string& dst,
 // MN-major tile is cut into columns of its swizzle span, a box each, of
 // which these rows are the columns starting at first_row. `mn0` and `k0`
 // are the tile's origin in the operand.
-std::string LoadOperand(Generation& g, const ptx::SharedTile& tile,
-                        const std::string& dst, const std::string& map,
-                        const std::string& mn0, const std::string& first_row,
+std::string LoadOperand(Generation& g, GemmMapOperand operand,
+                        const ptx::SharedTile& tile, const std::string& dst,
+                        const std::string& map, const std::string& mn0,
+                        const std::string& first_row,
                         const std::string& first_byte, int rows, bool multicast,
                         int indent) {
   const std::string pad(indent, ' ');
   if (tile.major == ptx::MajorOrder::kK) {
-    return TmaLoad(g, absl::StrCat(dst, first_byte), map, "k0",
+    return TmaLoad(g, operand, absl::StrCat(dst, first_byte), map, "k0",
                    absl::StrCat(mn0, first_row), "full", multicast);
   }
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
@@ -255,7 +256,7 @@ std::string LoadOperand(Generation& g, const ptx::SharedTile& tile,
   for (int row = 0; row < rows; row += layout->box_inner_elements) {
     const int column = row / layout->box_inner_elements;
     absl::StrAppend(&text, text.empty() ? "" : absl::StrCat("\n", pad),
-                    TmaLoad(g,
+                    TmaLoad(g, operand,
                             absl::StrCat(dst, first_byte, " + ",
                                          column * layout->column_bytes, "u"),
                             map, absl::StrCat(mn0, first_row, " + ", row), "k0",
@@ -444,6 +445,8 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Int("kStreamKMaxPieces", kStreamKMaxPieces),
       Int("kRasterGroup", config.raster_group),
       Bool("kBatched", g.form.batched),
+      Bool("kGrouped", IsGrouped(g.form)),
+      Bool("kContiguousGroups", g.form.grouping == GemmGrouping::kContiguous),
       Bool("kPromotes", PromotesAccumulators(g.form)),
       Bytes("kStageBytes", layout.stage_bytes),
       Bytes("kATileBytes", layout.a_tile_bytes),
@@ -461,6 +464,7 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
       Bytes("kEmptyArrivals", kThreadsPerWarpgroup / 32 * layout.stage_readers *
                                   config.cluster_m),
       Bytes("kScheduleOffset", layout.schedule_offset),
+      Bytes("kScheduleBytes", kScheduleBytes),
   };
   plan.insert(plan.end(), specific.begin(), specific.end());
   if (config.epilogue == GemmEpilogue::kTmaStore) {
@@ -693,7 +697,7 @@ std::string TmaEpilogue(Generation& g) {
   g.ops.Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
   g.ops.Define("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false));
   ptx::TensorStore store;
-  store.rank = GemmMapRank(g.form);
+  store.rank = GemmMapRank(g.form, GemmMapOperand::kD);
   return absl::StrCat(
       layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment),
       Fill(g, "gemm_epilogue_tma.cu",
@@ -713,7 +717,7 @@ std::string TmaEpilogue(Generation& g) {
                  ptx::CpAsyncBulkTensorStore(store),
                  {{"tensor_map", "e.d_map_address"},
                   {"coords",
-                   TmaCoordinates(g,
+                   TmaCoordinates(store.rank,
                                   "n0 + plan::kStoreChunkColumns * "
                                   "(pass * plan::kStorePassChunks + chunk)",
                                   "m0")},
@@ -892,17 +896,18 @@ std::string RecordAmaxPart(Generation& g) {
 }
 
 // What a finished tile goes through before its store (indented as in the
-// templates): the per-tensor scales, then the amax of D.
+// templates): the per-tensor scales, then the amax of D, with the epilogue
+// arguments `args` (the tile's: a group's rows end early).
 std::string FinishTile(const Generation& g, int indent,
-                       const std::string& thread) {
+                       const std::string& thread, const std::string& args) {
   const std::string pad(indent, ' ');
   std::string text;
   if (g.form.scaling == GemmScaling::kTensor) {
-    absl::StrAppend(&text, pad, "apply_tensor_scales(acc, out);\n");
+    absl::StrAppend(&text, pad, "apply_tensor_scales(acc, ", args, ");\n");
   }
   if (g.form.records_amax) {
-    absl::StrAppend(&text, pad, "record_amax(acc, out, batch, m0, n0, ", thread,
-                    ");\n");
+    absl::StrAppend(&text, pad, "record_amax(acc, ", args, ", batch, m0, n0, ",
+                    thread, ");\n");
   }
   return text;
 }
@@ -959,15 +964,17 @@ std::string V1Source(Generation& g) {
       g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
   TemplateValues values = {
       {"SUMMARY", Summary(g)},
-      {"FINISH_TILE", FinishTile(g, 2, "threadIdx.x")},
+      {"FINISH_TILE", FinishTile(g, 2, "threadIdx.x", "out")},
       {"PARAMETER_DOCS", ParameterDocs()},
       {"PLAN", kPlanMarker},
       {"PARTS", parts},
       {"KERNEL_SIGNATURE", KernelSignature(g)},
-      {"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
-                             "m0", "", "", g.config.block_m, false, 6)},
-      {"LOAD_B", LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address",
-                             "n0", "", "", g.config.block_n, false, 6)},
+      {"LOAD_A",
+       LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile, "a_tile",
+                   "a_map_address", "m0", "", "", g.config.block_m, false, 6)},
+      {"LOAD_B",
+       LoadOperand(g, GemmMapOperand::kB, g.layout.b_tile, "b_tile",
+                   "b_map_address", "n0", "", "", g.config.block_n, false, 6)},
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
   };
   // Device functions are known only once every other slot was rendered.
@@ -991,11 +998,12 @@ PlannedSource V1PlannedSource(Generation& g) {
 // share, multicast into both CTAs at the same offset.
 std::string LoadB(Generation& g) {
   if (g.config.cluster_m == 1) {
-    return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0", "",
-                       "", g.config.block_n, false, 6);
+    return LoadOperand(g, GemmMapOperand::kB, g.layout.b_tile, "b_tile",
+                       "b_map_address", "n0", "", "", g.config.block_n, false,
+                       6);
   }
-  return LoadOperand(g, g.layout.b_tile, "b_tile", "b_map_address", "n0",
-                     " + (int)rank * plan::kBRowsPerCta",
+  return LoadOperand(g, GemmMapOperand::kB, g.layout.b_tile, "b_tile",
+                     "b_map_address", "n0", " + (int)rank * plan::kBRowsPerCta",
                      " + rank * plan::kBBytesPerCta",
                      g.config.block_n / g.config.cluster_m, true, 6);
 }
@@ -1058,11 +1066,11 @@ std::string PipelinePart(Generation& g) {
 }
 
 std::string ProducerPart(Generation& g) {
-  return Fill(
-      g, "gemm_producer.cu",
-      {{"LOAD_A", LoadOperand(g, g.layout.a_tile, "a_tile", "a_map_address",
-                              "m0", "", "", g.config.block_m, false, 6)},
-       {"LOAD_B", LoadB(g)}});
+  return Fill(g, "gemm_producer.cu",
+              {{"LOAD_A", LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile,
+                                      "a_tile", "a_map_address", "m0", "", "",
+                                      g.config.block_m, false, 6)},
+               {"LOAD_B", LoadB(g)}});
 }
 
 std::string ConsumerPart(Generation& g) {
@@ -1074,13 +1082,13 @@ std::string ConsumerPart(Generation& g) {
   return Fill(
       g, "gemm_consumer.cu",
       {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-       {"FINISH_TILE", FinishTile(g, 4, "thread")},
+       {"FINISH_TILE", FinishTile(g, 4, "thread", "tile_out")},
        // Block scaling: the piece's tile's scales, and each stage's loaded
        // one stage ahead, so that no wgmma waits on their loads.
        {"SCALES_PARAMETER", block_scaled ? ", const TileScales& scales" : ""},
        {"SCALES_ARGUMENT", block_scaled ? ", scales" : ""},
        {"TILE_SCALES",
-        block_scaled ? "    const TileScales scales = tile_scales(out, w.unit, "
+        block_scaled ? "    const TileScales scales = tile_scales(out, w, "
                        "cluster_rows, tiles_n, rank,\n"
                        "        share, thread, k_tiles);\n"
                      : ""},
@@ -1153,12 +1161,13 @@ PlannedSource WarpSpecializedPlannedSource(Generation& g) {
 // The TMA box that fills `tile`: a K-major tile in one box of `rows` rows
 // (a CTA of a cluster loads its share of B), an MN-major one a column of
 // its swizzle span at a time, all block_k rows of K.
-GemmTensorBox OperandBox(Generation& g, const ptx::SharedTile& tile, int rows) {
+GemmTensorBox OperandBox(Generation& g, GemmMapOperand operand,
+                         const ptx::SharedTile& tile, int rows) {
   absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
   g.Check(layout.status());
   const int outer = tile.major == ptx::MajorOrder::kK ? rows : tile.k_extent;
   return GemmTensorBox{layout.ok() ? layout->box_inner_elements : 0, outer,
-                       tile.swizzle, GemmMapRank(g.form)};
+                       tile.swizzle, GemmMapRank(g.form, operand)};
 }
 
 }  // namespace
@@ -1191,11 +1200,16 @@ const std::vector<GemmKernelParameterSpec>& GemmKernelParameters() {
            "the largest |D| before scale_d, when the form records it"},
           {GemmKernelParameter::kWorkspace, "float* __restrict__ workspace",
            "split-K slices or stream-K flags and partial sums"},
-          {GemmKernelParameter::kM, "int m", "rows of op(A) and D"},
+          {GemmKernelParameter::kGroupRows,
+           "const int* __restrict__ group_rows",
+           "grouped forms: per group its cumulative row end (contiguous) or "
+           "its row count (masked)"},
+          {GemmKernelParameter::kM, "int m",
+           "rows of op(A) and D (grouped: of all groups, or of each)"},
           {GemmKernelParameter::kN, "int n", "columns of op(B) and D"},
           {GemmKernelParameter::kK, "int k", "the shared dimension"},
           {GemmKernelParameter::kBatch, "int batches",
-           "GEMMs in the strided batch"},
+           "GEMMs in the strided batch, or groups"},
           {GemmKernelParameter::kLdc, "long long ldc",
            "elements between stored rows of C"},
           {GemmKernelParameter::kLdd, "long long ldd",
@@ -1256,13 +1270,15 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   gemm.form = form;
   gemm.threads_per_block = g.layout.threads;
   gemm.shared_bytes = g.layout.shared_bytes;
-  gemm.a_box = OperandBox(g, g.layout.a_tile, config.block_m);
-  gemm.b_box =
-      OperandBox(g, g.layout.b_tile, config.block_n / config.cluster_m);
+  gemm.a_box =
+      OperandBox(g, GemmMapOperand::kA, g.layout.a_tile, config.block_m);
+  gemm.b_box = OperandBox(g, GemmMapOperand::kB, g.layout.b_tile,
+                          config.block_n / config.cluster_m);
   if (!g.status.ok()) return g.status;
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     gemm.d_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
-                               ptx::Swizzle::k128B, GemmMapRank(form)};
+                               ptx::Swizzle::k128B,
+                               GemmMapRank(form, GemmMapOperand::kD)};
   }
   return gemm;
 }

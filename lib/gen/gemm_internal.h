@@ -24,8 +24,10 @@ inline constexpr int kStreamKFlagWordsAlignment = 4;
 // for the whole region, so that the kernel finds its slots at a planned
 // constant times the grid's clusters (which only the launch decides).
 int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline);
-// Shared bytes for the warp-specialized kernel's work schedule (six ints).
-inline constexpr int kScheduleBytes = 32;
+// Shared bytes for the warp-specialized kernel's work schedule (the
+// Schedule of gemm_scheduler.cu: ten ints, a pointer and a flag; the
+// kernel asserts that it fits).
+inline constexpr int kScheduleBytes = 64;
 // The runtime aligns the dynamic shared memory base itself: slack for it.
 inline constexpr int kSharedBaseAlignment = 1024;
 

@@ -194,7 +194,7 @@ TEST(PlanTest, RefusesWhatTheTargetCannotHold) {
   ASSERT_TRUE(gen::ValidateGemmConfig(*deep.config, ScalarType::kF16).ok());
   ExpectRefused(PlanGemm(Plain(), GemmTarget::H200(), deep),
                 "GEMM config 'ws 128x256x64 s4 c2 w1 m2 tma g8 persistent' "
-                "needs 263264 bytes of shared memory per block; the target "
+                "needs 263296 bytes of shared memory per block; the target "
                 "gives at most 232448 (max_shared_bytes_per_block_optin)");
   GemmOptions pair;
   pair.config =

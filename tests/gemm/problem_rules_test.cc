@@ -267,6 +267,48 @@ std::vector<Refusal> Refusals() {
         p.stride_bias = (int64_t{1} << 38) + 1;
       },
       {"stride_bias=274877906945", "below 2^40 bytes"});
+  // Grouped GEMMs.
+  auto grouped = [](Grouping grouping) {
+    return [grouping](GemmProblem& p) {
+      p.grouping = grouping;
+      p.batch = 8;
+    };
+  };
+  add("a grouping outside the enumeration",
+      [](GemmProblem& p) { p.grouping = static_cast<Grouping>(7); },
+      {"grouping is none, contiguous or masked"});
+  add("a grouped D transposed",
+      [&](GemmProblem& p) {
+        grouped(Grouping::kContiguous)(p);
+        p.d_transposed = true;
+      },
+      {"grouped GEMM stores D [rows, n]"});
+  add("a grouped bias along m",
+      [&](GemmProblem& p) {
+        grouped(Grouping::kMasked)(p);
+        p.bias = BiasAlong::kM;
+      },
+      {"bias runs along n, one per group"});
+  add("a contiguous A with a batch stride",
+      [&](GemmProblem& p) {
+        grouped(Grouping::kContiguous)(p);
+        p.stride_a = 64 * 64;
+      },
+      {"one matrix each", "stride_a, stride_c and stride_d must be 0"});
+  add("expected_m past m",
+      [&](GemmProblem& p) {
+        grouped(Grouping::kMasked)(p);
+        p.expected_m = 65;
+      },
+      {"expected_m=65 is outside 0..m (64)"});
+  add("expected_m without groups", [](GemmProblem& p) { p.expected_m = 8; },
+      {"expected_m is a grouped GEMM's planning hint"});
+  add("groups past 65535",
+      [&](GemmProblem& p) {
+        grouped(Grouping::kContiguous)(p);
+        p.batch = 65536;
+      },
+      {"batch=65536 is outside 1..65535"});
   return refusals;
 }
 
@@ -299,6 +341,31 @@ TEST(GemmSpans, ASpanPastInt64IsRefusedNotWrapped) {
 
 // C is never read with beta = 0, so its leading dimension is not checked
 // and must not be counted: once 2^63-1 wrapped to a negative span.
+// A contiguous grouped GEMM's A and D are one matrix of every group's rows
+// (its A block scales one [k blocks][m] array); B and its block scales are
+// one per group; a masked one's A and D are one matrix per group.
+TEST(GemmSpans, GroupedSpansFollowTheLayout) {
+  GemmProblem p = Square(256, kE4M3);
+  p.n = 512;
+  p.batch = 4;
+  p.scaling = GemmScaling::kBlock;
+  p.grouping = Grouping::kContiguous;
+  absl::StatusOr<GemmSpans> contiguous = StoredSpans(p);
+  ASSERT_TRUE(contiguous.ok()) << contiguous.status();
+  EXPECT_EQ(contiguous->a, 256 * 256);
+  EXPECT_EQ(contiguous->b, 4 * 512 * 256);
+  EXPECT_EQ(contiguous->d, 256 * 512);
+  EXPECT_EQ(contiguous->scale_a, 2 * 256);
+  EXPECT_EQ(contiguous->scale_b, 4 * 4 * 2);
+  p.grouping = Grouping::kMasked;
+  absl::StatusOr<GemmSpans> masked = StoredSpans(p);
+  ASSERT_TRUE(masked.ok()) << masked.status();
+  EXPECT_EQ(masked->a, 4 * 256 * 256);
+  EXPECT_EQ(masked->d, 4 * 256 * 512);
+  EXPECT_EQ(masked->scale_a, 4 * 2 * 256);
+  EXPECT_TRUE(ValidateProblem(p).ok());
+}
+
 TEST(GemmSpans, CSpansNothingWithBetaZero) {
   GemmProblem p = Square(128);
   p.batch = 2;

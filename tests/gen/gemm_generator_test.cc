@@ -181,6 +181,31 @@ TEST(GemmFormTest, BlockScaledFormsRoundTripAndTheirLimitsAreNamed) {
   }
 }
 
+TEST(GemmFormTest, GroupedFormsRoundTripAndTheirLimitsAreNamed) {
+  for (const char* name : {"bf16.kk->bf16+contiguous_groups",
+                           "f16.km->f32+c+bias_n.f32+gelu+masked_groups",
+                           "bf16.mm->bf16+masked_groups",
+                           "e4m3.kk->bf16+block_scaled+contiguous_groups",
+                           "e4m3.kk->bf16+tensor_scaled+amax+masked_groups"}) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_TRUE(form.ok()) << name << ": " << form.status();
+    EXPECT_EQ(FormName(*form), name);
+    EXPECT_TRUE(IsGrouped(*form)) << name;
+  }
+  const std::pair<const char*, const char*> refusals[] = {
+      {"bf16.kk->bf16+batched+contiguous_groups", "not a strided batch"},
+      {"bf16.kk->bf16+d_transposed+masked_groups", "stores D [rows, n]"},
+      {"bf16.kk->bf16+bias_m.f32+masked_groups", "bias runs along n"},
+      {"bf16.mk->bf16+contiguous_groups", "A is K-major"},
+  };
+  for (const auto& [name, message] : refusals) {
+    absl::StatusOr<GemmForm> form = ParseFormName(name);
+    ASSERT_FALSE(form.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(form.status().message(), message))
+        << name << ": " << form.status();
+  }
+}
+
 // The stored scales: A's per row and 128-k block, B's per 128x128 block,
 // the last blocks of k and n ragged, batch after batch.
 TEST(GemmFormTest, BlockScalesCountRaggedBlocks) {
@@ -312,7 +337,7 @@ TEST(GemmConfigTest, ConfigurationsThatCannotFitNameTheLimit) {
       {"v1 128x128x48", "block_k must make a 32-, 64- or 128-byte row"},
       {"v1 96x128x64", "block_m must be 64, 128, 192 or 256"},
       {"v1 128x120x64", ""},  // 120 is a legal N: accepted
-      // 263264 bytes of shared memory: more than an H200 gives a block, but
+      // 263296 bytes of shared memory: more than an H200 gives a block, but
       // the limit is the target's (plan_test refuses it for one).
       {"ws 128x256x64 s4 c2 w1 m2 tma g8 persistent", ""},
       {"ws 128x256x64 s1 c2 w1 m1 direct g8 persistent", "it needs 2+ stages"},
@@ -465,6 +490,39 @@ TEST(GemmGeneratorTest, LaunchGrids) {
   EXPECT_EQ(small.x, 4);
 }
 
+// A grouped kernel's units are counted on the device: the host launches
+// for the most the rows can give (m / cluster rows + groups, per column of
+// tiles, when contiguous; every group's m when masked), and only
+// persistent, direct-store kernels of whole tiles walk them.
+TEST(GemmGeneratorTest, GroupedGridsCoverTheMostUnitsTheRowsCanGive) {
+  const GemmConfig config =
+      Parse("ws 128x256x64 s4 c2 w1 m1 direct g8 persistent");
+  EXPECT_EQ(GemmWorkUnits(config, 1000, 512, 8, GemmGrouping::kContiguous),
+            (1000 / 128 + 8) * 2);
+  EXPECT_EQ(GemmWorkUnits(config, 1000, 512, 8, GemmGrouping::kMasked),
+            8 * 8 * 2);
+  EXPECT_EQ(
+      GemmLaunchGrid(config, 1000, 512, 132, 8, GemmGrouping::kContiguous).x,
+      30);
+  EXPECT_EQ(
+      GemmLaunchGrid(config, 8192, 4096, 132, 8, GemmGrouping::kContiguous).x,
+      132);
+  const GemmForm grouped = *ParseFormName("bf16.kk->bf16+contiguous_groups");
+  EXPECT_TRUE(ValidateGemmConfigForForm(config, grouped).ok());
+  for (const char* name :
+       {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent",
+        "ws 128x128x64 s6 c2 w1 m1 direct g8 k2 persistent",
+        "ws 128x256x64 s4 c2 w1 m1 direct g8 sk persistent",
+        "ws 128x256x64 s4 c2 w1 m1 direct g8 tiles",
+        "ws 64x16x64 s8 c1 w1 m1 direct g8 persistent swap", "v1 128x128x64"}) {
+    const absl::Status refused =
+        ValidateGemmConfigForForm(Parse(name), grouped);
+    EXPECT_FALSE(refused.ok()) << name;
+    EXPECT_TRUE(absl::StrContains(refused.message(), "grouped GEMM"))
+        << name << ": " << refused;
+  }
+}
+
 // Slices meeting in a cluster: a cluster of split_k CTAs per tile, no
 // workspace; a persistent grid holds whole clusters.
 TEST(GemmGeneratorTest, SlicesMeetingInAClusterLaunchInClustersOfTheirCount) {
@@ -614,7 +672,7 @@ TEST(GemmGeneratorTest, SharedMemoryPlanKeepsBarriersOutsideTmaDestinations) {
   // work schedule, and the base-alignment slack.
   EXPECT_EQ(Planned(*gemm, "kBarrierOffset"), "212992u");
   EXPECT_EQ(Planned(*gemm, "kScheduleOffset"), "213040u");
-  EXPECT_EQ(gemm->shared_bytes, 212992 + 48 + 32 + 1024);
+  EXPECT_EQ(gemm->shared_bytes, 212992 + 48 + 64 + 1024);
   EXPECT_EQ(gemm->a_box.inner, 64);
   EXPECT_EQ(gemm->a_box.outer, 128);
   EXPECT_EQ(gemm->b_box.outer, 128);  // half of B per CTA of the pair
@@ -662,7 +720,7 @@ TEST(GemmGeneratorTest, CStagedInPassesTakesAFractionOfTheCTile) {
   // x 2 bytes), 8 barriers, the work schedule, the alignment slack.
   EXPECT_EQ(Planned(*gemm, "kCTileOffset"), "196608u");
   EXPECT_EQ(Planned(*gemm, "kConsumerCBytes"), "16384u");
-  EXPECT_EQ(gemm->shared_bytes, 196608 + 32768 + 64 + 32 + 1024);
+  EXPECT_EQ(gemm->shared_bytes, 196608 + 32768 + 64 + 64 + 1024);
   EXPECT_EQ(Planned(*gemm, "kStorePasses"), "2");
   EXPECT_EQ(gemm->d_box.inner, 64);
   EXPECT_EQ(gemm->d_box.outer, 64);
@@ -756,8 +814,8 @@ TEST(GemmGeneratorTest, AnFp8DIsScaledPerTileAndTheAmaxRaisedPerWarp) {
        {"constexpr bool kScalesD = true;", "out.scale = *e.scale_d;",
         "low *= destination.scale;", "cvt_pack_e4m3x2(packed, high, low);",
         "*(unsigned short*)out = packed;",
-        "record_amax(acc, out, batch, m0, n0, thread);", "redux.sync.max.u32",
-        "red.relaxed.gpu.global.max.u32"}) {
+        "record_amax(acc, tile_out, batch, m0, n0, thread);",
+        "redux.sync.max.u32", "red.relaxed.gpu.global.max.u32"}) {
     EXPECT_TRUE(absl::StrContains(gemm->source, text)) << text;
   }
   // Unscaled, an fp8 D is the saturated rounding alone.
@@ -798,7 +856,7 @@ TEST(GemmGeneratorTest, BlockScaledStagesAreScaledAsTheyArePromoted) {
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   for (const char* text :
        {"constexpr int kScaleBlock = 128;", "constexpr int kScaleRowStep = 8;",
-        "const TileScales scales = tile_scales(out, w.unit",
+        "const TileScales scales = tile_scales(out, w,",
         "StageScales next = stage_scales(scales, w.kt_begin);",
         "next = stage_scales(scales, kt + 1);",
         "kt != w.kt_begin, current, scales.b_split);",

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <string>
@@ -651,6 +653,143 @@ TEST(TileOrderTest, RasterWalksOneGroupOfRowsAfterAnother) {
             << t;
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Grouped GEMMs: clusters walk the groups' units, counted from the rows on
+// the device (next_grouped_work), as the kernel drives them.
+
+struct GroupedLaunch {
+  std::vector<int> group_rows;  // as the device holds them
+  bool contiguous = true;
+  int m = 0;  // rows of A and D, or of each group
+  int tiles_n = 1, cluster_block_m = 128, clusters = 1;
+};
+
+// The units each group has, from its rows as the kernel clips them.
+std::vector<int> UnitsPerGroup(const GroupedLaunch& l) {
+  std::vector<int> units;
+  int previous_end = 0;
+  for (int row : l.group_rows) {
+    const int begin = l.contiguous ? previous_end : 0;
+    const int end = std::min(std::max(row, begin), l.m);
+    if (l.contiguous) previous_end = end;
+    units.push_back(
+        static_cast<int>(CeilDiv(end - begin, l.cluster_block_m) * l.tiles_n));
+  }
+  return units;
+}
+
+// (group, unit within it) -> how many times a cluster took it; false when
+// a cluster ran past every unit there is.
+bool WalkGroups(const GroupedLaunch& l,
+                std::map<std::pair<int, int>, int>& taken,
+                std::vector<std::vector<int>>& rows_seen) {
+  const std::vector<int> units = UnitsPerGroup(l);
+  const int64_t total = std::accumulate(units.begin(), units.end(), int64_t{0});
+  for (int c = 0; c < l.clusters; ++c) {
+    const Schedule s = scheduler::make_grouped_schedule(
+        l.group_rows.data(), static_cast<int>(l.group_rows.size()),
+        l.contiguous, l.m, l.tiles_n, l.cluster_block_m, 7, l.clusters);
+    int pieces = 0;
+    for (Work w = scheduler::first_work(c);
+         scheduler::next_grouped_work(s, w);) {
+      if (++pieces > total + 1) return false;
+      if (w.kt_begin != 0 || w.kt_end != 7) return false;
+      ++taken[{w.group, w.unit - w.group_unit}];
+      rows_seen.push_back({w.group, w.row_begin, w.row_end});
+    }
+  }
+  return true;
+}
+
+std::vector<GroupedLaunch> GroupedLaunches() {
+  std::vector<GroupedLaunch> launches;
+  uint32_t state = 12345;
+  auto next = [&](int bound) {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<int>((state >> 8) % static_cast<uint32_t>(bound));
+  };
+  for (bool contiguous : {true, false}) {
+    for (int groups : {1, 2, 8, 33, 256}) {
+      for (int cluster_block_m : {64, 128, 256}) {
+        for (int clusters : {1, 7, 132}) {
+          GroupedLaunch l;
+          l.contiguous = contiguous;
+          l.cluster_block_m = cluster_block_m;
+          l.clusters = clusters;
+          l.tiles_n = 1 + next(5);
+          int end = 0;
+          for (int g = 0; g < groups; ++g) {
+            // Empty groups, groups inside one tile, groups of many tiles.
+            const int rows = next(4) == 0 ? 0 : next(3 * cluster_block_m);
+            end += rows;
+            l.group_rows.push_back(contiguous ? end : rows);
+            l.m = std::max(l.m, contiguous ? end : rows);
+          }
+          l.m = std::max(l.m, 1);
+          launches.push_back(l);
+        }
+      }
+    }
+  }
+  return launches;
+}
+
+TEST(GroupedSchedulerTest, TakesEveryUnitOfEveryGroupExactlyOnce) {
+  for (const GroupedLaunch& l : GroupedLaunches()) {
+    std::map<std::pair<int, int>, int> taken;
+    std::vector<std::vector<int>> rows_seen;
+    ASSERT_TRUE(WalkGroups(l, taken, rows_seen)) << "a cluster ran away";
+    const std::vector<int> units = UnitsPerGroup(l);
+    int64_t expected = 0;
+    for (size_t g = 0; g < units.size(); ++g) {
+      for (int u = 0; u < units[g]; ++u) {
+        ++expected;
+        ASSERT_EQ((taken[{static_cast<int>(g), u}]), 1)
+            << "group " << g << " unit " << u << ", " << l.clusters
+            << " clusters";
+      }
+    }
+    ASSERT_EQ(static_cast<int64_t>(taken.size()), expected);
+  }
+}
+
+TEST(GroupedSchedulerTest, GroupsSpanTheirOwnRowsOnly) {
+  for (const GroupedLaunch& l : GroupedLaunches()) {
+    std::map<std::pair<int, int>, int> taken;
+    std::vector<std::vector<int>> rows_seen;
+    ASSERT_TRUE(WalkGroups(l, taken, rows_seen));
+    for (const std::vector<int>& seen : rows_seen) {
+      const int g = seen[0];
+      const int begin = l.contiguous && g > 0 ? l.group_rows[g - 1] : 0;
+      EXPECT_EQ(seen[1], begin);
+      EXPECT_EQ(seen[2], l.group_rows[g]);
+    }
+  }
+}
+
+// Row ends a router gets wrong are clipped: inside 0..m, and a contiguous
+// group starts where the previous one ended, as clipped, and never ends
+// before it, so that no two groups share a row.
+TEST(GroupedSchedulerTest, ClipsRowsOutsideZeroToM) {
+  const std::vector<int> wrong = {100, 50, 100000, -7, 300};
+  for (bool contiguous : {true, false}) {
+    const Schedule s = scheduler::make_grouped_schedule(
+        wrong.data(), 5, contiguous, 400, 1, 1, 3, 1);
+    std::map<int, std::pair<int, int>> rows;
+    for (Work w = scheduler::first_work(0);
+         scheduler::next_grouped_work(s, w);) {
+      rows[w.group] = {w.row_begin, w.row_end};
+    }
+    // Empty groups take no unit.
+    const std::map<int, std::pair<int, int>> expected =
+        contiguous
+            ? std::map<int, std::pair<int, int>>{{0, {0, 100}}, {2, {100, 400}}}
+            : std::map<int, std::pair<int, int>>{
+                  {0, {0, 100}}, {1, {0, 50}}, {2, {0, 400}}, {4, {0, 300}}};
+    EXPECT_EQ(rows, expected) << (contiguous ? "contiguous" : "masked");
   }
 }
 

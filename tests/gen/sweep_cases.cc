@@ -219,6 +219,58 @@ void AddTypeCandidates(KernelSweep& sweep) {
   }
 }
 
+gemm::GemmProblem Grouped(int64_t m, int64_t n, int64_t k, ScalarType element,
+                          gen::GemmGrouping grouping, int64_t groups) {
+  gemm::GemmProblem p = Problem(m, n, k, element);
+  p.grouping = grouping;
+  p.batch = groups;
+  return p;
+}
+
+// Grouped GEMMs: prefill (many rows per group) and decode (a few), both
+// layouts; fp8 with block and per-tensor scales; the heaviest epilogue.
+std::vector<gemm::GemmProblem> GroupedProblems() {
+  constexpr gen::GemmGrouping kContiguous = gen::GemmGrouping::kContiguous;
+  constexpr gen::GemmGrouping kMasked = gen::GemmGrouping::kMasked;
+  std::vector<gemm::GemmProblem> problems = {
+      Grouped(8192, 14336, 4096, ScalarType::kBF16, kContiguous, 8),
+      Grouped(4096, 1536, 4096, ScalarType::kBF16, kContiguous, 128),
+      Grouped(64, 4096, 7168, ScalarType::kBF16, kMasked, 32),
+      Grouped(1024, 4096, 7168, ScalarType::kF16, kMasked, 8),
+  };
+  for (gen::GemmGrouping grouping : {kContiguous, kMasked}) {
+    gemm::GemmProblem block = Grouped(grouping == kMasked ? 128 : 16384, 4096,
+                                      7168, ScalarType::kE4M3, grouping, 32);
+    block.scaling = gen::GemmScaling::kBlock;
+    gemm::GemmProblem tensor = block;
+    tensor.scaling = gen::GemmScaling::kTensor;
+    tensor.bias = gen::BiasAlong::kN;
+    tensor.activation = gen::Activation::kGelu;
+    tensor.record_amax = true;
+    gemm::GemmProblem full = Grouped(grouping == kMasked ? 256 : 8192, 4096,
+                                     2048, ScalarType::kBF16, grouping, 16);
+    full.b_major = ptx::MajorOrder::kMN;
+    full.beta = 0.5f;
+    full.bias = gen::BiasAlong::kN;
+    full.activation = gen::Activation::kSilu;
+    full.output = ScalarType::kF32;
+    problems.insert(problems.end(), {block, tensor, full});
+  }
+  return problems;
+}
+
+void AddGroupedPicks(KernelSweep& sweep) {
+  for (const gemm::GemmProblem& problem : GroupedProblems()) {
+    AddPick(problem, sweep);
+  }
+}
+
+void AddGroupedCandidates(KernelSweep& sweep) {
+  for (const gemm::GemmProblem& problem : GroupedProblems()) {
+    AddCandidates(problem, sweep);
+  }
+}
+
 void AddV1Spaces(KernelSweep& sweep) {
   for (ScalarType element :
        {ScalarType::kF16, ScalarType::kBF16, ScalarType::kE4M3,
@@ -237,12 +289,14 @@ void AddHeuristicPicks(KernelSweep& sweep) {
   AddFp8AndTf32Picks(sweep);
   AddBlockScaledPicks(sweep);
   AddIntegerPicks(sweep);
+  AddGroupedPicks(sweep);
 }
 
 void AddEveryCandidate(KernelSweep& sweep) {
   AddHeuristicPicks(sweep);
   AddHeavyEpilogueCandidates(sweep);
   AddTypeCandidates(sweep);
+  AddGroupedCandidates(sweep);
   AddV1Spaces(sweep);
 }
 

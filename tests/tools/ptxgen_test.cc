@@ -301,7 +301,7 @@ TEST(PtxgenTest, GemmTakesFp8AndTf32Inputs) {
       mixed.err, "ptxgen: form e4m3xe5m2.kk->f32+tensor_scaled+fast_accum"))
       << mixed.err;
   EXPECT_TRUE(Contains(mixed.out, ".f32.e4m3.e5m2"));
-  EXPECT_TRUE(Contains(mixed.out, "apply_tensor_scales(acc, out);"));
+  EXPECT_TRUE(Contains(mixed.out, "apply_tensor_scales(acc, tile_out);"));
   const Result promoted = PtxgenWithKernels(
       Args("gemm --m=8192 --n=8192 --k=8192 --dtype=e4m3 --emit=cuda"));
   ASSERT_EQ(promoted.status, 0) << promoted.err;

@@ -85,6 +85,10 @@ struct GemmOperands {
   CUdeviceptr scale_b = 0;
   CUdeviceptr scale_d = 0;
   CUdeviceptr amax_d = 0;
+  // Grouped problems only (GemmProblem::grouping): `batch` int32 (4-byte
+  // aligned), each group's cumulative row end (contiguous) or row count
+  // (masked), read by the kernel.
+  CUdeviceptr group_rows = 0;
 };
 
 // How Prepare chooses a configuration when none is given.

@@ -20,9 +20,11 @@ namespace ptxgen::gemm {
 using gen::Activation;
 using gen::BiasAlong;
 using gen::GemmScaling;
+using Grouping = gen::GemmGrouping;
 using ptx::MajorOrder;
 
-// One GEMM, or a strided batch of them, as the caller stores it.
+// One GEMM, a strided batch of them, or a grouped GEMM, as the caller
+// stores it.
 struct GemmProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -42,6 +44,7 @@ struct GemmProblem {
   // Elements between consecutive rows of each matrix as stored; 0: packed
   // (the row's length).
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  // GEMMs in the strided batch; grouped, the groups.
   int64_t batch = 1;
   // Elements between consecutive matrices of the batch; 0: packed (the
   // matrix's rows times its leading dimension). The bias's: 0 shares one
@@ -73,6 +76,26 @@ struct GemmProblem {
   // as cuBLASLt's fast accumulation) instead of promoting every stage
   // (gen::GemmForm::fast_accumulation).
   bool fast_accumulation = false;
+  // A grouped GEMM (mixture-of-experts layers; gen::GemmGrouping): `batch`
+  // groups share n and k, each with its own B (stride_b apart), bias
+  // (stride_bias apart, or 0: one for all) and B block scales; each
+  // group's rows are read by the kernel from GemmOperands::group_rows
+  // (int32), never on the host, so a run can be captured in a CUDA graph
+  // and replayed with new counts.
+  //   kContiguous: A [m, k] and C, D [m, n] hold every group's rows, group
+  //     after group (m: their total); group_rows[g] is where group g's
+  //     rows end (cumulative, torch._grouped_mm's offs). A, C and D are
+  //     one matrix each: stride_a, stride_c and stride_d stay 0. A's block
+  //     scales are one matrix's, [k blocks][m].
+  //   kMasked: A [batch, m, k] and C, D [batch, m, n] (m: the rows each
+  //     group has room for); group g uses its first group_rows[g] rows.
+  // B may be K- or MN-major as above, and a masked A too (a contiguous A
+  // is K-major: its groups start at any row); D is not transposed and a
+  // bias runs along n. Rows the array puts outside 0..m are clipped.
+  Grouping grouping = Grouping::kNone;
+  // Grouped: the rows per group the host plans tiles for (the routing is
+  // on the device); 0: m / batch contiguous, m masked. At most m.
+  int64_t expected_m = 0;
 };
 
 // The problem with every 0 (packed) leading dimension and stride and the
@@ -106,6 +129,10 @@ absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem);
 GemmProblem KernelProblem(const gen::GemmConfig& config,
                           const GemmProblem& problem);
 
+// The rows per group a grouped problem's plan assumes: expected_m, or
+// m / batch (contiguous) or m (masked) when it is 0; m for the rest.
+int64_t PlannedGroupRows(const GemmProblem& problem);
+
 // Refuses, naming the rule: m, n, k in 1..2^31-1 (gen::kMaxGemmDimension);
 // the form (gen::ValidateGemmForm); leading dimensions at least the stored
 // row; every row of A and B starting on a 16-byte boundary (TMA: lda and
@@ -113,7 +140,8 @@ GemmProblem KernelProblem(const gen::GemmConfig& config,
 // bytes; so with packed K-major operands k a multiple of 8); ldc and ldd
 // at least n (at least m when D is transposed); batch 1..65535 with
 // strides that keep the matrices of a batch apart, each below 2^40 bytes
-// (stride_bias too, unless 0).
+// (stride_bias too, unless 0); grouped, the groups 1..65535 with
+// expected_m in 0..m, and a contiguous A, C and D unbatched (strides 0).
 absl::Status ValidateProblem(const GemmProblem& problem);
 
 }  // namespace ptxgen::gemm

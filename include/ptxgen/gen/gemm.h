@@ -98,6 +98,24 @@ enum class BiasAlong { kNone, kM, kN };
 // (BlockScales: how they are stored).
 enum class GemmScaling { kNone, kTensor, kBlock };
 
+// Grouped GEMMs (mixture-of-experts layers): the batch's GEMMs are groups
+// (experts) that share n and k, each with its own B (and bias, and B's
+// block scales), whose rows are known only on the device: the kernel reads
+// them from its group_rows array (int32 per group), so nothing about them
+// is read on the host and a launch can be captured in a CUDA graph once
+// and replayed with new counts.
+enum class GemmGrouping {
+  kNone,
+  // m-grouped, contiguous: A [m, k] and D [m, n] (and C) hold every
+  // group's rows, group after group; group g's are
+  // [group_rows[g - 1], group_rows[g]) (group_rows[-1] = 0): cumulative row
+  // ends, as torch._grouped_mm's offs.
+  kContiguous,
+  // Masked: A [groups, m, k] and D [groups, m, n] (and C), each group
+  // using its first group_rows[g] rows of its m.
+  kMasked,
+};
+
 // The side of a block-scaling block: 128 of k (one fp8 stage's block_k)
 // for A's rows, 128 x 128 of B.
 inline constexpr int kScaleBlock = 128;
@@ -150,6 +168,12 @@ struct GemmForm {
   // Raise the f32 at amax_d to the largest |D| before scale_d and rounding
   // (cuBLASLt's amax of D); the caller sets it to 0 before the launch.
   bool records_amax = false;
+  // Grouped: the batch's GEMMs are groups whose rows the kernel reads from
+  // group_rows (GemmGrouping); then `batched` is false, the groups are not
+  // a strided batch. Stores stop at each group's last row; rows a device
+  // array puts outside 0..m (or before the previous group's end) are
+  // clipped to them, so that no store leaves D.
+  GemmGrouping grouping = GemmGrouping::kNone;
 
   bool operator==(const GemmForm& other) const;
 };
@@ -168,6 +192,11 @@ ptx::ScalarType AccumulatorType(const GemmForm& form);
 // f16 and bf16, bf16 for fp8, f32 for tf32 (stored as f32), s32 for s8/u8.
 ptx::ScalarType DefaultOutput(ptx::ScalarType element);
 
+// Whether the form is a grouped GEMM's (contiguous or masked).
+inline bool IsGrouped(const GemmForm& form) {
+  return form.grouping != GemmGrouping::kNone;
+}
+
 // The same GEMM with the operands' roles exchanged: D^T = op(B).op(A)^T,
 // so m and n trade places. A and B (and their majors) swap, the bias runs
 // along the other dimension and D (with C) is stored the other way round.
@@ -176,8 +205,9 @@ ptx::ScalarType DefaultOutput(ptx::ScalarType element);
 GemmForm SwappedForm(const GemmForm& form);
 
 // "f16.kk->f16" plus the epilogue's ops ("+c", "+bias_n.f32", "+gelu"), the
-// scaling ("+tensor_scaled", "+block_scaled") and fast accumulation
-// ("+fast_accum"); mixed
+// scaling ("+tensor_scaled", "+block_scaled"), fast accumulation
+// ("+fast_accum") and grouping ("+contiguous_groups", "+masked_groups");
+// mixed
 // inputs are written "e4m3xe5m2.kk->bf16": part of kernel names and
 // descriptions.
 std::string FormName(const GemmForm& form);
@@ -368,9 +398,14 @@ struct GemmTensorBox {
   int rank = 2;
 };
 
-// The rank of a form's TMA maps: a batch dimension only when the kernel
-// steps through batches (a 3-D box costs a coordinate per copy for nothing).
-int GemmMapRank(const GemmForm& form);
+// The operands a GEMM kernel reads or writes through a TMA map.
+enum class GemmMapOperand { kA, kB, kD };
+
+// The rank of an operand's TMA map: a batch dimension only when the kernel
+// steps through batches (a 3-D box costs a coordinate per copy for
+// nothing); grouped, B's (and a masked A's) third dimension is the group,
+// and a contiguous A is one matrix of every group's rows.
+int GemmMapRank(const GemmForm& form, GemmMapOperand operand);
 
 // One number the host planned, as the generated kernel declares it:
 // `constexpr <type> plan::<name> = <value>;`.
@@ -411,10 +446,11 @@ enum class GemmKernelParameter {
   kScaleD,     // an fp8 D's scale, with per-tensor scaling
   kAmaxD,      // f32 raised to the largest |D|, when the form records it
   kWorkspace,  // split-K and stream-K only (GemmWorkspaceBytes)
+  kGroupRows,  // grouped forms only: int32 per group (GemmGrouping)
   kM,
   kN,
   kK,
-  kBatch,  // GEMMs in the strided batch
+  kBatch,  // GEMMs in the strided batch, or groups
   kLdc,    // elements between rows of C, of D
   kLdd,
   kStrideC,  // elements between batches of C, of D, of the bias
@@ -475,8 +511,12 @@ struct GemmGrid {
 
 // The work units of a warp-specialized grid for an m x n problem: output
 // tiles, in pairs of tile rows with a 2-CTA cluster, times split-K slices.
+// Grouped, the most any group rows can give (the kernel counts the real
+// ones): contiguous, m rows cut at batch - 1 group boundaries give at most
+// m / cluster rows + batch cluster rows; masked, batch times m's.
 int64_t GemmWorkUnits(const GemmConfig& config, int64_t m, int64_t n,
-                      int64_t batch = 1);
+                      int64_t batch = 1,
+                      GemmGrouping grouping = GemmGrouping::kNone);
 
 // Whether the slices of split-K meet in an f32 workspace that a reduce
 // kernel adds into D (split_k > 1, not in a cluster): what limits such a
@@ -492,7 +532,8 @@ int ClusterCtas(const GemmConfig& config);
 // `resident_clusters` from the device's occupancy for this kernel, or fewer
 // when there are fewer work units; stream-K always takes all of them.
 GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
-                        int resident_clusters, int64_t batch = 1);
+                        int resident_clusters, int64_t batch = 1,
+                        GemmGrouping grouping = GemmGrouping::kNone);
 
 // Checks what only the problem and the grid decide. m, n and k are the
 // kernel's int parameters (1..kMaxGemmDimension); the grid must be one CUDA
@@ -500,8 +541,8 @@ GemmGrid GemmLaunchGrid(const GemmConfig& config, int64_t m, int64_t n,
 // bits: its work units, the tiles of a raster group's span and, with
 // stream-K, the grid's clusters times K's tiles must stay below 2^31.
 absl::Status CheckGemmLaunch(const GemmConfig& config, int64_t m, int64_t n,
-                             int64_t k, const GemmGrid& grid,
-                             int64_t batch = 1);
+                             int64_t k, const GemmGrid& grid, int64_t batch = 1,
+                             GemmGrouping grouping = GemmGrouping::kNone);
 
 // Every workspace starts with a flag region of this many bytes, whose end
 // holds stream-K's flags and which nothing else writes. The flags must be

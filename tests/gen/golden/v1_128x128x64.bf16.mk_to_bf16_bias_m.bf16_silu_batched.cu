@@ -26,10 +26,11 @@
 //   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
 //   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
-//   int m: rows of op(A) and D
+//   const int* __restrict__ group_rows: grouped forms: per group its cumulative row end (contiguous) or its row count (masked)
+//   int m: rows of op(A) and D (grouped: of all groups, or of each)
 //   int n: columns of op(B) and D
 //   int k: the shared dimension
-//   int batches: GEMMs in the strided batch
+//   int batches: GEMMs in the strided batch, or groups
 //   long long ldc: elements between stored rows of C
 //   long long ldd: elements between stored rows of D
 //   long long stride_c: elements between batches of C
@@ -433,6 +434,7 @@ ptxgen_gemm_bf16_mk_to_bf16_bias_m_bf16_silu_batched_v1_128x128x64(const __grid_
     const float* __restrict__ scale_d,
     float* __restrict__ amax_d,
     float* __restrict__ workspace,
+    const int* __restrict__ group_rows,
     int m,
     int n,
     int k,

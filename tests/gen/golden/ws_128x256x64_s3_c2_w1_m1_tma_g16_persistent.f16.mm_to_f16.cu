@@ -35,10 +35,11 @@
 //   const float* __restrict__ scale_d: D's per-tensor scale, when the form scales an fp8 D
 //   float* __restrict__ amax_d: the largest |D| before scale_d, when the form records it
 //   float* __restrict__ workspace: split-K slices or stream-K flags and partial sums
-//   int m: rows of op(A) and D
+//   const int* __restrict__ group_rows: grouped forms: per group its cumulative row end (contiguous) or its row count (masked)
+//   int m: rows of op(A) and D (grouped: of all groups, or of each)
 //   int n: columns of op(B) and D
 //   int k: the shared dimension
-//   int batches: GEMMs in the strided batch
+//   int batches: GEMMs in the strided batch, or groups
 //   long long ldc: elements between stored rows of C
 //   long long ldd: elements between stored rows of D
 //   long long stride_c: elements between batches of C
@@ -77,6 +78,8 @@ constexpr bool kStreamK = false;
 constexpr int kStreamKMaxPieces = 4;
 constexpr int kRasterGroup = 16;
 constexpr bool kBatched = false;
+constexpr bool kGrouped = false;
+constexpr bool kContiguousGroups = false;
 constexpr bool kPromotes = false;
 constexpr unsigned kStageBytes = 49152u;
 constexpr unsigned kATileBytes = 16384u;
@@ -84,6 +87,7 @@ constexpr unsigned kConsumerABytes = 8192u;
 constexpr unsigned kBarrierBytes = 8u;
 constexpr unsigned kEmptyArrivals = 8u;
 constexpr unsigned kScheduleOffset = 213040u;
+constexpr unsigned kScheduleBytes = 64u;
 constexpr unsigned kCTileOffset = 147456u;
 constexpr unsigned kConsumerCBytes = 32768u;
 constexpr int kStoreChunkColumns = 64;
@@ -408,18 +412,34 @@ struct EpilogueArgs {
 // of a tile before the end of another, so the partial sums that the piece
 // ending a tile adds up are ready by then. Iterations are counted in 32
 // bits (the host checks that they fit), which keeps divisions inline.
+//
+// A grouped GEMM's units are counted as they are walked, not planned: its
+// groups' rows are on the device. Group g's units are its cluster rows
+// times tiles_n, the groups' laid end to end; every cluster walks the
+// groups in order, so each reads each group's rows at most once.
 struct Schedule {
   int dp_units, k_tiles, clusters;
   int sk_share;       // k-tiles per cluster; the last ones may get fewer
   int sk_begin, sk_end;
+  // Grouped only: per group a cumulative row end (contiguous) or a row
+  // count (masked), `groups` of them; m, the rows they may reach; the
+  // rows of a cluster tile.
+  const int* group_rows;
+  int groups, tiles_n, m, cluster_block_m;
+  bool contiguous;
 };
 
 // A piece of work: k-tiles [kt_begin, kt_end) of work unit `unit`.
 // `cursor` says what comes next: the next data-parallel unit while it is
 // below dp_units, then -1 - (the end of the share not taken yet).
+// Grouped, also the group of `unit`: its index, its first unit and how
+// many it has, its rows [row_begin, row_end) (of A and D when contiguous,
+// of the group's own when masked) and its cluster rows.
 struct Work {
   int unit, kt_begin, kt_end;
   int cursor;
+  int group, group_unit, group_units;
+  int row_begin, row_end, group_cluster_rows;
 };
 
 // The work before a cluster's first piece.
@@ -428,6 +448,9 @@ __device__ __forceinline__ Work first_work(int cluster) {
   w.unit = -1;
   w.kt_begin = w.kt_end = 0;
   w.cursor = cluster;
+  w.group = -1;
+  w.group_unit = w.group_units = 0;
+  w.row_begin = w.row_end = w.group_cluster_rows = 0;
   return w;
 }
 
@@ -457,6 +480,9 @@ __device__ __forceinline__ Schedule make_schedule(int units, int k_tiles,
   s.sk_share = max((sk_iterations + sharers - 1) / sharers, shortest);
   s.sk_begin = min(cluster * s.sk_share, sk_iterations);
   s.sk_end = min((cluster + 1) * s.sk_share, sk_iterations);
+  s.group_rows = nullptr;
+  s.groups = s.tiles_n = s.m = s.cluster_block_m = 0;
+  s.contiguous = false;
   return s;
 }
 
@@ -487,6 +513,52 @@ __device__ __forceinline__ bool next_work(const volatile Schedule& s, Work& w,
   return true;
 }
 
+// A grouped GEMM's schedule: whole tiles, no stream-K.
+__device__ __forceinline__ Schedule make_grouped_schedule(
+    const int* group_rows, int groups, bool contiguous, int m, int tiles_n,
+    int cluster_block_m, int k_tiles, int clusters) {
+  Schedule s = make_schedule(0, k_tiles, 0, clusters, false, 1);
+  s.group_rows = group_rows;
+  s.groups = groups;
+  s.contiguous = contiguous;
+  s.m = m;
+  s.tiles_n = tiles_n;
+  s.cluster_block_m = cluster_block_m;
+  return s;
+}
+
+// Group g's rows as the kernel uses them, whatever the device array holds:
+// inside [0, m), and a contiguous group's from where the previous one
+// ended (`previous_end`, as clipped) and never ending before it, so that no
+// store leaves D or writes another group's rows.
+__device__ __forceinline__ void group_rows_of(const volatile Schedule& s, int g,
+                                              int previous_end, int& begin,
+                                              int& end) {
+  const int* rows = s.group_rows;
+  begin = s.contiguous ? previous_end : 0;
+  end = min(max(rows[g], begin), s.m);
+}
+
+// Moves w to the cluster's next grouped unit (cursor, cursor + clusters,
+// ...), past groups it ends, reading their rows; false past the last group.
+__device__ __forceinline__ bool next_grouped_work(const volatile Schedule& s,
+                                                  Work& w) {
+  w.unit = w.cursor;
+  w.cursor += s.clusters;
+  while (w.unit >= w.group_unit + w.group_units) {
+    if (w.group + 1 >= s.groups) return false;
+    w.group_unit += w.group_units;
+    ++w.group;
+    group_rows_of(s, w.group, w.row_end, w.row_begin, w.row_end);
+    w.group_cluster_rows =
+        (w.row_end - w.row_begin + s.cluster_block_m - 1) / s.cluster_block_m;
+    w.group_units = w.group_cluster_rows * s.tiles_n;
+  }
+  w.kt_begin = 0;
+  w.kt_end = s.k_tiles;
+  return true;
+}
+
 // Output tile of cluster tile t: rows of tiles in groups of raster_group.
 __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
                                         int raster_group, int& cluster_row,
@@ -498,19 +570,37 @@ __device__ __forceinline__ void tile_of(int t, int cluster_rows, int tiles_n,
   tile_n = (t % span) / height;
 }
 
-// Where work unit `unit` (a cluster tile of one batch, or with split-K one
-// of its K slices) lies: its batch and the origin of this CTA's tile in it.
-// Units run batch after batch; inside a batch the tile order decides.
-__device__ __forceinline__ void locate_tile(int unit, int cluster_rows, int tiles_n,
+// The cluster's next piece of work: the scheduler's, or a grouped GEMM's
+// walk over its groups' units.
+__device__ __forceinline__ bool next_piece(const volatile Schedule& s, Work& w) {
+  if constexpr (plan::kGrouped) {
+    return next_grouped_work(s, w);
+  } else {
+    return next_work(s, w, plan::kSplitK);
+  }
+}
+
+// Where a piece's work unit (a cluster tile of one batch, or with split-K
+// one of its K slices) lies: its batch (grouped: its group) and the origin
+// of this CTA's tile in it. Units run batch after batch (group after
+// group); inside a batch (a group's rows) the tile order decides.
+__device__ __forceinline__ void locate_tile(const Work& w, int cluster_rows, int tiles_n,
                                             unsigned rank, int& batch, int& m0,
                                             int& n0) {
-  const int tiles_per_batch = cluster_rows * tiles_n;
-  const int tile = unit / plan::kSplitK;
-  batch = plan::kBatched ? tile / tiles_per_batch : 0;
   int cluster_row, tile_n;
-  tile_of(plan::kBatched ? tile % tiles_per_batch : tile, cluster_rows, tiles_n,
-          plan::kRasterGroup, cluster_row, tile_n);
-  m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM;
+  if constexpr (plan::kGrouped) {
+    batch = w.group;
+    tile_of(w.unit - w.group_unit, w.group_cluster_rows, tiles_n,
+            plan::kRasterGroup, cluster_row, tile_n);
+    m0 = w.row_begin + (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM;
+  } else {
+    const int tiles_per_batch = cluster_rows * tiles_n;
+    const int tile = w.unit / plan::kSplitK;
+    batch = plan::kBatched ? tile / tiles_per_batch : 0;
+    tile_of(plan::kBatched ? tile % tiles_per_batch : tile, cluster_rows, tiles_n,
+            plan::kRasterGroup, cluster_row, tile_n);
+    m0 = (cluster_row * plan::kClusterM + (int)rank) * plan::kBlockM;
+  }
   n0 = tile_n * plan::kBlockN;
 }
 
@@ -601,9 +691,9 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
                                         int cluster, unsigned rank,
                                         int cluster_rows, int tiles_n) {
   PipelineState ring = pipeline_start();
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);) {
+  for (Work w = first_work(cluster); next_piece(schedule, w);) {
     int batch, m0, n0;
-    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+    locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
     for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
       const unsigned full = producer_acquire(ring, barriers);
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;
@@ -826,8 +916,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   int released = -1;
   int piece = 0;  // of the cluster's work
   int meetings = 0;  // tiles met in the cluster so far (split-K meeting)
-  for (Work w = first_work(cluster); next_work(schedule, w, plan::kSplitK);
-       ++piece) {
+  for (Work w = first_work(cluster); next_piece(schedule, w); ++piece) {
     if constexpr (plan::kPingPong) {
       if (piece % plan::kConsumers != consumer) {
         pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
@@ -839,8 +928,11 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
-    locate_tile(w.unit, cluster_rows, tiles_n, rank, batch, m0, n0);
+    locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
     m0 += share * plan::kRowsPerConsumer;
+    // A group's stores stop at its last row.
+    EpilogueArgs tile_out = out;
+    if constexpr (plan::kGrouped) tile_out.m = w.row_end;
     if constexpr (plan::kStreamK) {
       if (!stream_k_fixup(acc, w, out.workspace, schedule, cluster, rank,
                           consumer, thread, k_tiles)) {
@@ -851,10 +943,13 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
         continue;  // rank 0 adds its partial sums and stores the tile
       }
     }
-    store_tile(acc, out, batch, m0, n0, w.unit, consumer, thread);
+    store_tile(acc, tile_out, batch, m0, n0, w.unit, consumer, thread);
   }
   store_drain(thread);
 }
+
+static_assert(sizeof(Schedule) <= plan::kScheduleBytes,
+              "the work schedule outgrew its shared memory");
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 ptxgen_gemm_f16_mm_to_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16(const __grid_constant__ TensorMap a_map,
@@ -868,6 +963,7 @@ ptxgen_gemm_f16_mm_to_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16(const __grid_constan
     const float* __restrict__ scale_d,
     float* __restrict__ amax_d,
     float* __restrict__ workspace,
+    const int* __restrict__ group_rows,
     int m,
     int n,
     int k,
@@ -901,9 +997,15 @@ ptxgen_gemm_f16_mm_to_f16_ws_128x256x64_s3_c2_w1_m1_tma_g16(const __grid_constan
   if constexpr (plan::kClusterM > 1) cluster_cta_rank(rank);
 
   if (threadIdx.x == 0) {
-    *schedule_slot = make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
-                                   cluster, gridDim.x / plan::kClusterM,
-                                   plan::kStreamK, plan::kStreamKMaxPieces);
+    const int clusters = gridDim.x / plan::kClusterM;
+    *schedule_slot =
+        plan::kGrouped
+            ? make_grouped_schedule(group_rows, batches, plan::kContiguousGroups, m,
+                                    tiles_n, plan::kBlockM * plan::kClusterM,
+                                    k_tiles, clusters)
+            : make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
+                            cluster, clusters, plan::kStreamK,
+                            plan::kStreamKMaxPieces);
     pipeline_init(barriers);
     if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }
