@@ -17,7 +17,9 @@
  * recorded. s8 or u8 (K-major; mixed allowed) summed exactly in s32, D in
  * s32 (the sums), s8 (alpha times them, saturated) or a float type. All of
  * it is row-major: the plain problem (both K-major) is
- * torch.nn.functional.linear(A, B).
+ * torch.nn.functional.linear(A, B). The batch may instead be the groups of
+ * a grouped GEMM (ptxgenGrouping_t: mixture-of-experts layers, each
+ * group's rows read from the device).
  *
  *   ptxgenHandle_t handle;
  *   ptxgenCreate(&handle);
@@ -76,7 +78,8 @@
  *
  * ABI: before 1.0 a struct may grow at its end with the version string
  * unchanged (ptxgenGemmProblem_t grew by b_input_type, scaling,
- * fast_accumulation and record_amax): a caller compiled against an older
+ * fast_accumulation, record_amax, grouping and expected_m;
+ * ptxgenGemmOperands_t by group_rows): a caller compiled against an older
  * header must be rebuilt, since the library reads, and
  * ptxgenGemmProblemInit writes, the whole struct.
  */
@@ -190,6 +193,25 @@ typedef PTXGEN_ENUM(ptxgenScaling_t){
     PTXGEN_SCALING_BLOCK = 2,
 } ptxgenScaling_t;
 
+/* Grouped GEMMs (mixture-of-experts layers): `batch` groups (experts) that
+   share n and k, each with its own B, whose rows only the device knows:
+   the kernel reads them from the int32 array
+   ptxgenGemmOperands_t.group_rows points to, never the host, so a run may
+   be captured in a CUDA graph once and replayed with new counts. */
+typedef PTXGEN_ENUM(ptxgenGrouping_t){
+    PTXGEN_GROUPING_NONE = 0, /* a GEMM, or a strided batch of them */
+    /* A [m,k] and C, D [m,n] hold every group's rows, group after group (m:
+       their total); B [batch,n,k] (or [batch,k,n] MN-major), stride_b
+       apart. group_rows[g] is where group g's rows end, cumulative
+       (torch._grouped_mm's offs). A, C and D are one matrix each:
+       stride_a, stride_c and stride_d must be 0. */
+    PTXGEN_GROUPING_CONTIGUOUS = 1,
+    /* A [batch,m,k] and C, D [batch,m,n] (m: the rows each group has room
+       for); group g uses its first group_rows[g] rows (DeepGEMM's
+       masked_m). */
+    PTXGEN_GROUPING_MASKED = 2,
+} ptxgenGrouping_t;
+
 /*
  * One GEMM problem. Start from ptxgenGemmProblemInit, then change fields:
  * a zeroed struct has alpha = 0 and batch = 0, which compute nothing useful
@@ -232,6 +254,14 @@ typedef struct ptxgenGemmProblem_t {
   /* 0 or 1: 1 writes the largest |D| before scale_d (cuBLASLt's amax of D)
      to the f32 ptxgenGemmOperands_t.amax_d points to. */
   int record_amax;
+  /* A grouped GEMM (ptxgenGrouping_t), batch its groups (1..65535): a bias
+     runs along n, one vector per group stride_bias apart (0 shares one),
+     and D is stored as the grouping says. Rows group_rows puts outside
+     0..m are clipped. */
+  ptxgenGrouping_t grouping;
+  /* Grouped: the rows per group the host plans tiles for (the routing is
+     on the device), 0..m; 0: m / batch contiguous, m masked. 0 otherwise. */
+  int64_t expected_m;
 } ptxgenGemmProblem_t;
 
 /*
@@ -290,7 +320,8 @@ typedef struct ptxgenGemmSpans_t {
  * beta != 0 (it may equal d), bias only with a bias; scale_a and scale_b
  * only with scaling: one f32 each with PTXGEN_SCALING_TENSOR (scale_d too
  * when D is E4M3 or E5M2), arrays with PTXGEN_SCALING_BLOCK
- * (ptxgenGemmSpans_t's counts); amax_d is written only with record_amax.
+ * (ptxgenGemmSpans_t's counts); amax_d is written only with record_amax;
+ * group_rows is read only by a grouped problem.
  */
 typedef struct ptxgenGemmOperands_t {
   const void* a;
@@ -302,6 +333,10 @@ typedef struct ptxgenGemmOperands_t {
   const float* scale_b;
   const float* scale_d;
   float* amax_d;
+  /* Grouped problems: `batch` int32 on the device (4-byte aligned), read
+     by the kernel: each group's cumulative row end with
+     PTXGEN_GROUPING_CONTIGUOUS, its row count with PTXGEN_GROUPING_MASKED. */
+  const int* group_rows;
 } ptxgenGemmOperands_t;
 
 /* Opaque handles: the library's state, a plan, a prepared GEMM. */
@@ -352,9 +387,10 @@ const char* ptxgenGetLastErrorMessage(ptxgenHandle_t handle);
 /* A packed, plain problem: D = A * B^T with both K-major, A and B of
    `type`, D of its default type (see output_type), batch 1, alpha 1, beta
    0, no bias (bias_type F32), no activation, no scaling, no fast
-   accumulation, no amax. m, n or k outside 1..2^31-1, or a type outside
-   ptxgenDataType_t, is PTXGEN_STATUS_INVALID_VALUE, *problem unchanged;
-   the problem's other rules are checked where it is used. */
+   accumulation, no amax, no grouping (expected_m 0). m, n or k
+   outside 1..2^31-1, or a type outside ptxgenDataType_t, is
+   PTXGEN_STATUS_INVALID_VALUE, *problem unchanged; the problem's other rules
+   are checked where it is used. */
 ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
                                      int64_t n, int64_t k,
                                      ptxgenDataType_t type);
@@ -426,9 +462,10 @@ ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                              const void* a, const void* b, const void* c,
                              void* d, const void* bias, ptxgenStream_t stream);
 /*
- * ptxgenGemmRun with every operand, the scale and amax pointers too: what
- * a scaled fp8 GEMM, or one recording amax, runs with (ptxgenGemmRun passes
- * them as NULL; a scaled problem refuses a NULL scale_a or scale_b).
+ * ptxgenGemmRun with every operand, the scale, amax and group_rows
+ * pointers too: what a scaled fp8 GEMM, one recording amax or a grouped
+ * one runs with (ptxgenGemmRun passes them as NULL; a scaled problem
+ * refuses a NULL scale_a or scale_b, a grouped one a NULL group_rows).
  */
 ptxgenStatus_t ptxgenGemmRunOperands(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                                      const ptxgenGemmOperands_t* operands,

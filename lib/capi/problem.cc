@@ -19,6 +19,7 @@ static_assert(std::is_same_v<std::underlying_type_t<ptxgenMajor_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenBias_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenActivation_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenScaling_t>, int>);
+static_assert(std::is_same_v<std::underlying_type_t<ptxgenGrouping_t>, int>);
 
 // One value of a C enumeration: its number, its name, its meaning inside.
 template <typename C, typename Value>
@@ -79,6 +80,14 @@ constexpr Enumeration<ptxgenScaling_t, gemm::GemmScaling, 3> kScalings{
       {PTXGEN_SCALING_BLOCK, "PTXGEN_SCALING_BLOCK",
        gemm::GemmScaling::kBlock}}}};
 
+constexpr Enumeration<ptxgenGrouping_t, gemm::Grouping, 3> kGroupings{
+    "ptxgenGrouping_t",
+    {{{PTXGEN_GROUPING_NONE, "PTXGEN_GROUPING_NONE", gemm::Grouping::kNone},
+      {PTXGEN_GROUPING_CONTIGUOUS, "PTXGEN_GROUPING_CONTIGUOUS",
+       gemm::Grouping::kContiguous},
+      {PTXGEN_GROUPING_MASKED, "PTXGEN_GROUPING_MASKED",
+       gemm::Grouping::kMasked}}}};
+
 // `field`'s value, refused when it is none of the enumeration's:
 // "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t
 // (PTXGEN_ACTIVATION_NONE=0, ...)".
@@ -130,6 +139,7 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
            Read("bias_type", problem.bias_type, kDataTypes, p.bias_type),
            Read("activation", problem.activation, kActivations, p.activation),
            Read("scaling", problem.scaling, kScalings, p.scaling),
+           Read("grouping", problem.grouping, kGroupings, p.grouping),
            ReadFlag("fast_accumulation", problem.fast_accumulation,
                     p.fast_accumulation),
            ReadFlag("record_amax", problem.record_amax, p.record_amax),
@@ -152,6 +162,7 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
   p.stride_bias = problem.stride_bias;
   p.alpha = problem.alpha;
   p.beta = problem.beta;
+  p.expected_m = problem.expected_m;
   return p;
 }
 

@@ -306,6 +306,7 @@ ptxgenStatus_t Run(ptxgenHandle_t handle, absl::string_view function,
     addresses.scale_b = Address(operands->scale_b);
     addresses.scale_d = Address(operands->scale_d);
     addresses.amax_d = Address(operands->amax_d);
+    addresses.group_rows = Address(operands->group_rows);
     const absl::Status ran = workspace
                                  ? gemm->gemm.Run(addresses, *workspace, stream)
                                  : gemm->gemm.Run(addresses, stream);
@@ -434,6 +435,8 @@ ptxgenStatus_t ptxgenGemmProblemInit(ptxgenGemmProblem_t* problem, int64_t m,
   problem->scaling = PTXGEN_SCALING_NONE;
   problem->fast_accumulation = 0;
   problem->record_amax = 0;
+  problem->grouping = PTXGEN_GROUPING_NONE;
+  problem->expected_m = 0;
   return PTXGEN_STATUS_SUCCESS;
 }
 

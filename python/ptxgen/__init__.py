@@ -15,11 +15,16 @@
     yi = ptxgen.gemm(xi, wi.t())                         # int8 -> int32, the exact sums
     yq = ptxgen.gemm(xi, wi.t(), out_dtype="s8", alpha=0.05)  # alpha times them in int8
 
+    # Mixture-of-experts: the groups' rows read on the device, never the host.
+    y = ptxgen.grouped_gemm(x, w, offs)           # torch._grouped_mm(x, w, offs)
+    y = ptxgen.grouped_gemm(x3, w, masked_m=counts, expected_m=16)   # masked
+
 ptxgen.gemm takes torch tensors, and other CUDA arrays through
 __cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__). In code
 torch.compile traces it is the operator torch.ops.ptxgen.gemm, which CUDA
-graphs capture (torch.ops.ptxgen.gemm_amax returns amax too); ptxgen
-imports torch only once the program has.
+graphs capture (torch.ops.ptxgen.gemm_amax returns amax too;
+torch.ops.ptxgen.grouped_gemm is ptxgen.grouped_gemm's); ptxgen imports
+torch only once the program has.
 
 A pure-Python package over libptxgen.so's C API (ctypes): the library is
 taken from $PTXGEN_LIBRARY (an absolute path), else from beside this package
@@ -28,7 +33,7 @@ carrying the library's message, which names the rule that was broken.
 """
 import sys
 
-from ptxgen import _gemm
+from ptxgen import _gemm, _grouped
 from ptxgen._kernel import Kernel
 from ptxgen._library import Error
 from ptxgen._plan import Plan, plan, spans
@@ -93,6 +98,55 @@ def gemm(a, b, **options):
 gemm.__wrapped__ = _gemm.gemm  # inspect.signature, help(): its keywords
 
 
+def grouped_gemm(a, b, offs=None, **options):
+    """out = activation(alpha * a_g @ b[g] + bias[g]) for each group g of a
+    grouped GEMM (mixture-of-experts layers), returned; shaped as
+    torch._grouped_mm(a, b, offs).
+
+    grouped_gemm(a, b, offs=None, *, masked_m=None, expected_m=None,
+                 bias=None, out_dtype=None, activation=None, alpha=1.0,
+                 scale_a=None, scale_b=None, out=None, stream=None,
+                 dtype=None, fast_accum=False, scaling=None)
+
+    Contiguous, with offs: a [total_m, k] holds every group's rows, group
+    after group; b [groups, k, n]; offs int32 [groups] on the device, where
+    each group's rows end (cumulative: group 0's rows are 0 to offs[0],
+    group g's offs[g-1] to offs[g]); out [total_m, n]. Masked, with
+    masked_m: a [groups, max_m, k], b [groups, k, n], masked_m int32
+    [groups] on the device, the rows each group uses from the top of its
+    max_m (DeepGEMM's masked_m); out [groups, max_m, n]. Rows of out no
+    group covers (past offs[groups-1], past a group's masked_m) are not
+    written; counts past a's rows are clipped to them. b is [groups, k, n] as
+    torch._grouped_mm's mat_b: contiguous along n (torch.stack of [k, n]
+    matrices), or along k (w.transpose(1, 2) of [groups, n, k] weights,
+    as F.linear's); a, b and out are read as ptxgen.gemm reads them, of the
+    same types (bf16 and f16; fp8 with K-major b, scale_a and scale_b
+    per-tensor scalars or, with scaling="block", DeepGEMM's block scales;
+    tf32 with dtype="tf32"; s8/u8).
+
+    The counts are read by the kernel only, never on the host (no copy, no
+    synchronization): a call may be captured in a CUDA graph and replayed
+    with new counts copied into the same offs or masked_m. expected_m is
+    the rows per group to plan tiles for (None: total_m / groups
+    contiguous, max_m masked), at most a's rows. bias [groups, n] (one row
+    per group) or [n] (shared), along n; activation None, "relu", "gelu",
+    "gelu_tanh" or "silu"; out_dtype, out, stream and the rest as
+    ptxgen.gemm's. Raises ptxgen.Error, naming the broken rule.
+
+    In code torch.compile traces it is the operator
+    torch.ops.ptxgen.grouped_gemm (out= copied into from its new tensor;
+    stream= refused), as ptxgen.gemm's.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.compiler.is_compiling():
+        from ptxgen._torch_ops import grouped_gemm as traced
+        return traced(a, b, offs, **options)
+    return _grouped.grouped_gemm(a, b, offs, **options)
+
+
+grouped_gemm.__wrapped__ = _grouped.grouped_gemm
+
+
 def version():
     """The library's version, "0.1.0"."""
     from ptxgen import _library
@@ -100,4 +154,4 @@ def version():
     return library.ptxgenGetVersionString().decode()
 
 
-__all__ = ["Error", "Kernel", "Plan", "gemm", "plan", "spans", "version"]
+__all__ = ["Error", "Kernel", "Plan", "gemm", "grouped_gemm", "plan", "spans", "version"]

@@ -44,6 +44,8 @@ DATA_TYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "e5m2": 4, "tf32": 5, "s
 MAJORS = {"k": 0, "mn": 1}
 BIASES = {None: 0, "m": 1, "n": 2}
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+# ptxgenGrouping_t: a grouped GEMM's rows per group, read on the device.
+GROUPINGS = {None: 0, "contiguous": 1, "masked": 2}
 # Named in refusals only: the library parses them (ptxgenGetScalingByName).
 SCALING_NAMES = ("none", "tensor", "block")
 # ptxgenWorkspaceMode_t's CALLER: the GEMM owns no workspace, each run is
@@ -67,6 +69,7 @@ class GemmProblem(ctypes.Structure):
         ("activation", ctypes.c_int),
         ("b_input_type", ctypes.c_int), ("scaling", ctypes.c_int),
         ("fast_accumulation", ctypes.c_int), ("record_amax", ctypes.c_int),
+        ("grouping", ctypes.c_int), ("expected_m", ctypes.c_int64),
     ]
 
 
@@ -77,7 +80,8 @@ class GemmSpans(ctypes.Structure):
 
 class GemmOperands(ctypes.Structure):
     _fields_ = [(name, ctypes.c_void_p) for name in (
-        "a", "b", "c", "d", "bias", "scale_a", "scale_b", "scale_d", "amax_d")]
+        "a", "b", "c", "d", "bias", "scale_a", "scale_b", "scale_d", "amax_d",
+        "group_rows")]
 
 
 class Target(ctypes.Structure):

@@ -17,8 +17,8 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
          b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0,
          stride_b=0, stride_c=0, stride_d=0, stride_bias=0, bias=None,
          bias_dtype="f32", activation=None, alpha=1.0, beta=0.0,
-         scaling="none", fast_accum=False, record_amax=False, sms=132,
-         shared_bytes=H200_SHARED_BYTES):
+         scaling="none", fast_accum=False, record_amax=False, grouping=None,
+         expected_m=0, sms=132, shared_bytes=H200_SHARED_BYTES):
     """Plans D = act(alpha * op(A) op(B) + beta * C + bias) for an sm_90a
     device of `sms` SMs and `shared_bytes` of shared memory per block (an
     H200 by default): A [m,k] (a_major="k") or [k,m] ("mn"), B [n,k]
@@ -38,15 +38,20 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
     A per row and 128 of k, of B per 128 x 128 block; ptxgen.spans gives
     their counts), fast_accum (fp8: wgmma's reduced-precision
     accumulation), record_amax (the largest |D| written to an amax scalar);
-    leading dimensions and batch strides in elements, 0 for packed. Raises
-    ptxgen.Error naming the broken rule."""
+    grouping None, "contiguous" or "masked": a grouped GEMM of `batch`
+    groups whose rows the kernel reads on the device (ptxgen.grouped_gemm;
+    contiguous: m is every group's rows together, masked: each group's
+    room), expected_m the rows per group to plan for (0: m / batch
+    contiguous, m masked); leading dimensions and batch strides in
+    elements, 0 for packed. Raises ptxgen.Error naming the broken rule."""
     problem = _problem.problem(
         "ptxgen.plan", m=m, n=n, k=k, dtype=dtype, b_dtype=b_dtype, out_dtype=out_dtype,
         a_major=a_major, b_major=b_major, lda=lda, ldb=ldb, ldc=ldc, ldd=ldd,
         batch=batch, stride_a=stride_a, stride_b=stride_b, stride_c=stride_c,
         stride_d=stride_d, stride_bias=stride_bias, bias=bias,
         bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta,
-        scaling=scaling, fast_accum=fast_accum, record_amax=record_amax)
+        scaling=scaling, fast_accum=fast_accum, record_amax=record_amax,
+        grouping=grouping, expected_m=expected_m)
     target = _library.Target(_int32("sms", sms), _int32("shared_bytes", shared_bytes))
     library, handle = _library.loaded()
     pointer = ctypes.c_void_p()

@@ -154,7 +154,8 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
             a_major="k", b_major="k", lda=0, ldb=0, ldc=0, ldd=0, batch=1,
             stride_a=0, stride_b=0, stride_c=0, stride_d=0, stride_bias=0,
             bias=None, bias_dtype="f32", activation=None, alpha=1.0, beta=0.0,
-            scaling="none", fast_accum=False, record_amax=False):
+            scaling="none", fast_accum=False, record_amax=False, grouping=None,
+            expected_m=0):
     """The ptxgenGemmProblem_t of the keywords; `function` names the caller
     in refusals. The library checks the problem's rules; this checks only
     that each keyword is one ptxgen has a value for."""
@@ -163,7 +164,7 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
                            ("ldc", ldc), ("ldd", ldd), ("batch", batch),
                            ("stride_a", stride_a), ("stride_b", stride_b),
                            ("stride_c", stride_c), ("stride_d", stride_d),
-                           ("stride_bias", stride_bias)):
+                           ("stride_bias", stride_bias), ("expected_m", expected_m)):
         setattr(p, keyword, int64(function, keyword, value))
     element = dtype_name(function, "dtype", dtype)
     b_element = element if b_dtype is None else dtype_name(function, "b_dtype", b_dtype)
@@ -182,6 +183,7 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
     p.scaling = scaling_value(function, scaling)
     p.fast_accumulation = _flag(function, "fast_accum", fast_accum)
     p.record_amax = _flag(function, "record_amax", record_amax)
+    p.grouping = _choice(function, "grouping", grouping, dict(_library.GROUPINGS, none=0))
     return p
 
 

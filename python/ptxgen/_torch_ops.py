@@ -7,9 +7,14 @@ trees (mode="reduce-overhead") included, capture it:
                           alpha=1.0, beta=0.0, out_dtype=None, dtype=None,
                           fast_accum=False, scaling=None) -> out
     torch.ops.ptxgen.gemm_amax(<the same>) -> (out, amax)
+    torch.ops.ptxgen.grouped_gemm(a, b, offs=None, masked_m=None, bias=None,
+                                  scale_a=None, scale_b=None, expected_m=None,
+                                  activation=None, alpha=1.0, out_dtype=None,
+                                  dtype=None, fast_accum=False,
+                                  scaling=None) -> out
 
-Both are functional: out (and amax, a 0-d float32) are new tensors, as
-ptxgen.gemm allocates them. The scaled forms (scale_a, scale_b, scale_d,
+All are functional: out (and amax, a 0-d float32) are new tensors, as
+ptxgen.gemm (grouped_gemm) allocates them. The scaled forms (scale_a, scale_b, scale_d,
 scaling "tensor" or "block") are the same operator with its optional
 scales given. amax is an output of its own operator, not a mutated
 argument, because the GEMM only writes it (each run sets it, then its
@@ -19,10 +24,11 @@ mutates none of its inputs, which CUDA-graph trees would otherwise skip.
 
 The operators are registered when this module is imported, which ptxgen
 does when torch was imported before ptxgen, else the first time code
-compiled by torch.compile calls ptxgen.gemm. Importing it without torch
-installed gives output_of only, the rule the fake implementations follow.
+compiled by torch.compile calls ptxgen.gemm or grouped_gemm. Importing it
+without torch installed gives output_of and grouped_output_of only, the
+rules the fake implementations follow.
 """
-from ptxgen import _gemm, _problem
+from ptxgen import _gemm, _grouped, _problem
 from ptxgen._library import refuse
 
 try:
@@ -31,6 +37,7 @@ except ImportError:  # the pure part (output_of) still serves
     torch = None
 
 _FUNCTION = "ptxgen.gemm"
+_GROUPED = "ptxgen.grouped_gemm"
 
 
 def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
@@ -48,6 +55,21 @@ def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
     element = ("tf32" if dtype == "tf32"
                else _problem.dtype_name(_FUNCTION, "a.dtype", a_dtype))
     output = _problem.stored_output(_FUNCTION, element, out_dtype)
+    return (*a_shape[:-1], b_shape[-1]), _problem.TORCH_DTYPES[output]
+
+
+def grouped_output_of(a_shape, a_dtype, b_shape, masked, out_dtype=None, dtype=None):
+    """(shape, torch dtype name) of the out ptxgen.grouped_gemm allocates:
+    [total_m, n] of a [total_m, k] and b [groups, k, n] with offs,
+    [groups, max_m, n] of a [groups, max_m, k] with masked_m (`masked`);
+    its type as output_of's. Sizes are carried, not compared."""
+    if len(b_shape) != 3 or len(a_shape) != (3 if masked else 2):
+        raise refuse(f"{_GROUPED}: a has shape {tuple(a_shape)} and b {tuple(b_shape)}; "
+                     "ptxgen takes a [total_m, k] with offs or [groups, max_m, k] with "
+                     "masked_m, and b [groups, k, n]")
+    element = ("tf32" if dtype == "tf32"
+               else _problem.dtype_name(_GROUPED, "a.dtype", a_dtype))
+    output = _problem.stored_output(_GROUPED, element, out_dtype)
     return (*a_shape[:-1], b_shape[-1]), _problem.TORCH_DTYPES[output]
 
 
@@ -87,10 +109,33 @@ def gemm(a, b, *, out=None, c=None, bias=None, bias_along="n", activation=None,
     return out.copy_(result)
 
 
+def grouped_gemm(a, b, offs=None, *, masked_m=None, expected_m=None, bias=None,
+                 out_dtype=None, activation=None, alpha=1.0, scale_a=None, scale_b=None,
+                 out=None, stream=None, dtype=None, fast_accum=False, scaling=None):
+    """ptxgen.grouped_gemm in code torch.compile traces: the operator, whose
+    new out is then copied into an out= given; a stream= is refused, as
+    gemm's."""
+    if stream is not None:
+        raise refuse(f"{_GROUPED}: stream= is not taken in code torch.compile traces; the "
+                     "GEMM runs on the current stream (choose it with torch.cuda.stream)")
+    if out is not None and out_dtype is None:
+        out_dtype = out.dtype
+    result = torch.ops.ptxgen.grouped_gemm(
+        a, b, offs, masked_m, bias, scale_a, scale_b, expected_m, activation, alpha,
+        _name(out_dtype), _name(dtype), fast_accum, scaling)
+    if out is None:
+        return result
+    if out.shape != result.shape or out.dtype != result.dtype:
+        raise refuse(f"{_GROUPED}: out has shape {tuple(out.shape)} of {out.dtype}, not "
+                     f"{tuple(result.shape)} of {result.dtype}")
+    return out.copy_(result)
+
+
 def _register():
     """Defines torch.ops.ptxgen.gemm and gemm_amax: each runs ptxgen.gemm's
     eager path on any device (which refuses tensors off the GPU itself) and
-    fakes its out with output_of. The Python functions keep the schema's
+    fakes its out with output_of; and grouped_gemm, ptxgen.grouped_gemm's
+    eager path faked with grouped_output_of. The Python functions keep the schema's
     defaults: the dispatcher leaves trailing arguments at their defaults
     out of the call."""
     from typing import Optional, Tuple
@@ -146,6 +191,28 @@ def _register():
           dtype=None, fast_accum=False, scaling=None):
         return (fake_out(a, b, out_dtype, dtype),
                 torch.empty((), dtype=torch.float32, device=a.device))
+
+    @torch.library.custom_op("ptxgen::grouped_gemm", mutates_args=())
+    def grouped_gemm_op(a: Tensor, b: Tensor, offs: Optional[Tensor] = None,
+                        masked_m: Optional[Tensor] = None, bias: Optional[Tensor] = None,
+                        scale_a: Optional[Tensor] = None, scale_b: Optional[Tensor] = None,
+                        expected_m: Optional[int] = None, activation: Optional[str] = None,
+                        alpha: float = 1.0, out_dtype: Optional[str] = None,
+                        dtype: Optional[str] = None, fast_accum: bool = False,
+                        scaling: Optional[str] = None) -> Tensor:
+        with _gemm.workspaces_per_run():
+            return _grouped.grouped_gemm(
+                a, b, offs, masked_m=masked_m, expected_m=expected_m, bias=bias,
+                out_dtype=out_dtype, activation=activation, alpha=alpha, scale_a=scale_a,
+                scale_b=scale_b, dtype=dtype, fast_accum=fast_accum, scaling=scaling)
+
+    @grouped_gemm_op.register_fake
+    def _(a, b, offs=None, masked_m=None, bias=None, scale_a=None, scale_b=None,
+          expected_m=None, activation=None, alpha=1.0, out_dtype=None, dtype=None,
+          fast_accum=False, scaling=None):
+        shape, name = grouped_output_of(a.shape, a.dtype, b.shape, masked_m is not None,
+                                        out_dtype, dtype)
+        return torch.empty(shape, dtype=getattr(torch, name), device=a.device)
 
 
 if torch is not None:

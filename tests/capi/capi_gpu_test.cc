@@ -3,7 +3,8 @@
 // pointers too) on random data, checked against a float64 host reference
 // of the inputs as stored (fp8 decoded exactly, times the scales) by
 // relative error by norm; split-K and stream-K GEMMs on the caller's
-// workspaces (two streams at once, a CUDA graph), against cuBLAS. Skips
+// workspaces (two streams at once, a CUDA graph), against cuBLAS; grouped
+// GEMMs (contiguous, masked) with their rows on the device. Skips
 // without a Hopper GPU. The entry points are
 // linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
 // binary runs on a GPU host outside Bazel.
@@ -194,6 +195,114 @@ TEST_F(CApiGpuTest, AScaledProblemNeedsItsScalePointers) {
             std::string::npos)
       << ptxgenGetLastErrorMessage(handle_);
   EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+}
+
+// Grouped GEMMs through the C API: each group's rows from the int32 array
+// ptxgenGemmOperands_t.group_rows points to. Contiguous with
+// torch._grouped_mm's layout (B [groups, k, n], cumulative row ends, an
+// empty group); masked with K-major B (row counts, an empty and a full
+// group). Each group's D rows against its own float64 product.
+TEST_F(CApiGpuTest, GroupedGemmsReadTheirRowsFromTheDevice) {
+  constexpr int64_t kGroups = 4;
+  const struct {
+    const char* name;
+    ptxgenGrouping_t grouping;
+    ptxgenMajor_t b_major;
+    int64_t m;  // contiguous: the rows' total; masked: each group's room
+    std::vector<int> rows;
+    const char* form;
+  } cases[] = {
+      {"contiguous",
+       PTXGEN_GROUPING_CONTIGUOUS,
+       PTXGEN_MAJOR_MN,
+       264,
+       {100, 0, 37, 127},
+       "bf16.km->bf16+contiguous_groups"},
+      {"masked",
+       PTXGEN_GROUPING_MASKED,
+       PTXGEN_MAJOR_K,
+       128,
+       {5, 128, 0, 77},
+       "bf16.kk->bf16+masked_groups"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const bool contiguous = c.grouping == PTXGEN_GROUPING_CONTIGUOUS;
+    ptxgenGemmProblem_t problem;
+    ASSERT_EQ(ptxgenGemmProblemInit(&problem, c.m, kN, kK, PTXGEN_TYPE_BF16),
+              PTXGEN_STATUS_SUCCESS);
+    problem.grouping = c.grouping;
+    problem.batch = kGroups;
+    problem.b_major = c.b_major;
+    const int64_t a_rows = contiguous ? c.m : kGroups * c.m;
+    DeviceBuffer a = Random(a_rows * kK, ScalarType::kBF16, 41);
+    DeviceBuffer b = Random(kGroups * kN * kK, ScalarType::kBF16, 42);
+    DeviceBuffer d = Allocate(a_rows * kN * 2);
+    std::vector<int> group_rows = c.rows;
+    if (contiguous) {
+      for (size_t g = 1; g < group_rows.size(); ++g) {
+        group_rows[g] += group_rows[g - 1];
+      }
+    }
+    DeviceBuffer rows = Allocate(group_rows.size() * sizeof(int));
+    ASSERT_TRUE(
+        rows.CopyFromHost(group_rows.data(), group_rows.size() * sizeof(int))
+            .ok());
+
+    ptxgenGemm_t gemm = nullptr;
+    ASSERT_EQ(ptxgenGemmPrepare(handle_, &problem, &gemm),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    ptxgenKernelInfo_t info;
+    EXPECT_EQ(ptxgenGemmGetKernelInfo(gemm, &info), PTXGEN_STATUS_SUCCESS);
+    EXPECT_EQ(std::string(info.form_name), c.form);
+    ptxgenGemmOperands_t operands{};
+    operands.a = Pointer(a);
+    operands.b = Pointer(b);
+    operands.d = MutablePointer(d);
+    // Without its rows a grouped GEMM is refused, naming them.
+    EXPECT_EQ(ptxgenGemmRunOperands(handle_, gemm, &operands, nullptr),
+              PTXGEN_STATUS_INVALID_VALUE);
+    EXPECT_NE(std::string(ptxgenGetLastErrorMessage(handle_))
+                  .find("group_rows is a null pointer"),
+              std::string::npos)
+        << ptxgenGetLastErrorMessage(handle_);
+    operands.group_rows = static_cast<const int*>(Pointer(rows));
+    ASSERT_TRUE(
+        gemm::PoisonValues(d.address(), a_rows * kN, ScalarType::kBF16, nullptr)
+            .ok());
+    ASSERT_EQ(ptxgenGemmRunOperands(handle_, gemm, &operands, nullptr),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    const std::vector<double> computed = Values(d, ScalarType::kBF16);
+    const std::vector<double> a_values = Values(a, ScalarType::kBF16);
+    const std::vector<double> b_values = Values(b, ScalarType::kBF16);
+    EXPECT_EQ(ptxgenGemmDestroy(gemm), PTXGEN_STATUS_SUCCESS);
+    ASSERT_EQ(computed.size(), static_cast<size_t>(a_rows * kN));
+
+    int64_t first_row = 0;  // of the group in A and D
+    for (int64_t g = 0; g < kGroups; ++g) {
+      const int64_t count = c.rows[g];
+      if (!contiguous) first_row = g * c.m;
+      if (count > 0) {
+        gemm::GemmProblem group{count, kN, kK, ScalarType::kBF16};
+        group.b_major = c.b_major == PTXGEN_MAJOR_MN ? gemm::MajorOrder::kMN
+                                                     : gemm::MajorOrder::kK;
+        const auto a_first = a_values.begin() + first_row * kK;
+        const auto b_first = b_values.begin() + g * kN * kK;
+        const std::vector<double> expected = gemm::HostReferenceGemm(
+            group, std::vector<double>(a_first, a_first + count * kK),
+            std::vector<double>(b_first, b_first + kN * kK));
+        const auto d_first = computed.begin() + first_row * kN;
+        EXPECT_LT(
+            gemm::RelativeErrorByNorm(
+                std::vector<double>(d_first, d_first + count * kN), expected),
+            gemm::ErrorBound(ScalarType::kBF16))
+            << "group " << g;
+      }
+      if (contiguous) first_row += count;
+    }
+  }
 }
 
 // Problems the heuristic plans, for an H200's 132 SMs, as split-K (four

@@ -178,6 +178,7 @@ static void AnInitializedProblemIsThePlainPackedOne(void) {
   EXPECT(problem.b_input_type == PTXGEN_TYPE_BF16);
   EXPECT(problem.scaling == PTXGEN_SCALING_NONE);
   EXPECT(problem.fast_accumulation == 0 && problem.record_amax == 0);
+  EXPECT(problem.grouping == PTXGEN_GROUPING_NONE && problem.expected_m == 0);
   ptxgenTarget_t h200;
   EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenTargetH200(&h200));
   EXPECT(h200.sm_count == 132);
@@ -460,6 +461,12 @@ static void RefusesValuesOutsideAnEnumeration(void) {
   bias.bias = (ptxgenBias_t)7;
   ExpectPlanRefused(bias, NULL, PTXGEN_STATUS_INVALID_VALUE,
                     "ptxgenGemmProblem_t.bias: 7 is not a ptxgenBias_t");
+  ptxgenGemmProblem_t grouping = Plain();
+  grouping.grouping = (ptxgenGrouping_t)3;
+  ExpectPlanRefused(grouping, NULL, PTXGEN_STATUS_INVALID_VALUE,
+                    "ptxgenGemmProblem_t.grouping: 3 is not a ptxgenGrouping_t "
+                    "(PTXGEN_GROUPING_NONE=0, PTXGEN_GROUPING_CONTIGUOUS=1, "
+                    "PTXGEN_GROUPING_MASKED=2)");
 }
 
 /* A target outside the rules is invalid; one whose shared memory is too

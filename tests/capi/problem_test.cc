@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ptxgen/ptxgen.h"
 
@@ -80,6 +81,56 @@ TEST(ProblemOf, ScalingFastAccumulationAndAmaxAreTheProblems) {
   EXPECT_EQ(p->output, ScalarType::kE4M3);
 }
 
+TEST(ProblemOf, GroupingAndExpectedMAreTheProblems) {
+  ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_BF16);
+  EXPECT_EQ(c.grouping, PTXGEN_GROUPING_NONE);
+  EXPECT_EQ(c.expected_m, 0);
+  absl::StatusOr<gemm::GemmProblem> plain = ProblemOf(c);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->grouping, gemm::Grouping::kNone);
+  EXPECT_EQ(plain->expected_m, 0);
+
+  const struct {
+    ptxgenGrouping_t c;
+    gemm::Grouping grouping;
+  } groupings[] = {{PTXGEN_GROUPING_CONTIGUOUS, gemm::Grouping::kContiguous},
+                   {PTXGEN_GROUPING_MASKED, gemm::Grouping::kMasked}};
+  for (const auto& grouping : groupings) {
+    c.grouping = grouping.c;
+    c.batch = 8;
+    c.expected_m = 16;
+    c.stride_b = 300 * 64;
+    c.bias = PTXGEN_BIAS_N;
+    c.stride_bias = 256;
+    absl::StatusOr<gemm::GemmProblem> p = ProblemOf(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->grouping, grouping.grouping);
+    EXPECT_EQ(p->batch, 8);
+    EXPECT_EQ(p->expected_m, 16);
+    EXPECT_EQ(p->stride_b, 300 * 64);
+    EXPECT_EQ(p->stride_bias, 256);
+    EXPECT_EQ(p->bias, gemm::BiasAlong::kN);
+  }
+}
+
+// An int stored in grouping outside ptxgenGrouping_t is refused naming the
+// field, the enumeration and its values.
+TEST(ProblemOf, RefusesAGroupingOutsideItsEnumeration) {
+  for (const int stored : {3, -1, 0x5a5a5a5a}) {
+    ptxgenGemmProblem_t c = Initialized(PTXGEN_TYPE_BF16);
+    c.grouping = static_cast<ptxgenGrouping_t>(stored);
+    absl::StatusOr<gemm::GemmProblem> p = ProblemOf(c);
+    ASSERT_FALSE(p.ok()) << stored;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        p.status().message(),
+        absl::StrCat("ptxgenGemmProblem_t.grouping: ", stored,
+                     " is not a ptxgenGrouping_t (PTXGEN_GROUPING_NONE=0, "
+                     "PTXGEN_GROUPING_CONTIGUOUS=1, "
+                     "PTXGEN_GROUPING_MASKED=2)"));
+  }
+}
+
 TEST(DefaultOutputType, IsTheLibrarysDefaultAndKeepsUnknownValues) {
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_BF16), PTXGEN_TYPE_BF16);
   EXPECT_EQ(DefaultOutputType(PTXGEN_TYPE_E5M2), PTXGEN_TYPE_BF16);
@@ -133,6 +184,86 @@ TEST(ptxgenGemmGetSpans, RefusesABiasStridePast2To40Bytes) {
       << handle.message();
   EXPECT_NE(handle.message().find("below 2^40 bytes"), std::string::npos)
       << handle.message();
+}
+
+// Contiguous: A and D are one matrix each of every group's rows (m their
+// total), B one [n, k] per group, the bias one n-vector per group.
+TEST(ptxgenGemmGetSpans, AContiguousGroupedProblemsAAndDAreOneMatrix) {
+  const Handle handle;
+  ptxgenGemmProblem_t c;
+  ASSERT_EQ(ptxgenGemmProblemInit(&c, 1000, 256, 128, PTXGEN_TYPE_BF16),
+            PTXGEN_STATUS_SUCCESS);
+  c.grouping = PTXGEN_GROUPING_CONTIGUOUS;
+  c.batch = 8;
+  c.bias = PTXGEN_BIAS_N;
+  c.stride_bias = 256;
+  ptxgenGemmSpans_t spans{};
+  ASSERT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans), PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.a, 1000 * 128);
+  EXPECT_EQ(spans.b, 8 * 256 * 128);
+  EXPECT_EQ(spans.c, 0);
+  EXPECT_EQ(spans.d, 1000 * 256);
+  EXPECT_EQ(spans.bias, 8 * 256);
+  // B stored [groups, k, n] (torch._grouped_mm's mat_b): the same span.
+  c.b_major = PTXGEN_MAJOR_MN;
+  ASSERT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans), PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.b, 8 * 128 * 256);
+}
+
+// Masked: A and D hold m rows of room per group.
+TEST(ptxgenGemmGetSpans, AMaskedGroupedProblemsAAndDAreOnePerGroup) {
+  const Handle handle;
+  ptxgenGemmProblem_t c;
+  ASSERT_EQ(ptxgenGemmProblemInit(&c, 64, 256, 128, PTXGEN_TYPE_BF16),
+            PTXGEN_STATUS_SUCCESS);
+  c.grouping = PTXGEN_GROUPING_MASKED;
+  c.batch = 4;
+  c.expected_m = 8;
+  ptxgenGemmSpans_t spans{};
+  ASSERT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans), PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.a, 4 * 64 * 128);
+  EXPECT_EQ(spans.b, 4 * 256 * 128);
+  EXPECT_EQ(spans.d, 4 * 64 * 256);
+  EXPECT_EQ(spans.bias, 0);
+}
+
+// The grouped rules reach a C caller through the problem's checks.
+TEST(ptxgenGemmGetSpans, RefusesGroupedProblemsBreakingTheirRules) {
+  const Handle handle;
+  const struct {
+    const char* name;
+    void (*change)(ptxgenGemmProblem_t&);
+    const char* rule;
+  } refused[] = {
+      {"expected_m past m", [](ptxgenGemmProblem_t& c) { c.expected_m = 1001; },
+       "expected_m=1001 is outside 0..m (1000)"},
+      {"a contiguous A batched",
+       [](ptxgenGemmProblem_t& c) { c.stride_a = 1000 * 128; },
+       "stride_a, stride_c and stride_d must be 0"},
+      {"expected_m without grouping",
+       [](ptxgenGemmProblem_t& c) {
+         c.grouping = PTXGEN_GROUPING_NONE;
+         c.expected_m = 16;
+       },
+       "expected_m is a grouped GEMM's planning hint"},
+  };
+  for (const auto& r : refused) {
+    ptxgenGemmProblem_t c;
+    ASSERT_EQ(ptxgenGemmProblemInit(&c, 1000, 256, 128, PTXGEN_TYPE_BF16),
+              PTXGEN_STATUS_SUCCESS);
+    c.grouping = PTXGEN_GROUPING_CONTIGUOUS;
+    c.batch = 8;
+    r.change(c);
+    ptxgenGemmSpans_t spans{};
+    EXPECT_EQ(ptxgenGemmGetSpans(handle.get(), &c, &spans),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << r.name;
+    EXPECT_NE(handle.message().find(r.rule), std::string::npos)
+        << r.name << ": " << handle.message();
+  }
 }
 
 // The header's contract: m, n and k are each 1..2^31-1 and the type one of

@@ -1,7 +1,7 @@
 """ptxgen's PyTorch operators without a GPU: the rule their fake (meta)
 implementations follow for the out's shape and type, how ptxgen.gemm
-chooses between its eager path and the operators, and, where PyTorch is
-installed, the operators' registration: their schemas, their meta
+(and grouped_gemm) chooses between its eager path and the operators, and,
+where PyTorch is installed, the operators' registration: their schemas, their meta
 kernels, and a whole trace by torch.compile on meta tensors. Those last
 skip without PyTorch (the CPU machines' image has none).
 
@@ -19,7 +19,7 @@ import unittest
 from unittest import mock
 
 import ptxgen
-from ptxgen import _gemm
+from ptxgen import _gemm, _grouped
 from ptxgen import _torch_ops  # before any stand-in torch: registers the real one's
 
 try:
@@ -171,6 +171,43 @@ class PublicGemm(unittest.TestCase):
         self.assertEqual(run.stdout.strip(), "[]")
 
 
+GROUPED_KEYWORDS = dict(masked_m="m", expected_m=16, bias="bias", out_dtype="f32",
+                       activation="silu", alpha=0.5, scale_a="sa", scale_b="sb", out="out",
+                       stream=7, dtype="tf32", fast_accum=True, scaling="tensor")
+
+
+class PublicGroupedGemm(unittest.TestCase):
+    """ptxgen.grouped_gemm chooses its path as ptxgen.gemm does."""
+
+    def run_with(self, torch_module):
+        eager, traced = Recorder("eager"), Recorder("traced")
+        with mock.patch.dict(sys.modules), \
+                mock.patch.object(_grouped, "grouped_gemm", eager), \
+                mock.patch.object(_torch_ops, "grouped_gemm", traced):
+            sys.modules.pop("torch", None)
+            if torch_module is not None:
+                sys.modules["torch"] = torch_module
+            result = ptxgen.grouped_gemm("a", "b", "offs", **GROUPED_KEYWORDS)
+        return result, eager.calls + traced.calls
+
+    def test_eager_without_torch_or_tracing_the_operator_when_traced(self):
+        call = [(("a", "b", "offs"), GROUPED_KEYWORDS)]
+        self.assertEqual(self.run_with(None), ("eager", call))
+        self.assertEqual(self.run_with(stand_in_torch(False)), ("eager", call))
+        self.assertEqual(self.run_with(stand_in_torch(True)), ("traced", call))
+
+    def test_both_paths_take_the_keywords_of_the_eager_grouped_gemm(self):
+        eager = inspect.signature(_grouped.grouped_gemm)
+        self.assertEqual(inspect.signature(ptxgen.grouped_gemm), eager)
+        self.assertEqual(inspect.signature(_torch_ops.grouped_gemm), eager)
+        self.assertIn("masked_m", ptxgen.grouped_gemm.__doc__)
+
+    def test_traced_code_is_refused_a_stream(self):
+        with self.assertRaises(ptxgen.Error) as refusal:
+            _torch_ops.grouped_gemm("a", "b", "offs", stream=7)
+        self.assertIn("ptxgen.grouped_gemm: stream= is not taken", str(refusal.exception))
+
+
 def fake_tensors(*specs):
     """Meta tensors (shape, dtype): no memory, no device; the operators run
     their fake implementations on them."""
@@ -237,6 +274,52 @@ class Registration(unittest.TestCase):
         self.assertEqual(len(graphs), 1)
         targets = [node.target for node in graphs[0].graph.nodes if node.op == "call_function"]
         self.assertIn(torch.ops.ptxgen.gemm, targets)  # Dynamo names the packet
+
+
+@NEEDS_TORCH
+class GroupedRegistration(unittest.TestCase):
+    """torch.ops.ptxgen.grouped_gemm as PyTorch sees it."""
+
+    ARGUMENTS = ["a", "b", "offs", "masked_m", "bias", "scale_a", "scale_b", "expected_m",
+                 "activation", "alpha", "out_dtype", "dtype", "fast_accum", "scaling"]
+
+    def test_it_is_functional_with_grouped_gemms_arguments(self):
+        schema = torch.ops.ptxgen.grouped_gemm.default._schema
+        self.assertEqual([argument.name for argument in schema.arguments], self.ARGUMENTS)
+        self.assertFalse(schema.is_mutable)
+        self.assertEqual(len(schema.returns), 1)
+        eager = inspect.signature(_grouped.grouped_gemm).parameters
+        for argument in schema.arguments[2:]:
+            self.assertEqual(argument.default_value, eager[argument.name].default,
+                             argument.name)
+
+    def test_meta_tensors_get_the_out_ptxgen_allocates(self):
+        a, b, offs = fake_tensors(((1000, 128), torch.bfloat16), ((8, 128, 256), torch.bfloat16),
+                                  ((8,), torch.int32))
+        out = torch.ops.ptxgen.grouped_gemm(a, b, offs)
+        self.assertEqual((out.shape, out.dtype, out.device.type), ((1000, 256), torch.bfloat16,
+                                                                   "meta"))
+        a3, = fake_tensors(((8, 64, 128), torch.bfloat16))
+        out = torch.ops.ptxgen.grouped_gemm(a3, b, masked_m=offs, out_dtype="f32")
+        self.assertEqual((out.shape, out.dtype), ((8, 64, 256), torch.float32))
+
+    def test_torch_compile_traces_grouped_gemm_whole_on_meta_tensors(self):
+        graphs = []
+
+        def backend(graph, example_inputs):
+            graphs.append(graph)
+            return graph.forward
+
+        def experts(x, w, offs):
+            return ptxgen.grouped_gemm(x, w.transpose(1, 2), offs, activation="silu")
+
+        torch._dynamo.reset()
+        compiled = torch.compile(experts, backend=backend, fullgraph=True)
+        x, w, offs = fake_tensors(((96, 64), torch.bfloat16), ((4, 48, 64), torch.bfloat16),
+                                  ((4,), torch.int32))
+        self.assertEqual(compiled(x, w, offs).shape, (96, 48))
+        targets = [node.target for node in graphs[0].graph.nodes if node.op == "call_function"]
+        self.assertIn(torch.ops.ptxgen.grouped_gemm, targets)
 
 
 @NEEDS_TORCH
