@@ -44,6 +44,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "bench/grouped_bench.h"
 #include "bench/shapes.h"
 #include "lib/gemm/cublaslt_reference.h"
 #include "lib/gemm/verification.h"
@@ -101,6 +102,10 @@ std::string Usage() {
       absl::StrJoin(EpilogueNames(), ","),
       "]\n"
       "           [--format=markdown|csv] [--nvrtc-flags=\"FLAG FLAG...\"]\n"
+      "gemm_bench --grouped [--dtype=bf16,...] [--scaling=...] [--repeats=N]\n"
+      "           [--format=markdown|csv]: grouped GEMMs of "
+      "mixture-of-experts\n"
+      "           layers (bench/grouped_bench.h)\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
       "at 8192x8192x8192. Each shape runs in every listed layout (A stored\n"
@@ -222,6 +227,8 @@ struct Flags {
   std::vector<const BenchEpilogue*> epilogues = {&kEpilogues[0]};
   bool csv = false;                      // --format=csv
   std::vector<std::string> nvrtc_flags;  // GemmOptions::nvrtc_flags
+  bool grouped = false;                  // --grouped: grouped_bench.h
+  bool dtypes_given = false;
 
   // Every layout with every epilogue, in the order of the flags.
   std::vector<Variant> Variants() const {
@@ -291,7 +298,10 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
                          ", not '", value, "'"));
       }
       flags.mode = value;
+    } else if (arg == "--grouped") {
+      flags.grouped = true;
     } else if (name == "--dtype") {
+      flags.dtypes_given = true;
       flags.dtypes.clear();
       for (absl::string_view text : absl::StrSplit(value, ',')) {
         absl::StatusOr<ptx::ScalarType> type = ptx::ParseScalarType(text);
@@ -356,6 +366,14 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
   }
   if (flags.help) return flags;
+  if (flags.grouped &&
+      (flags.mode != "heuristic" || flags.shapes_given ||
+       flags.Variants().size() != 1 || flags.b_dtype || flags.out_dtype ||
+       flags.fast_accumulation || flags.record_amax)) {
+    return absl::InvalidArgumentError(
+        "--grouped runs its own suite of expert GEMMs with the heuristic's "
+        "picks: it takes only --dtype, --scaling, --repeats and --format");
+  }
   if (flags.mode == "configs" && flags.configs.empty()) {
     return absl::InvalidArgumentError(
         "--mode=configs needs --configs=\"NAME;NAME...\"");
@@ -1041,7 +1059,26 @@ absl::Status Run(const Flags& flags) {
   const Table table(flags.csv);
   std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",
                device->name.c_str(), device->sm_count, device->l2_bytes >> 20,
-               flags.mode.c_str());
+               flags.grouped ? "grouped" : flags.mode.c_str());
+  if (flags.grouped) {
+    // bf16 unless --dtype names the types.
+    const std::vector<ptx::ScalarType> dtypes =
+        flags.dtypes_given
+            ? flags.dtypes
+            : std::vector<ptx::ScalarType>{ptx::ScalarType::kBF16};
+    for (ptx::ScalarType dtype : dtypes) {
+      GroupedBenchFlags grouped;
+      grouped.element = dtype;
+      grouped.scaling = flags.scaling;
+      grouped.repeats = flags.repeats;
+      grouped.csv = flags.csv;
+      if (absl::Status ran = RunGroupedSuite(grouped, stdout, table.notes());
+          !ran.ok()) {
+        return ran;
+      }
+    }
+    return absl::OkStatus();
+  }
   Roofline roofline;
   std::optional<CopyProbe> copies;
   if (flags.mode != "launch") {
