@@ -13,6 +13,9 @@
 #include "lib/gemm/timing.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/plan.h"
+#include "ptxgen/gemm/selection.h"
+#include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 
@@ -175,8 +178,13 @@ absl::StatusOr<GroupedOperands> MakeOperands(const GemmProblem& p,
       !copied.ok()) {
     return copied;
   }
-  GroupedOperands out{*std::move(a), *std::move(b), *std::move(d),
-                      *std::move(group_rows), {}, {}, {}};
+  GroupedOperands out{*std::move(a),
+                      *std::move(b),
+                      *std::move(d),
+                      *std::move(group_rows),
+                      {},
+                      {},
+                      {}};
   if (p.scaling != GemmScaling::kNone) {
     // Scales of 1: the same D as unscaled, which the dense check compares.
     absl::StatusOr<DeviceBuffer> scale_a = FloatBuffer(spans->scale_a, 1.0f);
@@ -241,8 +249,8 @@ absl::StatusOr<double> CopyBytesPerSecond(int repeats) {
   if (!destination.ok()) return destination.status();
   const auto copy = [&] {
     return (*driver)->Check(
-        (*driver)->cuMemcpyDtoDAsync(destination->address(),
-                                     source->address(), kBytes, nullptr),
+        (*driver)->cuMemcpyDtoDAsync(destination->address(), source->address(),
+                                     kBytes, nullptr),
         "cuMemcpyDtoDAsync");
   };
   absl::StatusOr<std::vector<double>> ms = TimeAlternating({copy}, repeats);
@@ -257,8 +265,7 @@ absl::StatusOr<double> GroupZeroError(const GemmProblem& p,
                                       const DeviceBuffer& dense_d,
                                       int group_zero_rows) {
   const ptx::ScalarType output = *Resolved(p).output;
-  absl::StatusOr<std::vector<double>> ours =
-      DownloadValues(grouped.d, output);
+  absl::StatusOr<std::vector<double>> ours = DownloadValues(grouped.d, output);
   if (!ours.ok()) return ours.status();
   absl::StatusOr<std::vector<double>> theirs = DownloadValues(dense_d, output);
   if (!theirs.ok()) return theirs.status();
@@ -268,8 +275,9 @@ absl::StatusOr<double> GroupZeroError(const GemmProblem& p,
       std::vector<double>(theirs->begin(), theirs->begin() + count));
 }
 
-std::string Cell(double value, const char* format) {
-  return std::isnan(value) ? "-" : absl::StrFormat(format, value);
+// `value` with `digits` decimals; "-" for NaN (nothing measured).
+std::string Cell(double value, int digits) {
+  return std::isnan(value) ? "-" : absl::StrFormat("%.*f", digits, value);
 }
 
 }  // namespace
@@ -278,30 +286,48 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
                              FILE* notes) {
   absl::StatusOr<double> copy = CopyBytesPerSecond(flags.repeats);
   if (!copy.ok()) return copy.status();
-  std::fprintf(notes,
-               "grouped: %s%s; device-to-device copy %.0f GB/s (read + "
-               "written); vs dense: ptxgen's dense GEMM of the same total "
-               "rows (group 0's B) / grouped; of copy: B's bytes streamed "
-               "per second over the copy's\n",
-               std::string(ptx::PtxName(flags.element)).c_str(),
-               flags.scaling == GemmScaling::kNone
-                   ? ""
-                   : absl::StrCat(" ", ScalingName(flags.scaling), "-scaled")
-                         .c_str(),
-               *copy / 1e9);
+  std::fprintf(
+      notes,
+      "grouped: %s%s; device-to-device copy %.0f GB/s (read + "
+      "written); vs dense: ptxgen's dense GEMM of the same total "
+      "rows (group 0's B) / grouped; of copy: B's bytes streamed "
+      "per second over the copy's\n",
+      std::string(ptx::PtxName(flags.element)).c_str(),
+      flags.scaling == GemmScaling::kNone
+          ? ""
+          : absl::StrCat(" ", ScalingName(flags.scaling), "-scaled").c_str(),
+      *copy / 1e9);
+  absl::StatusOr<runtime::DeviceProperties> device =
+      runtime::GetDeviceProperties(0);
+  if (!device.ok()) return device.status();
+  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
+  if (!target.ok()) return target.status();
   const char* separator = flags.csv ? "," : " | ";
-  const std::vector<std::string> header = {
-      "model",     "layout", "groups",   "rows",    "n",          "k",
-      "routing",   "config", "ptxgen ms", "TFLOP/s", "dense ms", "vs dense",
-      "weights GB/s", "of copy", "group 0 error"};
+  const std::vector<std::string> header = {"model",
+                                           "layout",
+                                           "groups",
+                                           "rows",
+                                           "n",
+                                           "k",
+                                           "routing",
+                                           "config",
+                                           "ptxgen ms",
+                                           "TFLOP/s",
+                                           "dense ms",
+                                           "vs dense",
+                                           "ping-pong ms",
+                                           "vs ping-pong",
+                                           "weights GB/s",
+                                           "of copy",
+                                           "group 0 error"};
   std::fprintf(out, "%s%s%s\n", flags.csv ? "" : "| ",
                absl::StrJoin(header, separator).c_str(), flags.csv ? "" : " |");
   if (!flags.csv) {
-    std::fprintf(out, "|%s\n",
-                 absl::StrJoin(std::vector<std::string>(header.size(), "---"),
-                               "|")
-                     .append("|")
-                     .c_str());
+    std::fprintf(
+        out, "|%s\n",
+        absl::StrJoin(std::vector<std::string>(header.size(), "---"), "|")
+            .append("|")
+            .c_str());
   }
   for (const GroupedShape& shape : Shapes()) {
     const std::vector<int> rows = Routing(shape);
@@ -310,9 +336,8 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
     if (!grouped.ok()) return grouped.status();
     absl::StatusOr<GroupedOperands> operands = MakeOperands(problem, rows);
     if (!operands.ok()) return operands.status();
-    std::vector<std::function<absl::Status()>> runs = {[&] {
-      return grouped->Run(operands->operands, nullptr);
-    }};
+    std::vector<std::function<absl::Status()>> runs = {
+        [&] { return grouped->Run(operands->operands, nullptr); }};
     const bool contiguous = shape.grouping == Grouping::kContiguous;
     // The dense peer: all the rows against group 0's B.
     GemmProblem dense_problem;
@@ -333,17 +358,25 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
       dense_operands.group_rows = 0;
       runs.push_back([&] { return dense->Run(dense_operands, nullptr); });
     }
+    // The ping-pong schedule of the same problem, whose consumers store one
+    // tile while the other's main loop runs: what it would give the
+    // heuristic's pick.
+    GemmOptions pingpong_options;
+    pingpong_options.config = PingPongConfig(problem, *target);
+    absl::StatusOr<Gemm> pingpong = Gemm::Prepare(problem, pingpong_options);
+    if (!pingpong.ok()) return pingpong.status();
+    runs.push_back([&] { return pingpong->Run(operands->operands, nullptr); });
     absl::StatusOr<std::vector<double>> ms =
         TimeAlternating(runs, flags.repeats);
     if (!ms.ok()) return ms.status();
+    const double pingpong_ms = ms->back();
     const int64_t used_rows =
         std::accumulate(rows.begin(), rows.end(), int64_t{0});
     const double flops = 2.0 * used_rows * problem.n * problem.k;
     int routed_groups = 0;
     for (int count : rows) routed_groups += count > 0;
-    const double weight_bytes = static_cast<double>(routed_groups) *
-                                problem.n * problem.k *
-                                ptx::SizeInBytes(problem.element);
+    const double weight_bytes = static_cast<double>(routed_groups) * problem.n *
+                                problem.k * ptx::SizeInBytes(problem.element);
     const double weights_per_second = weight_bytes / ((*ms)[0] * 1e-3);
     double error = NAN;
     if (contiguous && rows[0] > 0) {
@@ -367,13 +400,16 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
         absl::StrCat(problem.k),
         shape.skewed ? "skewed" : "uniform",
         gen::ConfigName(grouped->config()),
-        Cell((*ms)[0], "%.4f"),
-        Cell(flops / ((*ms)[0] * 1e-3) / 1e12, "%.0f"),
-        contiguous ? Cell((*ms)[1], "%.4f") : "-",
-        contiguous ? Cell((*ms)[1] / (*ms)[0], "%.3f") : "-",
-        Cell(weights_per_second / 1e9, "%.0f"),
-        Cell(weights_per_second / *copy, "%.2f"),
-        Cell(error, "%.1e"),
+        Cell((*ms)[0], 4),
+        Cell(flops / ((*ms)[0] * 1e-3) / 1e12, 0),
+        contiguous ? Cell((*ms)[1], 4) : "-",
+        contiguous ? Cell((*ms)[1] / (*ms)[0], 3) : "-",
+        absl::StrCat(Cell(pingpong_ms, 4), " (",
+                     gen::ConfigName(pingpong->config()), ")"),
+        Cell(pingpong_ms / (*ms)[0], 3),
+        Cell(weights_per_second / 1e9, 0),
+        Cell(weights_per_second / *copy, 2),
+        std::isnan(error) ? "-" : absl::StrFormat("%.1e", error),
     };
     std::fprintf(out, "%s%s%s\n", flags.csv ? "" : "| ",
                  absl::StrJoin(cells, separator).c_str(),

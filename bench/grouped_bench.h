@@ -3,8 +3,9 @@
 
 // gemm_bench --grouped: grouped GEMMs of mixture-of-experts layers
 // (Mixtral, DeepSeek-V3, Qwen3-MoE) beside ptxgen's own dense GEMM of the
-// same total rows, and masked decode steps beside the device-to-device copy
-// of the expert weights they stream, in the same process.
+// same total rows and beside the ping-pong schedule of the same problem,
+// and masked decode steps beside the device-to-device copy of the expert
+// weights they stream, in the same process.
 
 #include <cstdio>
 

@@ -422,14 +422,28 @@ double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
                   2e-6);
 }
 
-// A grouped GEMM's tiles, planned for PlannedGroupRows per group: 64-row
-// tiles of one consumer for groups of at most 64 rows (decode: B streamed
-// once per group), else 128 rows of two; the widest of 256, 192 (fp8
-// promotion's registers) and 128 columns that gives the SMs a wave, and
-// the deepest ring. The direct epilogue: stores stop at each group's end.
+// A grouped GEMM's tiles, planned for PlannedGroupRows per group, stored
+// directly (a TMA box would cross a group's end):
+// - groups of at most 64 rows (decode: B streamed once per group): 64-row
+//   tiles of one consumer;
+// - larger groups of 16-bit inputs: ping-pong's 128x128 tiles, whose
+//   consumers store one tile while the other's main loop runs: faster
+//   than cooperative 128x256 on 13 of 16 bf16 rows of the H200's grouped
+//   suite (by 1-21%, 6.5% in geometric mean), at most 3.4% slower on the
+//   other 3 (bench/RESULTS.md);
+// - others (fp8 promotes every stage, which ping-pong's 128x128 tiles ran
+//   1.2-1.5x slower): 128 rows of two cooperative consumers;
+// the widest of 256, 192, 128 and 64 columns that fills a wave, and the
+// deepest ring.
 gen::GemmConfig GroupedConfig(const GemmProblem& problem,
                               const GemmTarget& target) {
   const int64_t rows = PlannedGroupRows(problem);
+  if (rows > ptx::kWgmmaM && ptx::SizeInBytes(problem.element) == 2) {
+    const gen::GemmConfig pingpong = WithDeepestRing(
+        PingPong(problem, 128, 128, 1, gen::GemmEpilogue::kDirect),
+        problem.element, target);
+    if (RunsOnTarget(pingpong, problem, target)) return pingpong;
+  }
   const int block_m = rows <= ptx::kWgmmaM ? ptx::kWgmmaM : 128;
   const int64_t tiles_m = CeilDiv(rows, block_m) * problem.batch;
   gen::GemmConfig fallback;

@@ -371,6 +371,23 @@ def _check_block_scales(arrays, problem):
                          f"{array.strides}")
 
 
+
+def read_output(function, read, out, out_dtype, a, element, shape):
+    """(out, its array): `out` read as D by `read`, or, when None, a new
+    array beside `a` of `shape` in the output type element and out_dtype
+    give. A read-only out, or one of another type than out_dtype, is
+    refused naming `function`."""
+    if out is None:
+        out = _allocate(a, shape, _problem.stored_output(function, element, out_dtype))
+        return out, read("out", out)
+    array = read("out", out)
+    if array.readonly:
+        raise refuse(f"{function}: out is read-only")
+    if out_dtype is not None and _problem.dtype_name(
+            function, "out_dtype", out_dtype) != array.dtype:
+        raise refuse(f"{function}: out is {array.dtype}, not out_dtype {echo(out_dtype)}")
+    return out, array
+
 def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None,
               alpha=1.0, beta=0.0, out_dtype=None, stream=None, dtype=None,
               scale_a=None, scale_b=None, scale_d=None, amax=None, fast_accum=False,
@@ -402,18 +419,8 @@ def plan_call(a, b, out=None, c=None, bias=None, bias_along="n", activation=None
     a_major, lda = operand_layout("a", m, a_row_stride, k, a_column_stride)
     b_major, ldb = operand_layout("b", n, b_column_stride, k, b_row_stride)
     arrays = {"a": A, "b": B}
-    if out is not None:
-        arrays["d"] = read("out", out)
-        if arrays["d"].readonly:
-            raise refuse(f"{_FUNCTION}: out is read-only")
-        if out_dtype is not None and _problem.dtype_name(
-                _FUNCTION, "out_dtype", out_dtype) != arrays["d"].dtype:
-            raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
-                         f"{echo(out_dtype)}")
-    else:
-        output = _problem.stored_output(_FUNCTION, element, out_dtype)
-        out = _allocate(A, (m, n) if ndim == 2 else (batch, m, n), output)
-        arrays["d"] = read("out", out)
+    out, arrays["d"] = read_output(_FUNCTION, read, out, out_dtype, A, element,
+                                   (m, n) if ndim == 2 else (batch, m, n))
     ldd, stride_d = _row_major(arrays["d"], batch, m, n, ndim)
     ldc, stride_c = 0, 0
     if _problem.float_value(_FUNCTION, "beta", beta) != 0.0:

@@ -108,18 +108,8 @@ def plan_call(a, b, offs=None, masked_m=None, expected_m=None, bias=None, out_dt
     arrays = {"a": A, "b": B,
               "group_rows": _read_counts(counts_name, offs if contiguous else masked_m,
                                          groups, read)}
-    if out is not None:
-        arrays["d"] = read("out", out)
-        if arrays["d"].readonly:
-            raise refuse(f"{_FUNCTION}: out is read-only")
-        if out_dtype is not None and _problem.dtype_name(
-                _FUNCTION, "out_dtype", out_dtype) != arrays["d"].dtype:
-            raise refuse(f"{_FUNCTION}: out is {arrays['d'].dtype}, not out_dtype "
-                         f"{echo(out_dtype)}")
-    else:
-        output = _problem.stored_output(_FUNCTION, element, out_dtype)
-        out = _gemm._allocate(A, (m, n) if contiguous else (groups, m, n), output)
-        arrays["d"] = read("out", out)
+    out, arrays["d"] = _gemm.read_output(_FUNCTION, read, out, out_dtype, A, element,
+                                         (m, n) if contiguous else (groups, m, n))
     ldd, stride_d = _gemm._row_major(arrays["d"], a_groups, m, n, ndim)
     stride_bias, bias_dtype = 0, "f32"
     if bias is not None:

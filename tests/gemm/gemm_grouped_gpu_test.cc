@@ -63,8 +63,8 @@ int64_t Groups(const GroupedCase& c) {
 int64_t RowsOfA(const GroupedCase& c) {
   if (c.grouping == Grouping::kMasked) return c.extra_rows;
   return std::max<int64_t>(
-      1, std::accumulate(c.rows.begin(), c.rows.end(), int64_t{0}) +
-             c.extra_rows);
+      1,
+      std::accumulate(c.rows.begin(), c.rows.end(), int64_t{0}) + c.extra_rows);
 }
 
 // Leading dimensions keep every row on 16 bytes (TMA's rule) for ragged
@@ -197,6 +197,26 @@ std::vector<GroupedCase> Cases() {
   c.config = "pp 128x128x64 s6 c2 w1 m1 direct g8 persistent";
   add(c);
   c = {};
+  c.name = "E4m3BlockScaledContiguousPingPong";
+  c.element = kE4M3;
+  c.scaling = GemmScaling::kBlock;
+  c.rows = {300, 0, 129, 64, 1};
+  c.n = 384;
+  c.k = 512;
+  c.config = "pp 128x128x128 s7 c2 w0 m1 direct g8 persistent";
+  add(c);
+  c = {};
+  c.name = "Bf16MaskedPingPongBiasGelu";
+  c.grouping = Grouping::kMasked;
+  c.rows = {130, 0, 7, 256};
+  c.extra_rows = 256;
+  c.n = 320;
+  c.k = 256;
+  c.bias = BiasAlong::kN;
+  c.activation = Activation::kGelu;
+  c.config = "pp 128x128x64 s7 c2 w1 m1 direct g8 persistent";
+  add(c);
+  c = {};
   c.name = "Bf16ContiguousCluster2";
   c.rows = {300, 0, 129, 64, 1, 256};
   c.n = 512;
@@ -316,11 +336,11 @@ absl::StatusOr<Inputs> MakeInputs(const GroupedCase& gc, const GemmProblem& p,
       return values;
     };
     const bool block = p.scaling == GemmScaling::kBlock;
-    absl::StatusOr<Values> scale_a = FloatValues(
-        block ? scales(spans->scale_a) : std::vector<float>{0.75f});
+    absl::StatusOr<Values> scale_a =
+        FloatValues(block ? scales(spans->scale_a) : std::vector<float>{0.75f});
     if (!scale_a.ok()) return scale_a.status();
-    absl::StatusOr<Values> scale_b = FloatValues(
-        block ? scales(spans->scale_b) : std::vector<float>{1.5f});
+    absl::StatusOr<Values> scale_b =
+        FloatValues(block ? scales(spans->scale_b) : std::vector<float>{1.5f});
     if (!scale_b.ok()) return scale_b.status();
     inputs.scale_a = *std::move(scale_a);
     inputs.scale_b = *std::move(scale_b);
@@ -352,16 +372,15 @@ std::vector<double> Reference(const GroupedCase& gc, const GemmProblem& p,
       const RowPlace at = contiguous ? RowPlace{0, begin + i} : RowPlace{g, i};
       const int64_t a_matrix = at.matrix * r.stride_a;
       for (int64_t kk = 0; kk < p.k; ++kk) {
-        a_row[kk] =
-            in.a.host[a_matrix + (p.a_major == MajorOrder::kK
-                                      ? at.row * r.lda + kk
-                                      : kk * r.lda + at.row)];
+        a_row[kk] = in.a.host[a_matrix + (p.a_major == MajorOrder::kK
+                                              ? at.row * r.lda + kk
+                                              : kk * r.lda + at.row)];
       }
       for (int64_t j = 0; j < p.n; ++j) {
         auto b_at = [&](int64_t kk) {
           return in.b.host[g * r.stride_b + (p.b_major == MajorOrder::kK
-                                                  ? j * r.ldb + kk
-                                                  : kk * r.ldb + j)];
+                                                 ? j * r.ldb + kk
+                                                 : kk * r.ldb + j)];
         };
         double sum = 0;
         if (p.scaling == GemmScaling::kBlock) {
@@ -372,11 +391,9 @@ std::vector<double> Reference(const GroupedCase& gc, const GemmProblem& p,
               block_sum += a_row[kk] * b_at(kk);
             }
             const int64_t a_scale =
-                ((contiguous ? 0 : g) * scales.k_blocks + block) * p.m +
-                at.row;
+                ((contiguous ? 0 : g) * scales.k_blocks + block) * p.m + at.row;
             const int64_t b_scale =
-                (g * scales.n_blocks + j / gen::kScaleBlock) *
-                    scales.k_blocks +
+                (g * scales.n_blocks + j / gen::kScaleBlock) * scales.k_blocks +
                 block;
             sum += block_sum * in.scale_a->host[a_scale] *
                    in.scale_b->host[b_scale];
@@ -410,8 +427,7 @@ std::vector<double> Reference(const GroupedCase& gc, const GemmProblem& p,
 double Bound(const GemmProblem& p) {
   const ScalarType output = *Resolved(p).output;
   const double sums = ptx::IsFp8(p.element) ? 3e-4 : 1e-5;
-  return output == ScalarType::kF32 ? sums
-                                    : std::max(ErrorBound(output), sums);
+  return output == ScalarType::kF32 ? sums : std::max(ErrorBound(output), sums);
 }
 
 // Compares D with the reference: the error by norm over the groups' rows,
@@ -454,7 +470,8 @@ TEST_P(GemmGroupedGpuTest, MatchesTheHostReference) {
   ASSERT_TRUE(gemm.ok()) << gemm.status();
   SCOPED_TRACE(gen::ConfigName(gemm->config()));
 
-  const uint32_t seed = static_cast<uint32_t>(std::hash<std::string>()(gc.name));
+  const uint32_t seed =
+      static_cast<uint32_t>(std::hash<std::string>()(gc.name));
   absl::StatusOr<Inputs> in = MakeInputs(gc, problem, seed);
   ASSERT_TRUE(in.ok()) << in.status();
   const ScalarType output = *Resolved(problem).output;
@@ -550,13 +567,12 @@ TEST_F(GroupedCountsGpuTest, AGraphReplaysWithNewCounts) {
 
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   ASSERT_TRUE(stream.ok()) << stream.status();
-  ASSERT_EQ((*driver)->cuStreamBeginCapture(stream->get(),
-                                            CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+  ASSERT_EQ((*driver)->cuStreamBeginCapture(
+                stream->get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             CUDA_SUCCESS);
   const absl::Status run = gemm->Run(operands, stream->get());
   CUgraph graph = nullptr;
-  ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph),
-            CUDA_SUCCESS);
+  ASSERT_EQ((*driver)->cuStreamEndCapture(stream->get(), &graph), CUDA_SUCCESS);
   ASSERT_TRUE(run.ok()) << run;
   CUgraphExec replay = nullptr;
   ASSERT_EQ((*driver)->cuGraphInstantiateWithFlags(&replay, graph, 0),

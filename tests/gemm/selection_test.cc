@@ -589,5 +589,56 @@ TEST(SelectionTest, SwappingTwiceGivesTheProblemBack) {
             std::tie(p.m, p.n, p.lda, p.ldb, p.stride_a, p.stride_b));
 }
 
+// A grouped GEMM stores directly (a TMA box would cross a group's end):
+// 64-row tiles for decode-sized groups, ping-pong 128x128 tiles for larger
+// 16-bit groups, cooperative 128-row tiles for fp8 (promotion); every pick
+// and every candidate one the grouped form takes.
+TEST(SelectionTest, GroupedPicksStoreDirectlyInTilesOfTheirGroupsRows) {
+  auto grouped = [](int64_t m, ScalarType element, Grouping grouping,
+                    int64_t groups, int64_t expected_m) {
+    GemmProblem p{m, 4096, 7168, element};
+    p.grouping = grouping;
+    p.batch = groups;
+    p.expected_m = expected_m;
+    if (element == ScalarType::kE4M3) p.scaling = GemmScaling::kBlock;
+    return p;
+  };
+  const GemmProblem decode =
+      grouped(64, ScalarType::kBF16, Grouping::kMasked, 32, 16);
+  const GemmProblem prefill =
+      grouped(16384, ScalarType::kBF16, Grouping::kContiguous, 32, 0);
+  const GemmProblem fp8 =
+      grouped(16384, ScalarType::kE4M3, Grouping::kContiguous, 32, 0);
+  const gen::GemmConfig decode_pick =
+      HeuristicConfig(decode, GemmTarget::H200());
+  EXPECT_EQ(decode_pick.block_m, 64);
+  EXPECT_EQ(decode_pick.schedule, gen::GemmSchedule::kWarpSpecialized);
+  const gen::GemmConfig prefill_pick =
+      HeuristicConfig(prefill, GemmTarget::H200());
+  EXPECT_EQ(prefill_pick.schedule, gen::GemmSchedule::kPingPong);
+  EXPECT_EQ(prefill_pick.block_m, 128);
+  EXPECT_EQ(prefill_pick.block_n, 128);
+  const gen::GemmConfig fp8_pick = HeuristicConfig(fp8, GemmTarget::H200());
+  EXPECT_EQ(fp8_pick.schedule, gen::GemmSchedule::kWarpSpecialized);
+  EXPECT_EQ(fp8_pick.block_m, 128);
+  for (const GemmProblem& problem : {decode, prefill, fp8}) {
+    const gen::GemmConfig pick = HeuristicConfig(problem, GemmTarget::H200());
+    EXPECT_EQ(pick.epilogue, gen::GemmEpilogue::kDirect);
+    EXPECT_TRUE(gen::ValidateGemmConfigForForm(pick, FormOf(problem)).ok())
+        << gen::ConfigName(pick);
+    EXPECT_TRUE(PlanGemmLaunch(problem, pick, 132).ok())
+        << gen::ConfigName(pick);
+    const std::vector<gen::GemmConfig> candidates =
+        CandidateConfigs(problem, GemmTarget::H200());
+    EXPECT_FALSE(candidates.empty());
+    for (const gen::GemmConfig& config : candidates) {
+      EXPECT_EQ(config.epilogue, gen::GemmEpilogue::kDirect)
+          << gen::ConfigName(config);
+      EXPECT_FALSE(config.stream_k || config.split_k > 1 || config.swap_ab)
+          << gen::ConfigName(config);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ptxgen::gemm

@@ -242,8 +242,9 @@ GemmForm PlainForm(ptx::ScalarType element);
 // bias, applies an activation.
 bool HasEpilogueOps(const GemmForm& form);
 // Whether the TMA-store strategy computes the form: 16-bit D (stmatrix
-// stages 16-bit values) stored [m, n], with or without epilogue ops (the
-// one rule; ValidateGemmConfigForForm and the selector read it).
+// stages 16-bit values) stored [m, n], with or without epilogue ops, of no
+// grouped GEMM (a box would cross a group's last row) (the one rule;
+// ValidateGemmConfigForForm and the selector read it).
 bool TmaStoreComputes(const GemmForm& form);
 
 // A GemmConfig is made of parts, each read by what it shapes (a function
