@@ -89,6 +89,8 @@ ptxgenGemmProblem_t Problem(FuzzedDataProvider& data) {
   p.scaling = Value<ptxgenScaling_t>(data, 3);
   p.fast_accumulation = data.ConsumeIntegralInRange<int>(-1, 2);
   p.record_amax = data.ConsumeIntegralInRange<int>(-1, 2);
+  p.grouping = Value<ptxgenGrouping_t>(data, 3);
+  p.expected_m = data.ConsumeBool() ? 0 : Count(data);
   return p;
 }
 
@@ -108,17 +110,24 @@ void CheckSpans(const ptxgenGemmProblem_t& p, const ptxgenGemmSpans_t& s) {
        {s.a, s.b, s.c, s.d, s.bias, s.scale_a, s.scale_b}) {
     FUZZ_CHECK(span >= 0, "a negative span: ", span);
   }
-  // The elements of `batch` matrices of rows x columns, in 128 bits.
-  auto elements = [&](int64_t rows, int64_t columns) {
-    return static_cast<__int128>(p.batch) * rows * columns;
+  // The elements of `matrices` matrices of rows x columns, in 128 bits: B
+  // has one per matrix of the batch (or group); a contiguous grouped
+  // GEMM's A, C and D are one matrix of every group's rows.
+  auto elements = [](int64_t matrices, int64_t rows, int64_t columns) {
+    return static_cast<__int128>(matrices) * rows * columns;
   };
-  FUZZ_CHECK(s.a >= elements(p.m, p.k) && s.b >= elements(p.n, p.k) &&
-                 s.d >= elements(p.m, p.n),
+  const int64_t rows_matrices =
+      p.grouping == PTXGEN_GROUPING_CONTIGUOUS ? 1 : p.batch;
+  FUZZ_CHECK(s.a >= elements(rows_matrices, p.m, p.k) &&
+                 s.b >= elements(p.batch, p.n, p.k) &&
+                 s.d >= elements(rows_matrices, p.m, p.n),
              "spans ", s.a, " ", s.b, " ", s.d, " below the matrices of ",
              p.batch, " x ", p.m, "x", p.n, "x", p.k);
   FUZZ_CHECK((s.c == 0) == (p.beta == 0.0f), "C spans ", s.c, " with beta ",
              p.beta);
-  if (p.beta != 0.0f) FUZZ_CHECK(s.c >= elements(p.m, p.n), "C spans ", s.c);
+  if (p.beta != 0.0f) {
+    FUZZ_CHECK(s.c >= elements(rows_matrices, p.m, p.n), "C spans ", s.c);
+  }
   FUZZ_CHECK((s.bias == 0) == (p.bias == PTXGEN_BIAS_NONE), "bias spans ",
              s.bias);
   const bool tensor = p.scaling == PTXGEN_SCALING_TENSOR;
