@@ -108,10 +108,13 @@ absl::Status ReadGrouping(const cli::ParsedFlags& flags,
         "--groups and --batch exclude each other: a grouped GEMM's groups "
         "are not a strided batch");
   }
+  absl::StatusOr<gemm::Grouping> grouping =
+      gen::ParseGrouping(flags.Text("grouping"));
+  if (!grouping.ok() || *grouping == gemm::Grouping::kNone) {
+    return cli::UsageError("--grouping is contiguous or masked");
+  }
   problem.batch = groups;
-  problem.grouping = flags.Text("grouping") == "masked"
-                         ? gemm::Grouping::kMasked
-                         : gemm::Grouping::kContiguous;
+  problem.grouping = *grouping;
   return absl::OkStatus();
 }
 
@@ -383,18 +386,6 @@ const char* BiasName(gen::BiasAlong bias) {
   return "none";
 }
 
-absl::string_view GroupingName(gemm::Grouping grouping) {
-  switch (grouping) {
-    case gemm::Grouping::kContiguous:
-      return "contiguous";
-    case gemm::Grouping::kMasked:
-      return "masked";
-    case gemm::Grouping::kNone:
-      break;
-  }
-  return "none";
-}
-
 // The problem as planned (packed dimensions resolved), in the flags' names
 // and values.
 std::string ProblemJson(const gemm::GemmProblem& p) {
@@ -410,7 +401,7 @@ std::string ProblemJson(const gemm::GemmProblem& p) {
       ",\"ldd\":", p.ldd, ",\"stride_a\":", p.stride_a,
       ",\"stride_b\":", p.stride_b, ",\"stride_c\":", p.stride_c,
       ",\"stride_d\":", p.stride_d, ",\"stride_bias\":", p.stride_bias,
-      ",\"grouping\":\"", GroupingName(p.grouping), "\"",
+      ",\"grouping\":\"", gen::GroupingName(p.grouping), "\"",
       ",\"alpha\":", absl::StrFormat("%.9g", p.alpha),
       ",\"beta\":", absl::StrFormat("%.9g", p.beta), ",\"bias\":\"",
       BiasName(p.bias), "\",\"bias_dtype\":", type(p.bias_type),

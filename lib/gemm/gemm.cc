@@ -778,11 +778,9 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
   if (generated.config.swap_ab) std::swap(kernel_operands.a, kernel_operands.b);
   const StoredShape a = Stored(p.a_major, p.m, p.k);
   const StoredShape b = Stored(p.b_major, p.n, p.k);
-  // A contiguous grouped GEMM's A is one matrix of every group's rows.
-  const int64_t a_batch = p.grouping == Grouping::kContiguous ? 1 : p.batch;
   absl::StatusOr<CUtensorMap> a_map =
       OperandMap(generated.a_box, p.element, kernel_operands.a, a.rows,
-                 a.columns, p.lda, a_batch, p.stride_a);
+                 a.columns, p.lda, RowMatrices(p), p.stride_a);
   if (!a_map.ok()) return a_map.status();
   absl::StatusOr<CUtensorMap> b_map = OperandMap(
       generated.b_box, p.b_element.value_or(p.element), kernel_operands.b,

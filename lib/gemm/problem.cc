@@ -93,10 +93,13 @@ GemmProblem KernelProblem(const gen::GemmConfig& config,
   return config.swap_ab ? SwappedProblem(problem) : problem;
 }
 
+int64_t RowMatrices(const GemmProblem& problem) {
+  return problem.grouping == Grouping::kContiguous ? 1 : problem.batch;
+}
+
 int64_t PlannedGroupRows(const GemmProblem& problem) {
-  if (problem.grouping == Grouping::kNone || problem.expected_m > 0) {
-    return problem.grouping == Grouping::kNone ? problem.m : problem.expected_m;
-  }
+  if (problem.grouping == Grouping::kNone) return problem.m;
+  if (problem.expected_m > 0) return problem.expected_m;
   if (problem.grouping == Grouping::kMasked) return problem.m;
   return std::max<int64_t>(1, problem.m / std::max<int64_t>(1, problem.batch));
 }
@@ -254,7 +257,7 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
        }) {
     if (!rule.ok()) return rule;
   }
-  const bool batches_a_and_d = r.grouping != Grouping::kContiguous;
+  const bool batches_a_and_d = RowMatrices(r) > 1;
   if (r.batch > 1) {
     for (const absl::Status& rule : {
              batches_a_and_d
@@ -290,32 +293,36 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
 absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem) {
   const GemmProblem r = Resolved(problem);
   absl::Status fits;
-  auto span = [&](absl::string_view operand, StoredShape shape, int64_t ld,
-                  int64_t stride) -> int64_t {
+  // `matrices` of `shape`, `stride` apart.
+  auto span = [&](absl::string_view operand, int64_t matrices,
+                  StoredShape shape, int64_t ld, int64_t stride) -> int64_t {
     const std::optional<int64_t> matrix = Extent(shape.rows, ld, shape.columns);
     const std::optional<int64_t> all =
-        matrix ? Extent(r.batch, stride, *matrix) : std::nullopt;
+        matrix ? Extent(matrices, stride, *matrix) : std::nullopt;
     if (!all) {
       fits.Update(
           Refuse(absl::StrCat(operand, " spans more than 2^63-1 elements")));
     }
     return all.value_or(0);
   };
+  const int64_t row_matrices = RowMatrices(r);
   GemmSpans spans;
-  spans.a = span("A", Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
-  spans.b = span("B", Stored(r.b_major, r.n, r.k), r.ldb, r.stride_b);
-  if (r.beta != 0.0f) spans.c = span("C", StoredD(r), r.ldc, r.stride_c);
-  spans.d = span("D", StoredD(r), r.ldd, r.stride_d);
+  spans.a =
+      span("A", row_matrices, Stored(r.a_major, r.m, r.k), r.lda, r.stride_a);
+  spans.b = span("B", r.batch, Stored(r.b_major, r.n, r.k), r.ldb, r.stride_b);
+  if (r.beta != 0.0f) {
+    spans.c = span("C", row_matrices, StoredD(r), r.ldc, r.stride_c);
+  }
+  spans.d = span("D", row_matrices, StoredD(r), r.ldd, r.stride_d);
   if (r.bias != BiasAlong::kNone) {
-    spans.bias = span("the bias", {1, r.bias == BiasAlong::kM ? r.m : r.n}, 0,
-                      r.stride_bias);
+    spans.bias =
+        span("the bias", r.batch, {1, r.bias == BiasAlong::kM ? r.m : r.n}, 0,
+             r.stride_bias);
   }
   if (r.scaling == GemmScaling::kTensor) spans.scale_a = spans.scale_b = 1;
   if (r.scaling == GemmScaling::kBlock) {
-    const gen::BlockScales scales = gen::BlockScalesOf(r.m, r.n, r.k, r.batch);
-    spans.scale_a = r.grouping == Grouping::kContiguous ? scales.k_blocks * r.m
-                                                        : scales.a_count;
-    spans.scale_b = scales.b_count;
+    spans.scale_a = gen::BlockScalesOf(r.m, r.n, r.k, row_matrices).a_count;
+    spans.scale_b = gen::BlockScalesOf(r.m, r.n, r.k, r.batch).b_count;
   }
   if (!fits.ok()) return fits;
   return spans;

@@ -446,29 +446,23 @@ gen::GemmConfig GroupedConfig(const GemmProblem& problem,
   }
   const int block_m = rows <= ptx::kWgmmaM ? ptx::kWgmmaM : 128;
   const int64_t tiles_m = CeilDiv(rows, block_m) * problem.batch;
-  gen::GemmConfig fallback;
-  bool have_fallback = false;
+  std::optional<gen::GemmConfig> narrowest;
   for (int block_n : {256, 192, 128, 64}) {
-    gen::GemmConfig config = WithDeepestRing(
+    const gen::GemmConfig config = WithDeepestRing(
         WarpSpecialized(problem, block_m, block_n, block_m / ptx::kWgmmaM, 1,
                         gen::GemmEpilogue::kDirect),
         problem.element, target);
     if (!RunsOnTarget(config, problem, target)) continue;
-    if (!have_fallback) {
-      fallback = config;
-      have_fallback = true;
-    }
     if (tiles_m * CeilDiv(problem.n, block_n) >= target.sm_count) {
       return config;
     }
-    fallback = config;
+    narrowest = config;
   }
-  return have_fallback
-             ? fallback
-             : SmallerTileThatRuns(problem,
-                                   WarpSpecialized(problem, 128, 128, 2, 1,
-                                                   gen::GemmEpilogue::kDirect),
-                                   target);
+  if (narrowest) return *narrowest;
+  return SmallerTileThatRuns(
+      problem,
+      WarpSpecialized(problem, 128, 128, 2, 1, gen::GemmEpilogue::kDirect),
+      target);
 }
 
 // Fewer than two waves of 128x256 tiles of 16-bit inputs: the tile of 64

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/wgmma.h"
 
@@ -23,6 +24,20 @@ constexpr ScalingSpec kScalingSpecs[] = {
     {GemmScaling::kTensor, "tensor"},
     {GemmScaling::kBlock, "block"},
 };
+
+struct GroupingSpec {
+  GemmGrouping grouping;
+  absl::string_view name;
+};
+
+constexpr GroupingSpec kGroupingSpecs[] = {
+    {GemmGrouping::kNone, "none"},
+    {GemmGrouping::kContiguous, "contiguous"},
+    {GemmGrouping::kMasked, "masked"},
+};
+
+// A form name's "+<grouping>_groups".
+constexpr absl::string_view kGroupsSuffix = "_groups";
 
 bool IsIntegerOutput(ptx::ScalarType type) {
   return type == ptx::ScalarType::kS8 || type == ptx::ScalarType::kS32;
@@ -82,9 +97,7 @@ absl::Status BlockScalingRule(const GemmForm& form) {
 // A grouped GEMM's groups are not a strided batch; each stores its rows of
 // D [rows, n] (the rows are the group's), with a bias per group along n.
 absl::Status GroupingRule(const GemmForm& form) {
-  if (form.grouping != GemmGrouping::kNone &&
-      form.grouping != GemmGrouping::kContiguous &&
-      form.grouping != GemmGrouping::kMasked) {
+  if (GroupingName(form.grouping) == "unknown") {
     return absl::InvalidArgumentError(
         "GEMM: the grouping is none, contiguous or masked");
   }
@@ -168,10 +181,10 @@ absl::Status ParseEpilogueOp(absl::string_view op, GemmForm& form) {
     form.scaling = GemmScaling::kTensor;
   } else if (op == "block_scaled") {
     form.scaling = GemmScaling::kBlock;
-  } else if (op == "contiguous_groups") {
-    form.grouping = GemmGrouping::kContiguous;
-  } else if (op == "masked_groups") {
-    form.grouping = GemmGrouping::kMasked;
+  } else if (absl::ConsumeSuffix(&op, kGroupsSuffix)) {
+    absl::StatusOr<GemmGrouping> grouping = ParseGrouping(op);
+    if (!grouping.ok()) return grouping.status();
+    form.grouping = *grouping;
   } else if (op == "fast_accum") {
     form.fast_accumulation = true;
   } else if (op == "amax") {
@@ -257,11 +270,8 @@ std::string FormName(const GemmForm& form) {
   }
   if (form.fast_accumulation) absl::StrAppend(&name, "+fast_accum");
   if (form.records_amax) absl::StrAppend(&name, "+amax");
-  if (form.grouping == GemmGrouping::kContiguous) {
-    absl::StrAppend(&name, "+contiguous_groups");
-  }
-  if (form.grouping == GemmGrouping::kMasked) {
-    absl::StrAppend(&name, "+masked_groups");
+  if (IsGrouped(form)) {
+    absl::StrAppend(&name, "+", GroupingName(form.grouping), kGroupsSuffix);
   }
   return name;
 }
@@ -419,6 +429,24 @@ absl::string_view ScalingName(GemmScaling scaling) {
     if (spec.scaling == scaling) return spec.name;
   }
   return "unknown";
+}
+
+absl::string_view GroupingName(GemmGrouping grouping) {
+  for (const GroupingSpec& spec : kGroupingSpecs) {
+    if (spec.grouping == grouping) return spec.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<GemmGrouping> ParseGrouping(absl::string_view name) {
+  std::vector<absl::string_view> names;
+  for (const GroupingSpec& spec : kGroupingSpecs) {
+    if (spec.name == name) return spec.grouping;
+    names.push_back(spec.name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("grouping '", name, "': expected ",
+                   absl::StrJoin(names, ", "), " (exactly, in lower case)"));
 }
 
 absl::StatusOr<GemmScaling> ParseScaling(absl::string_view name) {

@@ -129,6 +129,10 @@ absl::StatusOr<GemmSpans> StoredSpans(const GemmProblem& problem);
 GemmProblem KernelProblem(const gen::GemmConfig& config,
                           const GemmProblem& problem);
 
+// The matrices A, C and D hold: one per GEMM of the batch (or masked
+// group), one of every group's rows for contiguous groups.
+int64_t RowMatrices(const GemmProblem& problem);
+
 // The rows per group a grouped problem's plan assumes: expected_m, or
 // m / batch (contiguous) or m (masked) when it is 0; m for the rest.
 int64_t PlannedGroupRows(const GemmProblem& problem);

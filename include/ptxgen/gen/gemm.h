@@ -224,6 +224,12 @@ absl::string_view ScalingName(GemmScaling scaling);
 // rather than read as one of them, so that no caller can see a name pass
 // one check and mean another scaling in the next.
 absl::StatusOr<GemmScaling> ParseScaling(absl::string_view name);
+// "none", "contiguous", "masked": the grouping's one spelling, which the
+// command line and the form's name ("+contiguous_groups") read; "unknown"
+// otherwise.
+absl::string_view GroupingName(GemmGrouping grouping);
+// The grouping named exactly `name`; another spelling is refused.
+absl::StatusOr<GemmGrouping> ParseGrouping(absl::string_view name);
 
 // Refuses forms no kernel computes, naming the rule: inputs f16, bf16, e4m3,
 // e5m2, tf32, s8 or u8 (B of another type only e4m3 with e5m2, s8 with
