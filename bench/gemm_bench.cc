@@ -103,9 +103,11 @@ std::string Usage() {
       "]\n"
       "           [--format=markdown|csv] [--nvrtc-flags=\"FLAG FLAG...\"]\n"
       "gemm_bench --grouped [--dtype=bf16,...] [--scaling=...] [--repeats=N]\n"
-      "           [--format=markdown|csv]: grouped GEMMs of "
-      "mixture-of-experts\n"
-      "           layers (bench/grouped_bench.h)\n"
+      "           [--configs=\"NAME;...\"] [--format=markdown|csv]: grouped "
+      "GEMMs of\n"
+      "           mixture-of-experts layers, each --configs config timed "
+      "beside\n"
+      "           the heuristic's pick (bench/grouped_bench.h)\n"
       "ptxgen GEMMs beside cuBLAS in the same process (needs a GPU); Markdown\n"
       "tables on stdout. --configs only with --mode=configs; the ladder runs\n"
       "at 8192x8192x8192. Each shape runs in every listed layout (A stored\n"
@@ -372,16 +374,17 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
        flags.fast_accumulation || flags.record_amax)) {
     return absl::InvalidArgumentError(
         "--grouped runs its own suite of expert GEMMs with the heuristic's "
-        "picks: it takes only --dtype, --scaling, --repeats and --format");
+        "picks: it takes only --dtype, --scaling, --configs, --repeats and "
+        "--format");
   }
   if (flags.mode == "configs" && flags.configs.empty()) {
     return absl::InvalidArgumentError(
         "--mode=configs needs --configs=\"NAME;NAME...\"");
   }
-  if (flags.mode != "configs" && !flags.configs.empty()) {
+  if (flags.mode != "configs" && !flags.grouped && !flags.configs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--configs applies only to --mode=configs (not --mode=", flags.mode,
-        ")"));
+        "--configs applies only to --mode=configs and --grouped (not --mode=",
+        flags.mode, ")"));
   }
   if (flags.mode == "ladder" && flags.shapes_given) {
     return absl::InvalidArgumentError(
@@ -1072,6 +1075,7 @@ absl::Status Run(const Flags& flags) {
       grouped.scaling = flags.scaling;
       grouped.repeats = flags.repeats;
       grouped.csv = flags.csv;
+      grouped.alternatives = flags.configs;
       if (absl::Status ran = RunGroupedSuite(grouped, stdout, table.notes());
           !ran.ok()) {
         return ran;

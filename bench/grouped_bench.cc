@@ -13,9 +13,6 @@
 #include "lib/gemm/timing.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/gemm/gemm.h"
-#include "ptxgen/gemm/plan.h"
-#include "ptxgen/gemm/selection.h"
-#include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 
@@ -297,29 +294,24 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
           ? ""
           : absl::StrCat(" ", ScalingName(flags.scaling), "-scaled").c_str(),
       *copy / 1e9);
-  absl::StatusOr<runtime::DeviceProperties> device =
-      runtime::GetDeviceProperties(0);
-  if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
-  if (!target.ok()) return target.status();
   const char* separator = flags.csv ? "," : " | ";
-  const std::vector<std::string> header = {"model",
-                                           "layout",
-                                           "groups",
-                                           "rows",
-                                           "n",
-                                           "k",
-                                           "routing",
-                                           "config",
-                                           "ptxgen ms",
-                                           "TFLOP/s",
-                                           "dense ms",
-                                           "vs dense",
-                                           "ping-pong ms",
-                                           "vs ping-pong",
-                                           "weights GB/s",
-                                           "of copy",
-                                           "group 0 error"};
+  const std::vector<std::string> header = {
+      "model",
+      "layout",
+      "groups",
+      "rows",
+      "n",
+      "k",
+      "routing",
+      "config",
+      "ptxgen ms",
+      "TFLOP/s",
+      "dense ms",
+      "vs dense",
+      "alternatives: ms (its time / the pick's)",
+      "weights GB/s",
+      "of copy",
+      "group 0 error"};
   std::fprintf(out, "%s%s%s\n", flags.csv ? "" : "| ",
                absl::StrJoin(header, separator).c_str(), flags.csv ? "" : " |");
   if (!flags.csv) {
@@ -358,18 +350,35 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
       dense_operands.group_rows = 0;
       runs.push_back([&] { return dense->Run(dense_operands, nullptr); });
     }
-    // The ping-pong schedule of the same problem, whose consumers store one
-    // tile while the other's main loop runs: what it would give the
-    // heuristic's pick.
-    GemmOptions pingpong_options;
-    pingpong_options.config = PingPongConfig(problem, *target);
-    absl::StatusOr<Gemm> pingpong = Gemm::Prepare(problem, pingpong_options);
-    if (!pingpong.ok()) return pingpong.status();
-    runs.push_back([&] { return pingpong->Run(operands->operands, nullptr); });
+    // Each alternative the problem takes, timed with the pick.
+    std::vector<Gemm> alternatives;
+    std::vector<std::string> alternative_cells;
+    for (const gen::GemmConfig& config : flags.alternatives) {
+      GemmOptions options;
+      options.config = config;
+      absl::StatusOr<Gemm> alternative = Gemm::Prepare(problem, options);
+      if (!alternative.ok()) {
+        alternative_cells.push_back(
+            absl::StrCat(gen::ConfigName(config), ": refused"));
+        continue;
+      }
+      alternatives.push_back(*std::move(alternative));
+    }
+    const size_t first_alternative = runs.size();
+    for (const Gemm& alternative : alternatives) {
+      runs.push_back(
+          [&] { return alternative.Run(operands->operands, nullptr); });
+    }
     absl::StatusOr<std::vector<double>> ms =
         TimeAlternating(runs, flags.repeats);
     if (!ms.ok()) return ms.status();
-    const double pingpong_ms = ms->back();
+    for (size_t i = 0; i < alternatives.size(); ++i) {
+      const double alternative_ms = (*ms)[first_alternative + i];
+      alternative_cells.push_back(
+          absl::StrCat(gen::ConfigName(alternatives[i].config()), ": ",
+                       Cell(alternative_ms, 4), " (",
+                       Cell(alternative_ms / (*ms)[0], 3), ")"));
+    }
     const int64_t used_rows =
         std::accumulate(rows.begin(), rows.end(), int64_t{0});
     const double flops = 2.0 * used_rows * problem.n * problem.k;
@@ -404,9 +413,8 @@ absl::Status RunGroupedSuite(const GroupedBenchFlags& flags, FILE* out,
         Cell(flops / ((*ms)[0] * 1e-3) / 1e12, 0),
         contiguous ? Cell((*ms)[1], 4) : "-",
         contiguous ? Cell((*ms)[1] / (*ms)[0], 3) : "-",
-        absl::StrCat(Cell(pingpong_ms, 4), " (",
-                     gen::ConfigName(pingpong->config()), ")"),
-        Cell(pingpong_ms / (*ms)[0], 3),
+        alternative_cells.empty() ? "-"
+                                  : absl::StrJoin(alternative_cells, "; "),
         Cell(weights_per_second / 1e9, 0),
         Cell(weights_per_second / *copy, 2),
         std::isnan(error) ? "-" : absl::StrFormat("%.1e", error),

@@ -793,7 +793,7 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
   if (generated.config.epilogue == gen::GemmEpilogue::kTmaStore) {
     absl::StatusOr<CUtensorMap> encoded =
         OperandMap(generated.d_box, *p.output, kernel_operands.d, p.m, p.n,
-                   p.ldd, p.batch, p.stride_d);
+                   p.ldd, RowMatrices(p), p.stride_d);
     if (!encoded.ok()) return encoded.status();
     arguments.d_map = *encoded;
   }

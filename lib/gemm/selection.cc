@@ -1,3 +1,6 @@
+// Layer: choosing configurations, above problem.cc (which it calls) and
+// below plan.cc, gemm.cc, autotune.cc and prepare.cc: the heuristic's pick,
+// the autotuner's candidates, and the launch grid of a configuration.
 #include "ptxgen/gemm/selection.h"
 
 #include <algorithm>
@@ -74,16 +77,23 @@ bool PingPongSpills(const GemmProblem& problem, const gen::GemmConfig& config) {
           config.cluster_m == 2);
 }
 
-// What ptxas spilled of masked grouped block-scaled fp8 (the candidate
-// sweep): two 64-row slices of 128 columns per consumer, ping-pong's or
-// 256x128's (12-40 bytes), beside the group's scale addressing.
-bool MaskedBlockScalesSpill(const GemmProblem& problem,
+// What ptxas spilled of grouped fp8 candidates (the candidate sweep),
+// beside the group walk's state and scale addressing: masked block-scaled
+// in two 64-row slices of 128 columns per consumer, ping-pong's or
+// 256x128's (12-40 bytes); ping-pong staged for the TMA store (4-112
+// bytes).
+bool GroupedCandidateSpills(const GemmProblem& problem,
                             const gen::GemmConfig& config) {
-  return problem.scaling == GemmScaling::kBlock &&
-         problem.grouping == Grouping::kMasked && config.block_m >= 128 &&
-         config.block_n == 128 &&
-         (config.schedule == gen::GemmSchedule::kPingPong ||
-          config.block_m == 256);
+  if (problem.grouping == Grouping::kNone || !ptx::IsFp8(problem.element)) {
+    return false;
+  }
+  const bool pingpong = config.schedule == gen::GemmSchedule::kPingPong;
+  const bool masked_block_scales =
+      problem.scaling == GemmScaling::kBlock &&
+      problem.grouping == Grouping::kMasked && config.block_m >= 128 &&
+      config.block_n == 128 && (pingpong || config.block_m == 256);
+  return masked_block_scales ||
+         (pingpong && config.epilogue == gen::GemmEpilogue::kTmaStore);
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -422,15 +432,16 @@ double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
                   2e-6);
 }
 
-// A grouped GEMM's tiles, planned for PlannedGroupRows per group, stored
-// directly (a TMA box would cross a group's end):
+// A grouped GEMM's tiles, planned for PlannedGroupRows per group:
 // - groups of at most 64 rows (decode: B streamed once per group): 64-row
-//   tiles of one consumer;
-// - larger groups of 16-bit inputs: ping-pong's 128x128 tiles, whose
-//   consumers store one tile while the other's main loop runs: faster
-//   than cooperative 128x256 on 13 of 16 bf16 rows of the H200's grouped
-//   suite (by 1-21%, 6.5% in geometric mean), at most 3.4% slower on the
-//   other 3 (bench/RESULTS.md);
+//   tiles of one consumer, stored directly;
+// - larger groups store through TMA where D's rows take it (a tile
+//   crossing its group's end copies its rows from the staging buffer):
+//   1.0-1.15x faster than direct stores for bf16, 1.1-1.3x for fp8 (H200,
+//   bench/RESULTS.md);
+// - of 16-bit inputs: ping-pong's 128x128 tiles, whose consumers store
+//   one tile while the other's main loop runs (6.5% faster than
+//   cooperative 128x256 in geometric mean with direct stores);
 // - others (fp8 promotes every stage, which ping-pong's 128x128 tiles ran
 //   1.2-1.5x slower): 128 rows of two cooperative consumers;
 // the widest of 256, 192, 128 and 64 columns that fills a wave, and the
@@ -438,20 +449,23 @@ double PredictedSeconds(const GemmProblem& problem, int block_m, int block_n,
 gen::GemmConfig GroupedConfig(const GemmProblem& problem,
                               const GemmTarget& target) {
   const int64_t rows = PlannedGroupRows(problem);
-  if (rows > ptx::kWgmmaM && ptx::SizeInBytes(problem.element) == 2) {
+  const bool decode = rows <= ptx::kWgmmaM;
+  const gen::GemmEpilogue store = !decode && TmaStoreFits(problem)
+                                      ? gen::GemmEpilogue::kTmaStore
+                                      : gen::GemmEpilogue::kDirect;
+  if (!decode && ptx::SizeInBytes(problem.element) == 2) {
     const gen::GemmConfig pingpong = WithDeepestRing(
-        PingPong(problem, 128, 128, 1, gen::GemmEpilogue::kDirect),
-        problem.element, target);
+        PingPong(problem, 128, 128, 1, store), problem.element, target);
     if (RunsOnTarget(pingpong, problem, target)) return pingpong;
   }
-  const int block_m = rows <= ptx::kWgmmaM ? ptx::kWgmmaM : 128;
+  const int block_m = decode ? ptx::kWgmmaM : 128;
   const int64_t tiles_m = CeilDiv(rows, block_m) * problem.batch;
   std::optional<gen::GemmConfig> narrowest;
   for (int block_n : {256, 192, 128, 64}) {
-    const gen::GemmConfig config = WithDeepestRing(
-        WarpSpecialized(problem, block_m, block_n, block_m / ptx::kWgmmaM, 1,
-                        gen::GemmEpilogue::kDirect),
-        problem.element, target);
+    const gen::GemmConfig config =
+        WithDeepestRing(WarpSpecialized(problem, block_m, block_n,
+                                        block_m / ptx::kWgmmaM, 1, store),
+                        problem.element, target);
     if (!RunsOnTarget(config, problem, target)) continue;
     if (tiles_m * CeilDiv(problem.n, block_n) >= target.sm_count) {
       return config;
@@ -641,6 +655,13 @@ gen::GemmConfig PingPongConfig(const GemmProblem& problem,
   return config;
 }
 
+bool PickedDespiteSpills(const gen::GemmForm& form,
+                         const gen::GemmConfig& config) {
+  return gen::IsGrouped(form) && ptx::IsFp8(form.element) &&
+         config.block_m == 128 && config.block_n == 256 &&
+         config.epilogue == gen::GemmEpilogue::kTmaStore;
+}
+
 std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem,
                                               const GemmTarget& target) {
   std::vector<gen::GemmConfig> candidates;
@@ -649,7 +670,7 @@ std::vector<gen::GemmConfig> CandidateConfigs(const GemmProblem& problem,
     config = WithDeepestRing(config, problem.element, target);
     if (std::find(candidates.begin(), candidates.end(), config) ==
             candidates.end() &&
-        !MaskedBlockScalesSpill(problem, config) &&
+        !GroupedCandidateSpills(problem, config) &&
         RunsOnTarget(config, problem, target)) {
       candidates.push_back(config);
     }

@@ -490,8 +490,8 @@ namespace {
 // A grouped kernel counts its units as it walks the groups: one
 // persistent, warp-specialized grid of whole tiles (no split-K or stream-K,
 // which plan units ahead), A and B in their roles (a swap would put the
-// groups' rows along N). (Its stores stop at each group's last row, which
-// a TMA store's box would cross: TmaStoreComputes refuses the TMA store.)
+// groups' rows along N). Its stores stop at each group's last row: a TMA
+// store copies a tile that crosses it row by row (store_staged_rows).
 absl::Status GroupedConfigRule(const GemmConfig& config, const GemmForm& form) {
   if (!IsGrouped(form)) return absl::OkStatus();
   const char* broken =
@@ -542,11 +542,9 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
   }
   if (config.epilogue == GemmEpilogue::kTmaStore && !TmaStoreComputes(kernel)) {
     return Unsupported(
-        config,
-        absl::StrCat("the TMA-store epilogue stores 16-bit D [m, n] "
-                     "(stmatrix) of no grouped GEMM (its boxes would cross "
-                     "a group's last row); use 'direct' for ",
-                     FormName(kernel)));
+        config, absl::StrCat("the TMA-store epilogue stores 16-bit D [m, n] "
+                             "(stmatrix); use 'direct' for ",
+                             FormName(kernel)));
   }
   const GemmLayout layout = PlanGemmLayout(config, kernel);
   for (const ptx::SharedTile* tile : {&layout.a_tile, &layout.b_tile}) {

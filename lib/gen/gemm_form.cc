@@ -349,8 +349,7 @@ BlockScales BlockScalesOf(int64_t m, int64_t n, int64_t k, int64_t batch) {
 }
 
 bool TmaStoreComputes(const GemmForm& form) {
-  return ptx::SizeInBytes(form.output) == 2 && !form.d_transposed &&
-         !IsGrouped(form);
+  return ptx::SizeInBytes(form.output) == 2 && !form.d_transposed;
 }
 
 absl::Status ValidateGemmForm(const GemmForm& form) {

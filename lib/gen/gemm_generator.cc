@@ -696,21 +696,25 @@ std::string TmaEpilogue(Generation& g) {
   g.ops.Define("fence_proxy_async_shared", ptx::FenceProxyAsyncSharedCta());
   g.ops.Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
   g.ops.Define("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false));
+  g.ops.Define("ld_shared_v4_b32", ptx::LoadSharedB32x4());
+  // Where the staging buffer keeps a byte of a chunk: its rows 128B-swizzled.
+  const std::string swizzle = absl::StrCat(
+      "// Where the staging buffer keeps byte `offset` of a chunk.\n"
+      "__device__ __forceinline__ unsigned swizzled(unsigned offset) {\n"
+      "  return ",
+      ptx::SwizzleOffsetExpression("offset", ptx::Swizzle::k128B), ";\n}\n\n");
   ptx::TensorStore store;
   store.rank = GemmMapRank(g.form, GemmMapOperand::kD);
   return absl::StrCat(
-      layout->DeviceFunctions(), "\n", TmaStoreTransform(g, *fragment),
+      layout->DeviceFunctions(), "\n", swizzle, TmaStoreTransform(g, *fragment),
       Fill(g, "gemm_epilogue_tma.cu",
            {{"PACK", PackCall(g, "values[q]",
                               TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
                               TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
             {"STORE_MATRIX",
-             g.ops.Call(
-                 "stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
-                 {{"address", absl::StrCat("c_tile + ",
-                                           ptx::SwizzleOffsetExpression(
-                                               "offset", ptx::Swizzle::k128B))},
-                  {"values", "values"}})},
+             g.ops.Call("stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
+                        {{"address", "c_tile + swizzled(offset)"},
+                         {"values", "values"}})},
             {"STORE_CHUNK",
              g.ops.Call(
                  absl::StrCat("tma_store_", store.rank, "d"),

@@ -114,4 +114,16 @@ Statement LoadSharedClusterF32x4() {
   return statement;
 }
 
+Statement LoadSharedB32x4() {
+  Statement statement("ld.shared.v4.b32");
+  statement.set_touches_memory(true);
+  const SlotId values =
+      statement.AddSlot("values", RegType::kB32, Access::kWrite, 4);
+  const SlotId address =
+      statement.AddSlot("address", RegType::kB32, Access::kRead);
+  statement.Emit("ld.shared.v4.b32",
+                 {Vector(Regs(values, 4)), Address(Reg(address))});
+  return statement;
+}
+
 }  // namespace ptxgen::ptx

@@ -232,6 +232,44 @@ std::vector<GroupedCase> Cases() {
   c.k = 192;
   c.config = "ws 128x128x64 s6 c2 w1 m2 direct hilbert persistent";
   add(c);
+  // TMA stores of the tiles inside a group; the tiles crossing a group's
+  // end copy their rows from the staging buffer.
+  c = {};
+  c.name = "Bf16ContiguousTmaStoreEdgesCBias";
+  c.rows = {0, 1, 127, 129, 0, 300, 64, 5};
+  c.extra_rows = 7;
+  c.n = 256;
+  c.k = 192;
+  c.beta = 0.5f;
+  c.bias = BiasAlong::kN;
+  c.config = "ws 128x256x64 s3 c2 w1 m1 tma g8 persistent";
+  add(c);
+  c = {};
+  c.name = "Bf16MaskedPingPongTmaStoreRaggedN";
+  c.grouping = Grouping::kMasked;
+  c.rows = {130, 0, 7, 256};
+  c.extra_rows = 256;
+  c.n = 328;
+  c.k = 256;
+  c.activation = Activation::kGelu;
+  c.config = "pp 128x128x64 s5 c2 w1 m1 tma g8 persistent";
+  add(c);
+  c = {};
+  c.name = "E4m3BlockScaledContiguousTmaStore";
+  c.element = kE4M3;
+  c.scaling = GemmScaling::kBlock;
+  c.rows = {300, 0, 129, 64, 1};
+  c.n = 384;
+  c.k = 512;
+  c.config = "ws 128x192x128 s4 c2 w0 m1 tma g8 persistent";
+  add(c);
+  c = {};
+  c.name = "Bf16ContiguousCluster2TmaStore";
+  c.rows = {300, 0, 129, 64, 1, 256};
+  c.n = 512;
+  c.k = 256;
+  c.config = "ws 128x128x64 s5 c2 w1 m2 tma g8 persistent";
+  add(c);
   return cases;
 }
 

@@ -493,7 +493,8 @@ TEST(GemmGeneratorTest, LaunchGrids) {
 // A grouped kernel's units are counted on the device: the host launches
 // for the most the rows can give (m / cluster rows + groups, per column of
 // tiles, when contiguous; every group's m when masked), and only
-// persistent, direct-store kernels of whole tiles walk them.
+// persistent kernels of whole tiles walk them, storing directly or
+// through TMA.
 TEST(GemmGeneratorTest, GroupedGridsCoverTheMostUnitsTheRowsCanGive) {
   const GemmConfig config =
       Parse("ws 128x256x64 s4 c2 w1 m1 direct g8 persistent");
@@ -509,9 +510,11 @@ TEST(GemmGeneratorTest, GroupedGridsCoverTheMostUnitsTheRowsCanGive) {
       132);
   const GemmForm grouped = *ParseFormName("bf16.kk->bf16+contiguous_groups");
   EXPECT_TRUE(ValidateGemmConfigForForm(config, grouped).ok());
+  EXPECT_TRUE(ValidateGemmConfigForForm(
+                  Parse("ws 128x256x64 s3 c2 w1 m1 tma g8 persistent"), grouped)
+                  .ok());
   for (const char* name :
-       {"ws 128x256x64 s4 c2 w1 m1 tma g8 persistent",
-        "ws 128x128x64 s6 c2 w1 m1 direct g8 k2 persistent",
+       {"ws 128x128x64 s6 c2 w1 m1 direct g8 k2 persistent",
         "ws 128x256x64 s4 c2 w1 m1 direct g8 sk persistent",
         "ws 128x256x64 s4 c2 w1 m1 direct g8 tiles",
         "ws 64x16x64 s8 c1 w1 m1 direct g8 persistent swap", "v1 128x128x64"}) {

@@ -12,6 +12,7 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/sha256.h"
 #include "ptxgen/gemm/plan.h"
+#include "ptxgen/gemm/selection.h"
 
 namespace ptxgen::sweep {
 namespace {
@@ -20,15 +21,17 @@ namespace {
 compile::CompileOptions SweepOptions() { return gemm::GemmCompileOptions({}); }
 
 // A problem with one compiled kernel, or "" when it is clean.
-std::string ProblemOf(const absl::StatusOr<compile::CompiledModule>& compiled) {
+std::string ProblemOf(const absl::StatusOr<compile::CompiledModule>& compiled,
+                      bool spills_accepted) {
   if (!compiled.ok()) return compiled.status().ToString();
   if (compiled->resources.size() != 1) {
     return absl::StrCat("ptxas reported ", compiled->resources.size(),
                         " kernels, not 1");
   }
   const compile::KernelResources& resources = compiled->resources[0];
-  if (resources.spill_store_bytes != 0 || resources.spill_load_bytes != 0 ||
-      resources.stack_frame_bytes != 0) {
+  if (!spills_accepted &&
+      (resources.spill_store_bytes != 0 || resources.spill_load_bytes != 0 ||
+       resources.stack_frame_bytes != 0)) {
     return absl::StrCat("spills ", resources.spill_store_bytes, " bytes out, ",
                         resources.spill_load_bytes, " in, stack frame ",
                         resources.stack_frame_bytes);
@@ -67,6 +70,8 @@ absl::Status KernelSweep::Generate() {
       kernel = {identity, gemm->kernel_name, std::move(gemm->source), {}};
     }
     kernel.cases.push_back(c.name);
+    kernel.spills_accepted =
+        kernel.spills_accepted && gemm::PickedDespiteSpills(c.form, c.config);
   }
   kernels_.clear();
   for (auto& [identity, kernel] : by_identity) {
@@ -92,7 +97,8 @@ std::vector<std::string> KernelSweep::CompileProblems() const {
   auto work = [&] {
     for (size_t i = next++; i < kernels_.size(); i = next++) {
       problems[i] = ProblemOf(
-          compile::CompileCuda(kernels_[i].name, kernels_[i].source, options));
+          compile::CompileCuda(kernels_[i].name, kernels_[i].source, options),
+          kernels_[i].spills_accepted);
       if (!problems[i].empty()) {
         problems[i] = absl::StrCat(absl::StrJoin(kernels_[i].cases, ", "), ": ",
                                    problems[i]);

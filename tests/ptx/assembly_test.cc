@@ -162,7 +162,8 @@ std::vector<Form> WarpForms() {
                              {ptx::ReduxSyncMaxU32()},
                              {ptx::ClusterCtaRank()},
                              {ptx::MapaSharedCluster()},
-                             {ptx::LoadSharedClusterF32x4()}};
+                             {ptx::LoadSharedClusterF32x4()},
+                             {ptx::LoadSharedB32x4()}};
   for (int count = ptx::kMinMaxNReg; count <= ptx::kMaxMaxNReg; count += 8) {
     Add(forms, ptx::SetMaxNReg(ptx::RegisterAdjustment::kIncrease, count));
     // ptxas refuses a decrease above the largest count the kernel reaches.

@@ -148,6 +148,14 @@ TEST(ClusterAddressingTest, LoadsFourFloatsOfAPeerCtasSharedMemory) {
             "ld.shared::cluster.v4.f32 {%f1, %f2, %f3, %f4}, [%r1];");
 }
 
+TEST(SharedMemoryTest, LoadsSixteenBytesOfThisCtasSharedMemory) {
+  const Statement load = LoadSharedB32x4();
+  EXPECT_TRUE(load.touches_memory());
+  EXPECT_EQ(*RenderPtx(load, {{"values", {"%r1", "%r2", "%r3", "%r4"}},
+                              {"address", {"%r5"}}}),
+            "ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%r5];");
+}
+
 TEST(WarpSpecializationTest, RenderingIsDeterministic) {
   const OperandNames names = {{"address", {"row"}}, {"values", {"v"}}};
   EXPECT_EQ(*RenderInlineAsm(*StMatrixSharedB16({4, true}), names),

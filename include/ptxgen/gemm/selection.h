@@ -44,6 +44,14 @@ gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
 gen::GemmConfig PingPongConfig(const GemmProblem& problem,
                                const GemmTarget& target);
 
+// Whether `config` is picked for `form` although ptxas spills in it: a
+// grouped fp8 kernel's 128x256 tiles staged for the TMA store spill 52-112
+// bytes beside the group walk's state, and still ran 1.2-1.3x faster than
+// the 128x192 and direct-store kernels that do not spill (H200,
+// bench/RESULTS.md). The compile sweeps allow exactly these spills.
+bool PickedDespiteSpills(const gen::GemmForm& form,
+                         const gen::GemmConfig& config);
+
 // The warp-specialized configurations worth timing for `problem`, each
 // with the deepest ring the target's shared memory holds, leaving out those
 // the target cannot run; at least one (the heuristic's pick).

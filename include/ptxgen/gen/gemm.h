@@ -248,9 +248,10 @@ GemmForm PlainForm(ptx::ScalarType element);
 // bias, applies an activation.
 bool HasEpilogueOps(const GemmForm& form);
 // Whether the TMA-store strategy computes the form: 16-bit D (stmatrix
-// stages 16-bit values) stored [m, n], with or without epilogue ops, of no
-// grouped GEMM (a box would cross a group's last row) (the one rule;
-// ValidateGemmConfigForForm and the selector read it).
+// stages 16-bit values) stored [m, n], with or without epilogue ops (the
+// one rule; ValidateGemmConfigForForm and the selector read it). A grouped
+// tile that crosses its group's last row is copied from the staging buffer
+// row by row instead of by TMA.
 bool TmaStoreComputes(const GemmForm& form);
 
 // A GemmConfig is made of parts, each read by what it shapes (a function

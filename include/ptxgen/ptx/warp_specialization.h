@@ -64,6 +64,11 @@ Statement MapaSharedCluster();
 // peer CTA's shared memory or this one's. Slot "values" (f32 x 4, written).
 Statement LoadSharedClusterF32x4();
 
+// ld.shared.v4.b32: 16 bytes from "address" (b32, a shared::cta address,
+// 16-byte aligned), such as a staged row of a tile that threads copy on to
+// global memory. Slot "values" (b32 x 4, written).
+Statement LoadSharedB32x4();
+
 }  // namespace ptxgen::ptx
 
 #endif  // PTXGEN_PTX_WARP_SPECIALIZATION_H_

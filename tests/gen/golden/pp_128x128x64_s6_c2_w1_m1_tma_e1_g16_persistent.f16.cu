@@ -160,6 +160,15 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// ld.shared.v4.b32
+__device__ __forceinline__ void ld_shared_v4_b32(unsigned (&values)[4], unsigned address) {
+  asm volatile(
+      "ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(values[0]), "=r"(values[1]), "=r"(values[2]), "=r"(values[3])
+      : "r"(address)
+      : "memory");
+}
+
 // mbarrier.arrive.shared::cta.b64
 __device__ __forceinline__ void mbarrier_arrive(unsigned mbarrier) {
   asm volatile(
@@ -728,13 +737,47 @@ __device__ __forceinline__ int stmatrix_register(int step, int value, int half) 
   return 8 * step + 2 * value + half;
 }
 
+// Where the staging buffer keeps byte `offset` of a chunk.
+__device__ __forceinline__ unsigned swizzled(unsigned offset) {
+  return ((offset) ^ ((((offset) >> 7) & 7u) << 4));
+}
+
+// A grouped tile that crosses its group's last row (e.m): every thread
+// copies the staged pass's rows inside the group to D, 16 bytes (8 values)
+// at a time, since a TMA box would write the next group's rows too. As for
+// TMA, D's rows start and n ends on 16-byte boundaries: a unit that starts
+// inside n ends inside it.
+__device__ __forceinline__ void store_staged_rows(const EpilogueArgs& e, int batch, int m0,
+                                                  int n0, unsigned c_tile, int thread) {
+  constexpr int kUnitsPerRow = plan::kStoreRowBytes / 16;
+  constexpr int kValuesPerUnit = plan::kStoreChunkColumns / kUnitsPerRow;
+  constexpr int kChunkUnits = plan::kRowsPerConsumer * kUnitsPerRow;
+  unsigned short* d = (unsigned short*)e.d + batch * e.stride_d;
+#pragma unroll 1
+  for (int u = thread; u < plan::kStorePassChunks * kChunkUnits;
+       u += plan::kThreadsPerWarpgroup) {
+    const int chunk = u / kChunkUnits;
+    const int row = u % kChunkUnits / kUnitsPerRow;
+    const int unit = u % kUnitsPerRow;
+    const int column = n0 + chunk * plan::kStoreChunkColumns + unit * kValuesPerUnit;
+    if (m0 + row >= e.m || column >= e.n) continue;
+    const unsigned offset =
+        chunk * plan::kStoreChunkBytes + row * plan::kStoreRowBytes + unit * 16u;
+    unsigned values[4];
+    ld_shared_v4_b32(values, c_tile + swizzled(offset));
+    *(uint4*)(d + (long long)(m0 + row) * e.ldd + column) =
+        make_uint4(values[0], values[1], values[2], values[3]);
+  }
+}
+
 // The TMA-store strategy: alpha times each accumulator, or its
 // epilogue_value, rounded to the output type; stages this consumer's
 // kRowsPerConsumer x kBlockN rows with stmatrix in 128B-swizzled
 // kStoreChunkColumns-column chunks of kStoreChunkBytes bytes,
 // kStorePassChunks per pass; after each pass one thread stores its chunks
-// with TMA, which clips them to m x n. A pass may write the buffer once the
-// store before it (this tile's or the previous one's) has read it.
+// with TMA, which clips them to m x n (a grouped tile crossing its group's
+// end: store_staged_rows). A pass may write the buffer once the store
+// before it (this tile's or the previous one's) has read it.
 __device__ __forceinline__ void store_tile(
     const Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     const EpilogueArgs& e, int batch, int m0, int n0, int unit, int consumer,
@@ -744,6 +787,7 @@ __device__ __forceinline__ void store_tile(
       plan::kStorePassChunks * plan::kStoreChunkColumns / plan::kStMatrixStepColumns;
   const unsigned c_tile = e.base + plan::kCTileOffset + consumer * plan::kConsumerCBytes;
   const unsigned address_row = stmatrix_row(thread);
+  const bool tma_stores = !plan::kGrouped || m0 + plan::kRowsPerConsumer <= e.m;
 #pragma unroll
   for (int pass = 0; pass < plan::kStorePasses; ++pass) {
     if (thread == 0) {
@@ -767,12 +811,16 @@ __device__ __forceinline__ void store_tile(
         for (int q = 0; q < 4; ++q) {
           cvt_pack_f16x2(values[q], e.alpha * acc[s][stmatrix_register(c, q, 1)], e.alpha * acc[s][stmatrix_register(c, q, 0)]);
         }
-        stmatrix_x4(c_tile + ((offset) ^ ((((offset) >> 7) & 7u) << 4)), values);
+        stmatrix_x4(c_tile + swizzled(offset), values);
       }
     }
     fence_proxy_async_shared();
     named_barrier_sync(plan::kFirstConsumerBarrier + consumer, plan::kThreadsPerWarpgroup);
-    if (thread == 0) {
+    if (!tma_stores) {
+      store_staged_rows(e, batch, m0,
+                        n0 + pass * plan::kStorePassChunks * plan::kStoreChunkColumns,
+                        c_tile, thread);
+    } else if (thread == 0) {
 #pragma unroll
       for (int chunk = 0; chunk < plan::kStorePassChunks; ++chunk) {
         tma_store_2d(e.d_map_address, {(unsigned)(n0 + plan::kStoreChunkColumns * (pass * plan::kStorePassChunks + chunk)), (unsigned)(m0)}, c_tile + chunk * plan::kStoreChunkBytes);
