@@ -38,7 +38,7 @@ expect_refusal "--mode must be one of" --mode=fastest
 expect_refusal "--nvrtc-flags: compile: flag '-arch=sm_80' names the architecture" \
   --nvrtc-flags="-lineinfo -arch=sm_80"
 expect_refusal "--mode=configs needs --configs" --mode=configs
-expect_refusal "--configs applies only to --mode=configs (not --mode=heuristic)" \
+expect_refusal "--configs applies only to --mode=configs and --grouped (not --mode=heuristic)" \
   --configs="v1 128x128x64"
 expect_refusal "--shapes does not apply to --mode=ladder" --mode=ladder --shapes=1024x1024x1024
 expect_refusal "--shapes: '12x34' is not MxNxK" --shapes=12x34

@@ -261,11 +261,15 @@ void KernelCache::SetWarningSink(WarningSink sink) {
 void KernelCache::ClearMemory() {
   absl::MutexLock lock(&mutex_);
   modules_.clear();
+  identities_.clear();
 }
 
 void KernelCache::Remember(const std::string& key,
                            std::shared_ptr<const CompiledModule> module) {
-  modules_[key] = Resident{std::move(module), ++uses_};
+  // Identities already naming the key keep naming it.
+  Resident& resident = modules_[key];
+  resident.module = std::move(module);
+  resident.last_use = ++uses_;
   if (static_cast<int64_t>(modules_.size()) <=
       std::max(1, config_.memory_modules)) {
     return;
@@ -273,6 +277,9 @@ void KernelCache::Remember(const std::string& key,
   auto oldest = modules_.begin();
   for (auto it = modules_.begin(); it != modules_.end(); ++it) {
     if (it->second.last_use < oldest->second.last_use) oldest = it;
+  }
+  for (const std::string& identity : oldest->second.identities) {
+    identities_.erase(identity);
   }
   modules_.erase(oldest);
 }
@@ -496,6 +503,57 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
   module->source = CacheSource::kMemoryCache;
   module->compile_ms = MillisecondsSince(start);
   return module;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
+    absl::string_view name, absl::string_view source,
+    const CompileOptions& options, absl::string_view identity,
+    std::shared_ptr<const void> description) {
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> module =
+      GetOrCompile(name, source, options);
+  if (!module.ok()) return module;
+  absl::MutexLock lock(&mutex_);
+  auto resident = modules_.find((*module)->cache_key);
+  // Gone from memory already (ClearMemory, the bound): nothing to name.
+  if (resident == modules_.end()) return module;
+  if (identities_
+          .try_emplace(identity,
+                       Identified{resident->first, std::move(description)})
+          .second) {
+    resident->second.identities.emplace_back(identity);
+  }
+  return module;
+}
+
+std::optional<IdentifiedModule> KernelCache::FindIdentified(
+    absl::string_view identity) {
+  const auto start = std::chrono::steady_clock::now();
+  IdentifiedModule found;
+  std::shared_ptr<const CompiledModule> cached;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto named = identities_.find(identity);
+    if (named == identities_.end()) {
+      ++identity_lookups_.missed;
+      return std::nullopt;
+    }
+    ++identity_lookups_.found;
+    // An identity leaves with its module (Remember, ClearMemory).
+    Resident& resident = modules_.at(named->second.key);
+    resident.last_use = ++uses_;
+    cached = resident.module;
+    found.description = named->second.description;
+  }
+  auto module = std::make_shared<CompiledModule>(*cached);
+  module->source = CacheSource::kMemoryCache;
+  module->compile_ms = MillisecondsSince(start);
+  found.module = std::move(module);
+  return found;
+}
+
+IdentityLookups KernelCache::identity_lookups() const {
+  absl::MutexLock lock(&mutex_);
+  return identity_lookups_;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::Produce(

@@ -1,3 +1,7 @@
+// Layer: the autotuner, above gemm.cc, plan.cc, selection.cc and
+// problem.cc (which it calls: each candidate planned, then prepared through
+// lib/gemm/gemm_preparation.h) and below prepare.cc, whose Gemm::Prepare
+// calls it for Selection::kAutotune.
 #include "ptxgen/gemm/autotune.h"
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "lib/gemm/autotune_record.h"
+#include "lib/gemm/gemm_preparation.h"
 #include "lib/gemm/timing.h"
 #include "ptxgen/base/environment.h"
 #include "ptxgen/base/log.h"
@@ -135,10 +140,12 @@ std::vector<compile::TrustedFolder> ShippedRecordFolders(
   return folders;
 }
 
-// Compiles every candidate's source in parallel so that loading them one
-// by one afterwards finds them in the cache.
+// Plans every candidate for `target` in parallel, compiling their kernels,
+// so that preparing them one by one afterwards finds each in the cache by
+// its identity.
 void CompileConcurrently(const GemmProblem& problem,
                          const std::vector<gen::GemmConfig>& candidates,
+                         const GemmTarget& target,
                          compile::KernelCache& cache) {
   const unsigned workers = std::max(
       1u, std::min<unsigned>(std::thread::hardware_concurrency(),
@@ -148,15 +155,11 @@ void CompileConcurrently(const GemmProblem& problem,
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       for (size_t i = w; i < candidates.size(); i += workers) {
-        absl::StatusOr<gen::GeneratedGemm> generated =
-            gen::GenerateGemm(candidates[i], FormOf(problem));
-        // Failures surface again, with their reason, when loading.
-        if (generated.ok()) {
-          cache
-              .GetOrCompile(generated->kernel_name, generated->source,
-                            GemmCompileOptions({}))
-              .IgnoreError();
-        }
+        GemmOptions options;
+        options.config = candidates[i];
+        options.cache = &cache;
+        // Failures surface again, with their reason, when preparing.
+        PlanGemm(problem, target, options).IgnoreError();
         base::Log(
             base::LogLevel::kInfo,
             absl::StrCat("autotune ", ProblemName(problem), ": compiled ",
@@ -180,11 +183,15 @@ std::vector<TuningMeasurement> MeasureAll(
   std::vector<TuningMeasurement> measurements;
   std::vector<std::optional<Gemm>> gemms;
   std::vector<std::vector<double>> times(candidates.size());
+  const absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
   for (const gen::GemmConfig& config : candidates) {
     GemmOptions options;
     options.config = config;
     options.cache = &cache;
-    absl::StatusOr<Gemm> gemm = Gemm::Prepare(problem, options);
+    absl::StatusOr<Gemm> gemm =
+        context.ok()
+            ? GemmPreparation::PrepareChosen(problem, options, *context)
+            : absl::StatusOr<Gemm>(context.status());
     measurements.push_back({config, gemm.status()});
     gemms.push_back(gemm.ok() ? std::optional<Gemm>(*std::move(gemm))
                               : std::nullopt);
@@ -259,7 +266,11 @@ absl::StatusOr<TuningReport> RecallOrTune(
     records.best[key] = *recorded;
     return report;
   }
-  CompileConcurrently(problem, candidates, cache);
+  // On a device the kernels are not for, nothing is compiled: preparing
+  // each candidate refuses it in GemmTargetOf's words.
+  if (absl::StatusOr<GemmTarget> target = GemmTargetOf(*device); target.ok()) {
+    CompileConcurrently(problem, candidates, *target, cache);
+  }
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();
   if (!stream.ok()) return stream.status();
   absl::StatusOr<RotatingGemmOperands> operands = RandomRotatingGemmOperands(

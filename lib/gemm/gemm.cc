@@ -1,24 +1,26 @@
+// Layer: the Gemm of a chosen configuration, above plan.cc, selection.cc
+// and problem.cc (which it calls) and below autotune.cc and prepare.cc
+// (which call it, lib/gemm/gemm_preparation.h): the kernel loaded once per
+// context, the workspace, and Run's checks and launch. Choosing the
+// configuration, autotuned or not, is prepare.cc's.
 #include "ptxgen/gemm/gemm.h"
 
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <future>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/gemm/gemm_preparation.h"
 #include "lib/gemm/helper_kernels.h"
 #include "lib/gemm/problem_parts.h"
 #include "ptxgen/compile/compiler.h"
-#include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/ptx/tma.h"
@@ -83,11 +85,6 @@ GemmWorkspace::~GemmWorkspace() {
   buffer.reset();
 }
 
-namespace {
-
-// The current context, or device 0's primary context made current (and
-// left so, for the caller's later calls). Retained primary contexts live as
-// long as the process: modules loaded into them must stay valid.
 absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
   absl::StatusOr<CUcontext> current = runtime::CurrentContext();
   if (!current.ok() || *current != nullptr) return current;
@@ -97,6 +94,8 @@ absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
   if (absl::Status set = (*primary)->SetCurrent(); !set.ok()) return set;
   return (*primary)->get();
 }
+
+namespace {
 
 runtime::LaunchConfig LaunchShape(const gen::GeneratedGemm& generated,
                                   const gen::GemmGrid& grid, CUstream stream) {
@@ -122,7 +121,8 @@ absl::StatusOr<int> ResidentClusters(const GemmPlan& plan,
       LaunchShape(plan.generated, one_cluster, nullptr));
 }
 
-// Loaded kernels by context ID (runtime::ContextId) and kernel. Keyed by
+// Loaded kernels by context ID (runtime::ContextId) and kernel identity
+// (GemmPlan::kernel_identity, the kernel cache's key for it too). Keyed by
 // ID, not by CUcontext: a context created after another was destroyed may
 // get its handle, and must not find the dead context's modules. The dead
 // context's entries stay, never looked up again: each holds its kernel's
@@ -282,11 +282,7 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
   // flags: the loaded kernel carries them to every Gemm that uses it.
   const gen::GeneratedGemm& generated = plan.generated;
   Registry& registry = LoadedKernels();
-  const std::pair<uint64_t, std::string> key{
-      *context_id,
-      absl::StrCat(gen::FormName(generated.form), " ",
-                   gen::ConfigName(generated.config), " ",
-                   absl::StrJoin(plan.compiled->options.flags, " "))};
+  const std::pair<uint64_t, std::string> key{*context_id, plan.kernel_identity};
   {
     absl::MutexLock lock(&registry.mutex);
     auto it = registry.kernels.find(key);
@@ -362,39 +358,6 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   workspace->reduce = *reduce;
   workspace->sm_count = plan.target.sm_count;
   return workspace;
-}
-
-// The primary context of options.device; an ordinal that names no device
-// is refused by the option's name.
-absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(
-    int ordinal) {
-  if (ordinal < 0) {
-    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
-                               " is not a device ordinal (0 or more)"));
-  }
-  absl::StatusOr<int> count = runtime::DeviceCount();
-  if (!count.ok()) return count.status();
-  if (ordinal >= *count) {
-    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
-                               " is not below the driver's device count, ",
-                               *count));
-  }
-  return runtime::RetainedPrimaryContext(ordinal);
-}
-
-// Prepare as the thread that asked for it would have: in its context,
-// pushed here. Without one to take over (none current, or no driver),
-// Prepare decides as for a direct call: options.device's primary context,
-// else device 0's, or the driver's failure after the problem's rules.
-absl::StatusOr<Gemm> PrepareInCallersContext(
-    const absl::StatusOr<CUcontext>& caller, const GemmProblem& problem,
-    const GemmOptions& options) {
-  if (!caller.ok() || *caller == nullptr)
-    return Gemm::Prepare(problem, options);
-  absl::StatusOr<runtime::ScopedCurrentContext> scope =
-      runtime::ScopedCurrentContext::Push(*caller);
-  if (!scope.ok()) return scope.status();
-  return Gemm::Prepare(problem, options);
 }
 
 // "context 0x... (device 1)": the current context, for messages.
@@ -527,70 +490,11 @@ absl::Status CheckOperandReachable(const runtime::Driver& driver,
   return RefuseUnreachable(driver, name, address, gemm_context, gemm_device);
 }
 
-// Flags CompileCuda would refuse, and what the options may not ask for
-// together, refused before anything is selected or compiled.
-absl::Status ValidateOptions(const GemmOptions& options) {
-  if (absl::Status valid = compile::ValidateCompileOptions(
-          GemmCompileOptions(options.nvrtc_flags));
-      !valid.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GEMM nvrtc_flags: ", valid.message()));
-  }
-  if (options.workspace != WorkspaceOwner::kGemm &&
-      options.workspace != WorkspaceOwner::kCaller) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: GemmOptions::workspace=", static_cast<int>(options.workspace),
-        " is not a WorkspaceOwner (kGemm=0, kCaller=1)"));
-  }
-  if (options.selection == Selection::kAutotune &&
-      !options.config.has_value() && !options.nvrtc_flags.empty()) {
-    return absl::InvalidArgumentError(
-        "GEMM: nvrtc_flags with Selection::kAutotune: the autotuner times "
-        "kernels compiled without flags, so its pick would not be timed as "
-        "compiled; autotune first, then prepare its config with the flags");
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
-                                   const GemmOptions& options) {
-  if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
-  if (absl::Status valid = ValidateOptions(options); !valid.ok()) return valid;
-  if (!options.device.has_value()) {
-    absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
-    if (!context.ok()) return context.status();
-    return PrepareInCurrentContext(problem, options, *context);
-  }
-  absl::StatusOr<const runtime::PrimaryContext*> primary =
-      PrimaryContextOfDevice(*options.device);
-  if (!primary.ok()) return primary.status();
-  // Current for this call only: the caller's context stays the caller's.
-  absl::StatusOr<runtime::ScopedCurrentContext> scope =
-      runtime::ScopedCurrentContext::Push((*primary)->get());
-  if (!scope.ok()) return scope.status();
-  return PrepareInCurrentContext(problem, options, (*primary)->get());
-}
-
-std::future<absl::StatusOr<Gemm>> Gemm::PrepareAsync(
-    const GemmProblem& problem, const GemmOptions& options) {
-  const absl::StatusOr<CUcontext> caller = runtime::CurrentContext();
-  try {
-    return std::async(std::launch::async, [problem, options, caller] {
-      return PrepareInCallersContext(caller, problem, options);
-    });
-  } catch (const std::system_error& error) {
-    std::promise<absl::StatusOr<Gemm>> refused;
-    refused.set_value(absl::ResourceExhaustedError(absl::StrCat(
-        "Gemm::PrepareAsync: cannot start a thread (", error.what(), ")")));
-    return refused.get_future();
-  }
-}
-
-absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
-                                                   const GemmOptions& options,
-                                                   CUcontext context) {
+absl::StatusOr<Gemm> GemmPreparation::PrepareChosen(const GemmProblem& problem,
+                                                    const GemmOptions& options,
+                                                    CUcontext context) {
   compile::KernelCache& cache = options.cache != nullptr
                                     ? *options.cache
                                     : compile::KernelCache::Default();
@@ -601,13 +505,6 @@ absl::StatusOr<Gemm> Gemm::PrepareInCurrentContext(const GemmProblem& problem,
   if (!target.ok()) return target.status();
   GemmOptions planned = options;
   planned.cache = &cache;
-  if (!options.config.has_value() &&
-      options.selection == Selection::kAutotune) {
-    absl::StatusOr<gen::GemmConfig> tuned =
-        AutotunedConfig(problem, CandidateConfigs(problem, *target), cache);
-    if (!tuned.ok()) return tuned.status();
-    planned.config = *tuned;
-  }
   absl::StatusOr<GemmPlan> plan = PlanGemm(problem, *target, planned);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =

@@ -1,5 +1,11 @@
+// Layer: the plan, above selection.cc and problem.cc (which it calls) and
+// below gemm.cc, autotune.cc and prepare.cc (which call it): a problem
+// planned for a named target, its kernel generated and compiled through the
+// kernel cache, or found there by its identity.
 #include "ptxgen/gemm/plan.h"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +101,21 @@ compile::CompileOptions GemmCompileOptions(
   return options;
 }
 
+std::string GemmKernelIdentity(const gen::GemmForm& form,
+                               const gen::GemmConfig& config,
+                               const compile::CompileOptions& options) {
+  // Length-prefixed fields: flags "-DA=1 -DB=2" and "-DA=1", "-DB=2" differ.
+  std::string identity;
+  auto field = [&identity](absl::string_view text) {
+    absl::StrAppend(&identity, text.size(), ":", text, ";");
+  };
+  field(gen::FormName(form));
+  field(gen::ConfigName(config));
+  field(options.arch);
+  for (const std::string& flag : options.flags) field(flag);
+  return identity;
+}
+
 absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
     absl::string_view text) {
   std::vector<std::string> flags = absl::StrSplit(text, ' ', absl::SkipEmpty());
@@ -138,11 +159,30 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
       ChosenConfig(problem, target, options);
   if (!config.ok()) return config.status();
   plan.config = *config;
-  // Generating refuses an invalid config, before anything is planned for it.
-  absl::StatusOr<gen::GeneratedGemm> generated =
-      gen::GenerateGemm(plan.config, FormOf(problem));
-  if (!generated.ok()) return generated.status();
-  plan.generated = *std::move(generated);
+  const gen::GemmForm form = FormOf(problem);
+  const compile::CompileOptions compile_options =
+      GemmCompileOptions(options.nvrtc_flags);
+  plan.kernel_identity = GemmKernelIdentity(form, plan.config, compile_options);
+  compile::KernelCache& cache = options.cache != nullptr
+                                    ? *options.cache
+                                    : compile::KernelCache::Default();
+  // A kernel this cache compiled under its identity comes back with the
+  // text it was generated as: nothing is generated or hashed again.
+  std::optional<compile::IdentifiedModule> known =
+      cache.FindIdentified(plan.kernel_identity);
+  std::shared_ptr<const gen::GeneratedGemm> generated;
+  if (known) {
+    generated =
+        std::static_pointer_cast<const gen::GeneratedGemm>(known->description);
+  } else {
+    // Generating refuses an invalid config, before anything is planned for
+    // it.
+    absl::StatusOr<gen::GeneratedGemm> fresh =
+        gen::GenerateGemm(plan.config, form);
+    if (!fresh.ok()) return fresh.status();
+    generated = std::make_shared<const gen::GeneratedGemm>(*std::move(fresh));
+  }
+  plan.generated = *generated;
   if (absl::Status fits = CheckFitsTarget(plan.generated, target); !fits.ok()) {
     return fits;
   }
@@ -153,12 +193,11 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
       PlanGemmLaunch(problem, plan.config, plan.resident_clusters);
   if (!grid.ok()) return grid.status();
   plan.grid = *grid;
-  compile::KernelCache& cache = options.cache != nullptr
-                                    ? *options.cache
-                                    : compile::KernelCache::Default();
   absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
-      cache.GetOrCompile(plan.generated.kernel_name, plan.generated.source,
-                         GemmCompileOptions(options.nvrtc_flags));
+      known.has_value() ? known->module
+                        : cache.GetOrCompile(generated->kernel_name,
+                                             generated->source, compile_options,
+                                             plan.kernel_identity, generated);
   if (!compiled.ok()) return compiled.status();
   if (absl::Status usable =
           RefuseKernelsTheFlagsCripple(**compiled, options.nvrtc_flags);

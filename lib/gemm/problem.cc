@@ -1,3 +1,6 @@
+// Layer: the problem model, the bottom of lib/gemm: validation,
+// resolution, the kernel's form and the operands' spans. Calls nothing of
+// lib/gemm above it.
 #include "ptxgen/gemm/problem.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Layer: timing on the device (random operands, event medians), beside
+// gemm.cc and below autotune.cc; calls problem.cc and helper_kernels.cc.
 #include "lib/gemm/timing.h"
 
 #include <algorithm>

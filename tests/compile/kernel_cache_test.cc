@@ -8,6 +8,8 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -261,6 +263,137 @@ TEST_F(CacheTest, CompileErrorsReachTheCallerAndAreNotCached) {
     EXPECT_TRUE(Contains(module.status().message(), "broken(3): error"));
   }
   EXPECT_TRUE(ListDirectory(directory_).empty());
+}
+
+// ---- lookups by identity ----
+
+// GetOrCompile under an identity; the module, or null on an error.
+std::shared_ptr<const CompiledModule> GetIdentified(
+    KernelCache& cache, absl::string_view identity,
+    std::shared_ptr<const void> description,
+    absl::string_view source = kTinyKernel,
+    const CompileOptions& options = CompileOptions{}) {
+  auto module = cache.GetOrCompile("tiny", source, options, identity,
+                                   std::move(description));
+  return module.ok() ? *module : nullptr;
+}
+
+TEST_F(CacheTest, AnIdentityFindsItsModuleAndDescriptionWithoutASource) {
+  KernelCache& cache = NewCache();
+  EXPECT_FALSE(cache.FindIdentified("tiny, plain").has_value());
+  auto description = std::make_shared<const std::string>("what was generated");
+  auto compiled = GetIdentified(cache, "tiny, plain", description);
+  ASSERT_TRUE(compiled);
+  EXPECT_EQ(compiled->source, CacheSource::kCompiled);
+  std::optional<IdentifiedModule> found = cache.FindIdentified("tiny, plain");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->module->source, CacheSource::kMemoryCache);
+  EXPECT_EQ(found->module->cache_key, compiled->cache_key);
+  EXPECT_TRUE(found->module->cubin == compiled->cubin);
+  EXPECT_EQ(found->module->cuda_source, kTinyKernel);
+  EXPECT_EQ(found->description, description);  // the caller's own object
+  EXPECT_FALSE(cache.FindIdentified("tiny, other").has_value());
+  const IdentityLookups lookups = cache.identity_lookups();
+  EXPECT_EQ(lookups.found, 1);
+  EXPECT_EQ(lookups.missed, 2);
+  EXPECT_TRUE(Warnings().empty());
+}
+
+// The memo stands in front of the content key: the first module named
+// stays named, and a lookup by content still finds it.
+TEST_F(CacheTest, AnIdentityNamesTheFirstModuleRememberedUnderIt) {
+  KernelCache& cache = NewCache();
+  auto first = std::make_shared<const std::string>("first");
+  ASSERT_TRUE(GetIdentified(cache, "tiny", first));
+  ASSERT_TRUE(GetIdentified(cache, "tiny", std::make_shared<int>(2)));
+  std::optional<IdentifiedModule> found = cache.FindIdentified("tiny");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->description, first);
+  EXPECT_EQ(Get(cache)->source, CacheSource::kMemoryCache);
+}
+
+// Different options are different identities, each naming its own module.
+TEST_F(CacheTest, IdentitiesOfDifferentOptionsNameTheirOwnModules) {
+  KernelCache& cache = NewCache();
+  CompileOptions lineinfo;
+  lineinfo.flags = {"-lineinfo"};
+  auto plain_description = std::make_shared<const std::string>("plain");
+  auto lineinfo_description = std::make_shared<const std::string>("lineinfo");
+  auto plain = GetIdentified(cache, "tiny", plain_description);
+  auto flagged = GetIdentified(cache, "tiny -lineinfo", lineinfo_description,
+                               kTinyKernel, lineinfo);
+  ASSERT_TRUE(plain && flagged);
+  EXPECT_NE(plain->cache_key, flagged->cache_key);
+  std::optional<IdentifiedModule> found_plain = cache.FindIdentified("tiny");
+  std::optional<IdentifiedModule> found_flagged =
+      cache.FindIdentified("tiny -lineinfo");
+  ASSERT_TRUE(found_plain.has_value() && found_flagged.has_value());
+  EXPECT_EQ(found_plain->module->cache_key, plain->cache_key);
+  EXPECT_EQ(found_plain->description, plain_description);
+  EXPECT_EQ(found_flagged->module->cache_key, flagged->cache_key);
+  EXPECT_EQ(found_flagged->module->options.flags, lineinfo.flags);
+  EXPECT_EQ(found_flagged->description, lineinfo_description);
+}
+
+// A test that clears memory to reach the disk reaches it by identity too.
+TEST_F(CacheTest, ClearMemoryForgetsIdentities) {
+  KernelCache& cache = NewCache();
+  ASSERT_TRUE(GetIdentified(cache, "tiny", nullptr));
+  ASSERT_TRUE(cache.FindIdentified("tiny").has_value());
+  cache.ClearMemory();
+  EXPECT_FALSE(cache.FindIdentified("tiny").has_value());
+  auto loaded = GetIdentified(cache, "tiny", nullptr);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->source, CacheSource::kDiskCache);
+  EXPECT_TRUE(cache.FindIdentified("tiny").has_value());
+}
+
+TEST_F(CacheTest, AnIdentityLeavesMemoryWithItsModule) {
+  KernelCache& cache = NewCache(CacheConfig{/*disk_enabled=*/true, directory_,
+                                            /*memory_modules=*/1});
+  ASSERT_TRUE(GetIdentified(cache, "a", nullptr));
+  ASSERT_TRUE(
+      GetIdentified(cache, "b", nullptr, absl::StrCat(kTinyKernel, "// b\n")));
+  EXPECT_FALSE(cache.FindIdentified("a").has_value());
+  EXPECT_TRUE(cache.FindIdentified("b").has_value());
+}
+
+TEST_F(CacheTest, CompileErrorsAreNotRememberedUnderAnIdentity) {
+  KernelCache& cache = NewCache();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_FALSE(GetIdentified(cache, "broken", nullptr,
+                               test_kernels::kSyntaxErrorKernel));
+    EXPECT_FALSE(cache.FindIdentified("broken").has_value());
+  }
+}
+
+// Threads that miss an identity together each generate, as a caller does
+// after FindIdentified; the kernel compiles once and is named once.
+TEST_F(CacheTest, ConcurrentThreadsMissingAnIdentityCompileOnce) {
+  KernelCache& cache = NewCache();
+  constexpr int kThreads = 8;
+  std::vector<std::shared_ptr<const CompiledModule>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (std::optional<IdentifiedModule> found =
+              cache.FindIdentified("tiny")) {
+        results[i] = found->module;
+      } else {
+        results[i] = GetIdentified(cache, "tiny", std::make_shared<int>(i));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int compiled = 0;
+  for (const auto& result : results) {
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->cache_key, results[0]->cache_key);
+    compiled += result->source == CacheSource::kCompiled ? 1 : 0;
+  }
+  EXPECT_EQ(compiled, 1);
+  EXPECT_TRUE(cache.FindIdentified("tiny").has_value());
+  EXPECT_EQ(ListDirectory(directory_).size(), 1u);
 }
 
 // ---- corrupt entries: discarded with a warning, recompiled, replaced ----

@@ -712,6 +712,30 @@ TEST_F(GemmRulesGpuTest, RotatingOperandsOutgrowL2WithDistinctCopies) {
   EXPECT_EQ(no_l2->a.size(), 1u);
 }
 
+// A warm Prepare finds its kernel in the cache by identity, generating no
+// text, and shares the kernel loaded for that identity in this context;
+// other flags are another kernel, loaded beside it.
+TEST_F(GemmRulesGpuTest, AWarmPrepareSharesTheKernelOfItsIdentity) {
+  compile::KernelCache cache(compile::CacheConfig{/*disk_enabled=*/false});
+  GemmOptions options;
+  options.cache = &cache;
+  const GemmProblem problem{256, 256, 64, ScalarType::kF16};
+  absl::StatusOr<Gemm> cold = Gemm::Prepare(problem, options);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  absl::StatusOr<Gemm> warm = Gemm::Prepare(problem, options);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(cache.identity_lookups().found, 1);
+  EXPECT_EQ(cache.identity_lookups().missed, 1);
+  EXPECT_EQ(&warm->generated(), &cold->generated());
+  options.nvrtc_flags = {"-lineinfo"};
+  absl::StatusOr<Gemm> flagged = Gemm::Prepare(problem, options);
+  ASSERT_TRUE(flagged.ok()) << flagged.status();
+  EXPECT_NE(&flagged->generated(), &cold->generated());
+  EXPECT_NE(flagged->compiled().cache_key, cold->compiled().cache_key);
+  EXPECT_EQ(flagged->compiled().options.flags,
+            (std::vector<std::string>{"--minimal", "-lineinfo"}));
+}
+
 TEST_F(GemmRulesGpuTest, AutotunerPicksAMeasuredCandidateAndRemembersIt) {
   const GemmProblem problem{512, 512, 512, ScalarType::kF16};
   const std::vector<gen::GemmConfig> candidates =

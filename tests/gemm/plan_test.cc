@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -256,6 +257,17 @@ TEST(PlanTest, NvrtcFlagsReachTheKernelsCompile) {
   EXPECT_FALSE(Contains(plain->compiled->ptx, ".loc"));
   EXPECT_NE(flagged->compiled->cache_key, plain->compiled->cache_key);
   EXPECT_EQ(flagged->generated.source, plain->generated.source);
+  // Two identities: planned again, each finds its own kernel.
+  EXPECT_NE(flagged->kernel_identity, plain->kernel_identity);
+  const absl::StatusOr<GemmPlan> plain_again =
+      PlanGemm(Decode(), GemmTarget::H200());
+  const absl::StatusOr<GemmPlan> flagged_again =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(plain_again.ok() && flagged_again.ok());
+  EXPECT_EQ(plain_again->compiled->cache_key, plain->compiled->cache_key);
+  EXPECT_EQ(flagged_again->compiled->cache_key, flagged->compiled->cache_key);
+  EXPECT_EQ(flagged_again->compiled->source,
+            compile::CacheSource::kMemoryCache);
 }
 
 // --minimal only drops declarations the kernels do not use: the CUBIN is
@@ -272,6 +284,110 @@ TEST(PlanTest, GemmKernelsCompileMinimalToTheSameCubin) {
       plan->generated.kernel_name, plan->generated.source, full);
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_TRUE(without->cubin == plan->compiled->cubin);
+}
+
+// ---- A kernel's identity ----
+
+// A planned kernel is found again by its identity in the cache that
+// compiled it: the warm plan is the cold one, its text generated and
+// hashed once. Forgetting the cache's memory forgets the identities too.
+TEST(PlanTest, AWarmPlanFindsItsKernelByIdentityWithoutGeneratingIt) {
+  ASSERT_TRUE(kNoDriverBundledKernels);
+  compile::CacheConfig config;
+  config.directory = absl::StrCat(CacheFolder(), "/identity");
+  config.read_only_directories = {testing_support::KernelBundle()};
+  compile::KernelCache cache(config);
+  GemmOptions options;
+  options.cache = &cache;
+  const absl::StatusOr<GemmPlan> cold =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_EQ(cache.identity_lookups().missed, 1);
+  const absl::StatusOr<GemmPlan> warm =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(cache.identity_lookups().found, 1);
+  EXPECT_EQ(cache.identity_lookups().missed, 1) << "the warm plan generated";
+  EXPECT_EQ(warm->kernel_identity, cold->kernel_identity);
+  EXPECT_EQ(warm->kernel_identity,
+            GemmKernelIdentity(FormOf(Decode()), warm->config,
+                               GemmCompileOptions({})));
+  EXPECT_EQ(warm->compiled->source, compile::CacheSource::kMemoryCache);
+  EXPECT_EQ(warm->compiled->cache_key, cold->compiled->cache_key);
+  EXPECT_EQ(warm->config, cold->config);
+  EXPECT_EQ(warm->generated.kernel_name, cold->generated.kernel_name);
+  EXPECT_TRUE(warm->generated.source == cold->generated.source);
+  EXPECT_EQ(warm->generated.shared_bytes, cold->generated.shared_bytes);
+  EXPECT_EQ(warm->grid.x, cold->grid.x);
+  cache.ClearMemory();
+  const absl::StatusOr<GemmPlan> cleared =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(cleared.ok()) << cleared.status();
+  EXPECT_EQ(cache.identity_lookups().missed, 2);
+  EXPECT_EQ(cleared->compiled->source, compile::CacheSource::kDiskCache);
+  EXPECT_EQ(cleared->compiled->cache_key, cold->compiled->cache_key);
+}
+
+// Two configurations of one form are two identities, each finding its
+// own kernel (both from the bundle: the decode problem's and the plain
+// one's picks).
+TEST(PlanTest, TwoConfigsOfOneFormAreTwoKernels) {
+  ASSERT_TRUE(kNoDriverBundledKernels);
+  compile::CacheConfig config;
+  config.directory = absl::StrCat(CacheFolder(), "/two_configs");
+  config.read_only_directories = {testing_support::KernelBundle()};
+  compile::KernelCache cache(config);
+  GemmOptions options;
+  options.cache = &cache;
+  const std::vector<GemmProblem> problems = {Decode(), Plain()};
+  ASSERT_EQ(FormOf(problems[0]), FormOf(problems[1]));
+  std::vector<GemmPlan> cold;
+  for (const GemmProblem& problem : problems) {
+    const absl::StatusOr<GemmPlan> plan =
+        PlanGemm(problem, GemmTarget::H200(), options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    cold.push_back(*plan);
+  }
+  ASSERT_FALSE(cold[0].config == cold[1].config);
+  EXPECT_NE(cold[0].kernel_identity, cold[1].kernel_identity);
+  EXPECT_NE(cold[0].compiled->cache_key, cold[1].compiled->cache_key);
+  EXPECT_EQ(cache.identity_lookups().missed, 2);
+  for (size_t i = 0; i < problems.size(); ++i) {
+    GemmOptions again = options;
+    again.config = cold[i].config;
+    const absl::StatusOr<GemmPlan> warm =
+        PlanGemm(problems[i], GemmTarget::H200(), again);
+    ASSERT_TRUE(warm.ok()) << warm.status();
+    EXPECT_EQ(warm->compiled->cache_key, cold[i].compiled->cache_key);
+    EXPECT_EQ(warm->generated.config, cold[i].config);
+    EXPECT_EQ(warm->generated.kernel_name, cold[i].generated.kernel_name);
+  }
+  EXPECT_EQ(cache.identity_lookups().found, 2);
+  EXPECT_EQ(cache.identity_lookups().missed, 2);
+}
+
+// Everything the identity is made from changes it; flags are fields of
+// their own, not joined into one.
+TEST(PlanTest, AKernelsIdentityNamesItsFormConfigArchAndFlags) {
+  const gen::GemmForm form = FormOf(Plain());
+  gen::GemmForm fused = FormOf(Fused());
+  const gen::GemmConfig config = HeuristicConfig(Plain(), GemmTarget::H200());
+  gen::GemmConfig deeper = config;
+  deeper.stages -= 1;
+  compile::CompileOptions other_arch = GemmCompileOptions({});
+  other_arch.arch = "sm_100a";
+  const std::set<std::string> identities = {
+      GemmKernelIdentity(form, config, GemmCompileOptions({})),
+      GemmKernelIdentity(fused, config, GemmCompileOptions({})),
+      GemmKernelIdentity(form, deeper, GemmCompileOptions({})),
+      GemmKernelIdentity(form, config, other_arch),
+      GemmKernelIdentity(form, config, GemmCompileOptions({"-lineinfo"})),
+      GemmKernelIdentity(form, config, GemmCompileOptions({"-DA=1 -DB=2"})),
+      GemmKernelIdentity(form, config, GemmCompileOptions({"-DA=1", "-DB=2"})),
+  };
+  EXPECT_EQ(identities.size(), 7u);
+  EXPECT_EQ(GemmKernelIdentity(form, config, GemmCompileOptions({})),
+            GemmKernelIdentity(form, config, GemmCompileOptions({})));
 }
 
 TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {

@@ -2,7 +2,9 @@
 #define PTXGEN_COMPILE_KERNEL_CACHE_H_
 
 // The content-addressed kernel cache: compiled modules kept in memory (the
-// most recently used ones) and on disk across processes.
+// most recently used ones) and on disk across processes; in memory, also
+// found by a caller's identity of them, without a source
+// (KernelCache::FindIdentified).
 //
 // The key hashes everything that changes the binary: module name, source,
 // every NVRTC argument (NvrtcArguments), NVRTC version and
@@ -130,8 +132,33 @@ struct CacheFolderContents {
   std::vector<CacheEntryFile> entries;  // least recently used first
 };
 
+// A module the cache remembers under a caller's identity of it
+// (KernelCache::FindIdentified), with what the caller made it from.
+struct IdentifiedModule {
+  std::shared_ptr<const CompiledModule> module;  // this lookup's copy
+  // What the caller gave GetOrCompile beside the identity (a GEMM's
+  // gen::GeneratedGemm): kept, never read, by the cache.
+  std::shared_ptr<const void> description;
+};
+
+// A cache's lookups by identity since it was made: those found (nothing
+// generated, nothing hashed) and those missed (the caller generated).
+struct IdentityLookups {
+  int64_t found = 0;
+  int64_t missed = 0;
+};
+
 // Compiled modules by the hash of their source and options: in memory for
 // the process, on disk across processes (entries checked before use).
+//
+// In front of the content key, an in-process memo: a caller that can name,
+// before it generates anything, everything its request is made from (a
+// GEMM's form, configuration and compile options: its identity) finds the
+// module by that name, without generating a source or hashing it. The memo
+// is memory only and goes with the module it names (ClearMemory, the
+// memory_modules bound): across processes, entries stay content-addressed,
+// since another build's generator may write another source for the same
+// identity.
 class KernelCache {
  public:
   // The process-wide cache, configured from the environment on first use.
@@ -150,10 +177,28 @@ class KernelCache {
       absl::string_view name, absl::string_view source,
       const CompileOptions& options);
 
+  // GetOrCompile, then, when it succeeded, `identity` remembered as this
+  // module's name, with `description`, for FindIdentified. The identity
+  // must determine name, source and options within the process; the first
+  // one remembered stays. Compile errors are not remembered.
+  absl::StatusOr<std::shared_ptr<const CompiledModule>> GetOrCompile(
+      absl::string_view name, absl::string_view source,
+      const CompileOptions& options, absl::string_view identity,
+      std::shared_ptr<const void> description);
+
+  // The module remembered under `identity` (this lookup's copy, its source
+  // kMemoryCache) and its description; none when it is not remembered, or
+  // no longer (its module left memory), and the caller generates. Threads
+  // that miss together each generate; GetOrCompile compiles once.
+  std::optional<IdentifiedModule> FindIdentified(absl::string_view identity);
+
+  // How many FindIdentified calls found their module, and missed it.
+  IdentityLookups identity_lookups() const;
+
   void SetWarningSink(WarningSink sink);
 
-  // Forgets the in-memory modules (disk entries stay); the next lookups go to
-  // disk, as a new process would.
+  // Forgets the in-memory modules and the identities that name them (disk
+  // entries stay); the next lookups go to disk, as a new process would.
   void ClearMemory();
 
   const CacheConfig& config() const { return config_; }
@@ -231,10 +276,19 @@ class KernelCache {
   struct Resident {
     std::shared_ptr<const CompiledModule> module;
     uint64_t last_use = 0;
+    // The identities that name it, forgotten with it.
+    std::vector<std::string> identities;
   };
 
-  // Keeps `module` in memory, dropping the least recently used beyond the
-  // configured count.
+  // What an identity names: the module's content key, and the caller's
+  // description.
+  struct Identified {
+    std::string key;
+    std::shared_ptr<const void> description;
+  };
+
+  // Keeps `module` in memory, dropping the least recently used (and its
+  // identities) beyond the configured count.
   void Remember(const std::string& key,
                 std::shared_ptr<const CompiledModule> module)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -246,9 +300,13 @@ class KernelCache {
   // Set once by OpenFolders; only read after it.
   std::vector<TrustedFolder> read_only_folders_;
   std::optional<TrustedFolder> dump_folder_;
-  absl::Mutex mutex_;
+  mutable absl::Mutex mutex_;
   bool disk_refused_ ABSL_GUARDED_BY(mutex_) = false;
   absl::flat_hash_map<std::string, Resident> modules_ ABSL_GUARDED_BY(mutex_);
+  // By identity; each names a module of modules_.
+  absl::flat_hash_map<std::string, Identified> identities_
+      ABSL_GUARDED_BY(mutex_);
+  IdentityLookups identity_lookups_ ABSL_GUARDED_BY(mutex_);
   uint64_t uses_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<std::string, std::shared_ptr<Pending>> pending_
       ABSL_GUARDED_BY(mutex_);

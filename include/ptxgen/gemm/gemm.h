@@ -61,6 +61,7 @@
 #include "cuda.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
+#include "ptxgen/gemm/options.h"
 #include "ptxgen/gemm/problem.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/scalar_type.h"
@@ -91,51 +92,6 @@ struct GemmOperands {
   CUdeviceptr group_rows = 0;
 };
 
-// How Prepare chooses a configuration when none is given.
-enum class Selection {
-  kHeuristic,  // pick from the shape and the device, no timing
-  kAutotune,   // time the candidates on the device once, remember the best
-};
-
-// Who gives the device memory of split-K's partial sums and stream-K's
-// flags and partial sums (Gemm::workspace_bytes(); most GEMMs need none).
-enum class WorkspaceOwner {
-  // Prepare allocates it once (and zeroes stream-K's flags); Run uses it,
-  // so the Gemm's runs on different streams must not overlap.
-  kGemm,
-  // Prepare allocates none: every Run of a Gemm that needs one is given
-  // one (Run with a CallerWorkspace), so runs on several streams may
-  // overlap, each with a workspace of its own, captured into CUDA graphs
-  // or not.
-  kCaller,
-};
-
-// What Prepare may be told beyond the problem.
-struct GemmOptions {
-  std::optional<gen::GemmConfig> config;  // use exactly this configuration
-  Selection selection = Selection::kHeuristic;
-  compile::KernelCache* cache = nullptr;  // nullptr: KernelCache::Default()
-  // The device to prepare for, by ordinal (0 .. DeviceCount() - 1): the
-  // Gemm is that device's primary context's, current for the duration of
-  // Prepare only (the caller's own is restored). Unset: the calling
-  // thread's current context, else device 0's primary context, then left
-  // current. An ordinal that names no device is refused. PlanGemm ignores
-  // it: it plans for a named target.
-  std::optional<int> device;
-  // Further NVRTC options for the kernel's compile, after GemmCompileOptions'
-  // own (plan.h): "-lineinfo" for a profiler, say. Flags that make ptxas
-  // serialize the kernel's wgmma or ignore its setmaxnreg (--Ofast-compile,
-  // -G, -Xptxas=-O0) are refused once compiled: such kernels ran 1.3x to
-  // 530x slower (bench/RESULTS.md, "Cold start"). Part of the kernel
-  // cache's key.
-  // With Selection::kAutotune it is refused: the autotuner times kernels
-  // compiled without them.
-  std::vector<std::string> nvrtc_flags;
-  // Who gives split-K's and stream-K's workspace (a value outside the
-  // enumeration is refused).
-  WorkspaceOwner workspace = WorkspaceOwner::kGemm;
-};
-
 // The alignment, in bytes, of a workspace given to Run (as cuBLASLt's).
 inline constexpr int64_t kWorkspaceAlignment = 256;
 
@@ -158,6 +114,10 @@ struct CallerWorkspace {
 class LoadedGemmKernel;
 struct GemmPlan;
 struct GemmWorkspace;
+// Defined in lib/gemm: the preparation of a Gemm whose configuration is
+// chosen, below the autotuner, which prepares its candidates with it, and
+// below Prepare, which chooses (heuristic or autotuned) and then calls it.
+class GemmPreparation;
 
 // A prepared GEMM: its kernel loaded, its grid and workspace planned; Run
 // launches it on device pointers. Copyable; copies share the kernel. A Gemm
@@ -233,10 +193,8 @@ class Gemm {
         kernel_(std::move(kernel)),
         workspace_(std::move(workspace)) {}
 
-  // Prepare's work once `context` is current.
-  static absl::StatusOr<Gemm> PrepareInCurrentContext(
-      const GemmProblem& problem, const GemmOptions& options,
-      CUcontext context);
+  friend class GemmPreparation;
+
   // Run's refusals: the pointers, the context, the stream.
   absl::Status CheckRunsHere(const GemmOperands& operands,
                              CUstream stream) const;
@@ -262,9 +220,9 @@ class Gemm {
 };
 
 // Loads the plan's kernel into the current context (the primary context of
-// device 0 made current when none is), once per context: shared by every
-// Gemm of that context. Asks the driver how many of its clusters fit at
-// once.
+// device 0 made current when none is), once per context and kernel
+// identity (GemmPlan::kernel_identity): shared by every Gemm of that
+// context. Asks the driver how many of its clusters fit at once.
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     const GemmPlan& plan);
 

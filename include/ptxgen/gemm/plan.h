@@ -19,7 +19,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ptxgen/compile/compiler.h"
-#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/options.h"
+#include "ptxgen/gemm/problem.h"
 #include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/runtime/device.h"
@@ -30,10 +31,19 @@ namespace ptxgen::gemm {
 // kernels need none of the runtime's declarations, which it leaves out of
 // NVRTC's built-in header), then the caller's further NVRTC flags
 // (GemmOptions::nvrtc_flags).
-// Planning and the autotuner's parallel compiles both take it, so that the
-// cache entries the autotuner fills are the ones Prepare then looks up.
 compile::CompileOptions GemmCompileOptions(
     const std::vector<std::string>& nvrtc_flags);
+
+// A GEMM kernel's identity within this process: what its source and its
+// compile are made from (the form's name, the configuration's name, the
+// compile's arch and flags), known before any text is generated. It keys
+// the kernel cache's lookup by identity (compile::KernelCache::
+// FindIdentified), so that a kernel planned before is found without its
+// source being generated or hashed, and the loaded-kernel registry
+// (LoadGemmKernel).
+std::string GemmKernelIdentity(const gen::GemmForm& form,
+                               const gen::GemmConfig& config,
+                               const compile::CompileOptions& options);
 
 // NVRTC flags as a command line gives them, "-lineinfo -Xptxas=-O2"
 // (split at spaces), refused as GemmCompileOptions would compose them
@@ -68,6 +78,8 @@ struct GemmPlan {
   // Compiled for target.arch through the kernel cache; `source` says
   // whether this lookup compiled it or found it.
   std::shared_ptr<const compile::CompiledModule> compiled;
+  // GemmKernelIdentity of the kernel: the name it was looked up by.
+  std::string kernel_identity;
 };
 
 // Validates the target and the problem; takes options.config, else the
@@ -75,7 +87,10 @@ struct GemmPlan {
 // SM count and shared memory); generates the kernel, refuses it when its
 // shared memory exceeds the target's (a given config may), plans the launch
 // (PlanGemmLaunch: what Prepare would refuse, this refuses) and compiles
-// it through options.cache (nullptr: compile::KernelCache::Default()).
+// it through options.cache (nullptr: compile::KernelCache::Default()). A
+// kernel that cache holds under its identity (GemmKernelIdentity) is
+// neither generated nor hashed again: its generated text comes back with
+// the module.
 // Selection::kAutotune without options.config is refused: timing needs the
 // device (Gemm::Prepare autotunes, then plans the winner).
 absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,

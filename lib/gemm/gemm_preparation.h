@@ -1,0 +1,37 @@
+#ifndef PTXGEN_LIB_GEMM_GEMM_PREPARATION_H_
+#define PTXGEN_LIB_GEMM_GEMM_PREPARATION_H_
+
+// The preparation of a Gemm whose configuration is chosen (gemm.cc): what
+// the autotuner (autotune.cc) prepares each candidate with, and what
+// Gemm::Prepare (prepare.cc) calls once it has chosen. Neither calls back:
+// gemm.cc knows nothing of autotuning.
+
+#include "absl/status/statusor.h"
+#include "cuda.h"
+#include "ptxgen/gemm/gemm.h"
+#include "ptxgen/gemm/options.h"
+#include "ptxgen/gemm/problem.h"
+
+namespace ptxgen::gemm {
+
+// The current context, or device 0's primary context made current (and
+// left so, for the caller's later calls). Retained primary contexts live as
+// long as the process: modules loaded into them must stay valid.
+absl::StatusOr<CUcontext> CurrentOrPrimaryContext();
+
+// A friend of Gemm, which builds it.
+class GemmPreparation {
+ public:
+  // Plans `problem` for the current device (PlanGemm: options.config, else
+  // the heuristic's pick; Selection::kAutotune without a config is refused
+  // as PlanGemm refuses it), loads the kernel into `context`, current, and
+  // re-plans the grid where the driver holds fewer clusters at once than
+  // the plan assumed; allocates the workspace the options ask for.
+  static absl::StatusOr<Gemm> PrepareChosen(const GemmProblem& problem,
+                                            const GemmOptions& options,
+                                            CUcontext context);
+};
+
+}  // namespace ptxgen::gemm
+
+#endif  // PTXGEN_LIB_GEMM_GEMM_PREPARATION_H_
