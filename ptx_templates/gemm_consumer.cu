@@ -5,7 +5,7 @@
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
-    PipelineState& ring, int& released, unsigned base, unsigned barriers,
+    const StageRing& stages, PipelineState& ring, int& released, unsigned base,
     int share, int lane{{SCALES_PARAMETER}}) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
@@ -19,7 +19,7 @@ __device__ __forceinline__ void mma_piece(
 {{NEXT_STAGE_SCALES}}    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
     const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
-    consumer_wait(ring, barriers);
+    stages.consumer_wait(ring);
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
@@ -27,16 +27,16 @@ __device__ __forceinline__ void mma_piece(
     wgmma_wait_in_flight();
 {{PIN_ACCUMULATORS}}
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
-    if (released >= 0) consumer_release(released, barriers, lane);
+    if (released >= 0) stages.consumer_release(released, lane);
     released = plan::kMmaGroupsInFlight == 0 ? -1 : ring.stage;
-    pipeline_advance(ring);
+    stages.advance(ring);
   }
   if (plan::kMmaGroupsInFlight != 0) {
     wgmma_wait_group_0();
   }
 {{PIN_ACCUMULATORS}}
   if (released >= 0) {
-    consumer_release(released, barriers, lane);
+    stages.consumer_release(released, lane);
     released = -1;
   }
 }
@@ -58,6 +58,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
   Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
+  const StageRing stages{barriers};
   PipelineState ring = pipeline_start();
   int released = -1;
   int piece = 0;  // of the cluster's work
@@ -65,12 +66,12 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   for (Work w = first_work(cluster); next_piece(schedule, w); ++piece) {
     if constexpr (plan::kPingPong) {
       if (piece % plan::kConsumers != consumer) {
-        pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
+        stages.skip(ring, w.kt_end - w.kt_begin);  // the other's stages
         continue;
       }
       if (piece > 0) wait_mma_turn(consumer);
     }
-{{TILE_SCALES}}    mma_piece(acc, w, ring, released, base, barriers, share, lane{{SCALES_ARGUMENT}});
+{{TILE_SCALES}}    mma_piece(acc, w, stages, ring, released, base, share, lane{{SCALES_ARGUMENT}});
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;

@@ -17,7 +17,7 @@ __device__ __forceinline__ unsigned partials_free_barrier(unsigned barriers, int
   return barriers + plan::kBarrierBytes * (2 * plan::kStages + plan::kConsumers + consumer);
 }
 
-// Thread 0 before the block starts, beside pipeline_init.
+// Thread 0 before the block starts, beside the stage ring's init.
 __device__ __forceinline__ void meeting_init(unsigned barriers) {
   for (int consumer = 0; consumer < plan::kConsumers; ++consumer) {
     mbarrier_init(partials_ready_barrier(barriers, consumer), plan::kReadyArrivals);

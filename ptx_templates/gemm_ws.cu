@@ -63,7 +63,7 @@ static_assert(sizeof(Schedule) <= plan::kScheduleBytes,
             : make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
                             cluster, clusters, plan::kStreamK,
                             plan::kStreamKMaxPieces);
-    pipeline_init(barriers);
+    StageRing{barriers}.init();
     if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }
   if constexpr (plan::kClusterCtas > 1) {
@@ -77,7 +77,7 @@ static_assert(sizeof(Schedule) <= plan::kScheduleBytes,
 {{PRODUCER_REGISTERS}}
     if (threadIdx.x == 0) {
       produce((unsigned long long)&a_map, (unsigned long long)&b_map, base,
-              barriers, schedule, cluster, rank, cluster_rows, tiles_n);
+              StageRing{barriers}, schedule, cluster, rank, cluster_rows, tiles_n);
     }
   } else {
 {{CONSUMER_REGISTERS}}

@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "lib/gen/device_ops.h"
 #include "lib/gen/gemm_internal.h"
+#include "lib/gen/kernel_builder.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/gen/templates.h"
@@ -30,18 +31,17 @@
 namespace ptxgen::gen {
 namespace {
 
-// Everything one generation needs; ops collects errors as it goes.
-struct Generation {
+// Everything one generation needs: the builder (device functions,
+// templates, errors as it goes) and the GEMM's plan.
+struct Generation : KernelBuilder {
+  Generation(const GemmConfig& config, const GemmForm& form,
+             ptx::ScalarType element, GemmLayout layout)
+      : config(config), form(form), element(element), layout(layout) {}
+
   const GemmConfig& config;
   const GemmForm& form;
   ptx::ScalarType element;  // A's and B's
   GemmLayout layout;
-  DeviceOps ops;
-  absl::Status status;
-
-  void Check(const absl::Status& result) {
-    if (status.ok() && !result.ok()) status = result;
-  }
 };
 
 // "A K-major, 128B swizzle; B MN-major, 128B swizzle" for the header comment.
@@ -134,9 +134,9 @@ std::string PinAccumulators(Generation& g, int indent,
   for (int s = 0; s < g.layout.m_slices; ++s) {
     absl::StrAppend(
         &text, std::string(indent, ' '),
-        g.ops.Call(name,
-                   ptx::WgmmaAccumulatorPin(AccumulatorType(g.form), columns),
-                   {{"d", absl::StrCat(array, "[", s, "]")}}),
+        g.ops().Call(name,
+                     ptx::WgmmaAccumulatorPin(AccumulatorType(g.form), columns),
+                     {{"d", absl::StrCat(array, "[", s, "]")}}),
         "\n");
   }
   return text;
@@ -184,15 +184,16 @@ std::string MmaBody(Generation& g, int indent, const std::string& array,
       const uint32_t a_offset = OperandOffset(g, a_tile, s * ptx::kWgmmaM, k);
       absl::StrAppend(
           &text, std::string(indent, ' '),
-          g.ops.Call(name, ptx::WgmmaMmaAsync(mma),
-                     {{"d", absl::StrCat(array, "[", s, "]")},
-                      {"a", absl::StrCat("a_desc + ",
-                                         ptx::DescriptorAddressDelta(a_offset),
-                                         "ull")},
-                      {"b", absl::StrCat("b_desc + ",
-                                         ptx::DescriptorAddressDelta(b_offset),
-                                         "ull")},
-                      {"scale_d", k == 0 ? first_scale_d : "1u"}}),
+          g.ops().Call(
+              name, ptx::WgmmaMmaAsync(mma),
+              {{"d", absl::StrCat(array, "[", s, "]")},
+               {"a",
+                absl::StrCat("a_desc + ", ptx::DescriptorAddressDelta(a_offset),
+                             "ull")},
+               {"b",
+                absl::StrCat("b_desc + ", ptx::DescriptorAddressDelta(b_offset),
+                             "ull")},
+               {"scale_d", k == 0 ? first_scale_d : "1u"}}),
           "\n");
     }
   }
@@ -200,8 +201,8 @@ std::string MmaBody(Generation& g, int indent, const std::string& array,
 }
 
 std::string WaitGroup(Generation& g, int pending) {
-  return g.ops.Call(absl::StrCat("wgmma_wait_group_", pending),
-                    ptx::WgmmaWaitGroup(pending), {});
+  return g.ops().Call(absl::StrCat("wgmma_wait_group_", pending),
+                      ptx::WgmmaWaitGroup(pending), {});
 }
 
 // The coordinates of a TMA box in a map of `rank`.
@@ -226,7 +227,7 @@ std::string TmaLoad(Generation& g, GemmMapOperand operand,
       {"coords", TmaCoordinates(load.rank, contiguous, other)},
       {"mbarrier", barrier}};
   if (multicast) arguments["cta_mask"] = "(unsigned short)0x3";
-  return g.ops.Call(
+  return g.ops().Call(
       absl::StrCat("tma_load_", load.rank, "d", multicast ? "_multicast" : ""),
       ptx::CpAsyncBulkTensorLoad(load), arguments);
 }
@@ -265,21 +266,9 @@ std::string LoadOperand(Generation& g, GemmMapOperand operand,
   return text;
 }
 
-std::string Fill(Generation& g, absl::string_view name,
-                 const TemplateValues& values) {
-  absl::StatusOr<absl::string_view> text = EmbeddedTemplate(name);
-  if (!text.ok()) {
-    g.Check(text.status());
-    return "";
-  }
-  absl::StatusOr<std::string> filled = FillTemplate(name, *text, values);
-  g.Check(filled.status());
-  return filled.ok() ? *filled : "";
-}
-
 std::string PackCall(Generation& g, const std::string& packed,
                      const std::string& high, const std::string& low) {
-  return g.ops.Call(
+  return g.ops().Call(
       absl::StrCat("cvt_pack_", ptx::PtxName(g.form.output), "x2"),
       ptx::CvtPackFromF32x2(g.form.output),
       {{"packed", packed}, {"high", high}, {"low", low}});
@@ -292,62 +281,28 @@ TemplateValues RoundingValues(Generation& g) {
       absl::StrCat("cvt_round_", ptx::PtxName(g.form.output));
   const absl::StatusOr<ptx::Statement> statement =
       ptx::CvtRoundFromF32(g.form.output);
-  return {{"PACK", PackCall(g, "packed", "high", "low")},
-          {"ROUND_LOW", g.ops.Call(round, statement,
-                                   {{"result", "value"}, {"value", "low"}})},
-          {"ROUND_HIGH", g.ops.Call(round, statement,
-                                    {{"result", "value"}, {"value", "high"}})}};
+  return {
+      {"PACK", PackCall(g, "packed", "high", "low")},
+      {"ROUND_LOW",
+       g.ops().Call(round, statement, {{"result", "value"}, {"value", "low"}})},
+      {"ROUND_HIGH", g.ops().Call(round, statement,
+                                  {{"result", "value"}, {"value", "high"}})}};
 }
 
 using PlanConstant = PlannedConstant;
 
 PlanConstant Int(const std::string& name, int64_t value) {
-  return {"int", name, absl::StrCat(value)};
+  return PlanInt(name, value);
 }
 PlanConstant Bytes(const std::string& name, int64_t value) {
-  return {"unsigned", name, absl::StrCat(value, "u")};
+  return PlanBytes(name, value);
 }
 PlanConstant Bool(const std::string& name, bool value) {
-  return {"bool", name, value ? "true" : "false"};
+  return PlanBool(name, value);
 }
 
-// Where the plan block goes until the rest of the source says which of the
-// planned numbers its parts read.
-constexpr char kPlanMarker[] = "@@PLAN@@\n";
-
-// Whether `source` names plan::<name> (not merely a longer name it begins).
-bool ReadsConstant(absl::string_view source, const std::string& name) {
-  const std::string reference = absl::StrCat("plan::", name);
-  for (size_t at = source.find(reference); at != absl::string_view::npos;
-       at = source.find(reference, at + 1)) {
-    const size_t end = at + reference.size();
-    if (end == source.size() ||
-        !(absl::ascii_isalnum(source[end]) || source[end] == '_')) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Puts the plan block in place of the marker, with the constants the source
-// reads (an unread constexpr draws a compiler warning); returns them.
-std::vector<PlanConstant> PlaceThePlan(const std::vector<PlanConstant>& planned,
-                                       std::string& source) {
-  std::vector<PlanConstant> read;
-  std::string block =
-      "// The numbers the host planned (gen::PlanGemmLayout), each written "
-      "once.\n"
-      "namespace plan {\n";
-  for (const PlanConstant& constant : planned) {
-    if (!ReadsConstant(source, constant.name)) continue;
-    absl::StrAppend(&block, "constexpr ", constant.type, " ", constant.name,
-                    " = ", constant.value, ";\n");
-    read.push_back(constant);
-  }
-  absl::StrAppend(&block, "}  // namespace plan\n");
-  absl::StrReplaceAll({{kPlanMarker, block}}, &source);
-  return read;
-}
+// The planner the plan block's comment names.
+constexpr char kPlanner[] = "gen::PlanGemmLayout";
 
 // What every schedule plans: the tile, its accumulators, the shared base and
 // the operand descriptors.
@@ -535,7 +490,7 @@ std::string AccumulatorDeclarations(const Generation& g) {
 // or with split-K the f32 slice in the workspace.
 std::string StoreFunction(Generation& g) {
   if (ReducesSlicesInWorkspace(g.config)) {
-    return Fill(g, "gemm_store_partial.cu", {});
+    return g.Fill("gemm_store_partial.cu", {});
   }
   const ptx::ScalarType output = g.form.output;
   const bool exact = output == ptx::ScalarType::kS32;
@@ -578,8 +533,8 @@ std::string StoreFunction(Generation& g) {
                                         "\n    ", high, " = ", element, ";");
   }
   const std::string value_function =
-      exact ? "" : absl::StrCat(EpilogueValueFunction(g.form, g.ops), "\n");
-  return absl::StrCat(value_function, Fill(g, "gemm_store_pair.cu", values));
+      exact ? "" : absl::StrCat(EpilogueValueFunction(g.form, g.ops()), "\n");
+  return absl::StrCat(value_function, g.Fill("gemm_store_pair.cu", values));
 }
 
 // Where accumulator acc[slice][reg] lies from the thread's first
@@ -628,20 +583,20 @@ std::string DirectEpilogue(Generation& g) {
         at.row, at.column, at.slice, at.reg, at.slice, at.reg + 1);
   }
   return absl::StrCat(fragment->DeviceFunctions(), "\n",
-                      Fill(g, "gemm_epilogue_direct.cu", {{"STORES", stores}}));
+                      g.Fill("gemm_epilogue_direct.cu", {{"STORES", stores}}));
 }
 
 // bar.sync of a named barrier's threads, which templates call.
 void DefineNamedBarrierSync(Generation& g) {
-  g.ops.Define("named_barrier_sync", ptx::NamedBarrierSync());
+  g.ops().Define("named_barrier_sync", ptx::NamedBarrierSync());
 }
 
 // wait_mma_turn and pass_mma_turn: a consumer's turn barrier counts its own
 // threads waiting and the other consumer's arriving.
 std::string MmaTurnsPart(Generation& g) {
   DefineNamedBarrierSync(g);
-  g.ops.Define("named_barrier_arrive", ptx::NamedBarrierArrive());
-  return Fill(g, "gemm_mma_turns.cu", {});
+  g.ops().Define("named_barrier_arrive", ptx::NamedBarrierArrive());
+  return g.Fill("gemm_mma_turns.cu", {});
 }
 
 // What the TMA store stages of accumulator `reg` of slice s: alpha times
@@ -665,7 +620,7 @@ std::string TmaStoreTransform(Generation& g,
   if (!HasEpilogueOps(g.form) && !g.form.records_amax) return "";
   std::string functions =
       absl::StrCat(fragment.DeviceFunctions(), "\n",
-                   EpilogueValueFunction(g.form, g.ops), "\n");
+                   EpilogueValueFunction(g.form, g.ops()), "\n");
   if (!HasEpilogueOps(g.form)) return functions;
   return absl::StrCat(functions,
                       "__device__ __forceinline__ float tma_value(const "
@@ -692,11 +647,11 @@ std::string TmaEpilogue(Generation& g) {
     return "";
   }
   DefineNamedBarrierSync(g);
-  g.ops.Define("bulk_wait_group_read_0", ptx::CpAsyncBulkWaitGroup(0, true));
-  g.ops.Define("fence_proxy_async_shared", ptx::FenceProxyAsyncSharedCta());
-  g.ops.Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
-  g.ops.Define("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false));
-  g.ops.Define("ld_shared_v4_b32", ptx::LoadSharedB32x4());
+  g.ops().Define("bulk_wait_group_read_0", ptx::CpAsyncBulkWaitGroup(0, true));
+  g.ops().Define("fence_proxy_async_shared", ptx::FenceProxyAsyncSharedCta());
+  g.ops().Define("bulk_commit_group", ptx::CpAsyncBulkCommitGroup());
+  g.ops().Define("bulk_wait_group_0", ptx::CpAsyncBulkWaitGroup(0, false));
+  g.ops().Define("ld_shared_v4_b32", ptx::LoadSharedB32x4());
   // Where the staging buffer keeps a byte of a chunk: its rows 128B-swizzled.
   const std::string swizzle = absl::StrCat(
       "// Where the staging buffer keeps byte `offset` of a chunk.\n"
@@ -707,73 +662,74 @@ std::string TmaEpilogue(Generation& g) {
   store.rank = GemmMapRank(g.form, GemmMapOperand::kD);
   return absl::StrCat(
       layout->DeviceFunctions(), "\n", swizzle, TmaStoreTransform(g, *fragment),
-      Fill(g, "gemm_epilogue_tma.cu",
-           {{"PACK", PackCall(g, "values[q]",
-                              TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
-                              TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
-            {"STORE_MATRIX",
-             g.ops.Call("stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
-                        {{"address", "c_tile + swizzled(offset)"},
-                         {"values", "values"}})},
-            {"STORE_CHUNK",
-             g.ops.Call(
-                 absl::StrCat("tma_store_", store.rank, "d"),
-                 ptx::CpAsyncBulkTensorStore(store),
-                 {{"tensor_map", "e.d_map_address"},
-                  {"coords",
-                   TmaCoordinates(store.rank,
-                                  "n0 + plan::kStoreChunkColumns * "
-                                  "(pass * plan::kStorePassChunks + chunk)",
-                                  "m0")},
-                  {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})}}));
+      g.Fill(
+          "gemm_epilogue_tma.cu",
+          {{"PACK", PackCall(g, "values[q]",
+                             TmaStoreValue(g, "stmatrix_register(c, q, 1)"),
+                             TmaStoreValue(g, "stmatrix_register(c, q, 0)"))},
+           {"STORE_MATRIX",
+            g.ops().Call("stmatrix_x4", ptx::StMatrixSharedB16(stmatrix),
+                         {{"address", "c_tile + swizzled(offset)"},
+                          {"values", "values"}})},
+           {"STORE_CHUNK",
+            g.ops().Call(
+                absl::StrCat("tma_store_", store.rank, "d"),
+                ptx::CpAsyncBulkTensorStore(store),
+                {{"tensor_map", "e.d_map_address"},
+                 {"coords",
+                  TmaCoordinates(store.rank,
+                                 "n0 + plan::kStoreChunkColumns * "
+                                 "(pass * plan::kStorePassChunks + chunk)",
+                                 "m0")},
+                 {"src", "c_tile + chunk * plan::kStoreChunkBytes"}})}}));
 }
 
 std::string StreamKFixup(Generation& g) {
   DefineNamedBarrierSync(g);
-  g.ops.Define("store_release_gpu", ptx::StoreReleaseGpu());
-  g.ops.Define("load_acquire_gpu", ptx::LoadAcquireGpu());
-  return Fill(g, "gemm_stream_k_fixup.cu", {});
+  g.ops().Define("store_release_gpu", ptx::StoreReleaseGpu());
+  g.ops().Define("load_acquire_gpu", ptx::LoadAcquireGpu());
+  return g.Fill("gemm_stream_k_fixup.cu", {});
 }
 
 // The mbarrier operations of a ring (pipeline part, v1's single stage).
 void DefineRingBarriers(Generation& g) {
-  g.ops.Define("mbarrier_init", ptx::MbarrierInit());
-  g.ops.Define("fence_mbarrier_init", ptx::FenceMbarrierInit());
-  g.ops.Define("mbarrier_wait", ptx::MbarrierTryWaitParity());
-  g.ops.Define("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx());
+  g.ops().Define("mbarrier_init", ptx::MbarrierInit());
+  g.ops().Define("fence_mbarrier_init", ptx::FenceMbarrierInit());
+  g.ops().Define("mbarrier_wait", ptx::MbarrierTryWaitParity());
+  g.ops().Define("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx());
 }
 
 // The partials' handover between the CTAs of a cluster (split-K meeting in
 // a cluster). Arrivals release at cluster scope and waits acquire at it:
 // the partial sums and the reads of them cross CTAs.
 std::string SplitKMeeting(Generation& g) {
-  g.ops.Define("mbarrier_init", ptx::MbarrierInit());
-  g.ops.Define("mapa_shared_cluster", ptx::MapaSharedCluster());
-  g.ops.Define("mbarrier_arrive_cluster_release",
-               ptx::MbarrierArrive(ptx::MbarrierScope::kCluster));
-  g.ops.Define("mbarrier_wait_cluster",
-               ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster));
-  g.ops.Define("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4());
-  return Fill(g, "gemm_split_k_meeting.cu", {});
+  g.ops().Define("mbarrier_init", ptx::MbarrierInit());
+  g.ops().Define("mapa_shared_cluster", ptx::MapaSharedCluster());
+  g.ops().Define("mbarrier_arrive_cluster_release",
+                 ptx::MbarrierArrive(ptx::MbarrierScope::kCluster));
+  g.ops().Define("mbarrier_wait_cluster",
+                 ptx::MbarrierTryWaitParity(ptx::MbarrierWaitScope::kCluster));
+  g.ops().Define("ld_shared_cluster_v4_f32", ptx::LoadSharedClusterF32x4());
+  return g.Fill("gemm_split_k_meeting.cu", {});
+}
+
+// The parameter table as the builder renders it.
+std::vector<KernelParameterText> ParameterTexts() {
+  std::vector<KernelParameterText> texts;
+  for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
+    texts.push_back({spec.declaration, spec.meaning});
+  }
+  return texts;
 }
 
 // The kernel's signature and its comment, from the parameter table.
-std::string KernelSignature(Generation& g) {
-  std::vector<std::string> declarations;
-  for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
-    declarations.push_back(spec.declaration);
-  }
-  return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(",
-                      g.layout.threads, ", 1)\n", KernelName(g.config, g.form),
-                      "(", absl::StrJoin(declarations, ",\n    "), ")");
+std::string GemmSignature(Generation& g) {
+  return KernelSignature(KernelName(g.config, g.form), g.layout.threads,
+                         ParameterTexts());
 }
 
-std::string ParameterDocs() {
-  std::string text = "// Parameters (gen::GemmKernelParameters, in order):\n";
-  for (const GemmKernelParameterSpec& spec : GemmKernelParameters()) {
-    absl::StrAppend(&text, "//   ", spec.declaration, ": ", spec.meaning, "\n");
-  }
-  return text;
+std::string GemmParameterDocs() {
+  return ParameterDocs("gen::GemmKernelParameters", ParameterTexts());
 }
 
 // Block scaling's promotion of part `part`: each register of the sums
@@ -835,42 +791,42 @@ std::string AddBlockScaledSums(Generation& g, int part) {
 // tile's columns (GemmLayout::promotion_parts) through one set of sums;
 // with block scaling, times each sum's scales.
 std::string AccumulatePart(Generation& g) {
-  if (!PromotesAccumulators(g.form)) return Fill(g, "gemm_accumulate.cu", {});
+  if (!PromotesAccumulators(g.form)) return g.Fill("gemm_accumulate.cu", {});
   const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
   const int columns = g.config.block_n / g.layout.promotion_parts;
   std::string parts;
   for (int part = 0; part < g.layout.promotion_parts; ++part) {
     absl::StrAppend(
-        &parts, "  ", g.ops.Call("wgmma_fence", ptx::WgmmaFence(), {}), "\n",
+        &parts, "  ", g.ops().Call("wgmma_fence", ptx::WgmmaFence(), {}), "\n",
         MmaBody(g, 2, "stage_sums", {part * columns, columns}, "0u"), "  ",
-        g.ops.Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {}), "\n  ",
+        g.ops().Call("wgmma_commit_group", ptx::WgmmaCommitGroup(), {}), "\n  ",
         WaitGroup(g, 0), "\n", PinAccumulators(g, 2, "stage_sums", columns),
         block_scaled
             ? AddBlockScaledSums(g, part)
             : absl::StrCat("  add_stage_sums(acc, stage_sums, ", part, ");\n"));
   }
   if (!block_scaled) {
-    return Fill(g, "gemm_accumulate_promoted.cu", {{"PARTS", parts}});
+    return g.Fill("gemm_accumulate_promoted.cu", {{"PARTS", parts}});
   }
   const bool aligned = TilesAlignToScaleBlocks(g.config);
-  return Fill(g, "gemm_accumulate_block_scaled.cu",
-              {{"PARTS", parts},
-               {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
+  return g.Fill("gemm_accumulate_block_scaled.cu",
+                {{"PARTS", parts},
+                 {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
 }
 
 // tile_scales and stage_scales, where the form scales blocks: after the
 // tile's location (locate_tile), before the consumer reads them.
 std::string BlockScalesPart(Generation& g) {
-  return Fill(g, "gemm_block_scales.cu",
-              {{"THREAD_ROW", ptx::AccumulatorFragment::RowExpression(
-                                  ptx::IndexExpression::Variable("thread"), 0)
-                                  .Render()}});
+  return g.Fill("gemm_block_scales.cu",
+                {{"THREAD_ROW", ptx::AccumulatorFragment::RowExpression(
+                                    ptx::IndexExpression::Variable("thread"), 0)
+                                    .Render()}});
 }
 
 // apply_tensor_scales(acc, e) where the form scales its tensors.
 std::string TensorScalesPart(Generation& g) {
   if (g.form.scaling != GemmScaling::kTensor) return "";
-  return Fill(g, "gemm_tensor_scales.cu", {});
+  return g.Fill("gemm_tensor_scales.cu", {});
 }
 
 // record_amax(acc, e, batch, m0, n0, thread) where the form records the
@@ -893,10 +849,10 @@ std::string RecordAmaxPart(Generation& g) {
     absl::StrAppend(&inside, "    amax = raised_amax", arguments);
     absl::StrAppend(&clipped, "    amax = raised_amax_inside_m_n", arguments);
   }
-  g.ops.Define("redux_sync_max_u32", ptx::ReduxSyncMaxU32());
-  g.ops.Define("red_global_max_u32", ptx::RedGlobalMaxU32());
-  return Fill(g, "gemm_record_amax.cu",
-              {{"RAISE_INSIDE", inside}, {"RAISE_CLIPPED", clipped}});
+  g.ops().Define("redux_sync_max_u32", ptx::ReduxSyncMaxU32());
+  g.ops().Define("red_global_max_u32", ptx::RedGlobalMaxU32());
+  return g.Fill("gemm_record_amax.cu",
+                {{"RAISE_INSIDE", inside}, {"RAISE_CLIPPED", clipped}});
 }
 
 // What a finished tile goes through before its store (indented as in the
@@ -920,13 +876,13 @@ std::string FinishTile(const Generation& g, int indent,
 // form promotes them (promotion issues its own wgmma, part by part).
 std::string MmaStagePart(Generation& g) {
   if (PromotesAccumulators(g.form)) return "";
-  g.ops.Define("wgmma_fence", ptx::WgmmaFence());
-  g.ops.Define("wgmma_commit_group", ptx::WgmmaCommitGroup());
+  g.ops().Define("wgmma_fence", ptx::WgmmaFence());
+  g.ops().Define("wgmma_commit_group", ptx::WgmmaCommitGroup());
   return absl::StrCat(
-      Fill(g, "gemm_mma.cu",
-           {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-            {"MMA_BODY",
-             MmaBody(g, 2, "acc", {0, g.config.block_n}, "scale_d")}}),
+      g.Fill("gemm_mma.cu",
+             {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+              {"MMA_BODY",
+               MmaBody(g, 2, "acc", {0, g.config.block_n}, "scale_d")}}),
       "\n");
 }
 
@@ -961,18 +917,18 @@ std::string Summary(const Generation& g) {
 
 std::string V1Source(Generation& g) {
   DefineRingBarriers(g);
-  g.ops.Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
+  g.ops().Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
   const std::string parts = absl::StrCat(
-      AccumulatorDeclarations(g), "\n", Fill(g, "gemm_epilogue_args.cu", {}),
+      AccumulatorDeclarations(g), "\n", g.Fill("gemm_epilogue_args.cu", {}),
       "\n", MmaPart(g), "\n", StoreFunction(g), "\n", DirectEpilogue(g),
       g.form.records_amax ? "\n" : "", RecordAmaxPart(g));
   TemplateValues values = {
       {"SUMMARY", Summary(g)},
       {"FINISH_TILE", FinishTile(g, 2, "threadIdx.x", "out")},
-      {"PARAMETER_DOCS", ParameterDocs()},
-      {"PLAN", kPlanMarker},
+      {"PARAMETER_DOCS", GemmParameterDocs()},
+      {"PLAN", KernelBuilder::kPlanMarker},
       {"PARTS", parts},
-      {"KERNEL_SIGNATURE", KernelSignature(g)},
+      {"KERNEL_SIGNATURE", GemmSignature(g)},
       {"LOAD_A",
        LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile, "a_tile",
                    "a_map_address", "m0", "", "", g.config.block_m, false, 6)},
@@ -982,8 +938,8 @@ std::string V1Source(Generation& g) {
       {"PIN_ACCUMULATORS", PinAccumulators(g, 4)},
   };
   // Device functions are known only once every other slot was rendered.
-  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
-  return Fill(g, "gemm_v1.cu", values);
+  values["DEVICE_FUNCTIONS"] = g.ops().Definitions();
+  return g.Fill("gemm_v1.cu", values);
 }
 
 // The kernel source with its plan block, and the plan it holds.
@@ -994,7 +950,8 @@ struct PlannedSource {
 
 PlannedSource V1PlannedSource(Generation& g) {
   PlannedSource planned{V1Source(g), {}};
-  planned.plan = PlaceThePlan(V1Plan(g), planned.source);
+  planned.plan =
+      KernelBuilder::PlaceThePlan(V1Plan(g), kPlanner, planned.source);
   return planned;
 }
 
@@ -1019,29 +976,30 @@ std::string ReleaseStage(Generation& g) {
   if (g.config.cluster_m == 1) {
     return absl::StrCat(
         "  if (lane == 0) ",
-        g.ops.Call("mbarrier_arrive",
-                   ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
-                   {{"mbarrier", "empty"}}));
+        g.ops().Call("mbarrier_arrive",
+                     ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
+                     {{"mbarrier", "empty_barrier"}}));
   }
   return absl::StrCat(
       "  if (lane < plan::kClusterM) {\n", "    unsigned peer_empty;\n    ",
-      g.ops.Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
-                 {{"mapped", "peer_empty"},
-                  {"address", "empty"},
-                  {"cta_rank", "(unsigned)lane"}}),
+      g.ops().Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
+                   {{"mapped", "peer_empty"},
+                    {"address", "empty_barrier"},
+                    {"cta_rank", "(unsigned)lane"}}),
       "\n    ",
-      g.ops.Call("mbarrier_arrive_cluster",
-                 ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
-                 {{"mbarrier", "peer_empty"}}),
+      g.ops().Call("mbarrier_arrive_cluster",
+                   ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
+                   {{"mbarrier", "peer_empty"}}),
       "\n  }");
 }
 
 // barrier.cluster's arrive (release) and wait, which every CTA of a
 // cluster passes together.
 void DefineClusterBarrier(Generation& g) {
-  g.ops.Define("barrier_cluster_arrive",
-               ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease));
-  g.ops.Define("barrier_cluster_wait", ptx::BarrierClusterWait());
+  g.ops().Define(
+      "barrier_cluster_arrive",
+      ptx::BarrierClusterArrive(ptx::ClusterArriveOrdering::kRelease));
+  g.ops().Define("barrier_cluster_wait", ptx::BarrierClusterWait());
 }
 
 std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
@@ -1049,42 +1007,41 @@ std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
   if (!g.layout.adjusts_registers) return "";
   const bool increase = adjustment == ptx::RegisterAdjustment::kIncrease;
   return absl::StrCat(
-      "    ",
-      g.ops.Call(absl::StrCat("setmaxnreg_", increase ? "inc_" : "dec_", count),
-                 ptx::SetMaxNReg(adjustment, count), {}));
+      "    ", g.ops().Call(absl::StrCat("setmaxnreg_",
+                                        increase ? "inc_" : "dec_", count),
+                           ptx::SetMaxNReg(adjustment, count), {}));
 }
 
 // The device function tile_of(t, cluster_rows, tiles_n, raster_group,
 // cluster_row, tile_n).
 std::string TileOrderFunction(Generation& g) {
-  return Fill(g,
-              g.config.tile_order == TileOrder::kHilbert
-                  ? "gemm_tile_order_hilbert.cu"
-                  : "gemm_tile_order_raster.cu",
-              {});
+  return g.Fill(g.config.tile_order == TileOrder::kHilbert
+                    ? "gemm_tile_order_hilbert.cu"
+                    : "gemm_tile_order_raster.cu",
+                {});
 }
 
 std::string PipelinePart(Generation& g) {
   DefineRingBarriers(g);
-  return Fill(g, "gemm_pipeline.cu", {{"RELEASE_STAGE", ReleaseStage(g)}});
+  return g.Fill("pipeline.cu", {{"RELEASE_STAGE", ReleaseStage(g)}});
 }
 
 std::string ProducerPart(Generation& g) {
-  return Fill(g, "gemm_producer.cu",
-              {{"LOAD_A", LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile,
-                                      "a_tile", "a_map_address", "m0", "", "",
-                                      g.config.block_m, false, 6)},
-               {"LOAD_B", LoadB(g)}});
+  return g.Fill("gemm_producer.cu",
+                {{"LOAD_A", LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile,
+                                        "a_tile", "a_map_address", "m0", "", "",
+                                        g.config.block_m, false, 6)},
+                 {"LOAD_B", LoadB(g)}});
 }
 
 std::string ConsumerPart(Generation& g) {
-  g.ops.Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
+  g.ops().Define("wgmma_wait_group_0", ptx::WgmmaWaitGroup(0));
   // Waits until at most kMmaGroupsInFlight wgmma groups are pending.
-  g.ops.Define("wgmma_wait_in_flight",
-               ptx::WgmmaWaitGroup(g.config.mma_groups_in_flight));
+  g.ops().Define("wgmma_wait_in_flight",
+                 ptx::WgmmaWaitGroup(g.config.mma_groups_in_flight));
   const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
-  return Fill(
-      g, "gemm_consumer.cu",
+  return g.Fill(
+      "gemm_consumer.cu",
       {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
        {"FINISH_TILE", FinishTile(g, 4, "thread", "tile_out")},
        // Block scaling: the piece's tile's scales, and each stage's loaded
@@ -1115,15 +1072,15 @@ std::string WarpSpecializedSource(Generation& g) {
   const GemmLayout& layout = g.layout;
   // The kernel body reads its CTA's rank and meets the cluster's other CTAs
   // under `if constexpr` on the plan.
-  g.ops.Define("cluster_cta_rank", ptx::ClusterCtaRank());
+  g.ops().Define("cluster_cta_rank", ptx::ClusterCtaRank());
   DefineClusterBarrier(g);
   const bool tma_store = config.epilogue == GemmEpilogue::kTmaStore;
   std::vector<std::string> parts = {
       AccumulatorDeclarations(g),
-      Fill(g, "gemm_epilogue_args.cu", {}),
-      Fill(g, "gemm_scheduler.cu", {}),
+      g.Fill("gemm_epilogue_args.cu", {}),
+      g.Fill("gemm_scheduler.cu", {}),
       TileOrderFunction(g),
-      Fill(g, "gemm_tile.cu", {}),
+      g.Fill("gemm_tile.cu", {}),
       PipelinePart(g),
       ProducerPart(g),
       MmaPart(g),
@@ -1131,7 +1088,7 @@ std::string WarpSpecializedSource(Generation& g) {
   if (!tma_store) parts.push_back(StoreFunction(g));
   parts.push_back(tma_store ? TmaEpilogue(g) : DirectEpilogue(g));
   if (g.form.records_amax) parts.push_back(RecordAmaxPart(g));
-  parts.push_back(Fill(g, "gemm_meetings.cu", {}));
+  parts.push_back(g.Fill("gemm_meetings.cu", {}));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
   if (g.form.scaling == GemmScaling::kBlock)
@@ -1140,10 +1097,10 @@ std::string WarpSpecializedSource(Generation& g) {
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {
       {"SUMMARY", Summary(g)},
-      {"PARAMETER_DOCS", ParameterDocs()},
-      {"PLAN", kPlanMarker},
+      {"PARAMETER_DOCS", GemmParameterDocs()},
+      {"PLAN", KernelBuilder::kPlanMarker},
       {"PARTS", absl::StrJoin(parts, "\n")},
-      {"KERNEL_SIGNATURE", KernelSignature(g)},
+      {"KERNEL_SIGNATURE", GemmSignature(g)},
       {"PRODUCER_REGISTERS",
        SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease,
                        kProducerRegisters)},
@@ -1152,13 +1109,14 @@ std::string WarpSpecializedSource(Generation& g) {
                        layout.consumer_registers)},
   };
   // Device functions are known only once every other slot was rendered.
-  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
-  return Fill(g, "gemm_ws.cu", values);
+  values["DEVICE_FUNCTIONS"] = g.ops().Definitions();
+  return g.Fill("gemm_ws.cu", values);
 }
 
 PlannedSource WarpSpecializedPlannedSource(Generation& g) {
   PlannedSource planned{WarpSpecializedSource(g), {}};
-  planned.plan = PlaceThePlan(WarpSpecializedPlan(g), planned.source);
+  planned.plan = KernelBuilder::PlaceThePlan(WarpSpecializedPlan(g), kPlanner,
+                                             planned.source);
   return planned;
 }
 
@@ -1245,10 +1203,9 @@ absl::StatusOr<std::string> SplitKReduceSource(ptx::ScalarType element) {
   TemplateValues values = RoundingValues(g);
   values["ELEMENT"] = std::string(ptx::PtxName(element));
   values["KERNEL_NAME"] = SplitKReduceKernelName(element);
-  values["DEVICE_FUNCTIONS"] = g.ops.Definitions();
-  const std::string source = Fill(g, "gemm_reduce.cu", values);
-  g.Check(g.ops.status());
-  if (!g.status.ok()) return g.status;
+  values["DEVICE_FUNCTIONS"] = g.ops().Definitions();
+  const std::string source = g.Fill("gemm_reduce.cu", values);
+  if (!g.status().ok()) return g.status();
   return source;
 }
 
@@ -1263,8 +1220,7 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
   PlannedSource planned = config.schedule == GemmSchedule::kV1
                               ? V1PlannedSource(g)
                               : WarpSpecializedPlannedSource(g);
-  g.Check(g.ops.status());
-  if (!g.status.ok()) return g.status;
+  if (!g.status().ok()) return g.status();
 
   GeneratedGemm gemm;
   gemm.kernel_name = KernelName(config, kernel);
@@ -1278,7 +1234,7 @@ absl::StatusOr<GeneratedGemm> GenerateGemm(const GemmConfig& config,
       OperandBox(g, GemmMapOperand::kA, g.layout.a_tile, config.block_m);
   gemm.b_box = OperandBox(g, GemmMapOperand::kB, g.layout.b_tile,
                           config.block_n / config.cluster_m);
-  if (!g.status.ok()) return g.status;
+  if (!g.status().ok()) return g.status();
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     gemm.d_box = GemmTensorBox{kStoreChunkColumns, g.layout.rows_per_consumer,
                                ptx::Swizzle::k128B,

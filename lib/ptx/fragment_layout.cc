@@ -271,6 +271,198 @@ std::string AccumulatorFragment::DeviceFunctions() const {
                      ColumnExpression(Variable(kThread), Variable(kRegister))));
 }
 
+namespace {
+
+constexpr char kElement[] = "element";
+constexpr char kSlice[] = "slice";
+
+// Lanes of a quad: the columns a row of a fragment spreads over.
+constexpr int kQuadLanes = 4;
+
+}  // namespace
+
+absl::StatusOr<RegisterAFragment> RegisterAFragment::Of(const WgmmaMma& mma) {
+  if (absl::Status valid = ValidateWgmma(mma); !valid.ok()) return valid;
+  if (mma.a_source != WgmmaASource::kRegisters) {
+    return absl::InvalidArgumentError(
+        "register A fragment: the wgmma reads A from shared memory; the "
+        "fragment is that of the register-A (RS) form");
+  }
+  return RegisterAFragment(mma.a_type, 32 / SizeInBits(mma.a_type));
+}
+
+// Register bit 1 picks the right half of K; each lane of a quad holds E
+// adjacent columns of a half.
+int RegisterAFragment::k() const { return 2 * kQuadLanes * elements_; }
+
+IndexExpression RegisterAFragment::RowExpression(const IndexExpression& thread,
+                                                 const IndexExpression& reg) {
+  return AccumulatorFragment::kRowsPerWarp * (thread / kWarpSize) +
+         thread % kWarpSize / kQuadLanes + 8 * (reg % 2);
+}
+
+IndexExpression RegisterAFragment::ColumnExpression(
+    const IndexExpression& thread, const IndexExpression& reg,
+    const IndexExpression& element) const {
+  return kQuadLanes * elements_ * (reg / 2) +
+         elements_ * (thread % kWarpSize % kQuadLanes) + element;
+}
+
+absl::StatusOr<FragmentCoordinate> RegisterAFragment::Coordinate(
+    int thread, int reg, int element) const {
+  constexpr char kLayout[] = "register A fragment";
+  if (absl::Status in =
+          InRange(kLayout, "thread", thread, kThreads, "the warpgroup");
+      !in.ok()) {
+    return in;
+  }
+  if (absl::Status in =
+          InRange(kLayout, "register", reg, kRegisters, "A's registers");
+      !in.ok()) {
+    return in;
+  }
+  if (absl::Status in = InRange(
+          kLayout, "element", element, elements_,
+          absl::StrCat("the ", PtxName(a_type_), " elements of a register"));
+      !in.ok()) {
+    return in;
+  }
+  return EvaluateCoordinate(
+      RowExpression(Variable(kThread), Variable(kRegister)),
+      ColumnExpression(Variable(kThread), Variable(kRegister),
+                       Variable(kElement)),
+      {{kThread, thread}, {kRegister, reg}, {kElement, element}});
+}
+
+std::string RegisterAFragment::DeviceFunctions() const {
+  return absl::StrCat(
+      "// wgmma's A in registers, m64nNk", k(), " with ", PtxName(a_type_),
+      " inputs (ptx::RegisterAFragment):\n"
+      "// the element of the 64-row tile that element `element` of register "
+      "`reg`\n"
+      "// of warpgroup thread `thread` holds.\n",
+      DeviceFunction("register_a_row", {kThread, kRegister},
+                     RowExpression(Variable(kThread), Variable(kRegister))),
+      DeviceFunction("register_a_column", {kThread, kRegister, kElement},
+                     ColumnExpression(Variable(kThread), Variable(kRegister),
+                                      Variable(kElement))));
+}
+
+absl::StatusOr<AccumulatorToRegisterA> AccumulatorToRegisterA::Of(
+    const AccumulatorFragment& accumulator, const RegisterAFragment& a) {
+  constexpr char kLayout[] = "accumulators to register A";
+  if (a.elements() != 2 && a.elements() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kLayout, ": ", PtxName(a.a_type()),
+        " A is not taken from accumulators; pairs of them pack into 16-bit or "
+        "8-bit elements"));
+  }
+  if (accumulator.n() % a.k() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kLayout, ": N=", accumulator.n(), " is not a multiple of ",
+                     a.k(), ", the K of ", PtxName(a.a_type()), " A"));
+  }
+  AccumulatorToRegisterA conversion(accumulator.n(), a.k(), a.elements());
+  // Each element A takes must lie in the same row as the accumulator it
+  // takes, in the slice; its columns there and in A give AColumn. Other warps
+  // and lane rows add the same row to both layouts, other slices the same
+  // columns, so the lanes of one quad in slice 0 give the whole order (the
+  // tests check every thread and slice).
+  std::vector<int> a_columns(a.k(), -1);
+  for (int lane = 0; lane < kQuadLanes; ++lane) {
+    for (int reg = 0; reg < RegisterAFragment::kRegisters; ++reg) {
+      for (int element = 0; element < a.elements(); ++element) {
+        absl::StatusOr<int> source = conversion.Register(0, reg, element);
+        if (!source.ok()) return source.status();
+        absl::StatusOr<FragmentCoordinate> held =
+            accumulator.Coordinate(lane, *source);
+        if (!held.ok()) return held.status();
+        absl::StatusOr<FragmentCoordinate> taken =
+            a.Coordinate(lane, reg, element);
+        if (!taken.ok()) return taken.status();
+        if (held->row != taken->row || held->column >= a.k() ||
+            (a_columns[held->column] != -1 &&
+             a_columns[held->column] != taken->column)) {
+          return absl::InternalError(absl::StrCat(
+              kLayout, ": lane ", lane, "'s A (", taken->row, ", ",
+              taken->column, ") does not match its accumulator register ",
+              *source, " at (", held->row, ", ", held->column, ")"));
+        }
+        a_columns[held->column] = taken->column;
+      }
+    }
+  }
+  conversion.a_columns_ = std::move(a_columns);
+  return conversion;
+}
+
+bool AccumulatorToRegisterA::KeepsColumnOrder() const {
+  for (int column = 0; column < k_; ++column) {
+    if (a_columns_[column] != column) return false;
+  }
+  return true;
+}
+
+// In a slice a thread holds E pairs of adjacent columns of each of its two
+// rows, 8 columns (4 accumulator registers) apart, register bit 1 picking
+// the row. A register r takes, of row r % 2, the E / 2 pairs from pair
+// (E / 2)(r / 2) on: element e is member e % 2 of its pair e / 2. With E = 2
+// a register is one pair.
+IndexExpression AccumulatorToRegisterA::RegisterExpression(
+    const IndexExpression& slice, const IndexExpression& reg,
+    const IndexExpression& element) const {
+  const IndexExpression pair =
+      elements_ == 2 ? reg / 2 : elements_ / 2 * (reg / 2) + element / 2;
+  const IndexExpression member = elements_ == 2 ? element : element % 2;
+  return k_ / 2 * slice + 4 * pair + 2 * (reg % 2) + member;
+}
+
+absl::StatusOr<int> AccumulatorToRegisterA::Register(int slice, int reg,
+                                                     int element) const {
+  constexpr char kLayout[] = "accumulators to register A";
+  if (absl::Status in =
+          InRange(kLayout, "slice", slice, slices(),
+                  absl::StrCat("the k", k_, " slices of m64n", n_));
+      !in.ok()) {
+    return in;
+  }
+  if (absl::Status in = InRange(kLayout, "register", reg,
+                                RegisterAFragment::kRegisters, "A's registers");
+      !in.ok()) {
+    return in;
+  }
+  if (absl::Status in = InRange(kLayout, "element", element, elements_,
+                                "the elements of a register");
+      !in.ok()) {
+    return in;
+  }
+  return RegisterExpression(Variable(kSlice), Variable(kRegister),
+                            Variable(kElement))
+      .Evaluate({{kSlice, slice}, {kRegister, reg}, {kElement, element}});
+}
+
+absl::StatusOr<int> AccumulatorToRegisterA::AColumn(int column) const {
+  if (absl::Status in = InRange("accumulators to register A", "column", column,
+                                k_, "a slice's columns");
+      !in.ok()) {
+    return in;
+  }
+  return a_columns_[column];
+}
+
+std::string AccumulatorToRegisterA::DeviceFunctions() const {
+  return absl::StrCat(
+      "// The accumulators taken as wgmma's A in registers, ", k_,
+      " columns a slice\n"
+      "// (ptx::AccumulatorToRegisterA): the accumulator register that "
+      "element\n"
+      "// `element` of A register `reg` takes in slice `slice`, in the same "
+      "thread.\n",
+      DeviceFunction("register_a_accumulator", {kSlice, kRegister, kElement},
+                     RegisterExpression(Variable(kSlice), Variable(kRegister),
+                                        Variable(kElement))));
+}
+
 absl::StatusOr<StMatrixFragment> StMatrixFragment::Of(
     const StMatrix& stmatrix) {
   if (absl::Status legal = StMatrixSharedB16(stmatrix).status(); !legal.ok())

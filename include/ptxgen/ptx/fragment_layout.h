@@ -2,17 +2,18 @@
 #define PTXGEN_PTX_FRAGMENT_LAYOUT_H_
 
 // Fragment layouts: which matrix element each register of each thread holds
-// (the wgmma accumulator, stmatrix's values) and which row each lane
-// addresses (stmatrix). Each mapping is written once, as IndexExpressions of
-// the thread and register, and read two ways: evaluated on the host
-// (Coordinate, Address, ...) and rendered as CUDA C++ __device__ functions
-// for generated kernels (DeviceFunctions). Host planning and device code
-// therefore cannot disagree.
+// (the wgmma accumulator, wgmma's A in registers, stmatrix's values) and which
+// row each lane addresses (stmatrix). Each mapping is written once, as
+// IndexExpressions of the thread and register, and read two ways: evaluated on
+// the host (Coordinate, Address, ...) and rendered as CUDA C++ __device__
+// functions for generated kernels (DeviceFunctions). Host planning and device
+// code therefore cannot disagree.
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -108,6 +109,118 @@ class AccumulatorFragment {
 
   int n_;
   ScalarType d_type_;
+};
+
+// The A fragment of a wgmma.mma_async.m64nNk{K} that reads A from registers
+// (the RS form; PTX ISA, "Matrix fragments for wgmma.mma_async", the
+// A-matrix figures of m64nNk8, m64nNk16 and m64nNk32; CUTLASS's
+// GMMA::ALayout_64x8, 64x16 and 64x32): each warpgroup thread holds
+// kRegisters b32 registers, each packing E = 32 / (the input's bits)
+// elements of the 64xK tile (element 0 in the low bits), K = 8E. Rows are
+// the accumulator fragment's (warp w holds rows 16w..16w+15, lanes form an
+// 8x4 grid, register bit 0 picks the row 8 below); lane % 4 picks E adjacent
+// columns and register bit 1 the right half of K. For 16-bit inputs this is
+// the accumulator fragment of m64n16, register r packing accumulators 2r and
+// 2r + 1. The layout is separable:
+// Coordinate(t, r, e) = Coordinate(t, 0, 0) + Coordinate(0, r, e).
+class RegisterAFragment {
+ public:
+  static constexpr int kThreads = 128;
+  static constexpr int kRegisters = 4;
+
+  // The fragment of `mma`'s A: `mma` must pass ValidateWgmma and read A from
+  // registers.
+  static absl::StatusOr<RegisterAFragment> Of(const WgmmaMma& mma);
+
+  ScalarType a_type() const { return a_type_; }
+  // Elements a register packs: 1 (tf32), 2 (f16, bf16), 4 (8-bit inputs).
+  int elements() const { return elements_; }
+  // The tile's columns, the instruction's K: 8 elements().
+  int k() const;
+
+  // The element `element` of register `reg` of thread `thread`, as
+  // expressions of theirs (the row is the same for a register's elements).
+  static IndexExpression RowExpression(const IndexExpression& thread,
+                                       const IndexExpression& reg);
+  IndexExpression ColumnExpression(const IndexExpression& thread,
+                                   const IndexExpression& reg,
+                                   const IndexExpression& element) const;
+
+  // The same, on the host; a thread, register or element outside the
+  // fragment is an error naming its range.
+  absl::StatusOr<FragmentCoordinate> Coordinate(int thread, int reg,
+                                                int element) const;
+
+  // `int register_a_row(int thread, int reg)` and `register_a_column(int
+  // thread, int reg, int element)`, the expressions above as __device__
+  // functions.
+  std::string DeviceFunctions() const;
+
+ private:
+  RegisterAFragment(ScalarType a_type, int elements)
+      : a_type_(a_type), elements_(elements) {}
+
+  ScalarType a_type_;
+  int elements_;
+};
+
+// The accumulators of one wgmma (an AccumulatorFragment, e.g. S = Q * K^T)
+// taken as the register A operand of a second one (a RegisterAFragment of K
+// columns, e.g. P * V), K columns a slice, without any exchange between
+// threads: in slice j (accumulator columns jK..jK+K-1), element e of A
+// register r takes an accumulator register of the same thread. A thread
+// holds the same rows in both fragments and, in each row, as many columns of
+// a slice; A takes them in the order the accumulators hold them: pairs of
+// adjacent columns, 8 columns apart.
+//   16-bit inputs: that is A's own column order (AColumn is the identity).
+// Register r of slice j packs accumulators 8j + 2r and 8j + 2r + 1 (one
+// cvt.rn.f16x2.f32 or .bf16x2), and B is read as it is.
+//   8-bit inputs: in column order A would need elements of other lanes of a
+// quad (lane t holds columns 4t..4t+3 of each 16 in A but 2t, 2t + 1 of each
+// 8 in the accumulators), so the conversion would shuffle. In held order,
+// register r of slice j packs accumulators 16j + 8(r / 2) + 2(r % 2) +
+// {0, 1, 4, 5} (FlashAttention-3's permute_Cregs_fp8), and accumulator
+// column c of a slice lands in A's column AColumn(c), a permutation within
+// the slice that B's rows (V's keys) must follow: B's row AColumn(c) must
+// hold the row that goes with the slice's column c.
+class AccumulatorToRegisterA {
+ public:
+  // `accumulator`'s N must be a multiple of `a`'s K, and `a` must pack 16-bit
+  // or 8-bit elements. AColumn is derived from both layouts' expressions.
+  static absl::StatusOr<AccumulatorToRegisterA> Of(
+      const AccumulatorFragment& accumulator, const RegisterAFragment& a);
+
+  // Slices of the accumulators: N / K.
+  int slices() const { return n_ / k_; }
+  // The columns of a slice, A's K.
+  int k() const { return k_; }
+  // Whether A's columns are the accumulators' in order, so B's rows need no
+  // permutation (16-bit inputs).
+  bool KeepsColumnOrder() const;
+
+  // The accumulator register that element `element` of A register `reg`
+  // takes in slice `slice` (in the same thread).
+  IndexExpression RegisterExpression(const IndexExpression& slice,
+                                     const IndexExpression& reg,
+                                     const IndexExpression& element) const;
+
+  // The same, on the host; errors name the argument out of range.
+  absl::StatusOr<int> Register(int slice, int reg, int element) const;
+  // The column of A (0..K-1) where column `column` of every slice lands.
+  absl::StatusOr<int> AColumn(int column) const;
+
+  // `int register_a_accumulator(int slice, int reg, int element)`, the
+  // register expression as a __device__ function.
+  std::string DeviceFunctions() const;
+
+ private:
+  AccumulatorToRegisterA(int n, int k, int elements)
+      : n_(n), k_(k), elements_(elements) {}
+
+  int n_;
+  int k_;
+  int elements_;
+  std::vector<int> a_columns_;  // AColumn, indexed by the slice's column
 };
 
 // The fragments of stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16

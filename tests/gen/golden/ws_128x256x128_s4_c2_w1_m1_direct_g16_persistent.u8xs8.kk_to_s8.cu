@@ -564,11 +564,12 @@ __device__ __forceinline__ void locate_tile(const Work& w, int cluster_rows, int
   n0 = tile_n * plan::kBlockN;
 }
 
-// The ring of shared-memory stages between the producer and the consumers.
-// Each stage has a "full" mbarrier (its TMA bytes arrived) and an "empty"
-// one (every consumer warp of the cluster has finished reading it): full[s]
-// at barriers + s * kBarrierBytes, then empty[s] after all of them. A
-// position in the ring is the stage and the parity of the lap around it,
+// A ring of shared-memory stages between a producer and its consumers; a
+// kernel may have several, each over its own mbarriers. Each stage has a
+// "full" mbarrier (its TxBytes of TMA arrived) and an "empty" one
+// (EmptyArrivals consumer warps of the cluster finished reading it):
+// full[s] at barriers + s * kBarrierBytes, then empty[s] after all of them.
+// A position in the ring is the stage and the parity of the lap around it,
 // which is what an mbarrier wait compares.
 struct PipelineState {
   int stage;
@@ -582,63 +583,67 @@ __device__ __forceinline__ PipelineState pipeline_start() {
   return state;
 }
 
-__device__ __forceinline__ void pipeline_advance(PipelineState& state) {
-  if (++state.stage == plan::kStages) {
-    state.stage = 0;
-    state.phase ^= 1u;
+template <int Stages, unsigned EmptyArrivals, unsigned TxBytes>
+struct Pipeline {
+  static constexpr int kStages = Stages;
+
+  unsigned barriers;
+
+  __device__ __forceinline__ unsigned full(int stage) const {
+    return barriers + plan::kBarrierBytes * stage;
   }
-}
 
-// Moves `stages` stages on, as that many pipeline_advance calls would.
-__device__ __forceinline__ void pipeline_skip(PipelineState& state, int stages) {
-  const int position = state.stage + stages;
-  state.phase ^= (unsigned)(position / plan::kStages) & 1u;
-  state.stage = position % plan::kStages;
-}
-
-__device__ __forceinline__ unsigned full_barrier(unsigned barriers, int stage) {
-  return barriers + plan::kBarrierBytes * stage;
-}
-
-__device__ __forceinline__ unsigned empty_barrier(unsigned barriers, int stage) {
-  return barriers + plan::kBarrierBytes * (stage + plan::kStages);
-}
-
-// Thread 0 before the block starts: every stage empty, nothing arrived.
-__device__ __forceinline__ void pipeline_init(unsigned barriers) {
-  for (int s = 0; s < plan::kStages; ++s) {
-    mbarrier_init(full_barrier(barriers, s), 1u);
-    mbarrier_init(empty_barrier(barriers, s), plan::kEmptyArrivals);
+  __device__ __forceinline__ unsigned empty(int stage) const {
+    return barriers + plan::kBarrierBytes * (stage + Stages);
   }
-  fence_mbarrier_init();
-}
 
-// The producer takes a stage once its consumers released it and announces
-// the bytes that TMA will deliver there; returns the full barrier.
-__device__ __forceinline__ unsigned producer_acquire(const PipelineState& state,
-                                                     unsigned barriers) {
-  const unsigned empty = empty_barrier(barriers, state.stage);
-  const unsigned full = full_barrier(barriers, state.stage);
-  mbarrier_wait(empty, state.phase ^ 1u);
-  mbarrier_arrive_expect_tx(full, plan::kStageTxBytes);
-  return full;
-}
+  __device__ __forceinline__ void advance(PipelineState& state) const {
+    if (++state.stage == Stages) {
+      state.stage = 0;
+      state.phase ^= 1u;
+    }
+  }
 
-// A consumer waits until the stage's bytes have arrived.
-__device__ __forceinline__ void consumer_wait(const PipelineState& state,
-                                              unsigned barriers) {
-  const unsigned full = full_barrier(barriers, state.stage);
-  mbarrier_wait(full, state.phase);
-}
+  // Moves `stages` stages on, as that many advance calls would.
+  __device__ __forceinline__ void skip(PipelineState& state, int stages) const {
+    const int position = state.stage + stages;
+    state.phase ^= (unsigned)(position / Stages) & 1u;
+    state.stage = position % Stages;
+  }
 
-// A consumer warp hands `stage` back to the producer(s) once its wgmma
-// reads of it are complete, in every CTA of its cluster (with a 2-CTA
-// cluster their producers multicast into this CTA's stage too).
-__device__ __forceinline__ void consumer_release(int stage, unsigned barriers,
-                                                 int lane) {
-  const unsigned empty = empty_barrier(barriers, stage);
-  if (lane == 0) mbarrier_arrive(empty);
-}
+  // Thread 0 before the block starts: every stage empty, nothing arrived.
+  __device__ __forceinline__ void init() const {
+    for (int s = 0; s < Stages; ++s) {
+      mbarrier_init(full(s), 1u);
+      mbarrier_init(empty(s), EmptyArrivals);
+    }
+    fence_mbarrier_init();
+  }
+
+  // The producer takes a stage once its consumers released it and announces
+  // the bytes that TMA will deliver there; returns the full barrier.
+  __device__ __forceinline__ unsigned producer_acquire(const PipelineState& state) const {
+    mbarrier_wait(empty(state.stage), state.phase ^ 1u);
+    mbarrier_arrive_expect_tx(full(state.stage), TxBytes);
+    return full(state.stage);
+  }
+
+  // A consumer waits until the stage's bytes have arrived.
+  __device__ __forceinline__ void consumer_wait(const PipelineState& state) const {
+    mbarrier_wait(full(state.stage), state.phase);
+  }
+
+  // A consumer warp hands `stage` back to the producer(s) once its reads of
+  // it are complete, in every CTA of its cluster (with a 2-CTA cluster
+  // their producers multicast into this CTA's stage too).
+  __device__ __forceinline__ void consumer_release(int stage, int lane) const {
+    const unsigned empty_barrier = empty(stage);
+  if (lane == 0) mbarrier_arrive(empty_barrier);
+  }
+};
+
+// The GEMM's ring: each stage holds the A and B tiles of one k-tile.
+using StageRing = Pipeline<plan::kStages, plan::kEmptyArrivals, plan::kStageTxBytes>;
 
 // The producer thread: for every k-tile of every piece of this cluster's
 // work, TMA loads of the A tile and the B tile into the next stage of the
@@ -646,7 +651,7 @@ __device__ __forceinline__ void consumer_release(int stage, unsigned barriers,
 // CTAs of the cluster.
 __device__ __forceinline__ void produce(unsigned long long a_map_address,
                                         unsigned long long b_map_address,
-                                        unsigned base, unsigned barriers,
+                                        unsigned base, const StageRing& stages,
                                         const volatile Schedule& schedule,
                                         int cluster, unsigned rank,
                                         int cluster_rows, int tiles_n) {
@@ -655,13 +660,13 @@ __device__ __forceinline__ void produce(unsigned long long a_map_address,
     int batch, m0, n0;
     locate_tile(w, cluster_rows, tiles_n, rank, batch, m0, n0);
     for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
-      const unsigned full = producer_acquire(ring, barriers);
+      const unsigned full = stages.producer_acquire(ring);
       const unsigned a_tile = base + ring.stage * plan::kStageBytes;
       const unsigned b_tile = a_tile + plan::kATileBytes;
       const int k0 = kt * plan::kBlockK;
       tma_load_2d(a_tile, a_map_address, {(unsigned)(k0), (unsigned)(m0)}, full);
       tma_load_2d(b_tile, b_map_address, {(unsigned)(k0), (unsigned)(n0)}, full);
-      pipeline_advance(ring);
+      stages.advance(ring);
     }
   }
 }
@@ -886,7 +891,7 @@ __device__ __forceinline__ void pass_mma_turn(int consumer) {
 // still in flight (-1: none); it carries over to the next piece.
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
-    PipelineState& ring, int& released, unsigned base, unsigned barriers,
+    const StageRing& stages, PipelineState& ring, int& released, unsigned base,
     int share, int lane) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
@@ -900,7 +905,7 @@ __device__ __forceinline__ void mma_piece(
     const unsigned stage_base = base + ring.stage * plan::kStageBytes;
     const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
-    consumer_wait(ring, barriers);
+    stages.consumer_wait(ring);
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
@@ -909,9 +914,9 @@ __device__ __forceinline__ void mma_piece(
   wgmma_pin_n256_s32(acc[0]);
 
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
-    if (released >= 0) consumer_release(released, barriers, lane);
+    if (released >= 0) stages.consumer_release(released, lane);
     released = plan::kMmaGroupsInFlight == 0 ? -1 : ring.stage;
-    pipeline_advance(ring);
+    stages.advance(ring);
   }
   if (plan::kMmaGroupsInFlight != 0) {
     wgmma_wait_group_0();
@@ -919,7 +924,7 @@ __device__ __forceinline__ void mma_piece(
   wgmma_pin_n256_s32(acc[0]);
 
   if (released >= 0) {
-    consumer_release(released, barriers, lane);
+    stages.consumer_release(released, lane);
     released = -1;
   }
 }
@@ -941,6 +946,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   const int thread = threadIdx.x % plan::kThreadsPerWarpgroup;
   const int lane = threadIdx.x % 32;
   Accumulator acc[plan::kMSlices][plan::kSliceAccumulators];
+  const StageRing stages{barriers};
   PipelineState ring = pipeline_start();
   int released = -1;
   int piece = 0;  // of the cluster's work
@@ -948,12 +954,12 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
   for (Work w = first_work(cluster); next_piece(schedule, w); ++piece) {
     if constexpr (plan::kPingPong) {
       if (piece % plan::kConsumers != consumer) {
-        pipeline_skip(ring, w.kt_end - w.kt_begin);  // the other's stages
+        stages.skip(ring, w.kt_end - w.kt_begin);  // the other's stages
         continue;
       }
       if (piece > 0) wait_mma_turn(consumer);
     }
-    mma_piece(acc, w, ring, released, base, barriers, share, lane);
+    mma_piece(acc, w, stages, ring, released, base, share, lane);
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
@@ -1035,7 +1041,7 @@ ptxgen_gemm_u8xs8_kk_to_s8_ws_128x256x128_s4_c2_w1_m1_direct_g16(const __grid_co
             : make_schedule(batches * cluster_rows * tiles_n * plan::kSplitK, k_tiles,
                             cluster, clusters, plan::kStreamK,
                             plan::kStreamKMaxPieces);
-    pipeline_init(barriers);
+    StageRing{barriers}.init();
     if constexpr (plan::kSplitKInCluster) meeting_init(barriers);
   }
   if constexpr (plan::kClusterCtas > 1) {
@@ -1049,7 +1055,7 @@ ptxgen_gemm_u8xs8_kk_to_s8_ws_128x256x128_s4_c2_w1_m1_direct_g16(const __grid_co
     setmaxnreg_dec_40();
     if (threadIdx.x == 0) {
       produce((unsigned long long)&a_map, (unsigned long long)&b_map, base,
-              barriers, schedule, cluster, rank, cluster_rows, tiles_n);
+              StageRing{barriers}, schedule, cluster, rank, cluster_rows, tiles_n);
     }
   } else {
     setmaxnreg_inc_232();
