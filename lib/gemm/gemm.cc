@@ -492,20 +492,28 @@ absl::Status CheckOperandReachable(const runtime::Driver& driver,
 
 }  // namespace
 
-absl::StatusOr<Gemm> GemmPreparation::PrepareChosen(const GemmProblem& problem,
-                                                    const GemmOptions& options,
-                                                    CUcontext context) {
-  compile::KernelCache& cache = options.cache != nullptr
-                                    ? *options.cache
-                                    : compile::KernelCache::Default();
+compile::KernelCache& CacheOf(const GemmOptions& options) {
+  return options.cache != nullptr ? *options.cache
+                                  : compile::KernelCache::Default();
+}
+
+absl::StatusOr<CurrentGemmDevice> CurrentDevice() {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
   absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
   if (!target.ok()) return target.status();
+  return CurrentGemmDevice{*std::move(device), *target};
+}
+
+absl::StatusOr<Gemm> GemmPreparation::PrepareChosen(const GemmProblem& problem,
+                                                    const GemmOptions& options,
+                                                    CUcontext context) {
+  absl::StatusOr<CurrentGemmDevice> device = CurrentDevice();
+  if (!device.ok()) return device.status();
   GemmOptions planned = options;
-  planned.cache = &cache;
-  absl::StatusOr<GemmPlan> plan = PlanGemm(problem, *target, planned);
+  planned.cache = &CacheOf(options);
+  absl::StatusOr<GemmPlan> plan = PlanGemm(problem, device->target, planned);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> kernel =
       LoadGemmKernel(*plan);
@@ -520,7 +528,7 @@ absl::StatusOr<Gemm> GemmPreparation::PrepareChosen(const GemmProblem& problem,
   absl::StatusOr<std::shared_ptr<const GemmWorkspace>> workspace =
       PrepareWorkspace(*plan, *grid, context, options.workspace);
   if (!workspace.ok()) return workspace.status();
-  return Gemm(plan->problem, *grid, context, device->ordinal,
+  return Gemm(plan->problem, *grid, context, device->properties.ordinal,
               *std::move(kernel), *std::move(workspace));
 }
 

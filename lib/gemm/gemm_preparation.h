@@ -8,9 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "cuda.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/options.h"
 #include "ptxgen/gemm/problem.h"
+#include "ptxgen/gemm/target.h"
+#include "ptxgen/runtime/device.h"
 
 namespace ptxgen::gemm {
 
@@ -18,6 +21,16 @@ namespace ptxgen::gemm {
 // left so, for the caller's later calls). Retained primary contexts live as
 // long as the process: modules loaded into them must stay valid.
 absl::StatusOr<CUcontext> CurrentOrPrimaryContext();
+
+// The cache `options` names, else the process-wide one.
+compile::KernelCache& CacheOf(const GemmOptions& options);
+
+// The current device, and what GEMM planning knows of it.
+struct CurrentGemmDevice {
+  runtime::DeviceProperties properties;
+  GemmTarget target;
+};
+absl::StatusOr<CurrentGemmDevice> CurrentDevice();
 
 // A friend of Gemm, which builds it.
 class GemmPreparation {

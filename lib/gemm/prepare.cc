@@ -86,16 +86,10 @@ absl::StatusOr<Gemm> PrepareInCurrentContext(const GemmProblem& problem,
   if (options.config.has_value() || options.selection != Selection::kAutotune) {
     return GemmPreparation::PrepareChosen(problem, options, context);
   }
-  compile::KernelCache& cache = options.cache != nullptr
-                                    ? *options.cache
-                                    : compile::KernelCache::Default();
-  absl::StatusOr<runtime::DeviceProperties> device =
-      runtime::CurrentDeviceProperties();
+  absl::StatusOr<CurrentGemmDevice> device = CurrentDevice();
   if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
-  if (!target.ok()) return target.status();
-  absl::StatusOr<gen::GemmConfig> tuned =
-      AutotunedConfig(problem, CandidateConfigs(problem, *target), cache);
+  absl::StatusOr<gen::GemmConfig> tuned = AutotunedConfig(
+      problem, CandidateConfigs(problem, device->target), CacheOf(options));
   if (!tuned.ok()) return tuned.status();
   GemmOptions planned = options;
   planned.config = *tuned;

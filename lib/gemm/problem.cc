@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/gemm/problem_parts.h"
+#include "ptxgen/base/extent.h"
 #include "ptxgen/ptx/tma.h"
 
 namespace ptxgen::gemm {
@@ -35,17 +36,7 @@ int64_t PackedStride(int64_t rows, int64_t ld) {
   return stride;
 }
 
-// (count - 1) * step + last: the elements from the first of `count` runs
-// `step` apart to past the last, each `last` long; nullopt past int64_t.
-std::optional<int64_t> Extent(int64_t count, int64_t step, int64_t last) {
-  int64_t gaps = 0;
-  int64_t extent = 0;
-  if (__builtin_mul_overflow(count - 1, step, &gaps) ||
-      __builtin_add_overflow(gaps, last, &extent)) {
-    return std::nullopt;
-  }
-  return extent;
-}
+using base::Extent;
 
 }  // namespace
 
