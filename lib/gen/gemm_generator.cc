@@ -291,16 +291,6 @@ TemplateValues RoundingValues(Generation& g) {
 
 using PlanConstant = PlannedConstant;
 
-PlanConstant Int(const std::string& name, int64_t value) {
-  return PlanInt(name, value);
-}
-PlanConstant Bytes(const std::string& name, int64_t value) {
-  return PlanBytes(name, value);
-}
-PlanConstant Bool(const std::string& name, bool value) {
-  return PlanBool(name, value);
-}
-
 // The planner the plan block's comment names.
 constexpr char kPlanner[] = "gen::PlanGemmLayout";
 
@@ -310,36 +300,37 @@ std::vector<PlanConstant> CommonPlan(Generation& g,
                                      const ptx::SharedTile& a_tile) {
   const GemmLayout& layout = g.layout;
   return {
-      Int("kBlockM", g.config.block_m),
-      Int("kBlockN", g.config.block_n),
-      Int("kBlockK", g.config.block_k),
-      Int("kWgmmaM", ptx::kWgmmaM),
-      Int("kMSlices", layout.m_slices),
-      Int("kRowsPerConsumer", layout.rows_per_consumer),
-      Int("kSliceAccumulators",
-          layout.accumulators_per_thread / layout.m_slices),
-      Int("kPartAccumulators", layout.accumulators_per_thread /
-                                   layout.m_slices / layout.promotion_parts),
-      Bytes("kAlignment", kSharedBaseAlignment),
-      Bytes("kBarrierOffset", layout.barrier_offset),
-      Bytes("kStageTxBytes", (int64_t{g.config.block_m} + g.config.block_n) *
-                                 g.config.block_k *
-                                 ptx::SizeInBytes(g.element)),
+      PlanInt("kBlockM", g.config.block_m),
+      PlanInt("kBlockN", g.config.block_n),
+      PlanInt("kBlockK", g.config.block_k),
+      PlanInt("kWgmmaM", ptx::kWgmmaM),
+      PlanInt("kMSlices", layout.m_slices),
+      PlanInt("kRowsPerConsumer", layout.rows_per_consumer),
+      PlanInt("kSliceAccumulators",
+              layout.accumulators_per_thread / layout.m_slices),
+      PlanInt("kPartAccumulators", layout.accumulators_per_thread /
+                                       layout.m_slices /
+                                       layout.promotion_parts),
+      PlanBytes("kAlignment", kSharedBaseAlignment),
+      PlanBytes("kBarrierOffset", layout.barrier_offset),
+      PlanBytes("kStageTxBytes",
+                (int64_t{g.config.block_m} + g.config.block_n) *
+                    g.config.block_k * ptx::SizeInBytes(g.element)),
       {"unsigned long long", "kADescriptor", DescriptorFields(g, a_tile)},
       {"unsigned long long", "kBDescriptor",
        DescriptorFields(g, layout.b_tile)},
       // The direct store's: D stored [n, m], and an fp8 D of a scaled form
       // multiplied by scale_d.
-      Bool("kDTransposed", g.form.d_transposed),
-      Bool("kScalesD",
-           ptx::IsFp8(g.form.output) && g.form.scaling == GemmScaling::kTensor),
+      PlanBool("kDTransposed", g.form.d_transposed),
+      PlanBool("kScalesD", ptx::IsFp8(g.form.output) &&
+                               g.form.scaling == GemmScaling::kTensor),
   };
 }
 
 std::vector<PlanConstant> V1Plan(Generation& g) {
   std::vector<PlanConstant> plan = CommonPlan(g, g.layout.a_tile);
-  plan.push_back(Bytes("kAOffset", 0));
-  plan.push_back(Bytes("kBOffset", g.layout.a_tile_bytes));
+  plan.push_back(PlanBytes("kAOffset", 0));
+  plan.push_back(PlanBytes("kBOffset", g.layout.a_tile_bytes));
   return plan;
 }
 
@@ -383,57 +374,59 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   std::vector<PlanConstant> plan = CommonPlan(g, ConsumerATile(g));
   const int b_rows_per_cta = config.block_n / config.cluster_m;
   const std::vector<PlanConstant> specific = {
-      Int("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
-      Int("kStages", config.stages),
-      Int("kConsumers", config.consumers),
+      PlanInt("kThreadsPerWarpgroup", kThreadsPerWarpgroup),
+      PlanInt("kStages", config.stages),
+      PlanInt("kConsumers", config.consumers),
       // Named barriers: 0 is the block's, then one per consumer for its own
       // threads, then one per consumer for its turns (ping-pong).
-      Int("kFirstConsumerBarrier", 1),
-      Int("kFirstTurnBarrier", 1 + config.consumers),
-      Bool("kPingPong", config.schedule == GemmSchedule::kPingPong),
-      Int("kMmaGroupsInFlight", config.mma_groups_in_flight),
-      Int("kClusterM", config.cluster_m),
-      Int("kClusterCtas", ClusterCtas(config)),
-      Int("kSplitK", config.split_k),
-      Bool("kSplitKInCluster", config.split_k_in_cluster),
-      Bool("kStreamK", config.stream_k),
-      Int("kStreamKMaxPieces", kStreamKMaxPieces),
-      Int("kRasterGroup", config.raster_group),
-      Bool("kBatched", g.form.batched),
-      Bool("kGrouped", IsGrouped(g.form)),
-      Bool("kContiguousGroups", g.form.grouping == GemmGrouping::kContiguous),
-      Bool("kPromotes", PromotesAccumulators(g.form)),
-      Bytes("kStageBytes", layout.stage_bytes),
-      Bytes("kATileBytes", layout.a_tile_bytes),
-      Bytes("kConsumerABytes",
-            layout.stage_readers == 1
-                ? 0
-                : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0)),
+      PlanInt("kFirstConsumerBarrier", 1),
+      PlanInt("kFirstTurnBarrier", 1 + config.consumers),
+      PlanBool("kPingPong", config.schedule == GemmSchedule::kPingPong),
+      PlanInt("kMmaGroupsInFlight", config.mma_groups_in_flight),
+      PlanInt("kClusterM", config.cluster_m),
+      PlanInt("kClusterCtas", ClusterCtas(config)),
+      PlanInt("kSplitK", config.split_k),
+      PlanBool("kSplitKInCluster", config.split_k_in_cluster),
+      PlanBool("kStreamK", config.stream_k),
+      PlanInt("kStreamKMaxPieces", kStreamKMaxPieces),
+      PlanInt("kRasterGroup", config.raster_group),
+      PlanBool("kBatched", g.form.batched),
+      PlanBool("kGrouped", IsGrouped(g.form)),
+      PlanBool("kContiguousGroups",
+               g.form.grouping == GemmGrouping::kContiguous),
+      PlanBool("kPromotes", PromotesAccumulators(g.form)),
+      PlanBytes("kStageBytes", layout.stage_bytes),
+      PlanBytes("kATileBytes", layout.a_tile_bytes),
+      PlanBytes(
+          "kConsumerABytes",
+          layout.stage_readers == 1
+              ? 0
+              : OperandOffset(g, layout.a_tile, layout.rows_per_consumer, 0)),
       // With a 2-CTA cluster each CTA loads and multicasts its share of B.
-      Int("kBRowsPerCta", b_rows_per_cta),
-      Bytes("kBBytesPerCta", int64_t{b_rows_per_cta} * config.block_k *
-                                 ptx::SizeInBytes(g.element)),
-      Bytes("kBarrierBytes", ptx::kMbarrierBytes),
+      PlanInt("kBRowsPerCta", b_rows_per_cta),
+      PlanBytes("kBBytesPerCta", int64_t{b_rows_per_cta} * config.block_k *
+                                     ptx::SizeInBytes(g.element)),
+      PlanBytes("kBarrierBytes", ptx::kMbarrierBytes),
       // One arrival per warp of the stage's readers in every CTA of the
       // cluster.
-      Bytes("kEmptyArrivals", kThreadsPerWarpgroup / 32 * layout.stage_readers *
-                                  config.cluster_m),
-      Bytes("kScheduleOffset", layout.schedule_offset),
-      Bytes("kScheduleBytes", kScheduleBytes),
+      PlanBytes("kEmptyArrivals", kThreadsPerWarpgroup / 32 *
+                                      layout.stage_readers * config.cluster_m),
+      PlanBytes("kScheduleOffset", layout.schedule_offset),
+      PlanBytes("kScheduleBytes", kScheduleBytes),
   };
   plan.insert(plan.end(), specific.begin(), specific.end());
   if (config.epilogue == GemmEpilogue::kTmaStore) {
     const std::vector<PlanConstant> store = {
-        Bytes("kCTileOffset", layout.c_tile_offset),
-        Bytes("kConsumerCBytes",
-              layout.store_pass_chunks * layout.store_chunk_bytes),
-        Int("kStoreChunkColumns", kStoreChunkColumns),
-        Int("kStMatrixStepColumns", ptx::AccumulatorStMatrix::kStepColumns),
-        Bytes("kStoreChunkBytes", layout.store_chunk_bytes),
-        Bytes("kStoreRowBytes",
-              kStoreChunkColumns * ptx::SizeInBytes(g.form.output)),
-        Int("kStorePassChunks", layout.store_pass_chunks),
-        Int("kStorePasses", layout.store_passes),
+        PlanBytes("kCTileOffset", layout.c_tile_offset),
+        PlanBytes("kConsumerCBytes",
+                  layout.store_pass_chunks * layout.store_chunk_bytes),
+        PlanInt("kStoreChunkColumns", kStoreChunkColumns),
+        PlanInt("kStMatrixStepColumns", ptx::AccumulatorStMatrix::kStepColumns),
+        PlanBytes("kStoreChunkBytes", layout.store_chunk_bytes),
+        PlanBytes("kStoreRowBytes",
+                  kStoreChunkColumns * ptx::SizeInBytes(g.form.output)),
+        PlanInt("kStorePassChunks", layout.store_pass_chunks),
+        PlanInt("kStorePasses", layout.store_passes),
     };
     plan.insert(plan.end(), store.begin(), store.end());
   }
@@ -442,21 +435,22 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
         ptx::AccumulatorFragment::Of(ConsumerMma(g));
     g.Check(fragment.status());
     if (fragment.ok()) {
-      plan.push_back(Int("kScaleBlock", kScaleBlock));
-      plan.push_back(Int("kScaleRowStep", RowsOfFragment(g, *fragment).step));
+      plan.push_back(PlanInt("kScaleBlock", kScaleBlock));
+      plan.push_back(
+          PlanInt("kScaleRowStep", RowsOfFragment(g, *fragment).step));
     }
   }
   if (config.stream_k) {
     plan.push_back(
-        Int("kFlagWordsPerCluster", StreamKFlagWordsPerCluster(config)));
+        PlanInt("kFlagWordsPerCluster", StreamKFlagWordsPerCluster(config)));
   }
   if (config.split_k_in_cluster) {
-    plan.push_back(Bytes("kPartialsOffset", layout.partials_offset));
+    plan.push_back(PlanBytes("kPartialsOffset", layout.partials_offset));
     plan.push_back(
-        Bytes("kConsumerPartialsBytes", layout.consumer_partials_bytes));
+        PlanBytes("kConsumerPartialsBytes", layout.consumer_partials_bytes));
     // Every thread of the same consumer in each other CTA of the cluster.
-    plan.push_back(
-        Bytes("kReadyArrivals", kThreadsPerWarpgroup * (config.split_k - 1)));
+    plan.push_back(PlanBytes("kReadyArrivals",
+                             kThreadsPerWarpgroup * (config.split_k - 1)));
   }
   return plan;
 }
