@@ -10,7 +10,7 @@ get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 # cuBLASLt wrappers and its verification (//lib/gemm:cublas*,
 # :verification) are test and benchmark support, not part of
 # //lib/gemm:gemm; the CLI's `gemm --run` links the first and the last.
-set(PTXGEN_LAYERS base ptx gen compile runtime gemm)
+set(PTXGEN_LAYERS base ptx gen compile runtime gemm attention)
 set(PTXGEN_LIBRARY_SOURCES "")
 foreach(_layer IN LISTS PTXGEN_LAYERS)
   file(GLOB _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")

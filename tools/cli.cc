@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <system_error>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/charconv.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -86,7 +90,9 @@ const std::vector<Choice>& Views() {
        "(hit or miss), name, source, compile_ms, cache_key, arch, kernels "
        "(registers, static_shared_bytes, spill bytes, warnings), warnings, "
        "cache_warnings; gemm adds problem, form, config, sms, grid, "
-       "threads_per_block and dynamic_shared_bytes"},
+       "threads_per_block and dynamic_shared_bytes, attention problem, "
+       "config, tiles, sms, grid, threads_per_block and "
+       "dynamic_shared_bytes"},
   };
   return *views;
 }
@@ -354,6 +360,16 @@ int WriteOutput(const std::string& text, std::ostream& out, std::ostream& err) {
   return kExitFailure;
 }
 
+// Whether `text`, a number SimpleAtof read as 0, names a nonzero value that
+// f32 rounds to 0 (from_chars says so as out of range).
+bool UnderflowsToZero(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  absl::ConsumePrefix(&text, "+");
+  float value = 0;
+  return absl::from_chars(text.data(), text.data() + text.size(), value).ec ==
+         std::errc::result_out_of_range;
+}
+
 }  // namespace
 
 // ---- Flags ----
@@ -563,6 +579,27 @@ absl::Status RequireFlag(const ParsedFlags& flags, absl::string_view flag,
 }
 
 // ---- Shared flags ----
+
+absl::StatusOr<float> FloatValue(const ParsedFlags& flags,
+                                 absl::string_view name) {
+  const std::string text = flags.Text(name);
+  float value = 0;
+  if (!absl::SimpleAtof(text, &value)) {
+    return UsageError(
+        absl::StrCat("--", name, " takes a number, not '", Echo(text), "'"));
+  }
+  if (!std::isfinite(value)) {
+    return UsageError(absl::StrCat(
+        "--", name, "=", Echo(text), " is not a finite float: ", name,
+        " must be finite (inf, nan and magnitudes past 3.4e38 are refused)"));
+  }
+  if (value == 0 && UnderflowsToZero(text)) {
+    return UsageError(absl::StrCat(
+        "--", name, "=", Echo(text), " underflows f32: a nonzero ", name,
+        " must not round to 0 (magnitudes up to 2**-150, 7.0e-46, do)"));
+  }
+  return value;
+}
 
 Flag ScalarTypeFlag(std::string name, std::string help,
                     std::string default_value,

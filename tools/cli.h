@@ -146,6 +146,12 @@ Flag ScalarTypeFlag(std::string name, std::string help,
 absl::StatusOr<ptx::ScalarType> ScalarTypeValue(const ParsedFlags& flags,
                                                 absl::string_view name);
 
+// A float flag's value: absl::SimpleAtof's syntax, finite (inf, nan and
+// values beyond f32's range would reach a kernel as its alpha, beta or
+// scale) and, when nonzero, not rounded to 0 (a silently zeroed factor).
+absl::StatusOr<float> FloatValue(const ParsedFlags& flags,
+                                 absl::string_view name);
+
 // The views of anything ptxgen compiles, in --help order:
 // cuda, ptx, sass, resources, json.
 std::vector<std::string> CompiledViews();

@@ -14,6 +14,7 @@ binaries=(
   "${gpu_tests[@]}"
   bench/gemm_bench
   bench/compile_bench
+  bench/attention_bench
   tools/ptxgen
   samples/matmul_v1/matmul_v1
   samples/fused_epilogue/fused_epilogue

@@ -9,23 +9,18 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/charconv.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/inspect.h"
 #include "ptxgen/compile/kernel_cache.h"
@@ -42,40 +37,6 @@
 
 namespace ptxgen::tools {
 namespace {
-
-// Whether `text`, a number SimpleAtof read as 0, names a nonzero value that
-// f32 rounds to 0 (from_chars says so as out of range).
-bool UnderflowsToZero(absl::string_view text) {
-  text = absl::StripAsciiWhitespace(text);
-  absl::ConsumePrefix(&text, "+");
-  float value = 0;
-  return absl::from_chars(text.data(), text.data() + text.size(), value).ec ==
-         std::errc::result_out_of_range;
-}
-
-// A float flag's value: absl::SimpleAtof's syntax, finite (inf, nan and
-// values beyond f32's range would reach the kernel as its alpha or beta)
-// and, when nonzero, not rounded to 0 (a silently zeroed product).
-absl::StatusOr<float> FloatValue(const cli::ParsedFlags& flags,
-                                 absl::string_view name) {
-  const std::string text = flags.Text(name);
-  float value = 0;
-  if (!absl::SimpleAtof(text, &value)) {
-    return cli::UsageError(absl::StrCat("--", name, " takes a number, not '",
-                                        cli::Echo(text), "'"));
-  }
-  if (!std::isfinite(value)) {
-    return cli::UsageError(absl::StrCat(
-        "--", name, "=", cli::Echo(text), " is not a finite float: ", name,
-        " must be finite (inf, nan and magnitudes past 3.4e38 are refused)"));
-  }
-  if (value == 0 && UnderflowsToZero(text)) {
-    return cli::UsageError(absl::StrCat(
-        "--", name, "=", cli::Echo(text), " underflows f32: a nonzero ", name,
-        " must not round to 0 (magnitudes up to 2**-150, 7.0e-46, do)"));
-  }
-  return value;
-}
 
 // A leading dimension: 0 (packed) or a count of elements; the library
 // checks it against the row.
@@ -169,7 +130,7 @@ absl::StatusOr<gemm::GemmProblem> ParseProblem(const cli::ParsedFlags& flags) {
   }
   for (auto [name, field] :
        {std::pair{"alpha", &problem.alpha}, std::pair{"beta", &problem.beta}}) {
-    absl::StatusOr<float> value = FloatValue(flags, name);
+    absl::StatusOr<float> value = cli::FloatValue(flags, name);
     if (!value.ok()) return value.status();
     *field = *value;
   }

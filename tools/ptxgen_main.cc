@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
       WgmmaSubcommand(),     WgmmaFenceSubcommand(), WgmmaCommitSubcommand(),
       WgmmaWaitSubcommand(), DescriptorSubcommand(), TmaSubcommand(),
       MbarrierSubcommand(),  WarpSubcommand(),       ConvertSubcommand(),
-      GemmSubcommand(),      PrecompileSubcommand(),
+      GemmSubcommand(),      PrecompileSubcommand(), AttentionSubcommand(),
   };
   for (ptxgen::cli::Subcommand& action : CacheSubcommands()) {
     subcommands.push_back(std::move(action));

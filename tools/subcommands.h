@@ -36,6 +36,9 @@ cli::Subcommand ConvertSubcommand();
 cli::Subcommand GemmSubcommand();
 cli::Subcommand PrecompileSubcommand();
 
+// tools/ptxgen_attention.cc
+cli::Subcommand AttentionSubcommand();
+
 // tools/ptxgen_cache.cc: cache list, cache verify, cache prune, cache clear
 std::vector<cli::Subcommand> CacheSubcommands();
 

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Regenerates the golden GEMM sources in tests/gen/golden/ (one file per
-# configuration of tests/gen/golden/CONFIGS) from the current generator,
-# then runs //tests/gen:golden_test against them. Run it after an intended
-# change of generated text (or of CONFIGS), review `git diff
-# tests/gen/golden` and commit the files with the change:
+# Regenerates the golden generated sources in tests/gen/golden/ (one file
+# per GEMM configuration of tests/gen/golden/CONFIGS and per attention
+# configuration of tests/gen/golden/ATTENTION) from the current generators,
+# removes golden files neither list writes, then runs
+# //tests/gen:golden_test against them. Run it after an intended change of
+# generated text (or of either list), review `git diff tests/gen/golden`
+# and commit the files with the change:
 #
 #   bash tools/update_golden.sh
 #

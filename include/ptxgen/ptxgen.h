@@ -19,7 +19,13 @@
  * it is row-major: the plain problem (both K-major) is
  * torch.nn.functional.linear(A, B). The batch may instead be the groups of
  * a grouped GEMM (ptxgenGrouping_t: mixture-of-experts layers, each
- * group's rows read from the device).
+ * group's rows read from the device). And attention forward
+ * (ptxgenAttentionProblem_t): for each sequence and query head
+ *
+ *   O = softmax(Q * K^T * scale + mask) * V
+ *
+ * and each query row's log-sum-exp, from f16 or bf16 Q, K and V with
+ * grouped-query heads, a causal mask and variable lengths.
  *
  *   ptxgenHandle_t handle;
  *   ptxgenCreate(&handle);
@@ -40,6 +46,15 @@
  *   } else {
  *     puts(ptxgenGetLastErrorMessage(handle));  // names the broken rule
  *   }
+ *
+ *   ptxgenAttentionProblem_t attn;           // Q [batch, seq, heads, dim]
+ *   ptxgenAttentionProblemInit(&attn, batch, heads_q, heads_kv, seq_q, seq_k,
+ *                              head_dim, PTXGEN_TYPE_BF16);
+ *   attn.causal = 1;
+ *   ptxgenAttention_t attention;             // on the current device
+ *   ptxgenAttentionPrepare(handle, &attn, &attention);
+ *   ptxgenAttentionRun(handle, attention, q, k, v, o, lse, NULL, NULL, stream);
+ *   ptxgenAttentionDestroy(attention);
  *   ptxgenDestroy(handle);
  *
  * Every function returns a status and never throws or aborts on bad input:
@@ -48,17 +63,18 @@
  * PTXGEN_STATUS_INVALID_VALUE, with the rule in the handle's last error
  * message.
  *
- * Lifetime: a handle, plan or GEMM used after it is destroyed (a second
- * destroy too) is undefined behaviour, as in cuBLAS. ptxgen detects it
- * where it can: each object's first word names its kind and is cleared on
- * destroy, and a pointer whose word is not its kind's (a destroyed object
- * whose memory was not reused, a pointer to another kind) is
- * PTXGEN_STATUS_INVALID_VALUE, never freed.
+ * Lifetime: a handle, plan, GEMM or attention used after it is destroyed
+ * (a second destroy too) is undefined behaviour, as in cuBLAS. ptxgen
+ * detects it where it can: each object's first word names its kind and is
+ * cleared on destroy, and a pointer whose word is not its kind's (a
+ * destroyed object whose memory was not reused, a pointer to another kind)
+ * is PTXGEN_STATUS_INVALID_VALUE, never freed.
  *
  * Threads: a handle may be used by several threads at once; each thread
- * reads the message of its own last call (ptxgenGetLastErrorMessage). Plans
- * and GEMMs do not change once made: any thread may read them, and run a
- * GEMM (but see ptxgenGemmRun on split-K and stream-K workspaces).
+ * reads the message of its own last call (ptxgenGetLastErrorMessage). Plans,
+ * GEMMs and attentions do not change once made: any thread may read them,
+ * and run a GEMM (but see ptxgenGemmRun on split-K and stream-K
+ * workspaces) or an attention.
  *
  * Streams and CUDA graphs: a run only enqueues work on its stream (no
  * allocation, synchronization or module load), so it may be captured into
@@ -274,19 +290,23 @@ typedef struct ptxgenTarget_t {
 } ptxgenTarget_t;
 
 /*
- * What was generated for a plan or a GEMM. The strings and the CUBIN
- * belong to the plan or GEMM they were read from and stay valid until it
- * is destroyed.
+ * What was generated for a plan, a GEMM or an attention. The strings and
+ * the CUBIN belong to the object they were read from and stay valid until
+ * it is destroyed.
  */
 typedef struct ptxgenKernelInfo_t {
   const char* kernel_name; /* the extern "C" kernel in source and ptx */
   /* The configuration, as ptxgen's command line takes it:
-     "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent". */
+     "ws 128x256x64 s4 c2 w1 m2 tma g8 persistent"; an attention's says
+     what and how: "bf16 d128 causal: 2x64 rows, 128 keys, 2 stages,
+     ping-pong". */
   const char* config_name;
-  const char* form_name; /* what it computes: "f16.kk->f16+bias_n.f32" */
-  const char* source;    /* the CUDA C++ given to NVRTC */
-  const char* ptx;       /* NVRTC's PTX */
-  const void* cubin;     /* ptxas's sm_90a binary, cubin_size bytes */
+  /* What it computes: "f16.kk->f16+bias_n.f32"; an attention's
+     "attention.bf16.d128+causal+varlen". */
+  const char* form_name;
+  const char* source; /* the CUDA C++ given to NVRTC */
+  const char* ptx;    /* NVRTC's PTX */
+  const void* cubin;  /* ptxas's sm_90a binary, cubin_size bytes */
   size_t cubin_size;
   /* ptxas's resource usage of the kernel. */
   int registers;
@@ -295,7 +315,8 @@ typedef struct ptxgenKernelInfo_t {
   int stack_frame_bytes;
   /* The launch: dynamic shared memory per block (alignment slack
      included), threads per block; a plan's grid and cluster size along x
-     (0 for a GEMM, which re-plans its grid with the driver's answer). */
+     (0 for a GEMM, which re-plans its grid with the driver's answer, and
+     for an attention). */
   int shared_bytes;
   int threads_per_block;
   int64_t grid_x, grid_y, grid_z;
@@ -339,10 +360,12 @@ typedef struct ptxgenGemmOperands_t {
   const int* group_rows;
 } ptxgenGemmOperands_t;
 
-/* Opaque handles: the library's state, a plan, a prepared GEMM. */
+/* Opaque handles: the library's state, a plan, a prepared GEMM, a prepared
+   attention. */
 typedef struct ptxgenHandleImpl* ptxgenHandle_t;
 typedef struct ptxgenPlanImpl* ptxgenPlan_t;
 typedef struct ptxgenGemmImpl* ptxgenGemm_t;
+typedef struct ptxgenAttentionImpl* ptxgenAttention_t;
 /* A CUDA stream: CUstream and cudaStream_t are this type; NULL is the
    default stream. */
 typedef struct CUstream_st* ptxgenStream_t;
@@ -358,6 +381,84 @@ typedef PTXGEN_ENUM(ptxgenWorkspaceMode_t){
        any streams, captured into CUDA graphs or not. */
     PTXGEN_WORKSPACE_CALLER = 1,
 } ptxgenWorkspaceMode_t;
+
+/* How an attention's Q, K, V and O nest their dimensions in memory: what
+   their 0 (packed) strides become, and which stride must step over which
+   (no two rows or heads overlap). head_dim is innermost (stride 1) in
+   both. */
+typedef PTXGEN_ENUM(ptxgenAttentionLayout_t){
+    /* [batch, seq, heads, head_dim]: FlashAttention's, and variable
+       lengths' [total, heads, head_dim]. */
+    PTXGEN_ATTENTION_LAYOUT_BSHD = 0,
+    /* [batch, heads, seq, head_dim]: torch's scaled_dot_product_attention's. */
+    PTXGEN_ATTENTION_LAYOUT_BHSD = 1,
+} ptxgenAttentionLayout_t;
+
+/* One attention tensor's strides in elements. 0: packed, as the layout
+   nests the dimensions (the extent of the next dimension in times its
+   stride, so an explicit inner stride's padding carries outward, as
+   PyTorch allocates). Each a multiple of 16 bytes, below 2^40 bytes
+   (TMA's rules). */
+typedef struct ptxgenAttentionStrides_t {
+  int64_t batch; /* between sequences; 0 with variable lengths */
+  int64_t seq;   /* between rows (positions) of a sequence */
+  int64_t head;  /* between heads */
+} ptxgenAttentionStrides_t;
+
+/*
+ * One attention forward: for each sequence and query head
+ * O = softmax(Q * K^T * scale + mask) * V, and each query row's
+ * log-sum-exp (natural log, f32), as the caller stores Q, K, V and O.
+ * Start from ptxgenAttentionProblemInit, then change fields: a zeroed
+ * struct has batch = 0, which is refused.
+ */
+typedef struct ptxgenAttentionProblem_t {
+  /* Fixed lengths: the sequences of the batch; variable: their number.
+     This and every size below 1..2^31-1 (the kernel's int). */
+  int64_t batch;
+  int64_t heads_q;
+  /* K's and V's heads, each serving heads_q / heads_kv query heads
+     (grouped-query attention; 1: multi-query); 0: heads_q. */
+  int64_t heads_kv;
+  /* Fixed lengths: every sequence's rows of Q (and O), and of K (and V).
+     Variable: the longest the host plans for (the real ones are on the
+     device). */
+  int64_t seq_q, seq_k;
+  int64_t head_dim; /* of Q, K, V and O alike: a multiple of 16, <= 256 */
+  ptxgenDataType_t element_type; /* Q, K, V and O: F16 or BF16 */
+  /* 0 or 1: 1 masks the keys after each query row, aligned to the
+     bottom-right corner when seq_q != seq_k (FlashAttention's): row i sees
+     keys 0..i + seq_k - seq_q, so a row that sees none gets O 0 and LSE
+     +inf. Variable lengths apply it per sequence. */
+  int causal;
+  /* Multiplies Q * K^T before the softmax: finite and positive. 0: the
+     default, 1/sqrt(head_dim) (0 itself is never a scale: the online
+     softmax needs a positive one). */
+  float scale;
+  ptxgenAttentionLayout_t layout;
+  ptxgenAttentionStrides_t q_stride, k_stride, v_stride, o_stride;
+  /* 0 or 1: 1 stores Q, K, V and O [total, heads, head_dim] (layout BSHD,
+     batch strides 0), the sequences one after another: sequence b has
+     rows cu[b]..cu[b+1] of the int32 cumulative offsets each run passes
+     (cu_seqlens_q, cu_seqlens_k: batch + 1 each, FlashAttention's).
+     Only the kernel reads them, so a run captured in a CUDA graph replays
+     with new lengths. */
+  int variable_lengths;
+  /* Variable lengths: the rows of Q (and O) and of K (and V) as allocated,
+     1..2^31-1, inside which every sequence must lie (TMA reads no row
+     past them). 0 with fixed lengths. */
+  int64_t total_q, total_k;
+} ptxgenAttentionProblem_t;
+
+/*
+ * How many elements each tensor of an attention spans as stored, from its
+ * first to past its last, gaps included: what its buffer must hold. The
+ * LSE (f32) is packed: [batch, heads_q, seq_q], or with variable lengths
+ * [heads_q, total_q] (FlashAttention's).
+ */
+typedef struct ptxgenAttentionSpans_t {
+  int64_t q, k, v, o, lse;
+} ptxgenAttentionSpans_t;
 
 /* ---- Status ---- */
 
@@ -517,6 +618,58 @@ ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
 /* Frees its workspace, if it owns one; NULL is destroyed as nothing. Not
    while it runs. */
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);
+
+/* ---- Attention forward: preparing and running need a Hopper GPU ---- */
+
+/* A packed problem of `type` (Q [batch, seq_q, heads_q, head_dim], K and V
+   [batch, seq_k, heads_kv, head_dim], O as Q: layout BSHD, strides 0), no
+   mask, the default scale (0), fixed lengths. A size outside 1..2^31-1, or
+   a type outside ptxgenDataType_t, is PTXGEN_STATUS_INVALID_VALUE,
+   *problem unchanged; the problem's other rules (F16 or BF16, head_dim,
+   ...) are checked where it is used. */
+ptxgenStatus_t ptxgenAttentionProblemInit(ptxgenAttentionProblem_t* problem,
+                                          int64_t batch, int64_t heads_q,
+                                          int64_t heads_kv, int64_t seq_q,
+                                          int64_t seq_k, int64_t head_dim,
+                                          ptxgenDataType_t type);
+/* The spans of a valid problem's tensors (refused as ptxgenAttentionPrepare
+   refuses an invalid one); no GPU needed. */
+ptxgenStatus_t ptxgenAttentionGetSpans(ptxgenHandle_t handle,
+                                       const ptxgenAttentionProblem_t* problem,
+                                       ptxgenAttentionSpans_t* spans);
+/*
+ * Plans the problem for the current device (the heuristic's configuration,
+ * the kernel generated and compiled through the kernel cache) and loads
+ * its kernel into the current CUDA context (device 0's primary context
+ * when none is current): the attention runs in that context only.
+ */
+ptxgenStatus_t ptxgenAttentionPrepare(ptxgenHandle_t handle,
+                                      const ptxgenAttentionProblem_t* problem,
+                                      ptxgenAttention_t* attention);
+/* What was generated; the grid stays 0 (the attention keeps its own). */
+ptxgenStatus_t ptxgenAttentionGetKernelInfo(ptxgenAttention_t attention,
+                                            ptxgenKernelInfo_t* info);
+/*
+ * Computes O (and the LSE, when lse is not NULL: f32, packed as
+ * ptxgenAttentionSpans_t's lse counts it) on `stream` (asynchronously)
+ * from device pointers, q, k, v, o and lse each 16-byte aligned. With
+ * variable lengths cu_seqlens_q and cu_seqlens_k are the int32 cumulative
+ * offsets (batch + 1 each, from 0, non-decreasing, every sequence inside
+ * total_q and total_k and at most seq_q and seq_k long), read only by the
+ * kernel; NULL with fixed lengths. Nothing else is needed: no workspace,
+ * so runs on any streams may overlap. Refused as ptxgenGemmRun refuses: a
+ * NULL or misaligned pointer, or one the kernel cannot reach,
+ * PTXGEN_STATUS_INVALID_VALUE; another context current, or a stream of
+ * another context, PTXGEN_STATUS_EXECUTION_FAILED.
+ */
+ptxgenStatus_t ptxgenAttentionRun(ptxgenHandle_t handle,
+                                  ptxgenAttention_t attention, const void* q,
+                                  const void* k, const void* v, void* o,
+                                  float* lse, const int* cu_seqlens_q,
+                                  const int* cu_seqlens_k,
+                                  ptxgenStream_t stream);
+/* NULL is destroyed as nothing. Not while it runs. */
+ptxgenStatus_t ptxgenAttentionDestroy(ptxgenAttention_t attention);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -20,6 +20,8 @@ static_assert(std::is_same_v<std::underlying_type_t<ptxgenBias_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenActivation_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenScaling_t>, int>);
 static_assert(std::is_same_v<std::underlying_type_t<ptxgenGrouping_t>, int>);
+static_assert(
+    std::is_same_v<std::underlying_type_t<ptxgenAttentionLayout_t>, int>);
 
 // One value of a C enumeration: its number, its name, its meaning inside.
 template <typename C, typename Value>
@@ -88,11 +90,23 @@ constexpr Enumeration<ptxgenGrouping_t, gemm::Grouping, 3> kGroupings{
       {PTXGEN_GROUPING_MASKED, "PTXGEN_GROUPING_MASKED",
        gemm::Grouping::kMasked}}}};
 
-// `field`'s value, refused when it is none of the enumeration's:
-// "ptxgenGemmProblem_t.activation: 42 is not a ptxgenActivation_t
-// (PTXGEN_ACTIVATION_NONE=0, ...)".
+constexpr Enumeration<ptxgenAttentionLayout_t, attention::Layout, 2>
+    kAttentionLayouts{
+        "ptxgenAttentionLayout_t",
+        {{{PTXGEN_ATTENTION_LAYOUT_BSHD, "PTXGEN_ATTENTION_LAYOUT_BSHD",
+           attention::Layout::kBatchSeqHeadDim},
+          {PTXGEN_ATTENTION_LAYOUT_BHSD, "PTXGEN_ATTENTION_LAYOUT_BHSD",
+           attention::Layout::kBatchHeadSeqDim}}}};
+
+// The structs whose fields the messages name.
+constexpr char kGemmProblem[] = "ptxgenGemmProblem_t";
+constexpr char kAttentionProblem[] = "ptxgenAttentionProblem_t";
+
+// `field` of struct `owner`'s value, refused when it is none of the
+// enumeration's: "ptxgenGemmProblem_t.activation: 42 is not a
+// ptxgenActivation_t (PTXGEN_ACTIVATION_NONE=0, ...)".
 template <typename C, typename Value, size_t N>
-absl::Status Read(const char* field, C stored,
+absl::Status Read(const char* owner, const char* field, C stored,
                   const Enumeration<C, Value, N>& enumeration, Value& value) {
   std::vector<std::string> legal;
   for (const EnumValue<C, Value>& candidate : enumeration.values) {
@@ -104,19 +118,24 @@ absl::Status Read(const char* field, C stored,
         absl::StrCat(candidate.name, "=", static_cast<int>(candidate.c)));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "ptxgenGemmProblem_t.", field, ": ", static_cast<int>(stored),
-      " is not a ", enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
+      owner, ".", field, ": ", static_cast<int>(stored), " is not a ",
+      enumeration.name, " (", absl::StrJoin(legal, ", "), ")"));
 }
 
 // A C flag: 0 or 1, so that an uninitialized field is refused rather than
 // read as true.
-absl::Status ReadFlag(const char* field, int stored, bool& value) {
+absl::Status ReadFlag(const char* owner, const char* field, int stored,
+                      bool& value) {
   if (stored != 0 && stored != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ptxgenGemmProblem_t.", field, ": ", stored, " is not 0 or 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(owner, ".", field, ": ", stored, " is not 0 or 1"));
   }
   value = stored == 1;
   return absl::OkStatus();
+}
+
+attention::Strides StridesOf(const ptxgenAttentionStrides_t& strides) {
+  return {strides.batch, strides.seq, strides.head};
 }
 
 }  // namespace
@@ -129,20 +148,25 @@ absl::StatusOr<gemm::GemmProblem> ProblemOf(
   p.k = problem.k;
   ptx::ScalarType output = ptx::ScalarType::kF16;
   ptx::ScalarType b_element = ptx::ScalarType::kF16;
+  constexpr const char* kOwner = kGemmProblem;
   for (const absl::Status& read : {
-           Read("input_type", problem.input_type, kDataTypes, p.element),
-           Read("b_input_type", problem.b_input_type, kDataTypes, b_element),
-           Read("output_type", problem.output_type, kDataTypes, output),
-           Read("a_major", problem.a_major, kMajors, p.a_major),
-           Read("b_major", problem.b_major, kMajors, p.b_major),
-           Read("bias", problem.bias, kBiases, p.bias),
-           Read("bias_type", problem.bias_type, kDataTypes, p.bias_type),
-           Read("activation", problem.activation, kActivations, p.activation),
-           Read("scaling", problem.scaling, kScalings, p.scaling),
-           Read("grouping", problem.grouping, kGroupings, p.grouping),
-           ReadFlag("fast_accumulation", problem.fast_accumulation,
+           Read(kOwner, "input_type", problem.input_type, kDataTypes,
+                p.element),
+           Read(kOwner, "b_input_type", problem.b_input_type, kDataTypes,
+                b_element),
+           Read(kOwner, "output_type", problem.output_type, kDataTypes, output),
+           Read(kOwner, "a_major", problem.a_major, kMajors, p.a_major),
+           Read(kOwner, "b_major", problem.b_major, kMajors, p.b_major),
+           Read(kOwner, "bias", problem.bias, kBiases, p.bias),
+           Read(kOwner, "bias_type", problem.bias_type, kDataTypes,
+                p.bias_type),
+           Read(kOwner, "activation", problem.activation, kActivations,
+                p.activation),
+           Read(kOwner, "scaling", problem.scaling, kScalings, p.scaling),
+           Read(kOwner, "grouping", problem.grouping, kGroupings, p.grouping),
+           ReadFlag(kOwner, "fast_accumulation", problem.fast_accumulation,
                     p.fast_accumulation),
-           ReadFlag("record_amax", problem.record_amax, p.record_amax),
+           ReadFlag(kOwner, "record_amax", problem.record_amax, p.record_amax),
        }) {
     if (!read.ok()) return read;
   }
@@ -175,12 +199,14 @@ absl::Status CheckInit(int64_t m, int64_t n, int64_t k, ptxgenDataType_t type) {
     }
   }
   ptx::ScalarType element = ptx::ScalarType::kF16;
-  return Read("input_type", type, kDataTypes, element);
+  return Read(kGemmProblem, "input_type", type, kDataTypes, element);
 }
 
 ptxgenDataType_t DefaultOutputType(ptxgenDataType_t input) {
   ptx::ScalarType element = ptx::ScalarType::kF16;
-  if (!Read("input_type", input, kDataTypes, element).ok()) return input;
+  if (!Read(kGemmProblem, "input_type", input, kDataTypes, element).ok()) {
+    return input;
+  }
   const ptx::ScalarType output = gen::DefaultOutput(element);
   for (const EnumValue<ptxgenDataType_t, ptx::ScalarType>& candidate :
        kDataTypes.values) {
@@ -195,6 +221,54 @@ ptxgenScaling_t ScalingOf(gemm::GemmScaling scaling) {
     if (candidate.value == scaling) return candidate.c;
   }
   return PTXGEN_SCALING_NONE;
+}
+
+absl::StatusOr<attention::AttentionProblem> AttentionProblemOf(
+    const ptxgenAttentionProblem_t& problem) {
+  attention::AttentionProblem p;
+  constexpr const char* kOwner = kAttentionProblem;
+  for (const absl::Status& read : {
+           Read(kOwner, "element_type", problem.element_type, kDataTypes,
+                p.element),
+           Read(kOwner, "layout", problem.layout, kAttentionLayouts, p.layout),
+           ReadFlag(kOwner, "causal", problem.causal, p.causal),
+           ReadFlag(kOwner, "variable_lengths", problem.variable_lengths,
+                    p.variable_lengths),
+       }) {
+    if (!read.ok()) return read;
+  }
+  p.batch = problem.batch;
+  p.heads_q = problem.heads_q;
+  p.heads_kv = problem.heads_kv;
+  p.seq_q = problem.seq_q;
+  p.seq_k = problem.seq_k;
+  p.head_dim = problem.head_dim;
+  // 0 (and -0) is the C struct's default; every other value, NaN
+  // included, is the problem's to accept or refuse.
+  if (problem.scale != 0.0f) p.scale = problem.scale;
+  p.q_stride = StridesOf(problem.q_stride);
+  p.k_stride = StridesOf(problem.k_stride);
+  p.v_stride = StridesOf(problem.v_stride);
+  p.o_stride = StridesOf(problem.o_stride);
+  p.total_q = problem.total_q;
+  p.total_k = problem.total_k;
+  return p;
+}
+
+absl::Status CheckAttentionInit(int64_t batch, int64_t heads_q,
+                                int64_t heads_kv, int64_t seq_q, int64_t seq_k,
+                                int64_t head_dim, ptxgenDataType_t type) {
+  for (const int64_t size :
+       {batch, heads_q, heads_kv, seq_q, seq_k, head_dim}) {
+    if (size < 1 || size > attention::kMaxAttentionDimension) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ptxgenAttentionProblemInit: batch, heads_q, heads_kv, seq_q, seq_k "
+          "and head_dim are each 1..",
+          attention::kMaxAttentionDimension, ", not ", size));
+    }
+  }
+  ptx::ScalarType element = ptx::ScalarType::kF16;
+  return Read(kAttentionProblem, "element_type", type, kDataTypes, element);
 }
 
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target) {

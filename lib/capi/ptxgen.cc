@@ -1,7 +1,8 @@
-// The C API over gemm::PlanGemm, gemm::Gemm::Prepare and Gemm::Run. Nothing
-// of C++ crosses it: every entry point returns a ptxgenStatus_t, catches
-// what the standard library could throw (std::bad_alloc), and keeps the
-// absl::Status message in the handle for ptxgenGetLastErrorMessage.
+// The C API over gemm::PlanGemm, gemm::Gemm::Prepare and Gemm::Run, and
+// attention::Attention::Prepare and Run. Nothing of C++ crosses it: every
+// entry point returns a ptxgenStatus_t, catches what the standard library
+// could throw (std::bad_alloc), and keeps the absl::Status message in the
+// handle for ptxgenGetLastErrorMessage.
 #include "ptxgen/ptxgen.h"
 
 #include <cuda.h>
@@ -24,6 +25,8 @@
 #include "absl/synchronization/mutex.h"
 #include "lib/capi/problem.h"
 #include "lib/capi/status.h"
+#include "ptxgen/attention/attention.h"
+#include "ptxgen/attention/problem.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
@@ -43,9 +46,10 @@ namespace ptxgen::capi {
 // otherwise (using one is undefined behaviour all the same).
 enum class Magic : uint64_t {
   kDestroyed = 0,
-  kHandle = 0x7074786748616e64,  // "ptxgHand"
-  kPlan = 0x70747867506c616e,    // "ptxgPlan"
-  kGemm = 0x7074786747656d6d,    // "ptxgGemm"
+  kHandle = 0x7074786748616e64,     // "ptxgHand"
+  kPlan = 0x70747867506c616e,       // "ptxgPlan"
+  kGemm = 0x7074786747656d6d,       // "ptxgGemm"
+  kAttention = 0x707478674174746e,  // "ptxgAttn"
 };
 
 // The base of each object, so that its magic word is its first.
@@ -92,6 +96,16 @@ struct ptxgenGemmImpl : ptxgen::capi::Object {
         gemm(std::move(prepared)),
         names(std::move(kernel_names)) {}
   ptxgen::gemm::Gemm gemm;
+  ptxgen::capi::KernelNames names;
+};
+
+struct ptxgenAttentionImpl : ptxgen::capi::Object {
+  ptxgenAttentionImpl(ptxgen::attention::Attention prepared,
+                      ptxgen::capi::KernelNames kernel_names)
+      : Object(ptxgen::capi::Magic::kAttention),
+        attention(std::move(prepared)),
+        names(std::move(kernel_names)) {}
+  ptxgen::attention::Attention attention;
   ptxgen::capi::KernelNames names;
 };
 
@@ -239,9 +253,22 @@ KernelNames NamesOf(const gen::GeneratedGemm& generated) {
   return {gen::ConfigName(generated.config), gen::FormName(generated.form)};
 }
 
+// What an attention computes, in the words of a GEMM's form name (its type,
+// then what is added to it): "attention.bf16.d128+causal+varlen". The
+// configuration's name says it too, beside how.
+KernelNames NamesOf(const gen::GeneratedAttention& generated) {
+  const gen::AttentionConfig& config = generated.config;
+  return {gen::AttentionConfigName(config),
+          absl::StrCat("attention.", ptx::PtxName(config.element), ".d",
+                       config.head_dim, config.causal ? "+causal" : "",
+                       config.variable_lengths ? "+varlen" : "")};
+}
+
 // ptxas's report of the kernel itself (the module has no other kernel, but
-// the name says which is meant).
-compile::KernelResources ResourcesOf(const gen::GeneratedGemm& generated,
+// the name says which is meant). Generated: gen::GeneratedGemm or
+// gen::GeneratedAttention.
+template <typename Generated>
+compile::KernelResources ResourcesOf(const Generated& generated,
                                      const compile::CompiledModule& compiled) {
   for (const compile::KernelResources& kernel : compiled.resources) {
     if (kernel.kernel == generated.kernel_name) return kernel;
@@ -249,7 +276,8 @@ compile::KernelResources ResourcesOf(const gen::GeneratedGemm& generated,
   return {};
 }
 
-ptxgenKernelInfo_t InfoOf(const gen::GeneratedGemm& generated,
+template <typename Generated>
+ptxgenKernelInfo_t InfoOf(const Generated& generated,
                           const compile::CompiledModule& compiled,
                           const KernelNames& names) {
   const compile::KernelResources resources = ResourcesOf(generated, compiled);
@@ -352,6 +380,28 @@ ptxgenStatus_t Prepare(ptxgenHandle_t handle, absl::string_view function,
     *gemm = new ptxgenGemmImpl(*std::move(prepared), names);
     return Succeed(handle);
   });
+}
+
+// The attention problem `problem` points to, checked as every attention
+// entry point checks it: ReadProblem's counterpart.
+std::optional<attention::AttentionProblem> ReadAttentionProblem(
+    ptxgenHandle_t handle, absl::string_view function,
+    const ptxgenAttentionProblem_t* problem, ptxgenStatus_t& failed) {
+  if (problem == nullptr) {
+    failed = FailNull(handle, function, "problem");
+    return std::nullopt;
+  }
+  absl::StatusOr<attention::AttentionProblem> converted =
+      AttentionProblemOf(*problem);
+  const absl::Status valid =
+      converted.ok() ? attention::ValidateAttentionProblem(*converted)
+                     : converted.status();
+  if (!valid.ok()) {
+    failed =
+        Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function, valid.message());
+    return std::nullopt;
+  }
+  return *std::move(converted);
 }
 
 constexpr char kNullHandleMessage[] =
@@ -629,6 +679,133 @@ ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm) {
   if (gemm == nullptr) return PTXGEN_STATUS_SUCCESS;
   if (!IsLive(gemm, Magic::kGemm)) return PTXGEN_STATUS_INVALID_VALUE;
   ptxgen::capi::Destroy(gemm);
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenAttentionProblemInit(ptxgenAttentionProblem_t* problem,
+                                          int64_t batch, int64_t heads_q,
+                                          int64_t heads_kv, int64_t seq_q,
+                                          int64_t seq_k, int64_t head_dim,
+                                          ptxgenDataType_t type) {
+  if (problem == nullptr ||
+      !ptxgen::capi::CheckAttentionInit(batch, heads_q, heads_kv, seq_q, seq_k,
+                                        head_dim, type)
+           .ok()) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
+  *problem = ptxgenAttentionProblem_t{};
+  problem->batch = batch;
+  problem->heads_q = heads_q;
+  problem->heads_kv = heads_kv;
+  problem->seq_q = seq_q;
+  problem->seq_k = seq_k;
+  problem->head_dim = head_dim;
+  problem->element_type = type;
+  problem->causal = 0;
+  problem->scale = 0.0f;
+  problem->layout = PTXGEN_ATTENTION_LAYOUT_BSHD;
+  problem->variable_lengths = 0;
+  problem->total_q = 0;
+  problem->total_k = 0;
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenAttentionGetSpans(ptxgenHandle_t handle,
+                                       const ptxgenAttentionProblem_t* problem,
+                                       ptxgenAttentionSpans_t* spans) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenAttentionGetSpans";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (spans == nullptr) return FailNull(handle, kFunction, "spans");
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::attention::AttentionProblem> valid =
+        ptxgen::capi::ReadAttentionProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
+    const absl::StatusOr<ptxgen::attention::AttentionSpans> stored =
+        ptxgen::attention::StoredSpans(*valid);
+    if (!stored.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  stored.status().message());
+    }
+    *spans = {stored->q, stored->k, stored->v, stored->o, stored->lse};
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenAttentionPrepare(ptxgenHandle_t handle,
+                                      const ptxgenAttentionProblem_t* problem,
+                                      ptxgenAttention_t* attention) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenAttentionPrepare";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (attention == nullptr) return FailNull(handle, kFunction, "attention");
+    *attention = nullptr;
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::attention::AttentionProblem> valid =
+        ptxgen::capi::ReadAttentionProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
+    if (ptxgenStatus_t device = ptxgen::capi::CheckDevice(handle, kFunction);
+        device != PTXGEN_STATUS_SUCCESS) {
+      return device;
+    }
+    absl::StatusOr<ptxgen::attention::Attention> prepared =
+        ptxgen::attention::Attention::Prepare(*valid);
+    if (!prepared.ok()) {
+      return FailWith(handle, kFunction, prepared.status(), Step::kPrepare);
+    }
+    const ptxgen::capi::KernelNames names =
+        ptxgen::capi::NamesOf(prepared->generated());
+    *attention = new ptxgenAttentionImpl(*std::move(prepared), names);
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenAttentionGetKernelInfo(ptxgenAttention_t attention,
+                                            ptxgenKernelInfo_t* info) {
+  if (!IsLive(attention, Magic::kAttention) || info == nullptr) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
+  // The grid stays 0, as a Gemm's: the Attention keeps the one it planned.
+  *info =
+      ptxgen::capi::InfoOf(attention->attention.generated(),
+                           attention->attention.compiled(), attention->names);
+  return PTXGEN_STATUS_SUCCESS;
+}
+
+ptxgenStatus_t ptxgenAttentionRun(ptxgenHandle_t handle,
+                                  ptxgenAttention_t attention, const void* q,
+                                  const void* k, const void* v, void* o,
+                                  float* lse, const int* cu_seqlens_q,
+                                  const int* cu_seqlens_k,
+                                  ptxgenStream_t stream) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenAttentionRun";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (attention == nullptr) return FailNull(handle, kFunction, "attention");
+    if (!IsLive(attention, Magic::kAttention)) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  absl::StrCat("attention", ptxgen::capi::kNotLive));
+    }
+    ptxgen::attention::AttentionOperands operands;
+    operands.q = ptxgen::capi::Address(q);
+    operands.k = ptxgen::capi::Address(k);
+    operands.v = ptxgen::capi::Address(v);
+    operands.o = ptxgen::capi::Address(o);
+    operands.lse = ptxgen::capi::Address(lse);
+    operands.cu_seqlens_q = ptxgen::capi::Address(cu_seqlens_q);
+    operands.cu_seqlens_k = ptxgen::capi::Address(cu_seqlens_k);
+    const absl::Status ran = attention->attention.Run(operands, stream);
+    if (!ran.ok()) return FailWith(handle, kFunction, ran, Step::kRun);
+    return Succeed(handle);
+  });
+}
+
+ptxgenStatus_t ptxgenAttentionDestroy(ptxgenAttention_t attention) {
+  if (attention == nullptr) return PTXGEN_STATUS_SUCCESS;
+  if (!IsLive(attention, Magic::kAttention)) {
+    return PTXGEN_STATUS_INVALID_VALUE;
+  }
+  ptxgen::capi::Destroy(attention);
   return PTXGEN_STATUS_SUCCESS;
 }
 

@@ -28,6 +28,7 @@
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/launch_checks.h"
 #include "ptxgen/runtime/memory.h"
 #include "ptxgen/version.h"
 
@@ -183,7 +184,7 @@ std::vector<TuningMeasurement> MeasureAll(
   std::vector<TuningMeasurement> measurements;
   std::vector<std::optional<Gemm>> gemms;
   std::vector<std::vector<double>> times(candidates.size());
-  const absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
+  const absl::StatusOr<CUcontext> context = runtime::CurrentOrPrimaryContext();
   for (const gen::GemmConfig& config : candidates) {
     GemmOptions options;
     options.config = config;

@@ -23,9 +23,10 @@
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
-#include "ptxgen/ptx/tma.h"
+#include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/launch_checks.h"
 #include "ptxgen/runtime/memory.h"
 #include "ptxgen/runtime/module.h"
 #include "ptxgen/runtime/tensor_map.h"
@@ -83,16 +84,6 @@ GemmWorkspace::~GemmWorkspace() {
   absl::StatusOr<runtime::ScopedCurrentContext> own =
       runtime::ScopedCurrentContext::Push(context);
   buffer.reset();
-}
-
-absl::StatusOr<CUcontext> CurrentOrPrimaryContext() {
-  absl::StatusOr<CUcontext> current = runtime::CurrentContext();
-  if (!current.ok() || *current != nullptr) return current;
-  absl::StatusOr<const runtime::PrimaryContext*> primary =
-      runtime::RetainedPrimaryContext(0);
-  if (!primary.ok()) return primary.status();
-  if (absl::Status set = (*primary)->SetCurrent(); !set.ok()) return set;
-  return (*primary)->get();
 }
 
 namespace {
@@ -249,32 +240,11 @@ struct KernelArguments {
   }
 };
 
-// One operand of a Run: its name in messages, its address, whether the
-// problem reads or writes it, the alignment it needs (TMA's 16 bytes for
-// matrices, a float's for scales).
-struct NamedOperand {
-  const char* name;
-  CUdeviceptr address;
-  bool used;
-  int alignment = static_cast<int>(ptx::kTensorGlobalAlignmentBytes);
-};
-
-absl::Status CheckOperandAddress(const NamedOperand& operand) {
-  if (operand.address == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GEMM: ", operand.name, " is a null pointer"));
-  }
-  if (operand.address % operand.alignment == 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "GEMM: ", operand.name, " must be ", operand.alignment,
-      "-byte aligned (address 0x", absl::Hex(operand.address), ")"));
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     const GemmPlan& plan) {
-  absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
+  absl::StatusOr<CUcontext> context = runtime::CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
   absl::StatusOr<uint64_t> context_id = runtime::ContextId(*context);
   if (!context_id.ok()) return context_id.status();
@@ -360,136 +330,6 @@ absl::StatusOr<std::shared_ptr<const GemmWorkspace>> PrepareWorkspace(
   return workspace;
 }
 
-// "context 0x... (device 1)": the current context, for messages.
-std::string CurrentContextName(CUcontext context) {
-  absl::StatusOr<int> device = runtime::CurrentDeviceOrdinal();
-  return absl::StrCat(
-      "context 0x", absl::Hex(reinterpret_cast<uintptr_t>(context)),
-      device.ok() ? absl::StrCat(" (device ", *device, ")") : "");
-}
-
-// Makes the Gemm's context the one its launch goes to. A thread with no
-// context current has nothing of its own to disturb and the Gemm's is the
-// only context its kernel runs in: it is made current and left so (as the
-// CUDA runtime does on a thread's first call), so that the caller's next
-// calls (synchronizing, copying D back) act on it too and later Runs pay
-// nothing; pushing and popping it would cost two driver calls every Run.
-// Another context current is the caller's choice, not ours to override:
-// its streams and memory would not be the kernel's.
-absl::Status EnterGemmContext(const runtime::Driver& driver,
-                              CUcontext gemm_context, int gemm_device) {
-  CUcontext current = nullptr;
-  if (absl::Status got =
-          driver.Check(driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-      !got.ok()) {
-    return got;
-  }
-  if (current == gemm_context) return absl::OkStatus();
-  if (current == nullptr) {
-    return driver.Check(driver.cuCtxSetCurrent(gemm_context),
-                        "cuCtxSetCurrent (the Gemm's context)");
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "GEMM: a Gemm runs only in the context it was prepared in, context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ",
-      gemm_device, "), but this thread's current context is ",
-      CurrentContextName(current),
-      ": make the Gemm's context current, or prepare a Gemm in this one "
-      "(GemmOptions::device for a device's primary context)"));
-}
-
-// The stream's context must be the Gemm's: a launch cannot cross contexts.
-// Null is the current context's legacy stream, the Gemm's once
-// EnterGemmContext passed, so it needs no query.
-absl::Status CheckStreamContext(const runtime::Driver& driver, CUstream stream,
-                                CUcontext gemm_context, int gemm_device) {
-  if (stream == nullptr) return absl::OkStatus();
-  CUcontext owner = nullptr;
-  if (absl::Status got =
-          driver.Check(driver.cuStreamGetCtx(stream, &owner), "cuStreamGetCtx");
-      !got.ok()) {
-    return got;
-  }
-  if (owner == gemm_context) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "GEMM: the stream belongs to context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(owner)),
-      ", not to this Gemm's context 0x",
-      absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)), " (device ",
-      gemm_device, "): launch on a stream created in the Gemm's context"));
-}
-
-// Why the kernel cannot reach an operand, from the driver's record of
-// where it lives (asked only on this path, so Run's own query stays one).
-absl::Status RefuseUnreachable(const runtime::Driver& driver, const char* name,
-                               CUdeviceptr address, CUcontext gemm_context,
-                               int gemm_device) {
-  int owner_device = -1;
-  CUcontext owner_context = nullptr;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                      CU_POINTER_ATTRIBUTE_CONTEXT};
-  void* values[] = {&owner_device, &owner_context};
-  // A failed query leaves the owner unknown; the refusal stands.
-  driver.cuPointerGetAttributes(2, attributes, values, address);
-  const std::string operand =
-      absl::StrCat("GEMM: ", name, " (0x", absl::Hex(address), ")");
-  if (owner_device >= 0 && owner_device != gemm_device) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(operand, " is memory of device ", owner_device,
-                     ", which this Gemm's kernel on device ", gemm_device,
-                     " cannot reach (no peer access): pass memory of device ",
-                     gemm_device, ", enable peer access to device ",
-                     owner_device, ", or run a Gemm prepared for device ",
-                     owner_device, " (GemmOptions::device)"));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(operand, " is memory of context 0x",
-                   absl::Hex(reinterpret_cast<uintptr_t>(owner_context)),
-                   ", which this Gemm's context 0x",
-                   absl::Hex(reinterpret_cast<uintptr_t>(gemm_context)),
-                   " (device ", gemm_device,
-                   ") cannot reach: allocate it in the Gemm's context, or "
-                   "prepare a Gemm in its "
-                   "context"));
-}
-
-// Refuses an operand the kernel could not reach from the current context
-// (the Gemm's): memory CUDA knows of with no device address there, such as
-// another device's without peer access or another context's, on which the
-// kernel would fault and take its context down; or the host address of
-// registered host memory whose device address differs. Memory CUDA does
-// not know (system memory a device may reach through HMM or ATS) passes:
-// there is nothing to check it against. One cuPointerGetAttributes query
-// per operand, tens of nanoseconds each beside Run's microseconds (host
-// time per call: gemm_bench --mode=launch), and nothing remembered that
-// could go stale when memory is freed and its address reused.
-absl::Status CheckOperandReachable(const runtime::Driver& driver,
-                                   const char* name, CUdeviceptr address,
-                                   CUcontext gemm_context, int gemm_device) {
-  unsigned int memory_type = 0;
-  CUdeviceptr device_address = 0;
-  CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                      CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
-  void* values[] = {&memory_type, &device_address};
-  if (absl::Status queried = driver.Check(
-          driver.cuPointerGetAttributes(2, attributes, values, address),
-          "cuPointerGetAttributes");
-      !queried.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GEMM: cannot tell whether this Gemm's kernel reaches ", name, " (0x",
-        absl::Hex(address), "): ", queried.message()));
-  }
-  if (memory_type == 0 || device_address == address) return absl::OkStatus();
-  if (device_address != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("GEMM: ", name, " (0x", absl::Hex(address),
-                     ") is the host address of registered host memory, which "
-                     "kernels reach at 0x",
-                     absl::Hex(device_address), ": pass that"));
-  }
-  return RefuseUnreachable(driver, name, address, gemm_context, gemm_device);
-}
-
 }  // namespace
 
 compile::KernelCache& CacheOf(const GemmOptions& options) {
@@ -556,7 +396,7 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
   const bool scaled = problem_.scaling != GemmScaling::kNone;
   const bool scales_d =
       problem_.scaling == GemmScaling::kTensor && ptx::IsFp8(*problem_.output);
-  const std::array<NamedOperand, 10> named = {{
+  const std::array<runtime::LaunchOperand, 10> named = {{
       {"A", operands.a, true},
       {"B", operands.b, true},
       {"C", operands.c, problem_.beta != 0.0f},
@@ -569,32 +409,8 @@ absl::Status Gemm::CheckRunsHere(const GemmOperands& operands,
       {"group_rows", operands.group_rows, problem_.grouping != Grouping::kNone,
        4},
   }};
-  for (const NamedOperand& operand : named) {
-    if (!operand.used) continue;
-    if (absl::Status usable = CheckOperandAddress(operand); !usable.ok()) {
-      return usable;
-    }
-  }
-  absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
-  if (!driver.ok()) return driver.status();
-  if (absl::Status entered = EnterGemmContext(**driver, context_, device_);
-      !entered.ok()) {
-    return entered;
-  }
-  if (absl::Status same =
-          CheckStreamContext(**driver, stream, context_, device_);
-      !same.ok()) {
-    return same;
-  }
-  for (const NamedOperand& operand : named) {
-    if (!operand.used) continue;
-    if (absl::Status reachable = CheckOperandReachable(
-            **driver, operand.name, operand.address, context_, device_);
-        !reachable.ok()) {
-      return reachable;
-    }
-  }
-  return absl::OkStatus();
+  return runtime::CheckLaunchHere(kGemmLaunchOwner, named, stream, context_,
+                                  device_);
 }
 
 int64_t Gemm::workspace_bytes() const {
@@ -666,8 +482,9 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();
   if (callers) {
-    if (absl::Status reachable = CheckOperandReachable(
-            **driver, "the workspace", given.address, context_, device_);
+    if (absl::Status reachable = runtime::CheckOperandReachable(
+            kGemmLaunchOwner, **driver, "the workspace", given.address,
+            context_, device_);
         !reachable.ok()) {
       return reachable;
     }

@@ -14,13 +14,14 @@
 #include "ptxgen/gemm/problem.h"
 #include "ptxgen/gemm/target.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/launch_checks.h"
 
 namespace ptxgen::gemm {
 
-// The current context, or device 0's primary context made current (and
-// left so, for the caller's later calls). Retained primary contexts live as
-// long as the process: modules loaded into them must stay valid.
-absl::StatusOr<CUcontext> CurrentOrPrimaryContext();
+// The Gemm in the runtime's launch checks' messages
+// (ptxgen/runtime/launch_checks.h).
+inline constexpr runtime::LaunchOwner kGemmLaunchOwner = {
+    "GEMM", "Gemm", "a Gemm", "GemmOptions"};
 
 // The cache `options` names, else the process-wide one.
 compile::KernelCache& CacheOf(const GemmOptions& options);

@@ -8,35 +8,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/gemm/gemm_preparation.h"
-#include "lib/gemm/problem_parts.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/gemm/autotune.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
-#include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/launch_checks.h"
 
 namespace ptxgen::gemm {
 namespace {
-
-// The primary context of options.device; an ordinal that names no device
-// is refused by the option's name.
-absl::StatusOr<const runtime::PrimaryContext*> PrimaryContextOfDevice(
-    int ordinal) {
-  if (ordinal < 0) {
-    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
-                               " is not a device ordinal (0 or more)"));
-  }
-  absl::StatusOr<int> count = runtime::DeviceCount();
-  if (!count.ok()) return count.status();
-  if (ordinal >= *count) {
-    return Refuse(absl::StrCat("GemmOptions::device=", ordinal,
-                               " is not below the driver's device count, ",
-                               *count));
-  }
-  return runtime::RetainedPrimaryContext(ordinal);
-}
 
 // Prepare as the thread that asked for it would have: in its context,
 // pushed here. Without one to take over (none current, or no driver),
@@ -103,12 +84,12 @@ absl::StatusOr<Gemm> Gemm::Prepare(const GemmProblem& problem,
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   if (absl::Status valid = ValidateOptions(options); !valid.ok()) return valid;
   if (!options.device.has_value()) {
-    absl::StatusOr<CUcontext> context = CurrentOrPrimaryContext();
+    absl::StatusOr<CUcontext> context = runtime::CurrentOrPrimaryContext();
     if (!context.ok()) return context.status();
     return PrepareInCurrentContext(problem, options, *context);
   }
   absl::StatusOr<const runtime::PrimaryContext*> primary =
-      PrimaryContextOfDevice(*options.device);
+      runtime::PrimaryContextOfDevice(kGemmLaunchOwner, *options.device);
   if (!primary.ok()) return primary.status();
   // Current for this call only: the caller's context stays the caller's.
   absl::StatusOr<runtime::ScopedCurrentContext> scope =

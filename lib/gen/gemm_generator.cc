@@ -14,6 +14,7 @@
 #include "lib/gen/device_ops.h"
 #include "lib/gen/gemm_internal.h"
 #include "lib/gen/kernel_builder.h"
+#include "lib/gen/kernel_parts.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/gen/templates.h"
@@ -74,38 +75,6 @@ std::string KernelName(const GemmConfig& config, const GemmForm& form) {
                                 {{".", "_"}, {"->", "_to_"}, {"+", "_"}});
   return absl::StrCat("ptxgen_gemm_", form_part, "_",
                       absl::StrReplaceAll(CodeName(config), {{" ", "_"}}));
-}
-
-// The constant fields of the descriptor of `tile`'s first operand; the
-// kernel adds a tile's shared address with matrix_descriptor().
-std::string DescriptorFields(Generation& g, const ptx::SharedTile& tile) {
-  absl::StatusOr<ptx::TileLayout> layout = ptx::DescribeTile(tile);
-  if (!layout.ok()) {
-    g.Check(layout.status());
-    return "0ull";
-  }
-  absl::StatusOr<uint64_t> fields =
-      ptx::EncodeMatrixDescriptor(layout->descriptor);
-  if (!fields.ok()) {
-    g.Check(fields.status());
-    return "0ull";
-  }
-  return absl::StrFormat("0x%016xull", *fields);
-}
-
-// matrix_descriptor(fields, address): the layer-1 address field of a shared
-// address added to a layout's constant fields.
-std::string MatrixDescriptorFunction() {
-  return absl::StrCat(
-      "// A wgmma matrix descriptor: a layout's constant fields with the "
-      "shared\n"
-      "// address of the operand it describes.\n"
-      "__device__ __forceinline__ unsigned long long matrix_descriptor(\n"
-      "    unsigned long long fields, unsigned address) {\n"
-      "  return fields | ",
-      ptx::DescriptorAddressFieldExpression("address"),
-      ";\n"
-      "}\n");
 }
 
 // The operand tile one consumer reads: its rows of A, all of B.
@@ -580,19 +549,6 @@ std::string DirectEpilogue(Generation& g) {
                       g.Fill("gemm_epilogue_direct.cu", {{"STORES", stores}}));
 }
 
-// bar.sync of a named barrier's threads, which templates call.
-void DefineNamedBarrierSync(Generation& g) {
-  g.ops().Define("named_barrier_sync", ptx::NamedBarrierSync());
-}
-
-// wait_mma_turn and pass_mma_turn: a consumer's turn barrier counts its own
-// threads waiting and the other consumer's arriving.
-std::string MmaTurnsPart(Generation& g) {
-  DefineNamedBarrierSync(g);
-  g.ops().Define("named_barrier_arrive", ptx::NamedBarrierArrive());
-  return g.Fill("gemm_mma_turns.cu", {});
-}
-
 // What the TMA store stages of accumulator `reg` of slice s: alpha times
 // it, or with epilogue ops their transform at its place in the tile.
 std::string TmaStoreValue(const Generation& g, const std::string& reg) {
@@ -683,14 +639,6 @@ std::string StreamKFixup(Generation& g) {
   g.ops().Define("store_release_gpu", ptx::StoreReleaseGpu());
   g.ops().Define("load_acquire_gpu", ptx::LoadAcquireGpu());
   return g.Fill("gemm_stream_k_fixup.cu", {});
-}
-
-// The mbarrier operations of a ring (pipeline part, v1's single stage).
-void DefineRingBarriers(Generation& g) {
-  g.ops().Define("mbarrier_init", ptx::MbarrierInit());
-  g.ops().Define("fence_mbarrier_init", ptx::FenceMbarrierInit());
-  g.ops().Define("mbarrier_wait", ptx::MbarrierTryWaitParity());
-  g.ops().Define("mbarrier_arrive_expect_tx", ptx::MbarrierArriveExpectTx());
 }
 
 // The partials' handover between the CTAs of a cluster (split-K meeting in
@@ -963,30 +911,6 @@ std::string LoadB(Generation& g) {
                      g.config.block_n / g.config.cluster_m, true, 6);
 }
 
-// One arrival per consumer warp on the stage's empty barrier, in every CTA
-// of the cluster (their producers multicast into this CTA's stage too).
-// Relaxed: the consumers only read the stage, there is nothing to publish.
-std::string ReleaseStage(Generation& g) {
-  if (g.config.cluster_m == 1) {
-    return absl::StrCat(
-        "  if (lane == 0) ",
-        g.ops().Call("mbarrier_arrive",
-                     ptx::MbarrierArrive(ptx::MbarrierScope::kCta),
-                     {{"mbarrier", "empty_barrier"}}));
-  }
-  return absl::StrCat(
-      "  if (lane < plan::kClusterM) {\n", "    unsigned peer_empty;\n    ",
-      g.ops().Call("mapa_shared_cluster", ptx::MapaSharedCluster(),
-                   {{"mapped", "peer_empty"},
-                    {"address", "empty_barrier"},
-                    {"cta_rank", "(unsigned)lane"}}),
-      "\n    ",
-      g.ops().Call("mbarrier_arrive_cluster",
-                   ptx::MbarrierArrive(ptx::MbarrierScope::kClusterRelaxed),
-                   {{"mbarrier", "peer_empty"}}),
-      "\n  }");
-}
-
 // barrier.cluster's arrive (release) and wait, which every CTA of a
 // cluster passes together.
 void DefineClusterBarrier(Generation& g) {
@@ -996,14 +920,10 @@ void DefineClusterBarrier(Generation& g) {
   g.ops().Define("barrier_cluster_wait", ptx::BarrierClusterWait());
 }
 
-std::string SetMaxRegisters(Generation& g, ptx::RegisterAdjustment adjustment,
-                            int count) {
-  if (!g.layout.adjusts_registers) return "";
-  const bool increase = adjustment == ptx::RegisterAdjustment::kIncrease;
-  return absl::StrCat(
-      "    ", g.ops().Call(absl::StrCat("setmaxnreg_",
-                                        increase ? "inc_" : "dec_", count),
-                           ptx::SetMaxNReg(adjustment, count), {}));
+std::string GemmSetMaxRegisters(Generation& g,
+                                ptx::RegisterAdjustment adjustment, int count) {
+  return g.layout.adjusts_registers ? SetMaxRegisters(g, adjustment, count)
+                                    : "";
 }
 
 // The device function tile_of(t, cluster_rows, tiles_n, raster_group,
@@ -1013,11 +933,6 @@ std::string TileOrderFunction(Generation& g) {
                     ? "gemm_tile_order_hilbert.cu"
                     : "gemm_tile_order_raster.cu",
                 {});
-}
-
-std::string PipelinePart(Generation& g) {
-  DefineRingBarriers(g);
-  return g.Fill("pipeline.cu", {{"RELEASE_STAGE", ReleaseStage(g)}});
 }
 
 std::string ProducerPart(Generation& g) {
@@ -1075,7 +990,7 @@ std::string WarpSpecializedSource(Generation& g) {
       g.Fill("gemm_scheduler.cu", {}),
       TileOrderFunction(g),
       g.Fill("gemm_tile.cu", {}),
-      PipelinePart(g),
+      PipelinePart(g, g.config.cluster_m),
       ProducerPart(g),
       MmaPart(g),
   };
@@ -1096,11 +1011,11 @@ std::string WarpSpecializedSource(Generation& g) {
       {"PARTS", absl::StrJoin(parts, "\n")},
       {"KERNEL_SIGNATURE", GemmSignature(g)},
       {"PRODUCER_REGISTERS",
-       SetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease,
-                       kProducerRegisters)},
+       GemmSetMaxRegisters(g, ptx::RegisterAdjustment::kDecrease,
+                           kProducerRegisters)},
       {"CONSUMER_REGISTERS",
-       SetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease,
-                       layout.consumer_registers)},
+       GemmSetMaxRegisters(g, ptx::RegisterAdjustment::kIncrease,
+                           layout.consumer_registers)},
   };
   // Device functions are known only once every other slot was rendered.
   values["DEVICE_FUNCTIONS"] = g.ops().Definitions();

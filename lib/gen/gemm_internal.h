@@ -4,17 +4,16 @@
 // Shared-memory and register planning shared by GEMM validation and
 // generation (private to lib/gen).
 
+#include "lib/gen/kernel_parts.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 
 namespace ptxgen::gen {
 
-inline constexpr int kThreadsPerWarpgroup = 128;
 // Registers a consumer thread needs beside its accumulators (addresses,
 // loop state, descriptors): an estimate, checked against ptxas's report.
 inline constexpr int kRegisterOverhead = 40;
-// Registers per SM, and what a TMA producer warpgroup keeps.
-inline constexpr int kRegistersPerSm = 65536;
+// What a GEMM's TMA producer warpgroup keeps.
 inline constexpr int kProducerRegisters = 40;
 // Stream-K's flags (ints) are padded to a multiple of this many, so that the
 // f32 slots after them start 16-byte aligned for vector access.
@@ -28,8 +27,6 @@ int StreamKFlagWordsPerCluster(const GemmPipelineShape& pipeline);
 // Schedule of gemm_scheduler.cu: ten ints, a pointer and a flag; the
 // kernel asserts that it fits).
 inline constexpr int kScheduleBytes = 64;
-// The runtime aligns the dynamic shared memory base itself: slack for it.
-inline constexpr int kSharedBaseAlignment = 1024;
 
 struct GemmLayout {
   // Each in its major order and the widest swizzle its contiguous bytes take.

@@ -15,16 +15,6 @@ int RoundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-// The widest swizzle whose span divides a tile's contiguous bytes (16-byte
-// core matrices without one).
-ptx::Swizzle SwizzleFor(int contiguous_bytes) {
-  for (ptx::Swizzle swizzle :
-       {ptx::Swizzle::k128B, ptx::Swizzle::k64B, ptx::Swizzle::k32B}) {
-    if (contiguous_bytes % ptx::SwizzleBytes(swizzle) == 0) return swizzle;
-  }
-  return ptx::Swizzle::kNone;
-}
-
 // An operand tile: mn_extent rows of M or N by block_k of K, stored with
 // `major` contiguous, in the widest swizzle that fits it.
 ptx::SharedTile OperandTile(ptx::ScalarType element, int mn_extent, int block_k,

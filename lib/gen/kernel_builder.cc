@@ -1,6 +1,7 @@
 #include "lib/gen/kernel_builder.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -53,8 +54,9 @@ std::vector<PlannedConstant> KernelBuilder::PlaceThePlan(
                    "), each written once.\n", "namespace plan {\n");
   for (const PlannedConstant& constant : planned) {
     if (!ReadsConstant(source, constant.name)) continue;
+    const bool array = absl::StartsWith(constant.value, "{");
     absl::StrAppend(&block, "constexpr ", constant.type, " ", constant.name,
-                    " = ", constant.value, ";\n");
+                    array ? "[]" : "", " = ", constant.value, ";\n");
     read.push_back(constant);
   }
   absl::StrAppend(&block, "}  // namespace plan\n");
@@ -70,6 +72,21 @@ PlannedConstant PlanBytes(const std::string& name, int64_t value) {
 }
 PlannedConstant PlanBool(const std::string& name, bool value) {
   return {"bool", name, value ? "true" : "false"};
+}
+
+PlannedConstant PlanIntArray(const std::string& name,
+                             const std::vector<int>& values) {
+  return {"int", name, absl::StrCat("{", absl::StrJoin(values, ", "), "}")};
+}
+PlannedConstant PlanBytesArray(const std::string& name,
+                               const std::vector<uint32_t>& values) {
+  return {"unsigned", name,
+          absl::StrCat("{",
+                       absl::StrJoin(values, ", ",
+                                     [](std::string* out, uint32_t value) {
+                                       absl::StrAppend(out, value, "u");
+                                     }),
+                       "}")};
 }
 
 std::string KernelSignature(

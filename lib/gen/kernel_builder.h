@@ -44,8 +44,8 @@ class KernelBuilder {
   static constexpr char kPlanMarker[] = "@@PLAN@@\n";
 
   // Puts the plan block in place of kPlanMarker in `source`: the constants
-  // of `planned` the source reads (an unread constexpr draws a compiler
-  // warning), under a comment naming `planner`, the host function that
+  // (and arrays) of `planned` the source reads (an unread constexpr draws a
+  // compiler warning), under a comment naming `planner`, the host function that
   // planned them. Returns those constants.
   static std::vector<PlannedConstant> PlaceThePlan(
       const std::vector<PlannedConstant>& planned, absl::string_view planner,
@@ -60,6 +60,13 @@ class KernelBuilder {
 PlannedConstant PlanInt(const std::string& name, int64_t value);
 PlannedConstant PlanBytes(const std::string& name, int64_t value);
 PlannedConstant PlanBool(const std::string& name, bool value);
+// An array the kernel indexes with unrolled constants (offsets of a tile's
+// wgmma operands, the row of each accumulator register), so that every
+// index folds to a number.
+PlannedConstant PlanIntArray(const std::string& name,
+                             const std::vector<int>& values);
+PlannedConstant PlanBytesArray(const std::string& name,
+                               const std::vector<uint32_t>& values);
 
 // `extern "C" __global__ void __launch_bounds__(threads, 1)` and the
 // kernel's name and parameters, one per line.

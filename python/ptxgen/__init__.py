@@ -1,4 +1,5 @@
-"""ptxgen from Python: Hopper (sm_90a) GEMM kernels generated at run time.
+"""ptxgen from Python: Hopper (sm_90a) GEMM and attention kernels generated
+at run time.
 
     import ptxgen
     p = ptxgen.plan(m=4096, n=4096, k=4096, dtype="bf16", b_major="mn",
@@ -19,12 +20,18 @@
     y = ptxgen.grouped_gemm(x, w, offs)           # torch._grouped_mm(x, w, offs)
     y = ptxgen.grouped_gemm(x3, w, masked_m=counts, expected_m=16)   # masked
 
+    # Attention forward: FlashAttention's shapes, or SDPA's with layout="bhsd".
+    o = ptxgen.attention(q, k, v, causal=True)    # q [batch, seq, heads, dim]
+    o, lse = ptxgen.attention(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                              max_seqlen_q=512, max_seqlen_k=512,
+                              return_lse=True)    # q [total, heads, dim]
+
 ptxgen.gemm takes torch tensors, and other CUDA arrays through
 __cuda_array_interface__ or DLPack (__dlpack__, __dlpack_device__). In code
 torch.compile traces it is the operator torch.ops.ptxgen.gemm, which CUDA
 graphs capture (torch.ops.ptxgen.gemm_amax returns amax too;
-torch.ops.ptxgen.grouped_gemm is ptxgen.grouped_gemm's); ptxgen imports
-torch only once the program has.
+torch.ops.ptxgen.grouped_gemm is ptxgen.grouped_gemm's, torch.ops.ptxgen.attention
+ptxgen.attention's); ptxgen imports torch only once the program has.
 
 A pure-Python package over libptxgen.so's C API (ctypes): the library is
 taken from $PTXGEN_LIBRARY (an absolute path), else from beside this package
@@ -33,7 +40,7 @@ carrying the library's message, which names the rule that was broken.
 """
 import sys
 
-from ptxgen import _gemm, _grouped
+from ptxgen import _attention, _gemm, _grouped
 from ptxgen._kernel import Kernel
 from ptxgen._library import Error
 from ptxgen._plan import Plan, plan, spans
@@ -147,6 +154,53 @@ def grouped_gemm(a, b, offs=None, **options):
 grouped_gemm.__wrapped__ = _grouped.grouped_gemm
 
 
+def attention(q, k, v, **options):
+    """out = softmax(q @ k^T * scale + mask) @ v for each sequence and query
+    head, returned (with return_lse, (out, lse)).
+
+    attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None,
+              cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+              layout="bshd", out=None, return_lse=False, stream=None)
+
+    Fixed lengths: q [batch, seq_q, heads_q, head_dim] and k, v [batch,
+    seq_k, heads_kv, head_dim] (layout "bshd", FlashAttention's), or q
+    [batch, heads_q, seq_q, head_dim] and k, v [batch, heads_kv, seq_k,
+    head_dim] ("bhsd", torch's scaled_dot_product_attention's). Variable
+    lengths: q [total_q, heads_q, head_dim] and k, v [total_k, heads_kv,
+    head_dim], the sequences one after another, sequence b at rows
+    cu_seqlens_q[b] to cu_seqlens_q[b+1] of q (cu_seqlens_k of k and v):
+    int32 arrays of batch + 1 offsets on the device, which only the kernel
+    reads (a CUDA graph replays a call with new lengths), with the longest
+    sequences max_seqlen_q and max_seqlen_k (ints) to plan for. f16 or bf16,
+    all of one type; head_dim a multiple of 16, at most 256; heads_q a
+    multiple of heads_kv (grouped-query attention). Strides come from the
+    arrays: head_dim contiguous, the rest any that q, k, v and out nest alike
+    (a transposed view reads as the memory it is). causal masks the keys
+    after each query row, aligned to the bottom-right corner when seq_q !=
+    seq_k (FlashAttention's; a row that sees no key gets out 0 and LSE
+    +inf); scale multiplies q @ k^T (None: 1/sqrt(head_dim)). out is
+    allocated like q when None (torch tensors, CuPy arrays; give out= with
+    DLPack arrays); return_lse also returns the float32 log-sum-exp of each
+    query row, [batch, heads_q, seq_q] or with variable lengths [heads_q,
+    total_q]. Runs asynchronously on `stream`, else the current torch (CuPy)
+    stream, else the default stream; a repeated problem prepares nothing.
+    Raises ptxgen.Error, naming the broken rule.
+
+    In code torch.compile traces it is the operator torch.ops.ptxgen.attention
+    (attention_lse with return_lse=): no graph break, and CUDA graphs
+    capture it; out= is copied into from the operator's new tensor, and
+    stream= is refused, as ptxgen.gemm's.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.compiler.is_compiling():
+        from ptxgen._torch_ops import attention as traced
+        return traced(q, k, v, **options)
+    return _attention.attention(q, k, v, **options)
+
+
+attention.__wrapped__ = _attention.attention
+
+
 def version():
     """The library's version, "0.1.0"."""
     from ptxgen import _library
@@ -154,4 +208,5 @@ def version():
     return library.ptxgenGetVersionString().decode()
 
 
-__all__ = ["Error", "Kernel", "Plan", "gemm", "grouped_gemm", "plan", "spans", "version"]
+__all__ = ["Error", "Kernel", "Plan", "attention", "gemm", "grouped_gemm", "plan", "spans",
+           "version"]

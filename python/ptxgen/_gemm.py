@@ -34,7 +34,7 @@ _CUPY_DTYPES = ("f16", "f32", "s8", "s32")  # outputs NumPy has (no bfloat16 or 
 _FP8 = ("e4m3", "e5m2")
 # The interface's versions: 1 added "mask", 3 "stream"; this reads them all.
 _INTERFACE_VERSIONS = (0, 1, 2, 3)
-_MAX_DIMENSIONS = 3  # [batch, rows, columns]
+_MAX_DIMENSIONS = 3  # a GEMM's [batch, rows, columns]; describe takes another limit
 
 
 class _Array:
@@ -51,6 +51,21 @@ class _Array:
         self.device = device    # the device's index, None when unknown
         self.stream = stream    # __cuda_array_interface__'s "stream", if any
         self.readonly = readonly
+
+
+@contextlib.contextmanager
+def renamed_refusals(function):
+    """The readers here name ptxgen.gemm in what they refuse; renamed inside
+    to `function`, the one called. The library's messages name its entry
+    points and pass unchanged."""
+    prefix = _FUNCTION + ": "
+    try:
+        yield
+    except _library.Error as error:
+        if not error.message.startswith(prefix):
+            raise
+        raise _library.Error(error.status,
+                             f"{function}: {error.message[len(prefix):]}") from None
 
 
 def _library_of(x):
@@ -169,18 +184,19 @@ def _dlpack_dtype(name, dtype):
     return element
 
 
-def describe_dlpack(name, x, holds, stream):
+def describe_dlpack(name, x, holds, stream, dimensions=_MAX_DIMENSIONS):
     """The _Array of `x` through DLPack, exported for the CUstream `stream`
     (the producer orders its work on the array before it) and held by
-    `holds` (a contextlib.ExitStack) until it closes. DLPack names a
-    device but no library: ptxgen allocates no out= like it."""
+    `holds` (a contextlib.ExitStack) until it closes; of at most
+    `dimensions` dimensions. DLPack names a device but no library: ptxgen
+    allocates no out= like it."""
     _check_dlpack_device(name, _dlpack_device_type(name, x))  # before there is a capsule
     tensor = _dlpack.consume(x.__dlpack__(stream=_dlpack.stream_argument(stream)), holds)
     if tensor is None:
         raise refuse(f"{_FUNCTION}: {name}.__dlpack__() gave no capsule named 'dltensor'")
     _check_dlpack_device(name, tensor.device.device_type)
     dtype = _dlpack_dtype(name, tensor.dtype)
-    shape, strides = _dlpack_layout(name, tensor)
+    shape, strides = _dlpack_layout(name, tensor, dimensions)
     pointer = (tensor.data or 0) + tensor.byte_offset  # data is NULL for some empty arrays
     return _Array(name, pointer, shape, strides, dtype, None, tensor.device.device_id)
 
@@ -195,13 +211,14 @@ def _dlpack_device_type(name, x):
     return _problem.int64(_FUNCTION, f"{name}'s DLPack device type", device[0])
 
 
-def _dlpack_layout(name, tensor):
+def _dlpack_layout(name, tensor, dimensions):
     """(shape, strides) of a DLTensor: ndim says how long its shape and
-    strides arrays are, so it is checked before they are read."""
+    strides arrays are, so it is checked (at most `dimensions`) before they
+    are read."""
     ndim = tensor.ndim
-    if not 0 <= ndim <= _MAX_DIMENSIONS:
+    if not 0 <= ndim <= dimensions:
         raise refuse(f"{_FUNCTION}: {name} has {ndim} dimensions (DLPack ndim); ptxgen "
-                     f"reads arrays of 0 to {_MAX_DIMENSIONS}")
+                     f"reads arrays of 0 to {dimensions}")
     if ndim and not tensor.shape:
         raise refuse(f"{_FUNCTION}: {name}'s DLPack shape is NULL, with ndim {ndim}")
     shape = tuple(tensor.shape[:ndim])
@@ -209,44 +226,45 @@ def _dlpack_layout(name, tensor):
     return shape, strides
 
 
-def describe(name, x, holds, stream):
-    """The _Array of argument `name`; a torch tensor is read directly (its
-    interface refuses bfloat16), torch itself being imported by then. A
-    DLPack array is exported for the CUstream `stream` and held by `holds`."""
+def describe(name, x, holds, stream, dimensions=_MAX_DIMENSIONS):
+    """The _Array of argument `name`, of at most `dimensions` dimensions; a
+    torch tensor is read directly (its interface refuses bfloat16), torch
+    itself being imported by then. A DLPack array is exported for the
+    CUstream `stream` and held by `holds`."""
     if _library_of(x) == "torch" and hasattr(x, "data_ptr"):
         array = _describe_torch(name, x)
     elif hasattr(x, "__cuda_array_interface__"):
         # Before DLPack where both are (CuPy, Numba): the interface is read
         # with nothing to hand back, and names the library whose device and
         # current stream ptxgen then uses.
-        return describe_interface(name, x)
+        return describe_interface(name, x, dimensions)
     elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
-        array = describe_dlpack(name, x, holds, stream)
+        array = describe_dlpack(name, x, holds, stream, dimensions)
     else:
         raise refuse(f"{_FUNCTION}: {name} (a {type(x).__name__}) is neither a torch "
                      "tensor nor an object with __cuda_array_interface__ or DLPack's "
                      "__dlpack__ and __dlpack_device__")
-    _check_read(array)
+    _check_read(array, dimensions)
     _check_stored(array)
     return array
 
 
-def describe_interface(name, x):
+def describe_interface(name, x, dimensions=_MAX_DIMENSIONS):
     """The _Array of `x` through its __cuda_array_interface__, checked as
     describe checks every array."""
     array = _describe_interface(name, x)
-    _check_read(array)
+    _check_read(array, dimensions)
     _check_stored(array)
     return array
 
 
-def _check_read(array):
+def _check_read(array, dimensions):
     """What each reader gives ptxgen, checked before any kernel is prepared:
-    at most 3 sizes, none negative, and an address ctypes passes unchanged
-    (NULL only for an array of no elements), kept as a plain int."""
-    if len(array.shape) > _MAX_DIMENSIONS or any(size < 0 for size in array.shape):
+    at most `dimensions` sizes, none negative, and an address ctypes passes
+    unchanged (NULL only for an array of no elements), kept as a plain int."""
+    if len(array.shape) > dimensions or any(size < 0 for size in array.shape):
         raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape}; ptxgen reads "
-                     f"arrays of at most {_MAX_DIMENSIONS} dimensions, of sizes 0 or more")
+                     f"arrays of at most {dimensions} dimensions, of sizes 0 or more")
     array.pointer = _problem.address(_FUNCTION, f"{array.name}'s address", array.pointer)
     if array.pointer == 0 and all(array.shape):
         raise refuse(f"{_FUNCTION}: {array.name} has elements but its address is 0 (NULL)")

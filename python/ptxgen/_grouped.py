@@ -19,28 +19,18 @@ import contextlib
 import math
 
 from ptxgen import _gemm, _library, _problem
-from ptxgen._library import Error, echo, refuse
+from ptxgen._library import echo, refuse
 
 _FUNCTION = "ptxgen.grouped_gemm"
-_GEMM_PREFIX = _gemm._FUNCTION + ": "
 # ptxgenGemmOperands_t's fields: the arrays of plan_call they point to.
 _OPERAND_ARRAYS = {"a": "a", "b": "b", "d": "d", "bias": "bias", "scale_a": "scale_a",
                    "scale_b": "scale_b", "group_rows": "group_rows"}
 _FIELDS = [name for name, _ in _library.GemmOperands._fields_]
 
 
-@contextlib.contextmanager
 def _named_refusals():
-    """_gemm's readers name ptxgen.gemm in what they refuse; renamed here to
-    the function called. The library's messages name its entry points and
-    pass unchanged."""
-    try:
-        yield
-    except Error as error:
-        if not error.message.startswith(_GEMM_PREFIX):
-            raise
-        raise Error(error.status,
-                    f"{_FUNCTION}: {error.message[len(_GEMM_PREFIX):]}") from None
+    """_gemm's refusals, naming ptxgen.grouped_gemm."""
+    return _gemm.renamed_refusals(_FUNCTION)
 
 
 def _read_counts(name, x, groups, read):

@@ -51,6 +51,8 @@ SCALING_NAMES = ("none", "tensor", "block")
 # ptxgenWorkspaceMode_t's CALLER: the GEMM owns no workspace, each run is
 # given one (ptxgenGemmRunWithWorkspace).
 WORKSPACE_CALLER = 1
+# ptxgenAttentionLayout_t: how Q, K, V and O nest rows and heads in memory.
+ATTENTION_LAYOUTS = {"bshd": 0, "bhsd": 1}
 
 
 class GemmProblem(ctypes.Structure):
@@ -82,6 +84,24 @@ class GemmOperands(ctypes.Structure):
     _fields_ = [(name, ctypes.c_void_p) for name in (
         "a", "b", "c", "d", "bias", "scale_a", "scale_b", "scale_d", "amax_d",
         "group_rows")]
+
+
+class AttentionStrides(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in ("batch", "seq", "head")]
+
+
+class AttentionProblem(ctypes.Structure):
+    _fields_ = [
+        ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64), ("seq_q", ctypes.c_int64),
+        ("seq_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+        ("element_type", ctypes.c_int), ("causal", ctypes.c_int),
+        ("scale", ctypes.c_float), ("layout", ctypes.c_int),
+        ("q_stride", AttentionStrides), ("k_stride", AttentionStrides),
+        ("v_stride", AttentionStrides), ("o_stride", AttentionStrides),
+        ("variable_lengths", ctypes.c_int),
+        ("total_q", ctypes.c_int64), ("total_k", ctypes.c_int64),
+    ]
 
 
 class Target(ctypes.Structure):
@@ -137,6 +157,11 @@ _FUNCTIONS = {
     "ptxgenStreamGetCaptureId": (_Status, [_Pointer, _Pointer,
                                            ctypes.POINTER(ctypes.c_ulonglong)]),
     "ptxgenGemmDestroy": (_Status, [_Pointer]),
+    "ptxgenAttentionPrepare": (_Status, [_Pointer, ctypes.POINTER(AttentionProblem),
+                                         ctypes.POINTER(_Pointer)]),
+    "ptxgenAttentionRun": (_Status, [_Pointer, _Pointer, _Pointer, _Pointer, _Pointer,
+                                     _Pointer, _Pointer, _Pointer, _Pointer, _Pointer]),
+    "ptxgenAttentionDestroy": (_Status, [_Pointer]),
 }
 
 _lock = threading.Lock()

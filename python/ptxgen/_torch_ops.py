@@ -1,6 +1,6 @@
-"""ptxgen's GEMM as PyTorch operators, so that torch.compile traces a call
-of ptxgen.gemm into its graph (no graph break) and CUDA graphs, CUDA-graph
-trees (mode="reduce-overhead") included, capture it:
+"""ptxgen's GEMM and attention as PyTorch operators, so that torch.compile
+traces a call of ptxgen.gemm (attention) into its graph (no graph break) and
+CUDA graphs, CUDA-graph trees (mode="reduce-overhead") included, capture it:
 
     torch.ops.ptxgen.gemm(a, b, c=None, bias=None, scale_a=None, scale_b=None,
                           scale_d=None, bias_along="n", activation=None,
@@ -12,11 +12,16 @@ trees (mode="reduce-overhead") included, capture it:
                                   activation=None, alpha=1.0, out_dtype=None,
                                   dtype=None, fast_accum=False,
                                   scaling=None) -> out
+    torch.ops.ptxgen.attention(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None,
+                               max_seqlen_q=None, max_seqlen_k=None,
+                               causal=False, scale=None,
+                               layout="bshd") -> out
+    torch.ops.ptxgen.attention_lse(<the same>) -> (out, lse)
 
-All are functional: out (and amax, a 0-d float32) are new tensors, as
-ptxgen.gemm (grouped_gemm) allocates them. The scaled forms (scale_a, scale_b, scale_d,
-scaling "tensor" or "block") are the same operator with its optional
-scales given. amax is an output of its own operator, not a mutated
+All are functional: out (and amax, a 0-d float32; lse, float32) are new
+tensors, as ptxgen.gemm (grouped_gemm, attention) allocates them. The
+scaled forms (scale_a, scale_b, scale_d, scaling "tensor" or "block") are
+the same operator with its optional scales given. amax is an output of its own operator, not a mutated
 argument, because the GEMM only writes it (each run sets it, then its
 tiles raise it): a functional operator needs no functionalization pass,
 and a compiled graph that keeps amax inside (returns it, feeds it on)
@@ -24,11 +29,12 @@ mutates none of its inputs, which CUDA-graph trees would otherwise skip.
 
 The operators are registered when this module is imported, which ptxgen
 does when torch was imported before ptxgen, else the first time code
-compiled by torch.compile calls ptxgen.gemm or grouped_gemm. Importing it
-without torch installed gives output_of and grouped_output_of only, the
-rules the fake implementations follow.
+compiled by torch.compile calls ptxgen.gemm, grouped_gemm or attention.
+Importing it without torch installed gives output_of and grouped_output_of
+only, the rules the fake implementations follow (attention's:
+_attention.outputs_of).
 """
-from ptxgen import _gemm, _grouped, _problem
+from ptxgen import _attention, _gemm, _grouped, _problem
 from ptxgen._library import refuse
 
 try:
@@ -38,6 +44,7 @@ except ImportError:  # the pure part (output_of) still serves
 
 _FUNCTION = "ptxgen.gemm"
 _GROUPED = "ptxgen.grouped_gemm"
+_ATTENTION = "ptxgen.attention"
 
 
 def output_of(a_shape, a_dtype, b_shape, out_dtype=None, dtype=None):
@@ -131,13 +138,38 @@ def grouped_gemm(a, b, offs=None, *, masked_m=None, expected_m=None, bias=None,
     return out.copy_(result)
 
 
+def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
+              max_seqlen_q=None, max_seqlen_k=None, layout="bshd", out=None,
+              return_lse=False, stream=None):
+    """ptxgen.attention in code torch.compile traces: the operators
+    (attention_lse with return_lse), whose new out is then copied into an
+    out= given; a stream= is refused, as gemm's."""
+    if stream is not None:
+        raise refuse(f"{_ATTENTION}: stream= is not taken in code torch.compile traces; "
+                     "the attention runs on the current stream (choose it with "
+                     "torch.cuda.stream)")
+    arguments = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                 scale, layout)
+    if _problem._flag(_ATTENTION, "return_lse", return_lse):
+        result, lse = torch.ops.ptxgen.attention_lse(*arguments)
+    else:
+        result = torch.ops.ptxgen.attention(*arguments)
+    if out is not None:
+        if out.shape != result.shape or out.dtype != result.dtype:
+            raise refuse(f"{_ATTENTION}: out has shape {tuple(out.shape)} of {out.dtype}, "
+                         f"not {tuple(result.shape)} of {result.dtype}")
+        result = out.copy_(result)
+    return (result, lse) if return_lse else result
+
+
 def _register():
     """Defines torch.ops.ptxgen.gemm and gemm_amax: each runs ptxgen.gemm's
     eager path on any device (which refuses tensors off the GPU itself) and
     fakes its out with output_of; and grouped_gemm, ptxgen.grouped_gemm's
-    eager path faked with grouped_output_of. The Python functions keep the schema's
-    defaults: the dispatcher leaves trailing arguments at their defaults
-    out of the call."""
+    eager path faked with grouped_output_of; attention and attention_lse,
+    ptxgen.attention's eager path faked with _attention.outputs_of. The
+    Python functions keep the schema's defaults: the dispatcher leaves
+    trailing arguments at their defaults out of the call."""
     from typing import Optional, Tuple
 
     Tensor = torch.Tensor
@@ -213,6 +245,50 @@ def _register():
         shape, name = grouped_output_of(a.shape, a.dtype, b.shape, masked_m is not None,
                                         out_dtype, dtype)
         return torch.empty(shape, dtype=getattr(torch, name), device=a.device)
+
+    def fake_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, layout):
+        """(out, lse) as the eager path allocates them: out of q's shape and
+        type nesting rows and heads as q does (by the strides, as ptxgen
+        reads them), the LSE float32."""
+        strides, lse_shape = _attention.outputs_of(
+            q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(), layout,
+            cu_seqlens_q is not None or cu_seqlens_k is not None)
+        return (torch.empty_strided(q.shape, strides, dtype=q.dtype, device=q.device),
+                torch.empty(lse_shape, dtype=torch.float32, device=q.device))
+
+    @torch.library.custom_op("ptxgen::attention", mutates_args=())
+    def attention_op(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Optional[Tensor] = None,
+                     cu_seqlens_k: Optional[Tensor] = None,
+                     max_seqlen_q: Optional[int] = None, max_seqlen_k: Optional[int] = None,
+                     causal: bool = False, scale: Optional[float] = None,
+                     layout: str = "bshd") -> Tensor:
+        return _attention.attention(
+            q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
+            cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+            layout=layout)
+
+    @attention_op.register_fake
+    def _(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
+          max_seqlen_k=None, causal=False, scale=None, layout="bshd"):
+        return fake_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, layout)[0]
+
+    @torch.library.custom_op("ptxgen::attention_lse", mutates_args=())
+    def attention_lse_op(q: Tensor, k: Tensor, v: Tensor,
+                         cu_seqlens_q: Optional[Tensor] = None,
+                         cu_seqlens_k: Optional[Tensor] = None,
+                         max_seqlen_q: Optional[int] = None,
+                         max_seqlen_k: Optional[int] = None, causal: bool = False,
+                         scale: Optional[float] = None,
+                         layout: str = "bshd") -> Tuple[Tensor, Tensor]:
+        return _attention.attention(
+            q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
+            cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+            layout=layout, return_lse=True)
+
+    @attention_lse_op.register_fake
+    def _(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
+          max_seqlen_k=None, causal=False, scale=None, layout="bshd"):
+        return fake_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, layout)
 
 
 if torch is not None:

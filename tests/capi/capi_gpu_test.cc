@@ -4,12 +4,15 @@
 // of the inputs as stored (fp8 decoded exactly, times the scales) by
 // relative error by norm; split-K and stream-K GEMMs on the caller's
 // workspaces (two streams at once, a CUDA graph), against cuBLAS; grouped
-// GEMMs (contiguous, masked) with their rows on the device. Skips
-// without a Hopper GPU. The entry points are
-// linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
+// GEMMs (contiguous, masked) with their rows on the device; attention
+// forward (grouped-query heads, causal, variable lengths) against a float64
+// host reference computed here. Skips without a Hopper GPU. The entry points
+// are linked statically (//lib/capi:capi, as libptxgen.so holds them), so the
 // binary runs on a GPU host outside Bazel.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -302,6 +305,186 @@ TEST_F(CApiGpuTest, GroupedGemmsReadTheirRowsFromTheDevice) {
       }
       if (contiguous) first_row += count;
     }
+  }
+}
+
+// One attention through the C API: packed BSHD tensors, sequence b's rows
+// starting at row offsets_q[b] of Q and O and offsets_k[b] of K and V
+// (fixed lengths: b * seq).
+struct AttentionCase {
+  const char* name;
+  bool causal;
+  bool variable_lengths;
+  std::vector<int> offsets_q, offsets_k;  // batch + 1 cumulative rows
+};
+
+// O and the LSE in float64: each query row's softmax over the keys it sees
+// (causal: aligned to the bottom-right corner), O 0 and LSE +inf for a row
+// that sees none. LSE as the run stores it: [batch, heads_q, seq_q], or
+// [heads_q, total_q] with variable lengths.
+void ReferenceAttention(const AttentionCase& c, int64_t heads_q,
+                        int64_t heads_kv, int64_t seq_q, int64_t head_dim,
+                        double scale, const std::vector<double>& q,
+                        const std::vector<double>& k,
+                        const std::vector<double>& v, std::vector<double>& o,
+                        std::vector<double>& lse) {
+  const int64_t batch = static_cast<int64_t>(c.offsets_q.size()) - 1;
+  const int64_t total_q = c.offsets_q.back();
+  o.assign(total_q * heads_q * head_dim, 0.0);
+  lse.assign(c.variable_lengths ? heads_q * total_q : batch * heads_q * seq_q,
+             std::numeric_limits<double>::infinity());
+  std::vector<double> scores;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t rows_q = c.offsets_q[b + 1] - c.offsets_q[b];
+    const int64_t rows_k = c.offsets_k[b + 1] - c.offsets_k[b];
+    for (int64_t h = 0; h < heads_q; ++h) {
+      const int64_t kv_head = h / (heads_q / heads_kv);
+      for (int64_t i = 0; i < rows_q; ++i) {
+        const int64_t row = c.offsets_q[b] + i;
+        const int64_t seen =
+            c.causal ? std::clamp<int64_t>(i + rows_k - rows_q + 1, 0, rows_k)
+                     : rows_k;
+        if (seen == 0) continue;
+        scores.assign(seen, 0.0);
+        double largest = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < seen; ++j) {
+          const int64_t key = c.offsets_k[b] + j;
+          double dot = 0;
+          for (int64_t d = 0; d < head_dim; ++d) {
+            dot += q[(row * heads_q + h) * head_dim + d] *
+                   k[(key * heads_kv + kv_head) * head_dim + d];
+          }
+          scores[j] = dot * scale;
+          largest = std::max(largest, scores[j]);
+        }
+        double sum = 0;
+        for (double& score : scores) {
+          score = std::exp(score - largest);
+          sum += score;
+        }
+        for (int64_t j = 0; j < seen; ++j) {
+          const int64_t key = c.offsets_k[b] + j;
+          for (int64_t d = 0; d < head_dim; ++d) {
+            o[(row * heads_q + h) * head_dim + d] +=
+                scores[j] / sum * v[(key * heads_kv + kv_head) * head_dim + d];
+          }
+        }
+        lse[c.variable_lengths ? h * total_q + row
+                               : (b * heads_q + h) * seq_q + i] =
+            largest + std::log(sum);
+      }
+    }
+  }
+}
+
+// Grouped-query bf16 attention (4 query heads on 2 K/V heads) through
+// ptxgenAttentionPrepare and ptxgenAttentionRun: with seq_q < seq_k, causal
+// with seq_q > seq_k (its first rows see no key), and causal variable
+// lengths read from the device. O and the LSE are poisoned first.
+TEST_F(CApiGpuTest, AttentionMatchesTheHostReference) {
+  constexpr int64_t kHeadsQ = 4, kHeadsKv = 2, kHeadDim = 64;
+  // P is rounded to bf16 before P.V, O to bf16 after it.
+  constexpr double kOBound = 1e-2, kLseBound = 1e-3;
+  const AttentionCase cases[] = {
+      {"seq_q < seq_k", false, false, {0, 100, 200}, {0, 160, 320}},
+      {"causal, seq_q > seq_k", true, false, {0, 160, 320}, {0, 100, 200}},
+      {"causal varlen", true, true, {0, 37, 101, 229}, {0, 50, 114, 214}},
+  };
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t batch = static_cast<int64_t>(c.offsets_q.size()) - 1;
+    int64_t seq_q = 0, seq_k = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      seq_q = std::max<int64_t>(seq_q, c.offsets_q[b + 1] - c.offsets_q[b]);
+      seq_k = std::max<int64_t>(seq_k, c.offsets_k[b + 1] - c.offsets_k[b]);
+    }
+    const int64_t total_q = c.offsets_q.back(), total_k = c.offsets_k.back();
+    ptxgenAttentionProblem_t problem;
+    ASSERT_EQ(
+        ptxgenAttentionProblemInit(&problem, batch, kHeadsQ, kHeadsKv, seq_q,
+                                   seq_k, kHeadDim, PTXGEN_TYPE_BF16),
+        PTXGEN_STATUS_SUCCESS);
+    problem.causal = c.causal ? 1 : 0;
+    problem.variable_lengths = c.variable_lengths ? 1 : 0;
+    if (c.variable_lengths) {
+      problem.total_q = total_q;
+      problem.total_k = total_k;
+    }
+    ptxgenAttentionSpans_t spans;
+    ASSERT_EQ(ptxgenAttentionGetSpans(handle_, &problem, &spans),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    ASSERT_EQ(spans.q, total_q * kHeadsQ * kHeadDim);
+    DeviceBuffer q = Random(spans.q, ScalarType::kBF16, 51);
+    DeviceBuffer k = Random(spans.k, ScalarType::kBF16, 52);
+    DeviceBuffer v = Random(spans.v, ScalarType::kBF16, 53);
+    DeviceBuffer o = Allocate(spans.o * 2);
+    DeviceBuffer lse = Allocate(spans.lse * 4);
+    ASSERT_TRUE(
+        gemm::PoisonValues(o.address(), spans.o, ScalarType::kBF16, nullptr)
+            .ok());
+    ASSERT_TRUE(
+        gemm::PoisonValues(lse.address(), spans.lse, ScalarType::kF32, nullptr)
+            .ok());
+    DeviceBuffer offsets_q = Allocate(c.offsets_q.size() * sizeof(int));
+    DeviceBuffer offsets_k = Allocate(c.offsets_k.size() * sizeof(int));
+    ASSERT_TRUE(
+        offsets_q
+            .CopyFromHost(c.offsets_q.data(), c.offsets_q.size() * sizeof(int))
+            .ok());
+    ASSERT_TRUE(
+        offsets_k
+            .CopyFromHost(c.offsets_k.data(), c.offsets_k.size() * sizeof(int))
+            .ok());
+    const int* cu_seqlens_q = c.variable_lengths
+                                  ? static_cast<const int*>(Pointer(offsets_q))
+                                  : nullptr;
+    const int* cu_seqlens_k = c.variable_lengths
+                                  ? static_cast<const int*>(Pointer(offsets_k))
+                                  : nullptr;
+
+    ptxgenAttention_t attention = nullptr;
+    ASSERT_EQ(ptxgenAttentionPrepare(handle_, &problem, &attention),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    ptxgenKernelInfo_t info;
+    EXPECT_EQ(ptxgenAttentionGetKernelInfo(attention, &info),
+              PTXGEN_STATUS_SUCCESS);
+    EXPECT_EQ(std::string(info.form_name),
+              absl::StrCat("attention.bf16.d64", c.causal ? "+causal" : "",
+                           c.variable_lengths ? "+varlen" : ""));
+    EXPECT_NE(std::string(info.ptx).find(".target sm_90a"), std::string::npos);
+    ASSERT_EQ(ptxgenAttentionRun(handle_, attention, Pointer(q), Pointer(k),
+                                 Pointer(v), MutablePointer(o),
+                                 static_cast<float*>(MutablePointer(lse)),
+                                 cu_seqlens_q, cu_seqlens_k, nullptr),
+              PTXGEN_STATUS_SUCCESS)
+        << ptxgenGetLastErrorMessage(handle_);
+    const std::vector<double> computed_o = Values(o, ScalarType::kBF16);
+    const std::vector<double> computed_lse = Values(lse, ScalarType::kF32);
+    EXPECT_EQ(ptxgenAttentionDestroy(attention), PTXGEN_STATUS_SUCCESS);
+
+    std::vector<double> expected_o, expected_lse;
+    ReferenceAttention(c, kHeadsQ, kHeadsKv, seq_q, kHeadDim,
+                       1 / std::sqrt(static_cast<double>(kHeadDim)),
+                       Values(q, ScalarType::kBF16),
+                       Values(k, ScalarType::kBF16),
+                       Values(v, ScalarType::kBF16), expected_o, expected_lse);
+    EXPECT_LT(gemm::RelativeErrorByNorm(computed_o, expected_o), kOBound);
+    ASSERT_EQ(computed_lse.size(), expected_lse.size());
+    int64_t wrong = 0;
+    for (size_t i = 0; i < expected_lse.size(); ++i) {
+      const bool matches =
+          std::isinf(expected_lse[i])
+              ? computed_lse[i] == expected_lse[i]
+              : std::abs(computed_lse[i] - expected_lse[i]) <=
+                    kLseBound * std::max(1.0, std::abs(expected_lse[i]));
+      if (!matches && wrong++ < 5) {
+        ADD_FAILURE() << "LSE " << i << ": " << computed_lse[i] << ", expected "
+                      << expected_lse[i];
+      }
+    }
+    EXPECT_EQ(wrong, 0);
   }
 }
 

@@ -3,7 +3,8 @@
  * problems and fp8 and tf32 ones planned without a GPU, their source and PTX
  * read back, every refusal as its status with the rule in the handle's message,
  * NULL arguments refused, and preparing without a device refused as
- * PTXGEN_STATUS_NO_DEVICE. The driver is hidden from this process, so it
+ * PTXGEN_STATUS_NO_DEVICE; attention problems initialized, spanned and
+ * refused alike. The driver is hidden from this process, so it
  * proves the same on a GPU machine.
  *
  * Written in C (compiled as C11): a test case is a function, its checks
@@ -695,6 +696,160 @@ static void EachThreadReadsItsOwnLastMessage(void) {
                   "k must be a multiple of 8");
 }
 
+/* ---- Attention ---- */
+
+/* Llama 3 8B's attention: 32 query heads sharing 8 K/V heads, bf16. */
+static ptxgenAttentionProblem_t Attention(void) {
+  ptxgenAttentionProblem_t problem;
+  ptxgenAttentionProblemInit(&problem, 2, 32, 8, 1024, 1024, 128,
+                             PTXGEN_TYPE_BF16);
+  return problem;
+}
+
+static void AnInitializedAttentionProblemIsThePackedOne(void) {
+  ptxgenAttentionProblem_t problem;
+  memset(&problem, 0x5a, sizeof problem);
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenAttentionProblemInit(&problem, 2, 32, 8, 512, 1024, 128,
+                                           PTXGEN_TYPE_F16));
+  EXPECT(problem.batch == 2 && problem.heads_q == 32 && problem.heads_kv == 8);
+  EXPECT(problem.seq_q == 512 && problem.seq_k == 1024);
+  EXPECT(problem.head_dim == 128 && problem.element_type == PTXGEN_TYPE_F16);
+  EXPECT(problem.causal == 0 && problem.scale == 0.0f);
+  EXPECT(problem.layout == PTXGEN_ATTENTION_LAYOUT_BSHD);
+  EXPECT(problem.q_stride.batch == 0 && problem.k_stride.seq == 0 &&
+         problem.v_stride.head == 0 && problem.o_stride.seq == 0);
+  EXPECT(problem.variable_lengths == 0 && problem.total_q == 0 &&
+         problem.total_k == 0);
+  const ptxgenAttentionProblem_t before = problem;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionProblemInit(&problem, 2, 32, 8, 0, 1024, 128,
+                                           PTXGEN_TYPE_F16));
+  EXPECT(problem.seq_q == before.seq_q);
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionProblemInit(&problem, 2, 32, 8, 512, 1024, 128,
+                                           (ptxgenDataType_t)42));
+  EXPECT(problem.element_type == before.element_type);
+}
+
+/* Packed BSHD, SDPA's BHSD with padded rows, and variable lengths, whose
+   LSE is [heads_q, total_q]. */
+static void SpansAttentionProblems(void) {
+  ptxgenAttentionProblem_t problem = Attention();
+  ptxgenAttentionSpans_t spans;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenAttentionGetSpans(handle, &problem, &spans));
+  EXPECT(spans.q == 2LL * 1024 * 32 * 128 && spans.o == spans.q);
+  EXPECT(spans.k == 2LL * 1024 * 8 * 128 && spans.v == spans.k);
+  EXPECT(spans.lse == 2LL * 32 * 1024);
+  problem.layout = PTXGEN_ATTENTION_LAYOUT_BHSD;
+  problem.q_stride.seq = 192;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenAttentionGetSpans(handle, &problem, &spans));
+  EXPECT(spans.q == (2LL * 32 * 1024 - 1) * 192 + 128);
+  ptxgenAttentionProblem_t varlen = Attention();
+  varlen.variable_lengths = 1;
+  varlen.total_q = 3000;
+  varlen.total_k = 5000;
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                ptxgenAttentionGetSpans(handle, &varlen, &spans));
+  EXPECT(spans.q == 3000LL * 32 * 128 && spans.k == 5000LL * 8 * 128);
+  EXPECT(spans.lse == 32LL * 3000);
+}
+
+/* Prepares `problem`, expecting a refusal with `status` naming `rule`; the
+   attention stays NULL. */
+static void ExpectAttentionRefused(ptxgenAttentionProblem_t problem,
+                                   ptxgenStatus_t status, const char* rule) {
+  ptxgenAttention_t attention = (ptxgenAttention_t)&handle;
+  EXPECT_STATUS(status, ptxgenAttentionPrepare(handle, &problem, &attention));
+  EXPECT(attention == NULL);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionPrepare: ");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), rule);
+}
+
+/* The attention layer's rules, and the C struct's enumerations and flags,
+   as PTXGEN_STATUS_INVALID_VALUE before any device is looked for; a valid
+   problem without a device, PTXGEN_STATUS_NO_DEVICE. */
+static void RefusesAttentionProblemsByTheirRules(void) {
+  ptxgenAttentionProblem_t f32 = Attention();
+  f32.element_type = PTXGEN_TYPE_F32;
+  ExpectAttentionRefused(f32, PTXGEN_STATUS_INVALID_VALUE,
+                         "attention: element must be f16 or bf16, not f32");
+  ptxgenAttentionProblem_t odd = Attention();
+  odd.head_dim = 100;
+  ExpectAttentionRefused(odd, PTXGEN_STATUS_INVALID_VALUE,
+                         "head_dim=100 must be a multiple of 16");
+  ptxgenAttentionProblem_t negative = Attention();
+  negative.scale = -1.0f;
+  ExpectAttentionRefused(negative, PTXGEN_STATUS_INVALID_VALUE,
+                         "scale=-1 must be finite and positive");
+  ptxgenAttentionProblem_t layout = Attention();
+  layout.layout = (ptxgenAttentionLayout_t)7;
+  ExpectAttentionRefused(
+      layout, PTXGEN_STATUS_INVALID_VALUE,
+      "ptxgenAttentionProblem_t.layout: 7 is not a ptxgenAttentionLayout_t "
+      "(PTXGEN_ATTENTION_LAYOUT_BSHD=0, PTXGEN_ATTENTION_LAYOUT_BHSD=1)");
+  ptxgenAttentionProblem_t causal = Attention();
+  causal.causal = 2;
+  ExpectAttentionRefused(causal, PTXGEN_STATUS_INVALID_VALUE,
+                         "ptxgenAttentionProblem_t.causal: 2 is not 0 or 1");
+  ptxgenAttentionProblem_t zeroed;
+  memset(&zeroed, 0, sizeof zeroed);
+  ExpectAttentionRefused(zeroed, PTXGEN_STATUS_INVALID_VALUE,
+                         "batch=0 is outside");
+  ExpectAttentionRefused(Attention(), PTXGEN_STATUS_NO_DEVICE,
+                         "no CUDA driver found");
+}
+
+static void RefusesNullAttentionArguments(void) {
+  const ptxgenAttentionProblem_t problem = Attention();
+  ptxgenAttentionSpans_t spans;
+  ptxgenAttention_t attention = NULL;
+  ptxgenKernelInfo_t info;
+  EXPECT_STATUS(
+      PTXGEN_STATUS_INVALID_VALUE,
+      ptxgenAttentionProblemInit(NULL, 1, 1, 1, 1, 1, 64, PTXGEN_TYPE_F16));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionGetSpans(NULL, &problem, &spans));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionGetSpans(handle, NULL, &spans));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionGetSpans: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionGetSpans(handle, &problem, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionGetSpans: spans is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionPrepare(NULL, &problem, &attention));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionPrepare(handle, NULL, &attention));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionPrepare: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionPrepare(handle, &problem, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionPrepare: attention is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionGetKernelInfo(NULL, &info));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionRun(NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                   NULL, NULL, NULL));
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionRun(handle, NULL, NULL, NULL, NULL, NULL, NULL,
+                                   NULL, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionRun: attention is NULL");
+  /* Not an attention: refused as one, never used. */
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenAttentionRun(handle, (ptxgenAttention_t)&handle, NULL,
+                                   NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenAttentionRun: attention is not a live object");
+  EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenAttentionDestroy(NULL));
+}
+
 /* ---- main ---- */
 
 struct TestCase {
@@ -723,6 +878,10 @@ static struct TestCase tests[] = {
     TEST_CASE(PreparingWithoutADeviceIsNoDevice),
     TEST_CASE(RefusesAWorkspaceModeOutsideItsEnumeration),
     TEST_CASE(EachThreadReadsItsOwnLastMessage),
+    TEST_CASE(AnInitializedAttentionProblemIsThePackedOne),
+    TEST_CASE(SpansAttentionProblems),
+    TEST_CASE(RefusesAttentionProblemsByTheirRules),
+    TEST_CASE(RefusesNullAttentionArguments),
 };
 
 static void WriteXml(const char* path, int count, int failed) {

@@ -1,14 +1,20 @@
-// What each field of the C problem becomes in gemm::GemmProblem, including
-// the ones no plan shows by itself (record_amax) and B's type, which the C
-// struct always names and GemmProblem only where it differs.
+// What each field of the C problems becomes in gemm::GemmProblem and
+// attention::AttentionProblem, including the ones no plan shows by itself
+// (record_amax), B's type, which the C struct always names and GemmProblem
+// only where it differs, and the attention's scale, 0 for the default; the
+// entry points' refusals that need no device.
 #include "lib/capi/problem.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "ptxgen/attention/problem.h"
 #include "ptxgen/ptxgen.h"
 
 namespace ptxgen::capi {
@@ -343,6 +349,338 @@ TEST(ptxgenObjects, AClearedHandleIsRefusedByEveryEntry) {
                 .find("the handle is not a live object"),
             std::string::npos);
   EXPECT_EQ(ptxgenDestroy(handle), PTXGEN_STATUS_INVALID_VALUE);
+}
+
+ptxgenAttentionProblem_t InitializedAttention() {
+  ptxgenAttentionProblem_t problem;
+  EXPECT_EQ(ptxgenAttentionProblemInit(&problem, 2, 8, 2, 256, 384, 128,
+                                       PTXGEN_TYPE_BF16),
+            PTXGEN_STATUS_SUCCESS);
+  return problem;
+}
+
+// Init's problem is the packed BSHD one with the default scale: every
+// other field as a zeroed struct has it, whatever was there before.
+TEST(ptxgenAttentionProblemInit, IsThePackedProblemWithTheDefaultScale) {
+  ptxgenAttentionProblem_t c;
+  std::memset(&c, 0x5a, sizeof c);
+  ASSERT_EQ(
+      ptxgenAttentionProblemInit(&c, 2, 8, 2, 256, 384, 128, PTXGEN_TYPE_F16),
+      PTXGEN_STATUS_SUCCESS);
+  EXPECT_EQ(c.batch, 2);
+  EXPECT_EQ(c.heads_q, 8);
+  EXPECT_EQ(c.heads_kv, 2);
+  EXPECT_EQ(c.seq_q, 256);
+  EXPECT_EQ(c.seq_k, 384);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.element_type, PTXGEN_TYPE_F16);
+  EXPECT_EQ(c.causal, 0);
+  EXPECT_EQ(c.scale, 0.0f);
+  EXPECT_EQ(c.layout, PTXGEN_ATTENTION_LAYOUT_BSHD);
+  for (const ptxgenAttentionStrides_t& strides :
+       {c.q_stride, c.k_stride, c.v_stride, c.o_stride}) {
+    EXPECT_EQ(strides.batch, 0);
+    EXPECT_EQ(strides.seq, 0);
+    EXPECT_EQ(strides.head, 0);
+  }
+  EXPECT_EQ(c.variable_lengths, 0);
+  EXPECT_EQ(c.total_q, 0);
+  EXPECT_EQ(c.total_k, 0);
+}
+
+TEST(ptxgenAttentionProblemInit, RefusesSizesAndTypesOutsideTheirRanges) {
+  const struct {
+    int64_t batch, heads_q, heads_kv, seq_q, seq_k, head_dim;
+    int type;
+  } refused[] = {
+      {0, 8, 8, 64, 64, 64, 1},  {1, 8, 0, 64, 64, 64, 1},
+      {1, 8, 8, -64, 64, 64, 1}, {1, 8, 8, 64, int64_t{1} << 31, 64, 1},
+      {1, 8, 8, 64, 64, 64, 9},  {1, 8, 8, 64, 64, 64, -1}};
+  for (const auto& r : refused) {
+    ptxgenAttentionProblem_t problem = InitializedAttention();
+    const ptxgenAttentionProblem_t before = problem;
+    EXPECT_EQ(ptxgenAttentionProblemInit(
+                  &problem, r.batch, r.heads_q, r.heads_kv, r.seq_q, r.seq_k,
+                  r.head_dim, static_cast<ptxgenDataType_t>(r.type)),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << r.batch << " " << r.heads_kv << " " << r.seq_q << " " << r.seq_k
+        << " type " << r.type;
+    EXPECT_EQ(problem.batch, before.batch);
+    EXPECT_EQ(problem.heads_kv, before.heads_kv);
+    EXPECT_EQ(problem.seq_k, before.seq_k);
+    EXPECT_EQ(problem.element_type, before.element_type);
+  }
+  EXPECT_EQ(
+      ptxgenAttentionProblemInit(nullptr, 1, 1, 1, 1, 1, 16, PTXGEN_TYPE_F16),
+      PTXGEN_STATUS_INVALID_VALUE);
+  // Init checks sizes and types only: an f32 element or an odd head_dim
+  // is the problem's rules' to refuse, where the problem is used.
+  ptxgenAttentionProblem_t largest;
+  EXPECT_EQ(ptxgenAttentionProblemInit(&largest, (int64_t{1} << 31) - 1, 1, 1,
+                                       1, 1, 7, PTXGEN_TYPE_F32),
+            PTXGEN_STATUS_SUCCESS);
+}
+
+TEST(AttentionProblemOf, EachFieldIsTheProblems) {
+  ptxgenAttentionProblem_t c = InitializedAttention();
+  absl::StatusOr<attention::AttentionProblem> plain = AttentionProblemOf(c);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->batch, 2);
+  EXPECT_EQ(plain->heads_q, 8);
+  EXPECT_EQ(plain->heads_kv, 2);
+  EXPECT_EQ(plain->seq_q, 256);
+  EXPECT_EQ(plain->seq_k, 384);
+  EXPECT_EQ(plain->head_dim, 128);
+  EXPECT_EQ(plain->element, ScalarType::kBF16);
+  EXPECT_FALSE(plain->causal);
+  EXPECT_EQ(plain->scale, std::nullopt);
+  EXPECT_EQ(plain->layout, attention::Layout::kBatchSeqHeadDim);
+  EXPECT_FALSE(plain->variable_lengths);
+
+  c.element_type = PTXGEN_TYPE_F16;
+  c.causal = 1;
+  c.scale = 0.25f;
+  c.layout = PTXGEN_ATTENTION_LAYOUT_BHSD;
+  c.q_stride = {1, 2, 3};
+  c.k_stride = {4, 5, 6};
+  c.v_stride = {7, 8, 9};
+  c.o_stride = {10, 11, 12};
+  c.variable_lengths = 1;
+  c.total_q = 1000;
+  c.total_k = 2000;
+  absl::StatusOr<attention::AttentionProblem> p = AttentionProblemOf(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->element, ScalarType::kF16);
+  EXPECT_TRUE(p->causal);
+  EXPECT_EQ(p->scale, 0.25f);
+  EXPECT_EQ(p->layout, attention::Layout::kBatchHeadSeqDim);
+  const struct {
+    const attention::Strides& strides;
+    int64_t batch, seq, head;
+  } strides[] = {{p->q_stride, 1, 2, 3},
+                 {p->k_stride, 4, 5, 6},
+                 {p->v_stride, 7, 8, 9},
+                 {p->o_stride, 10, 11, 12}};
+  for (const auto& s : strides) {
+    EXPECT_EQ(s.strides.batch, s.batch);
+    EXPECT_EQ(s.strides.seq, s.seq);
+    EXPECT_EQ(s.strides.head, s.head);
+  }
+  EXPECT_TRUE(p->variable_lengths);
+  EXPECT_EQ(p->total_q, 1000);
+  EXPECT_EQ(p->total_k, 2000);
+}
+
+// 0 (either sign) is the C struct's default scale; any other value is
+// passed on for the problem's rules, which refuse what is not finite and
+// positive, so a NaN is refused rather than taken for the default.
+TEST(AttentionProblemOf, ScaleZeroIsTheDefaultAndOthersArePassedOn) {
+  ptxgenAttentionProblem_t c = InitializedAttention();
+  c.scale = -0.0f;
+  absl::StatusOr<attention::AttentionProblem> zero = AttentionProblemOf(c);
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->scale, std::nullopt);
+  for (const float scale : {-1.0f, std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity()}) {
+    c.scale = scale;
+    absl::StatusOr<attention::AttentionProblem> p = AttentionProblemOf(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_TRUE(p->scale.has_value()) << scale;
+    EXPECT_TRUE(std::isnan(scale) ? std::isnan(*p->scale) : *p->scale == scale);
+    EXPECT_FALSE(attention::ValidateAttentionProblem(*p).ok()) << scale;
+  }
+}
+
+// Every int stored in an enumeration or flag field outside its values is
+// refused naming the field and the legal values.
+TEST(AttentionProblemOf, RefusesValuesOutsideTheirEnumerationsAndFlags) {
+  const struct {
+    void (*change)(ptxgenAttentionProblem_t&);
+    const char* message;
+  } refused[] = {
+      {[](ptxgenAttentionProblem_t& c) {
+         c.layout = static_cast<ptxgenAttentionLayout_t>(2);
+       },
+       "ptxgenAttentionProblem_t.layout: 2 is not a ptxgenAttentionLayout_t "
+       "(PTXGEN_ATTENTION_LAYOUT_BSHD=0, PTXGEN_ATTENTION_LAYOUT_BHSD=1)"},
+      {[](ptxgenAttentionProblem_t& c) {
+         c.element_type = static_cast<ptxgenDataType_t>(-3);
+       },
+       "ptxgenAttentionProblem_t.element_type: -3 is not a ptxgenDataType_t "
+       "(PTXGEN_TYPE_F16=0, "},
+      {[](ptxgenAttentionProblem_t& c) { c.causal = 0x5a5a5a5a; },
+       "ptxgenAttentionProblem_t.causal: 1515870810 is not 0 or 1"},
+      {[](ptxgenAttentionProblem_t& c) { c.variable_lengths = -1; },
+       "ptxgenAttentionProblem_t.variable_lengths: -1 is not 0 or 1"},
+  };
+  for (const auto& r : refused) {
+    ptxgenAttentionProblem_t c = InitializedAttention();
+    r.change(c);
+    absl::StatusOr<attention::AttentionProblem> p = AttentionProblemOf(c);
+    ASSERT_FALSE(p.ok()) << r.message;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(r.message), std::string::npos)
+        << p.status().message();
+  }
+}
+
+// Packed BSHD: Q and O [batch, seq_q, heads_q, dim], K and V [batch,
+// seq_k, heads_kv, dim], the LSE [batch, heads_q, seq_q]; BHSD spans the
+// same; variable lengths span the totals, the LSE [heads_q, total_q].
+TEST(ptxgenAttentionGetSpans, SpansEachTensorAsStored) {
+  const Handle handle;
+  ptxgenAttentionProblem_t c = InitializedAttention();
+  ptxgenAttentionSpans_t spans{};
+  ASSERT_EQ(ptxgenAttentionGetSpans(handle.get(), &c, &spans),
+            PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(handle.message(), "");
+  EXPECT_EQ(spans.q, 2 * 256 * 8 * 128);
+  EXPECT_EQ(spans.k, 2 * 384 * 2 * 128);
+  EXPECT_EQ(spans.v, spans.k);
+  EXPECT_EQ(spans.o, spans.q);
+  EXPECT_EQ(spans.lse, 2 * 8 * 256);
+
+  c.layout = PTXGEN_ATTENTION_LAYOUT_BHSD;
+  c.k_stride.seq = 136;  // padded rows: the padding carries outward
+  ASSERT_EQ(ptxgenAttentionGetSpans(handle.get(), &c, &spans),
+            PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.q, 2 * 8 * 256 * 128);
+  EXPECT_EQ(spans.k, (2 * 2 * 384 - 1) * 136 + 128);
+
+  ptxgenAttentionProblem_t varlen = InitializedAttention();
+  varlen.variable_lengths = 1;
+  varlen.total_q = 300;
+  varlen.total_k = 500;
+  ASSERT_EQ(ptxgenAttentionGetSpans(handle.get(), &varlen, &spans),
+            PTXGEN_STATUS_SUCCESS)
+      << handle.message();
+  EXPECT_EQ(spans.q, 300 * 8 * 128);
+  EXPECT_EQ(spans.k, 500 * 2 * 128);
+  EXPECT_EQ(spans.lse, 8 * 300);
+}
+
+// The attention layer's rules reach a C caller in its words, naming the
+// entry point, before any device is looked for.
+TEST(ptxgenAttentionGetSpans, RefusesProblemsBreakingTheirRules) {
+  const Handle handle;
+  const struct {
+    void (*change)(ptxgenAttentionProblem_t&);
+    const char* rule;
+  } refused[] = {
+      {[](ptxgenAttentionProblem_t& c) { c.element_type = PTXGEN_TYPE_F32; },
+       "attention: element must be f16 or bf16, not f32"},
+      {[](ptxgenAttentionProblem_t& c) { c.head_dim = 72; },
+       "attention: head_dim=72 must be a multiple of 16 and at most 256"},
+      {[](ptxgenAttentionProblem_t& c) { c.heads_kv = 3; },
+       "attention: heads_q=8 must be a multiple of heads_kv=3"},
+      {[](ptxgenAttentionProblem_t& c) { c.scale = -0.5f; },
+       "attention: scale=-0.5 must be finite and positive"},
+      {[](ptxgenAttentionProblem_t& c) {
+         c.variable_lengths = 1;
+         c.total_q = c.total_k = 100;
+         c.layout = PTXGEN_ATTENTION_LAYOUT_BHSD;
+       },
+       "attention: variable lengths store Q, K, V and O [total, heads, "
+       "dim]"},
+      {[](ptxgenAttentionProblem_t& c) { c.total_q = 100; },
+       "attention: total_q and total_k are the packed rows of variable "
+       "lengths"},
+      {[](ptxgenAttentionProblem_t& c) { c.q_stride.seq = 100; },
+       "attention: q_stride.seq=100 is less than the span of the heads "
+       "and head_dim inside it"},
+      {[](ptxgenAttentionProblem_t& c) { c.batch = 0; },
+       "attention: batch=0 is outside 1..2147483647"},
+  };
+  for (const auto& r : refused) {
+    ptxgenAttentionProblem_t c = InitializedAttention();
+    r.change(c);
+    ptxgenAttentionSpans_t spans{};
+    EXPECT_EQ(ptxgenAttentionGetSpans(handle.get(), &c, &spans),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << r.rule;
+    EXPECT_NE(handle.message().find(
+                  absl::StrCat("ptxgenAttentionGetSpans: ", r.rule)),
+              std::string::npos)
+        << handle.message();
+    ptxgenAttention_t attention = reinterpret_cast<ptxgenAttention_t>(&c);
+    EXPECT_EQ(ptxgenAttentionPrepare(handle.get(), &c, &attention),
+              PTXGEN_STATUS_INVALID_VALUE)
+        << r.rule;
+    EXPECT_EQ(attention, nullptr);
+    EXPECT_NE(
+        handle.message().find(absl::StrCat("ptxgenAttentionPrepare: ", r.rule)),
+        std::string::npos)
+        << handle.message();
+  }
+}
+
+TEST(ptxgenAttention, RefusesNullArguments) {
+  const Handle handle;
+  const ptxgenAttentionProblem_t problem = InitializedAttention();
+  ptxgenAttentionSpans_t spans{};
+  EXPECT_EQ(ptxgenAttentionGetSpans(handle.get(), nullptr, &spans),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(handle.message(), "ptxgenAttentionGetSpans: problem is NULL");
+  EXPECT_EQ(ptxgenAttentionGetSpans(handle.get(), &problem, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(handle.message(), "ptxgenAttentionGetSpans: spans is NULL");
+  EXPECT_EQ(ptxgenAttentionGetSpans(nullptr, &problem, &spans),
+            PTXGEN_STATUS_INVALID_VALUE);
+  ptxgenAttention_t attention = nullptr;
+  EXPECT_EQ(ptxgenAttentionPrepare(handle.get(), nullptr, &attention),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(handle.message(), "ptxgenAttentionPrepare: problem is NULL");
+  EXPECT_EQ(ptxgenAttentionPrepare(handle.get(), &problem, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(handle.message(), "ptxgenAttentionPrepare: attention is NULL");
+  EXPECT_EQ(ptxgenAttentionPrepare(nullptr, &problem, &attention),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenAttentionRun(handle.get(), nullptr, nullptr, nullptr, nullptr,
+                               nullptr, nullptr, nullptr, nullptr, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(handle.message(), "ptxgenAttentionRun: attention is NULL");
+  ptxgenKernelInfo_t info{};
+  EXPECT_EQ(ptxgenAttentionGetKernelInfo(nullptr, &info),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenAttentionDestroy(nullptr), PTXGEN_STATUS_SUCCESS);
+}
+
+// As for GEMMs: a pointer whose first word is not an attention's is
+// refused by every attention entry, never used or freed.
+TEST(ptxgenObjects, APointerToAnotherKindIsNoAttention) {
+  const Handle handle;
+  const ptxgenAttention_t not_an_attention =
+      reinterpret_cast<ptxgenAttention_t>(handle.get());
+  ptxgenKernelInfo_t info{};
+  EXPECT_EQ(ptxgenAttentionGetKernelInfo(not_an_attention, &info),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(
+      ptxgenAttentionRun(handle.get(), not_an_attention, nullptr, nullptr,
+                         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+      PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_NE(handle.message().find("ptxgenAttentionRun: attention is not a "
+                                  "live object: destroyed"),
+            std::string::npos)
+      << handle.message();
+  EXPECT_EQ(ptxgenAttentionDestroy(not_an_attention),
+            PTXGEN_STATUS_INVALID_VALUE);
+  const ptxgenGemm_t not_a_gemm = reinterpret_cast<ptxgenGemm_t>(handle.get());
+  EXPECT_EQ(ptxgenGemmDestroy(not_a_gemm), PTXGEN_STATUS_INVALID_VALUE);
+
+  alignas(64) unsigned char cleared[256] = {};
+  const ptxgenHandle_t dead = reinterpret_cast<ptxgenHandle_t>(cleared);
+  const ptxgenAttentionProblem_t problem = InitializedAttention();
+  ptxgenAttentionSpans_t spans{};
+  ptxgenAttention_t attention = nullptr;
+  EXPECT_EQ(ptxgenAttentionGetSpans(dead, &problem, &spans),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenAttentionPrepare(dead, &problem, &attention),
+            PTXGEN_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ptxgenAttentionRun(dead, attention, nullptr, nullptr, nullptr,
+                               nullptr, nullptr, nullptr, nullptr, nullptr),
+            PTXGEN_STATUS_INVALID_VALUE);
 }
 
 TEST(ptxgenGetScalingByName, ReadsEachCanonicalName) {

@@ -8,10 +8,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ptxgen::golden {
 
@@ -100,6 +103,127 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
 absl::StatusOr<std::string> GoldenSource(const GoldenCase& golden) {
   absl::StatusOr<gen::GeneratedGemm> generated =
       gen::GenerateGemm(golden.config, golden.form);
+  if (!generated.ok()) return generated.status();
+  return std::move(generated->source);
+}
+
+std::string AttentionGoldenFileName(const gen::AttentionConfig& config) {
+  return absl::StrCat(
+      "attention_", ptx::PtxName(config.element), "_d", config.head_dim,
+      config.causal ? "_causal" : "", config.variable_lengths ? "_varlen" : "",
+      "_", config.consumers, "x", gen::kAttentionRowsPerConsumer, "_n",
+      config.block_n, "_s", config.stages, config.query_stages > 1 ? "_q2" : "",
+      config.ping_pong ? "_pp" : "", ".cu");
+}
+
+namespace {
+
+// "<number><suffix>" -> number.
+bool ParseCount(absl::string_view text, absl::string_view suffix, int* count) {
+  return absl::ConsumeSuffix(&text, suffix) && absl::SimpleAtoi(text, count);
+}
+
+}  // namespace
+
+absl::StatusOr<gen::AttentionConfig> ParseAttentionConfigName(
+    absl::string_view name) {
+  auto refuse = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attention config '", name, "': ", why));
+  };
+  const size_t colon = name.find(": ");
+  if (colon == absl::string_view::npos) {
+    return refuse("not \"<element> d<head dim>...: <what>, ...\"");
+  }
+  gen::AttentionConfig config;
+  config.ping_pong = false;  // named only when on
+  const std::vector<absl::string_view> computed =
+      absl::StrSplit(name.substr(0, colon), ' ');
+  absl::StatusOr<ptx::ScalarType> element = ptx::ParseScalarType(computed[0]);
+  if (!element.ok()) return refuse(element.status().message());
+  config.element = *element;
+  if (computed.size() < 2 || !absl::StartsWith(computed[1], "d") ||
+      !absl::SimpleAtoi(computed[1].substr(1), &config.head_dim)) {
+    return refuse("the element is followed by d<head dim>");
+  }
+  for (size_t i = 2; i < computed.size(); ++i) {
+    if (computed[i] == "causal") {
+      config.causal = true;
+    } else if (computed[i] == "varlen") {
+      config.variable_lengths = true;
+    } else {
+      return refuse(
+          absl::StrCat("'", computed[i], "' is not causal or varlen"));
+    }
+  }
+  const std::vector<absl::string_view> how =
+      absl::StrSplit(name.substr(colon + 2), ", ");
+  // "<consumers>x64 rows": the rows are a consumer's, always 64.
+  absl::string_view consumers = how[0];
+  if (how.size() < 3 ||
+      !absl::ConsumeSuffix(
+          &consumers,
+          absl::StrCat("x", gen::kAttentionRowsPerConsumer, " rows")) ||
+      !absl::SimpleAtoi(consumers, &config.consumers) ||
+      !ParseCount(how[1], " keys", &config.block_n) ||
+      !ParseCount(how[2], " stages", &config.stages)) {
+    return refuse(absl::StrCat("the tiles are \"<consumers>x",
+                               gen::kAttentionRowsPerConsumer,
+                               " rows, <keys> keys, <stages> stages\""));
+  }
+  for (size_t i = 3; i < how.size(); ++i) {
+    if (how[i] == "ping-pong") {
+      config.ping_pong = true;
+    } else if (!ParseCount(how[i], " Q stages", &config.query_stages)) {
+      return refuse(
+          absl::StrCat("'", how[i], "' is not \"<n> Q stages\" or ping-pong"));
+    }
+  }
+  const std::string canonical = gen::AttentionConfigName(config);
+  if (canonical != name) {
+    return refuse(absl::StrCat("write it as '", canonical,
+                               "' (as AttentionConfigName writes it)"));
+  }
+  return config;
+}
+
+absl::StatusOr<std::vector<AttentionGoldenCase>> ParseAttentionGoldens(
+    absl::string_view text) {
+  std::vector<AttentionGoldenCase> cases;
+  std::set<std::string> files;
+  int number = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++number;
+    const absl::string_view line = absl::StripAsciiWhitespace(raw);
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = absl::StrCat(kAttentionFile, ":", number, ": ");
+    absl::StatusOr<gen::AttentionConfig> config =
+        ParseAttentionConfigName(line);
+    if (!config.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, config.status().message()));
+    }
+    if (absl::Status status = gen::ValidateAttentionConfig(*config);
+        !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, status.message()));
+    }
+    AttentionGoldenCase golden;
+    golden.config_name = std::string(line);
+    golden.config = *config;
+    golden.file_name = AttentionGoldenFileName(golden.config);
+    if (!files.insert(golden.file_name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "'", line, "' is listed twice"));
+    }
+    cases.push_back(std::move(golden));
+  }
+  return cases;
+}
+
+absl::StatusOr<std::string> AttentionGoldenSource(
+    const AttentionGoldenCase& golden) {
+  absl::StatusOr<gen::GeneratedAttention> generated =
+      gen::GenerateAttention(golden.config);
   if (!generated.ok()) return generated.status();
   return std::move(generated->source);
 }

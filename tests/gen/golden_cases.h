@@ -1,10 +1,11 @@
 #ifndef PTXGEN_TESTS_GEN_GOLDEN_CASES_H_
 #define PTXGEN_TESTS_GEN_GOLDEN_CASES_H_
 
-// The golden GEMM sources of tests/gen/golden/: which configurations they
-// are (read from tests/gen/golden/CONFIGS, the one list that golden_test
-// and golden_writer share), what each file is called, the text it must
-// hold, and a short line diff for when it does not.
+// The golden generated sources of tests/gen/golden/: which configurations
+// they are (GEMMs read from tests/gen/golden/CONFIGS, attention kernels
+// from tests/gen/golden/ATTENTION, the lists that golden_test and
+// golden_writer share), what each file is called, the text it must hold,
+// and a short line diff for when it does not.
 
 #include <ostream>
 #include <string>
@@ -12,14 +13,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ptxgen/gen/attention.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/scalar_type.h"
 
 namespace ptxgen::golden {
 
-// The list, relative to the workspace root (and to a test's runfiles root).
+// The lists, relative to the workspace root (and to a test's runfiles root).
 inline constexpr char kGoldenDirectory[] = "tests/gen/golden";
 inline constexpr char kConfigsFile[] = "tests/gen/golden/CONFIGS";
+inline constexpr char kAttentionFile[] = "tests/gen/golden/ATTENTION";
 
 // How to regenerate the files after an intended change of generated text.
 inline constexpr char kUpdateCommand[] = "bash tools/update_golden.sh";
@@ -57,6 +60,43 @@ absl::StatusOr<std::vector<GoldenCase>> ParseGoldenConfigs(
 
 // The text the case's golden file holds: GenerateGemm(...).source.
 absl::StatusOr<std::string> GoldenSource(const GoldenCase& golden);
+
+struct AttentionGoldenCase {
+  std::string config_name;  // as gen::AttentionConfigName writes it
+  gen::AttentionConfig config;
+  std::string file_name;  // e.g. "attention_bf16_d64_3x64_n128_s2_q2.cu"
+};
+
+// For GoogleTest's messages: "attention 'bf16 d64: 3x64 rows, ...'".
+inline void PrintTo(const AttentionGoldenCase& golden, std::ostream* out) {
+  *out << "attention '" << golden.config_name << "'";
+}
+
+// "attention_", the generated kernel's name after "ptxgen_attention_"
+// (element, head dim, mask, lengths, consumers x 64 rows, keys, stages, Q
+// stages, ping-pong), ".cu":
+// "attention_bf16_d128_causal_2x64_n192_s2_pp.cu".
+std::string AttentionGoldenFileName(const gen::AttentionConfig& config);
+
+// Parses exactly what gen::AttentionConfigName writes ("bf16 d128 causal
+// varlen: 2x64 rows, 128 keys, 2 stages, 2 Q stages, ping-pong"): refuses
+// text that does not parse, and text that parses but is not how
+// AttentionConfigName writes the result (another order or spacing, "1 Q
+// stages"). The rules of ValidateAttentionConfig are not checked here.
+absl::StatusOr<gen::AttentionConfig> ParseAttentionConfigName(
+    absl::string_view name);
+
+// Parses ATTENTION: one case a line, a configuration name as
+// gen::AttentionConfigName writes it; blank lines and lines starting with
+// '#' are skipped. Refuses (naming the line) a name ParseAttentionConfigName
+// refuses, a configuration ValidateAttentionConfig refuses, and a case
+// given twice.
+absl::StatusOr<std::vector<AttentionGoldenCase>> ParseAttentionGoldens(
+    absl::string_view text);
+
+// The text the case's golden file holds: GenerateAttention(...).source.
+absl::StatusOr<std::string> AttentionGoldenSource(
+    const AttentionGoldenCase& golden);
 
 // A unified-style diff of `expected` against `actual`, line by line: hunks
 // headed "@@ -line,count +line,count @@" with two lines of context, '-' for

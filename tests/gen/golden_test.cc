@@ -1,5 +1,6 @@
-// Golden files of the generated GEMM source: every configuration listed in
-// tests/gen/golden/CONFIGS is generated again and compared byte for byte
+// Golden files of the generated source: every GEMM configuration listed in
+// tests/gen/golden/CONFIGS and every attention configuration listed in
+// tests/gen/golden/ATTENTION is generated again and compared byte for byte
 // with its file in tests/gen/golden/, so that every change of generated
 // text is a reviewed diff of those files. The files are this test's data
 // (runfiles); the test reads them and never writes into the source tree.
@@ -17,7 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "ptxgen/gen/attention.h"
 #include "ptxgen/gen/gemm.h"
 #include "tests/gen/golden_cases.h"
 #include "tests/support/text.h"
@@ -49,11 +52,24 @@ absl::StatusOr<std::vector<GoldenCase>> LoadCases() {
   return ParseGoldenConfigs(text);
 }
 
+absl::StatusOr<std::vector<AttentionGoldenCase>> LoadAttentionCases() {
+  const std::string text = ReadFile(kAttentionFile);
+  if (text.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(kAttentionFile, " is missing or empty"));
+  }
+  return ParseAttentionGoldens(text);
+}
+
 // The cases as test parameters; none when the list does not parse (then
-// GoldenListTest.ConfigsParse says why).
+// GoldenListTest.ConfigsParse or AttentionParse says why).
 std::vector<GoldenCase> CasesOrNone() {
   absl::StatusOr<std::vector<GoldenCase>> cases = LoadCases();
   return cases.ok() ? *cases : std::vector<GoldenCase>{};
+}
+std::vector<AttentionGoldenCase> AttentionCasesOrNone() {
+  absl::StatusOr<std::vector<AttentionGoldenCase>> cases = LoadAttentionCases();
+  return cases.ok() ? *cases : std::vector<AttentionGoldenCase>{};
 }
 
 TEST(GoldenListTest, ConfigsParse) {
@@ -115,13 +131,54 @@ TEST(GoldenListTest, ConfigsCoverEachScheduleAndEpilogue) {
   })) << "no f32 output";
 }
 
+TEST(GoldenListTest, AttentionParses) {
+  const absl::StatusOr<std::vector<AttentionGoldenCase>> cases =
+      LoadAttentionCases();
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  EXPECT_GE(cases->size(), 4u);
+}
+
+// One kernel per head dim the heuristic serves differently, and each kind
+// of attention text: ping-pong and three consumers without turns, a second
+// Q stage, the causal mask with variable lengths.
+TEST(GoldenListTest, AttentionCoversEachHeadDimAndKind) {
+  const absl::StatusOr<std::vector<AttentionGoldenCase>> cases =
+      LoadAttentionCases();
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  auto any = [&](auto predicate) {
+    return std::any_of(cases->begin(), cases->end(), predicate);
+  };
+  for (const int head_dim : {64, 128, 256}) {
+    EXPECT_TRUE(any([&](const AttentionGoldenCase& c) {
+      return c.config.head_dim == head_dim;
+    })) << "no head dim "
+        << head_dim;
+  }
+  EXPECT_TRUE(any([](const AttentionGoldenCase& c) {
+    return c.config.ping_pong;
+  })) << "no ping-pong";
+  EXPECT_TRUE(any([](const AttentionGoldenCase& c) {
+    return c.config.consumers == 3;
+  })) << "no three consumers";
+  EXPECT_TRUE(any([](const AttentionGoldenCase& c) {
+    return c.config.query_stages == 2;
+  })) << "no second Q stage";
+  EXPECT_TRUE(any([](const AttentionGoldenCase& c) {
+    return c.config.causal && c.config.variable_lengths;
+  })) << "no causal mask with variable lengths";
+}
+
 // A golden file that no listed configuration writes is stale: it would
 // never be compared again.
 TEST(GoldenListTest, TheFolderHoldsExactlyTheListedFiles) {
   const absl::StatusOr<std::vector<GoldenCase>> cases = LoadCases();
   ASSERT_TRUE(cases.ok()) << cases.status();
+  const absl::StatusOr<std::vector<AttentionGoldenCase>> attention =
+      LoadAttentionCases();
+  ASSERT_TRUE(attention.ok()) << attention.status();
   std::set<std::string> listed;
   for (const GoldenCase& c : *cases) listed.insert(c.file_name);
+  for (const AttentionGoldenCase& c : *attention) listed.insert(c.file_name);
   std::set<std::string> present;
   DIR* dir = opendir(kGoldenDirectory);
   ASSERT_NE(dir, nullptr) << "cannot list " << kGoldenDirectory;
@@ -136,8 +193,8 @@ TEST(GoldenListTest, TheFolderHoldsExactlyTheListedFiles) {
   std::set_difference(listed.begin(), listed.end(), present.begin(),
                       present.end(), std::back_inserter(missing));
   EXPECT_TRUE(stale.empty())
-      << "golden files no configuration in " << kConfigsFile
-      << " writes: " << absl::StrJoin(stale, ", ") << "\n"
+      << "golden files no configuration in " << kConfigsFile << " or "
+      << kAttentionFile << " writes: " << absl::StrJoin(stale, ", ") << "\n"
       << UpdateHint();
   EXPECT_TRUE(missing.empty())
       << "golden files missing: " << absl::StrJoin(missing, ", ") << "\n"
@@ -162,7 +219,9 @@ TEST_P(GoldenTest, GeneratedSourceMatchesTheGoldenFile) {
       << LineDiff(expected, *generated, path, "generated now") << UpdateHint();
 }
 
-std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
+// The file name with every character outside [A-Za-z0-9] as '_'.
+template <typename Case>
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.file_name;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -171,8 +230,40 @@ std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GoldenTest,
-                         ::testing::ValuesIn(CasesOrNone()), CaseName);
+                         ::testing::ValuesIn(CasesOrNone()),
+                         CaseName<GoldenCase>);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GoldenTest);
+
+class AttentionGoldenTest
+    : public ::testing::TestWithParam<AttentionGoldenCase> {};
+
+TEST_P(AttentionGoldenTest, GeneratedSourceMatchesTheGoldenFile) {
+  const AttentionGoldenCase& golden = GetParam();
+  const absl::StatusOr<gen::GeneratedAttention> generated =
+      gen::GenerateAttention(golden.config);
+  ASSERT_TRUE(generated.ok())
+      << "attention '" << golden.config_name << "': " << generated.status();
+  // The file is named as the kernel is.
+  EXPECT_EQ(golden.file_name,
+            absl::StrCat(
+                "attention_",
+                absl::StripPrefix(generated->kernel_name, "ptxgen_attention_"),
+                ".cu"));
+  const std::string path = GoldenPath(golden.file_name);
+  const std::string expected = ReadFile(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing or empty.\n"
+                                 << UpdateHint();
+  EXPECT_TRUE(expected == generated->source)
+      << path << " differs from what the generator now writes for attention '"
+      << golden.config_name << "':\n"
+      << LineDiff(expected, generated->source, path, "generated now")
+      << UpdateHint();
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, AttentionGoldenTest,
+                         ::testing::ValuesIn(AttentionCasesOrNone()),
+                         CaseName<AttentionGoldenCase>);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionGoldenTest);
 
 // ---- The list's rules and the diff the failures show ----
 
@@ -214,6 +305,110 @@ TEST(GoldenCasesTest, ListsAreParsedAndCheckedLineByLine) {
   for (const auto& [text, message] : refused) {
     const absl::StatusOr<std::vector<GoldenCase>> result =
         ParseGoldenConfigs(text);
+    ASSERT_FALSE(result.ok()) << text;
+    EXPECT_TRUE(absl::StrContains(result.status().message(), message))
+        << result.status();
+  }
+}
+
+TEST(GoldenCasesTest, AttentionFileNamesFollowTheKernelName) {
+  gen::AttentionConfig config;
+  config.causal = true;
+  config.block_n = 192;
+  EXPECT_EQ(AttentionGoldenFileName(config),
+            "attention_bf16_d128_causal_2x64_n192_s2_pp.cu");
+  config.element = ptx::ScalarType::kF16;
+  config.head_dim = 64;
+  config.causal = false;
+  config.variable_lengths = true;
+  config.consumers = 3;
+  config.block_n = 128;
+  config.query_stages = 2;
+  config.ping_pong = false;
+  EXPECT_EQ(AttentionGoldenFileName(config),
+            "attention_f16_d64_varlen_3x64_n128_s2_q2.cu");
+}
+
+// The parser reads back every name AttentionConfigName writes.
+TEST(GoldenCasesTest, AttentionNamesRoundTrip) {
+  for (const ptx::ScalarType element :
+       {ptx::ScalarType::kBF16, ptx::ScalarType::kF16}) {
+    for (const int mask : {0, 1, 2, 3}) {
+      for (const int query_stages : {1, 2}) {
+        for (const bool ping_pong : {false, true}) {
+          gen::AttentionConfig config;
+          config.element = element;
+          config.head_dim = 80;
+          config.causal = (mask & 1) != 0;
+          config.variable_lengths = (mask & 2) != 0;
+          config.consumers = ping_pong ? 2 : 1;
+          config.block_n = 176;
+          config.stages = 3;
+          config.query_stages = query_stages;
+          config.ping_pong = ping_pong;
+          const std::string name = gen::AttentionConfigName(config);
+          const absl::StatusOr<gen::AttentionConfig> parsed =
+              ParseAttentionConfigName(name);
+          ASSERT_TRUE(parsed.ok()) << parsed.status();
+          EXPECT_EQ(gen::AttentionConfigName(*parsed), name);
+          EXPECT_EQ(parsed->element, config.element) << name;
+          EXPECT_EQ(parsed->head_dim, config.head_dim) << name;
+          EXPECT_EQ(parsed->causal, config.causal) << name;
+          EXPECT_EQ(parsed->variable_lengths, config.variable_lengths) << name;
+          EXPECT_EQ(parsed->consumers, config.consumers) << name;
+          EXPECT_EQ(parsed->block_n, config.block_n) << name;
+          EXPECT_EQ(parsed->stages, config.stages) << name;
+          EXPECT_EQ(parsed->query_stages, config.query_stages) << name;
+          EXPECT_EQ(parsed->ping_pong, config.ping_pong) << name;
+        }
+      }
+    }
+  }
+}
+
+TEST(GoldenCasesTest, AttentionListsAreParsedAndCheckedLineByLine) {
+  const absl::StatusOr<std::vector<AttentionGoldenCase>> cases =
+      ParseAttentionGoldens(
+          "# comment\n\nbf16 d64: 3x64 rows, 128 keys, 2 stages, 2 Q stages\n"
+          "  f16 d128 causal varlen: 2x64 rows, 128 keys, 2 stages, "
+          "ping-pong  \n");
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  ASSERT_EQ(cases->size(), 2u);
+  EXPECT_EQ((*cases)[0].file_name, "attention_bf16_d64_3x64_n128_s2_q2.cu");
+  EXPECT_EQ((*cases)[1].config_name,
+            "f16 d128 causal varlen: 2x64 rows, 128 keys, 2 stages, ping-pong");
+  EXPECT_EQ((*cases)[1].config.element, ptx::ScalarType::kF16);
+  EXPECT_TRUE((*cases)[1].config.causal);
+  EXPECT_TRUE((*cases)[1].config.variable_lengths);
+
+  const std::pair<const char*, const char*> refused[] = {
+      {"bf16 d64 3x64 rows",
+       "ATTENTION:1: attention config 'bf16 d64 3x64 "
+       "rows': not"},
+      {"e9 d64: 2x64 rows, 128 keys, 2 stages", "ATTENTION:1: "},
+      {"bf16 64: 2x64 rows, 128 keys, 2 stages", "d<head dim>"},
+      {"bf16 d64 masked: 2x64 rows, 128 keys, 2 stages",
+       "'masked' is not causal or varlen"},
+      {"bf16 d64: 2x128 rows, 128 keys, 2 stages", "<consumers>x64 rows"},
+      {"bf16 d64: 2x64 rows, 128 keys", "<consumers>x64 rows"},
+      {"bf16 d64: 2x64 rows, 128 keys, 2 stages, swapped",
+       "'swapped' is not \"<n> Q stages\" or ping-pong"},
+      {"bf16 d64: 2x64 rows, 128 keys, 2 stages, 1 Q stages",
+       "write it as 'bf16 d64: 2x64 rows, 128 keys, 2 stages'"},
+      {"bf16 d64 varlen causal: 2x64 rows, 128 keys, 2 stages",
+       "write it as 'bf16 d64 causal varlen: "},
+      {"bf16 d64: 2x64 rows, 128 keys, 2 stages, ping-pong, 2 Q stages",
+       "write it as"},
+      {"bf16 d64: 3x64 rows, 128 keys, 2 stages, ping-pong", "ping-pong"},
+      {"bf16 d64: 2x64 rows, 128 keys, 2 stages, 3 Q stages", "write it as"},
+      {"bf16 d64: 2x64 rows, 128 keys, 2 stages\n"
+       "bf16 d64: 2x64 rows, 128 keys, 2 stages",
+       "ATTENTION:2: 'bf16 d64: 2x64 rows, 128 keys, 2 stages' is listed "
+       "twice"},
+  };
+  for (const auto& [text, message] : refused) {
+    const absl::StatusOr<std::vector<AttentionGoldenCase>> result =
+        ParseAttentionGoldens(text);
     ASSERT_FALSE(result.ok()) << text;
     EXPECT_TRUE(absl::StrContains(result.status().message(), message))
         << result.status();

@@ -1,7 +1,9 @@
-// Writes the golden GEMM sources into a workspace's tests/gen/golden/: one
-// file per configuration of tests/gen/golden/CONFIGS (read from that same
-// workspace), each GenerateGemm(config, form).source; golden files no
-// listed configuration writes are removed. Nothing is written unless every
+// Writes the golden generated sources into a workspace's tests/gen/golden/:
+// one file per GEMM configuration of tests/gen/golden/CONFIGS, each
+// GenerateGemm(config, form).source, and one per attention configuration of
+// tests/gen/golden/ATTENTION, each GenerateAttention(config).source (both
+// lists read from that same workspace); golden files no listed
+// configuration writes are removed. Nothing is written unless every
 // configuration generates. Run through tools/update_golden.sh:
 //
 //   bazel run //tests/gen:golden_writer            # $BUILD_WORKSPACE_DIRECTORY
@@ -20,6 +22,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -67,8 +70,8 @@ int Main(int argc, char** argv) {
         stderr,
         "usage: golden_writer [WORKSPACE]\n"
         "Writes %s/*.cu in WORKSPACE (default: $BUILD_WORKSPACE_DIRECTORY,\n"
-        "set by `bazel run`) for each configuration of %s.\n",
-        kGoldenDirectory, kConfigsFile);
+        "set by `bazel run`) for each configuration of %s and %s.\n",
+        kGoldenDirectory, kConfigsFile, kAttentionFile);
     return 2;
   }
   if (!IsFile(workspace + "/WORKSPACE") &&
@@ -80,12 +83,16 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const std::string directory = absl::StrCat(workspace, "/", kGoldenDirectory);
-  const std::string list_path = absl::StrCat(workspace, "/", kConfigsFile);
-  std::string list;
-  if (!Read(list_path, &list)) {
-    std::fprintf(stderr, "golden_writer: cannot read %s: %s\n",
-                 list_path.c_str(), std::strerror(errno));
-    return 1;
+  std::string list, attention_list;
+  for (const auto& [file, text] :
+       {std::pair(kConfigsFile, &list),
+        std::pair(kAttentionFile, &attention_list)}) {
+    const std::string path = absl::StrCat(workspace, "/", file);
+    if (!Read(path, text)) {
+      std::fprintf(stderr, "golden_writer: cannot read %s: %s\n", path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
   }
   absl::StatusOr<std::vector<GoldenCase>> cases = ParseGoldenConfigs(list);
   if (!cases.ok()) {
@@ -93,9 +100,20 @@ int Main(int argc, char** argv) {
                  std::string(cases.status().message()).c_str());
     return 1;
   }
+  absl::StatusOr<std::vector<AttentionGoldenCase>> attention_cases =
+      ParseAttentionGoldens(attention_list);
+  if (!attention_cases.ok()) {
+    std::fprintf(stderr, "golden_writer: %s\n",
+                 std::string(attention_cases.status().message()).c_str());
+    return 1;
+  }
 
   // Every text first: a configuration that fails leaves the folder as it was.
-  std::vector<std::string> sources;
+  struct File {
+    std::string name;
+    std::string text;
+  };
+  std::vector<File> files;
   for (const GoldenCase& golden : *cases) {
     absl::StatusOr<std::string> source = GoldenSource(golden);
     if (!source.ok()) {
@@ -104,27 +122,36 @@ int Main(int argc, char** argv) {
                    std::string(source.status().message()).c_str());
       return 1;
     }
-    sources.push_back(*std::move(source));
+    files.push_back({golden.file_name, *std::move(source)});
+  }
+  for (const AttentionGoldenCase& golden : *attention_cases) {
+    absl::StatusOr<std::string> source = AttentionGoldenSource(golden);
+    if (!source.ok()) {
+      std::fprintf(stderr, "golden_writer: attention '%s': %s\n",
+                   golden.config_name.c_str(),
+                   std::string(source.status().message()).c_str());
+      return 1;
+    }
+    files.push_back({golden.file_name, *std::move(source)});
   }
 
   int updated = 0, unchanged = 0, removed = 0;
   std::set<std::string> listed;
-  for (size_t i = 0; i < cases->size(); ++i) {
-    const GoldenCase& golden = (*cases)[i];
-    listed.insert(golden.file_name);
-    const std::string path = absl::StrCat(directory, "/", golden.file_name);
+  for (const File& file : files) {
+    listed.insert(file.name);
+    const std::string path = absl::StrCat(directory, "/", file.name);
     std::string old;
-    if (Read(path, &old) && old == sources[i]) {
+    if (Read(path, &old) && old == file.text) {
       ++unchanged;
       continue;
     }
-    if (!Write(path, sources[i])) {
+    if (!Write(path, file.text)) {
       std::fprintf(stderr, "golden_writer: cannot write %s: %s\n", path.c_str(),
                    std::strerror(errno));
       return 1;
     }
     std::printf("golden_writer: wrote %s/%s\n", kGoldenDirectory,
-                golden.file_name.c_str());
+                file.name.c_str());
     ++updated;
   }
 
@@ -148,14 +175,15 @@ int Main(int argc, char** argv) {
                    path.c_str(), std::strerror(errno));
       return 1;
     }
-    std::printf("golden_writer: removed %s/%s (not in CONFIGS)\n",
+    std::printf("golden_writer: removed %s/%s (not in CONFIGS or ATTENTION)\n",
                 kGoldenDirectory, name.c_str());
     ++removed;
   }
   std::printf(
-      "golden_writer: %zu configurations in %s: %d written, %d unchanged, %d "
-      "removed\n",
-      cases->size(), directory.c_str(), updated, unchanged, removed);
+      "golden_writer: %zu GEMM and %zu attention configurations in %s: %d "
+      "written, %d unchanged, %d removed\n",
+      cases->size(), attention_cases->size(), directory.c_str(), updated,
+      unchanged, removed);
   return 0;
 }
 

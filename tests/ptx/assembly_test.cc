@@ -188,6 +188,8 @@ std::vector<Form> WarpForms() {
     Add(forms, ptx::CvtWidenToF32(from));
   }
   forms.push_back({ptx::TanhApproxF32()});
+  forms.push_back({ptx::Ex2ApproxFtzF32()});
+  forms.push_back({ptx::Lg2ApproxFtzF32()});
   return forms;
 }
 

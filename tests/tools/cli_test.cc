@@ -344,6 +344,34 @@ TEST(HelpTest, LinesFitEightyColumns) {
   }
 }
 
+// A float flag: SimpleAtof's syntax, finite, and not a nonzero value f32
+// rounds to 0 (gemm's --alpha and --beta, attention's --scale).
+TEST(FloatValueTest, AcceptsFiniteFloatsAndNamesTheFlagOtherwise) {
+  const std::vector<Flag> table = {TextFlag("scale", "X", "A factor.")};
+  const auto value = [&](const std::string& text) {
+    absl::StatusOr<ParsedFlags> flags =
+        ParsedFlags::Parse(table, {absl::StrCat("--scale=", text)});
+    return flags.ok() ? FloatValue(*flags, "scale")
+                      : absl::StatusOr<float>(flags.status());
+  };
+  EXPECT_EQ(*value("0.125"), 0.125f);
+  EXPECT_EQ(*value("-2e3"), -2000.0f);
+  EXPECT_EQ(*value("0"), 0.0f);
+  const std::pair<const char*, const char*> refused[] = {
+      {"half", "--scale takes a number, not 'half'"},
+      {"inf", "--scale=inf is not a finite float: scale must be finite"},
+      {"1e39", "--scale=1e39 is not a finite float"},
+      {"1e-50", "--scale=1e-50 underflows f32: a nonzero scale must not "},
+  };
+  for (const auto& [text, message] : refused) {
+    const absl::StatusOr<float> parsed = value(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_TRUE(IsUsageError(parsed.status())) << text;
+    EXPECT_TRUE(Contains(parsed.status().message(), message))
+        << parsed.status();
+  }
+}
+
 TEST(EmitFlagTest, OffersTheRequestedViewsWithTheirHelp) {
   const Flag emit = EmitFlag(CompiledViews(), "ptx");
   EXPECT_EQ(emit.name, "emit");

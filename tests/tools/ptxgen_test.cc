@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -53,6 +54,16 @@ Result Ptxgen(const std::vector<std::string>& args,
 // runs that need kernels but test neither compiling nor the cache.
 Result PtxgenWithKernels(const std::vector<std::string>& args) {
   return Ptxgen(args, ptxgen::testing_support::WithKernelBundle({}));
+}
+
+// The environment of runs whose kernels may be compiled once for the whole
+// suite: the bundle, and one writable cache folder they all share (the
+// help's examples and the attention tests plan the same kernels).
+const std::map<std::string, std::string>& SharedKernels() {
+  static const auto* const environment = new std::map<std::string, std::string>(
+      ptxgen::testing_support::WithKernelBundle(
+          {{"PTXGEN_CACHE_DIR", NewTestDirectory("shared_kernels")}}));
+  return *environment;
 }
 
 std::vector<std::string> Args(absl::string_view line) {
@@ -234,9 +245,10 @@ void ExpectLinesFitEightyColumns(const std::string& text) {
 }
 
 constexpr const char* kSubcommands[] = {
-    "wgmma",      "wgmma-fence", "wgmma-commit", "wgmma-wait",  "descriptor",
-    "tma",        "mbarrier",    "warp",         "convert",     "gemm",
-    "precompile", "cache list",  "cache verify", "cache prune", "cache clear"};
+    "wgmma",      "wgmma-fence",  "wgmma-commit", "wgmma-wait",
+    "descriptor", "tma",          "mbarrier",     "warp",
+    "convert",    "gemm",         "precompile",   "attention",
+    "cache list", "cache verify", "cache prune",  "cache clear"};
 
 TEST(PtxgenTest, HelpAndVersionTakeNothingAfterThem) {
   for (const char* first : {"--help", "--version"}) {
@@ -283,7 +295,7 @@ TEST(PtxgenTest, HelpExamplesRun) {
     for (absl::string_view line :
          absl::StrSplit(help.substr(examples + 11), '\n', absl::SkipEmpty())) {
       ASSERT_TRUE(absl::ConsumePrefix(&line, "  ptxgen ")) << line;
-      const Result run = PtxgenWithKernels(Args(line));
+      const Result run = Ptxgen(Args(line), SharedKernels());
       EXPECT_EQ(run.status, 0) << line << ": " << run.err;
       EXPECT_NE(run.out, "") << line;
     }
@@ -1248,6 +1260,168 @@ TEST(PtxgenTest, GemmHelpShowsTheGeneralFlagsAndTheCublasCall) {
        }) {
     EXPECT_TRUE(Contains(help.out, text)) << text;
   }
+}
+
+// ---- attention ----
+
+// A valid problem the usage errors below add one flag to.
+constexpr char kAttention[] =
+    "attention --batch=2 --heads=8 --seq=512 --head-dim=64 ";
+
+// What the command line gets wrong: exit 2 before anything is planned.
+TEST(PtxgenTest, AttentionFlagsRefuseBadValuesNamingTheFlag) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--dtype=e4m3",
+       "--dtype=e4m3 is not accepted (accepted values: f16, bf16)"},
+      {"--layout=sbhd",
+       "--layout=sbhd is not accepted (accepted values: bshd, bhsd)"},
+      {"--causal=yes", "--causal is a switch and takes no value"},
+      {"--kv-heads=0", "--kv-heads=0 names no heads"},
+      {"--kv-heads=two", "--kv-heads takes an integer, not 'two'"},
+      {"--seq-k=99999999999", "--seq-k=99999999999 is outside"},
+      {"--scale=half", "--scale takes a number, not 'half'"},
+      {"--scale=inf", "--scale=inf is not a finite float"},
+      {"--scale=1e-50", "--scale=1e-50 underflows f32"},
+      {"--sms=0", "--sms=0 is outside 1..1024"},
+      {"--emit=asm", "--emit=asm is not accepted"},
+      // Flags that would change nothing.
+      {"--total-q=4096",
+       "--total-q is the rows of variable-length sequences as allocated: "
+       "give --varlen too"},
+      {"--total-k=4096", "--total-k is the rows of variable-length"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result run = Ptxgen(Args(absl::StrCat(kAttention, flags)));
+    EXPECT_EQ(run.status, 2) << flags << ": " << run.err;
+    EXPECT_EQ(run.out, "") << flags;
+    EXPECT_TRUE(Contains(run.err, message)) << flags << ": " << run.err;
+  }
+  ExpectRefused({Args("attention --batch=2 --heads=8 --seq=512"), 2,
+                 "--head-dim is required"});
+}
+
+// What the command line gets right but the problem's rules refuse
+// (attention::ValidateAttentionProblem): exit 1 naming the rule, before
+// anything is generated.
+TEST(PtxgenTest, AttentionProblemsTheLibraryRefusesExitOne) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--batch=2 --heads=8 --kv-heads=3 --seq=512 --head-dim=64",
+       "attention: heads_q=8 must be a multiple of heads_kv=3"},
+      {"--batch=2 --heads=8 --seq=512 --head-dim=72",
+       "attention: head_dim=72 must be a multiple of 16 and at most 256"},
+      {"--batch=2 --heads=8 --seq=512 --head-dim=512",
+       "attention: head_dim=512 must be a multiple of 16"},
+      {"--batch=0 --heads=8 --seq=512 --head-dim=64",
+       "attention: batch=0 is outside 1..2147483647"},
+      {"--batch=2 --heads=8 --seq=512 --seq-k=-1 --head-dim=64",
+       "attention: seq_k=-1 is outside 1..2147483647"},
+      {"--batch=2 --heads=8 --seq=512 --head-dim=64 --scale=-0.5",
+       "attention: scale=-0.5 must be finite and positive"},
+      {"--batch=2 --heads=8 --seq=512 --head-dim=64 --varlen --layout=bhsd",
+       "attention: variable lengths store Q, K, V and O [total, heads, dim]"},
+      {"--batch=2 --heads=8 --seq=512 --head-dim=64 --varlen --total-q=0",
+       "attention: total_q=0 is outside"},
+      // --total-q's default, --batch times --seq, past int32 offsets.
+      {"--batch=2 --heads=8 --seq=2147483647 --head-dim=64 --varlen",
+       "attention: total_q=4294967294 is outside"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const Result run = Ptxgen(Args(absl::StrCat("attention ", flags)));
+    EXPECT_EQ(run.status, 1) << flags << ": " << run.err;
+    EXPECT_EQ(run.out, "") << flags;
+    EXPECT_TRUE(Contains(run.err, absl::StrCat("ptxgen: ", message)))
+        << flags << ": " << run.err;
+  }
+}
+
+// The integer after "key": in a json view; -1 when there is none.
+int64_t JsonInteger(const std::string& json, absl::string_view key) {
+  const std::string field = absl::StrCat("\"", key, "\":");
+  const size_t at = json.find(field);
+  if (at == std::string::npos) return -1;
+  return std::atoll(json.c_str() + at + field.size());
+}
+
+// The json view: the problem resolved (kv-heads, packed strides, the
+// scale), the configuration stderr names, the launch. Kernels planned
+// alike as the help's examples: a hit in SharedKernels().
+TEST(PtxgenTest, AttentionJsonNamesTheProblemConfigAndLaunch) {
+  const Result json =
+      Ptxgen(Args("attention --batch=2 --heads=8 --kv-heads=2 --seq=512 "
+                  "--head-dim=64 --emit=json"),
+             SharedKernels());
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(json.out.find('\n'), json.out.size() - 1) << "more than one line";
+  EXPECT_TRUE(absl::StartsWith(json.out, "{\"schema\":2,\"cache\":"));
+  // bshd: Q [2, 512, 8, 64], K and V [2, 512, 2, 64].
+  EXPECT_TRUE(Contains(
+      json.out,
+      "\"problem\":{\"batch\":2,\"heads\":8,\"kv_heads\":2,\"seq\":512,"
+      "\"seq_k\":512,\"head_dim\":64,\"dtype\":\"bf16\",\"causal\":false,"
+      "\"scale\":0.125,\"layout\":\"bshd\","
+      "\"q_stride\":{\"batch\":262144,\"seq\":512,\"head\":64},"
+      "\"k_stride\":{\"batch\":65536,\"seq\":128,\"head\":64},"
+      "\"v_stride\":{\"batch\":65536,\"seq\":128,\"head\":64},"
+      "\"o_stride\":{\"batch\":262144,\"seq\":512,\"head\":64},"
+      "\"varlen\":false,\"total_q\":0,\"total_k\":0}"))
+      << json.out;
+  ASSERT_TRUE(absl::StartsWith(json.err, "ptxgen: bf16 d64")) << json.err;
+  const std::string config(
+      absl::StripSuffix(absl::StripPrefix(json.err, "ptxgen: "), "\n"));
+  EXPECT_TRUE(Contains(json.out, absl::StrCat("\"config\":\"", config, "\"")))
+      << json.out;
+  EXPECT_TRUE(Contains(json.out, "\"sms\":132,")) << json.out;
+  const int64_t block_m = JsonInteger(json.out, "block_m");
+  ASSERT_GT(block_m, 0) << json.out;
+  EXPECT_EQ(JsonInteger(json.out, "x"), (512 + block_m - 1) / block_m);
+  EXPECT_EQ(JsonInteger(json.out, "y"), 8);
+  EXPECT_EQ(JsonInteger(json.out, "z"), 2);
+  EXPECT_GT(JsonInteger(json.out, "block_n"), 0) << json.out;
+  EXPECT_GT(JsonInteger(json.out, "threads_per_block"), 128) << json.out;
+  EXPECT_GT(JsonInteger(json.out, "dynamic_shared_bytes"), 0) << json.out;
+}
+
+// Variable lengths: no batch stride, the rows allocated by default room
+// for every sequence at its longest, and a kernel of their own.
+TEST(PtxgenTest, AttentionVariableLengthsAreTheirOwnKernel) {
+  const Result json = Ptxgen(
+      Args("attention --batch=4 --heads=8 --seq=512 --head-dim=64 --varlen "
+           "--emit=json"),
+      SharedKernels());
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_TRUE(Contains(json.err, "ptxgen: bf16 d64 varlen")) << json.err;
+  EXPECT_TRUE(
+      Contains(json.out, "\"q_stride\":{\"batch\":0,\"seq\":512,\"head\":64},"))
+      << json.out;
+  EXPECT_TRUE(
+      Contains(json.out, "\"varlen\":true,\"total_q\":2048,\"total_k\":2048}"))
+      << json.out;
+}
+
+// The views of one kernel: its source, its PTX for sm_90a, ptxas's report
+// with no spills.
+TEST(PtxgenTest, AttentionViewsShowOneCompiledKernel) {
+  const std::string problem =
+      "attention --batch=2 --heads=32 --seq=4096 --head-dim=128 --causal ";
+  const Result cuda =
+      Ptxgen(Args(absl::StrCat(problem, "--emit=cuda")), SharedKernels());
+  ASSERT_EQ(cuda.status, 0) << cuda.err;
+  EXPECT_TRUE(Contains(cuda.err, "ptxgen: bf16 d128 causal")) << cuda.err;
+  EXPECT_TRUE(Contains(cuda.out, "__global__")) << cuda.out.substr(0, 2000);
+  const Result ptx =
+      Ptxgen(Args(absl::StrCat(problem, "--emit=ptx")), SharedKernels());
+  ASSERT_EQ(ptx.status, 0) << ptx.err;
+  EXPECT_TRUE(Contains(ptx.out, ".target sm_90a"));
+  EXPECT_TRUE(Contains(ptx.out, ".visible .entry "));
+  EXPECT_TRUE(Contains(ptx.out, "wgmma.mma_async"));
+  const Result resources =
+      Ptxgen(Args(absl::StrCat(problem, "--emit=resources")), SharedKernels());
+  ASSERT_EQ(resources.status, 0) << resources.err;
+  EXPECT_TRUE(Contains(resources.out, "\n  registers ")) << resources.out;
+  EXPECT_TRUE(Contains(resources.out, "  spill store bytes    0\n"))
+      << resources.out;
+  EXPECT_TRUE(Contains(resources.out, "  spill load bytes     0\n"))
+      << resources.out;
 }
 
 }  // namespace

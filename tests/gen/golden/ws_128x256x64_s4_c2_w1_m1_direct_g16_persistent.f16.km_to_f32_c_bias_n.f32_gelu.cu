@@ -846,14 +846,14 @@ __device__ bool meet_in_cluster(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     unsigned base, unsigned barriers, int consumer, int thread, int& meetings);
 
-// The ping-pong consumers' turns at the tensor cores, piece after piece in
-// the schedule's order: a consumer's main loop waits on its own named
-// barrier until the other's main loop before it is done, so that one runs
-// its epilogue while the other's wgmma run, rather than both sharing the
-// tensor cores and then both storing. The turns also keep a consumer's
-// waits within one lap of the ring, as its parity waits need: the stages
-// of the other's pieces, which it passes over, are all consumed before it
-// waits on the next.
+// Two consumers' turns at the tensor cores, in a fixed alternation: a
+// consumer waits on its own named barrier until the other has issued its
+// wgmma of the turn before, so that one runs its other work (a GEMM's
+// epilogue, attention's softmax) while the other's wgmma run, rather than
+// both sharing the tensor cores and then both waiting. In a GEMM the turns
+// also keep a consumer's waits within one lap of the ring, as its parity
+// waits need: the stages of the other's pieces, which it passes over, are
+// all consumed before it waits on the next.
 __device__ __forceinline__ void wait_mma_turn(int consumer) {
   named_barrier_sync(plan::kFirstTurnBarrier + consumer, 2 * plan::kThreadsPerWarpgroup);
 }

@@ -1,0 +1,17 @@
+#ifndef PTXGEN_LIB_ATTENTION_ATTENTION_INTERNAL_H_
+#define PTXGEN_LIB_ATTENTION_ATTENTION_INTERNAL_H_
+
+// What plan.cc decides and attention.cc reads (private to lib/attention).
+
+#include "ptxgen/attention/attention.h"
+#include "ptxgen/compile/compiler.h"
+
+namespace ptxgen::attention {
+
+// What every attention kernel compiles with: the target's arch and
+// "--minimal", as a GEMM's.
+compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target);
+
+}  // namespace ptxgen::attention
+
+#endif  // PTXGEN_LIB_ATTENTION_ATTENTION_INTERNAL_H_

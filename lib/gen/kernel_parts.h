@@ -1,0 +1,57 @@
+#ifndef PTXGEN_LIB_GEN_KERNEL_PARTS_H_
+#define PTXGEN_LIB_GEN_KERNEL_PARTS_H_
+
+// The parts every warp-specialized kernel family is made of, rendered
+// through a KernelBuilder: wgmma descriptors of shared tiles, the pipeline
+// (a ring of stages over mbarriers, of which a kernel may have several),
+// named barriers and the consumers' turns at the tensor cores, register
+// reallocation between producer and consumers.
+
+#include <string>
+
+#include "lib/gen/kernel_builder.h"
+#include "ptxgen/ptx/matrix_descriptor.h"
+#include "ptxgen/ptx/warp_specialization.h"
+
+namespace ptxgen::gen {
+
+inline constexpr int kThreadsPerWarpgroup = 128;
+inline constexpr int kRegistersPerSm = 65536;
+// The kernel aligns the dynamic shared memory base itself: slack for it.
+inline constexpr int kSharedBaseAlignment = 1024;
+
+// The widest swizzle whose span divides a tile's contiguous bytes (16-byte
+// core matrices without one).
+ptx::Swizzle SwizzleFor(int contiguous_bytes);
+
+// The constant fields of the descriptor of `tile`'s first operand, as a
+// C++ literal; the kernel adds a tile's shared address with
+// matrix_descriptor().
+std::string DescriptorFields(KernelBuilder& builder,
+                             const ptx::SharedTile& tile);
+
+// matrix_descriptor(fields, address): the layer-1 address field of a shared
+// address added to a layout's constant fields.
+std::string MatrixDescriptorFunction();
+
+// bar.sync of a named barrier's threads, which templates call.
+void DefineNamedBarrierSync(KernelBuilder& builder);
+
+// wait_mma_turn and pass_mma_turn (mma_turns.cu): a consumer's turn barrier
+// counts its own threads waiting and the other consumer's arriving.
+std::string MmaTurnsPart(KernelBuilder& builder);
+
+// The mbarrier operations of a ring (pipeline part, v1's single stage).
+void DefineRingBarriers(KernelBuilder& builder);
+
+// Pipeline<Stages, EmptyArrivals, TxBytes> (pipeline.cu) for CTAs in
+// clusters of `cluster_ctas`: a consumer warp releases a stage in each.
+std::string PipelinePart(KernelBuilder& builder, int cluster_ctas);
+
+// setmaxnreg to `count` registers a thread, indented for a kernel body.
+std::string SetMaxRegisters(KernelBuilder& builder,
+                            ptx::RegisterAdjustment adjustment, int count);
+
+}  // namespace ptxgen::gen
+
+#endif  // PTXGEN_LIB_GEN_KERNEL_PARTS_H_

@@ -1,0 +1,66 @@
+// A unit of work, a tile: a block of kBlockM query rows of one sequence
+// and query head, and the blocks of keys those rows see. Rows and keys are
+// counted from the sequence's start; map_row/map_batch address its first
+// row in the tensor maps (with variable lengths every sequence lies in one
+// [total, heads, dim] tensor: batch 0, rows from its cumulative offset).
+struct AttentionTile {
+  int head, kv_head, map_batch;
+  int q_start, k_start;  // the sequence's first rows in the maps
+  int seq_q, seq_k;      // its lengths
+  int m0;                // the block's first row
+  int rows;              // rows of the block inside the sequence
+  int key_blocks;        // blocks of kBlockN keys its rows see
+  // Keys before this one are visible to every row of the block: blocks
+  // that end at or before it need no mask.
+  int unmasked_keys;
+};
+
+// The launch's tiles: query_blocks x heads_q x batch, and what locating
+// one reads.
+struct AttentionTiles {
+  int query_blocks, heads_q, batch, heads_per_kv;
+  int seq_q, seq_k;  // fixed lengths
+  const int* cu_seqlens_q;
+  const int* cu_seqlens_k;
+};
+
+__device__ __forceinline__ int tile_count(const AttentionTiles& tiles) {
+  return tiles.query_blocks * tiles.heads_q * tiles.batch;
+}
+
+// The CTAs of a persistent grid take tiles `index`, blockIdx.x first,
+// gridDim.x apart. A head's blocks are consecutive, so that the CTAs
+// running at once share its K and V in L2; with a causal mask they run
+// last first (most keys first) within it, so that the long tiles do not
+// all come at the end.
+__device__ __forceinline__ AttentionTile attention_tile(int index, const AttentionTiles& tiles) {
+  AttentionTile t;
+  const int in_head = index % tiles.query_blocks;
+  const int sequence_head = index / tiles.query_blocks;
+  const int block = plan::kCausal ? tiles.query_blocks - 1 - in_head : in_head;
+  const int sequence = sequence_head / tiles.heads_q;
+  t.head = sequence_head % tiles.heads_q;
+  t.kv_head = t.head / tiles.heads_per_kv;
+  if constexpr (plan::kVariableLengths) {
+    t.map_batch = 0;
+    t.q_start = tiles.cu_seqlens_q[sequence];
+    t.k_start = tiles.cu_seqlens_k[sequence];
+    t.seq_q = tiles.cu_seqlens_q[sequence + 1] - t.q_start;
+    t.seq_k = tiles.cu_seqlens_k[sequence + 1] - t.k_start;
+  } else {
+    t.map_batch = sequence;
+    t.q_start = 0;
+    t.k_start = 0;
+    t.seq_q = tiles.seq_q;
+    t.seq_k = tiles.seq_k;
+  }
+  t.m0 = block * plan::kBlockM;
+  t.rows = min(plan::kBlockM, t.seq_q - t.m0);
+  // Bottom-right aligned: row i sees keys 0..i + seq_k - seq_q.
+  const int shift = t.seq_k - t.seq_q;
+  const int key_end =
+      plan::kCausal ? min(t.seq_k, t.m0 + plan::kBlockM + shift) : t.seq_k;
+  t.key_blocks = max(0, (key_end + plan::kBlockN - 1) / plan::kBlockN);
+  t.unmasked_keys = plan::kCausal ? min(t.seq_k, t.m0 + shift + 1) : t.seq_k;
+  return t;
+}
