@@ -71,19 +71,13 @@ absl::StatusOr<std::shared_ptr<const LoadedAttentionKernel>> LoadKernel(
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
-  absl::StatusOr<runtime::Module> module =
-      runtime::Module::LoadCubin(*plan.compiled);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<runtime::Function> function =
-      module->GetFunction(generated.kernel_name);
+  absl::StatusOr<runtime::LoadedFunction> function =
+      runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
+                                  generated.shared_bytes);
   if (!function.ok()) return function.status();
-  if (absl::Status shared =
-          function->SetMaxDynamicSharedMemory(generated.shared_bytes);
-      !shared.ok()) {
-    return shared;
-  }
   auto loaded = std::make_shared<const LoadedAttentionKernel>(
-      generated, plan.compiled, *std::move(module), *std::move(function));
+      generated, plan.compiled, std::move(function->module),
+      std::move(function->function));
   absl::MutexLock lock(&registry.mutex);
   return registry.kernels.emplace(key, std::move(loaded)).first->second;
 }

@@ -258,18 +258,13 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     auto it = registry.kernels.find(key);
     if (it != registry.kernels.end()) return it->second;
   }
-  absl::StatusOr<runtime::Module> module =
-      runtime::Module::LoadCubin(*plan.compiled);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<runtime::Function> function =
-      module->GetFunction(generated.kernel_name);
-  if (!function.ok()) return function.status();
-  if (absl::Status shared =
-          function->SetMaxDynamicSharedMemory(generated.shared_bytes);
-      !shared.ok()) {
-    return shared;
-  }
-  absl::StatusOr<int> resident = ResidentClusters(plan, *function);
+  absl::StatusOr<runtime::LoadedFunction> loaded_function =
+      runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
+                                  generated.shared_bytes);
+  if (!loaded_function.ok()) return loaded_function.status();
+  runtime::Module& module = loaded_function->module;
+  runtime::Function& function = loaded_function->function;
+  absl::StatusOr<int> resident = ResidentClusters(plan, function);
   if (!resident.ok()) return resident.status();
   if (*resident < 1) {
     return absl::FailedPreconditionError(
@@ -281,7 +276,7 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
                      generated.config.cluster_m, ")"));
   }
   auto loaded = std::make_shared<const LoadedGemmKernel>(
-      generated, plan.compiled, *std::move(module), *std::move(function),
+      generated, plan.compiled, std::move(module), std::move(function),
       *resident);
   absl::MutexLock lock(&registry.mutex);
   return registry.kernels.emplace(key, std::move(loaded)).first->second;

@@ -152,36 +152,6 @@ std::vector<uint32_t> OperandSteps(Generation& g, const ptx::SharedTile& tile,
   return steps;
 }
 
-// For each accumulator register of `fragment`, which of the thread's two
-// rows it is in; and how far below the first the second lies.
-struct FragmentRows {
-  std::vector<int> row_of_register;
-  int step = 0;
-};
-
-FragmentRows RowsOf(Generation& g, const ptx::AccumulatorFragment& fragment) {
-  FragmentRows rows;
-  std::vector<int> distinct;
-  for (int i = 0; i < fragment.registers(); ++i) {
-    absl::StatusOr<ptx::FragmentCoordinate> at = fragment.Coordinate(0, i);
-    if (!at.ok()) {
-      g.Check(at.status());
-      return rows;
-    }
-    auto found = std::find(distinct.begin(), distinct.end(), at->row);
-    if (found == distinct.end()) found = distinct.insert(found, at->row);
-    rows.row_of_register.push_back(static_cast<int>(found - distinct.begin()));
-  }
-  if (distinct.size() != 2 || distinct[0] != 0) {
-    g.Check(absl::InternalError(
-        "the online softmax expects each thread to hold two rows of S, the "
-        "first at its register 0"));
-    return rows;
-  }
-  rows.step = distinct[1];
-  return rows;
-}
-
 // The lanes that share thread 0's row, which must be lanes 0..n-1 (a
 // row's reductions shuffle among them).
 int RowLanes(Generation& g, const ptx::AccumulatorFragment& fragment) {
@@ -231,8 +201,10 @@ std::vector<PlannedConstant> Plan(Generation& g) {
     g.Check(scores.ok() ? output.status() : scores.status());
     return {};
   }
-  const FragmentRows score_rows = RowsOf(g, *scores);
-  const FragmentRows output_rows = RowsOf(g, *output);
+  const FragmentRows score_rows =
+      RowsOfFragment(g, *scores, "the online softmax");
+  const FragmentRows output_rows =
+      RowsOfFragment(g, *output, "the online softmax");
   return {
       PlanInt("kHeadDim", config.head_dim),
       PlanInt("kHeadDimSteps", static_cast<int>(q_steps.size())),

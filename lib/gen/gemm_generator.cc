@@ -303,40 +303,6 @@ std::vector<PlanConstant> V1Plan(Generation& g) {
   return plan;
 }
 
-// The rows a consumer thread's accumulators hold in each 64-row slice, as
-// layer 1's fragment layout puts them: the offset of the second from the
-// first, and which of the two register `reg` is in (0 or 1). Block scaling
-// reads one scale of A per row.
-struct FragmentRows {
-  int step = 0;
-  std::vector<int> row_of_register;
-};
-
-FragmentRows RowsOfFragment(Generation& g,
-                            const ptx::AccumulatorFragment& fragment) {
-  FragmentRows rows;
-  std::vector<int> distinct;
-  for (int i = 0; i < fragment.registers(); ++i) {
-    const absl::StatusOr<ptx::FragmentCoordinate> at =
-        fragment.Coordinate(0, i);
-    if (!at.ok()) {
-      g.Check(at.status());
-      return rows;
-    }
-    auto found = std::find(distinct.begin(), distinct.end(), at->row);
-    if (found == distinct.end()) found = distinct.insert(found, at->row);
-    rows.row_of_register.push_back(static_cast<int>(found - distinct.begin()));
-  }
-  if (distinct.size() != 2 || distinct[0] != 0) {
-    g.Check(absl::InternalError(
-        "block scaling expects each thread to hold two rows of a slice, the "
-        "first at thread 0's row 0"));
-    return rows;
-  }
-  rows.step = distinct[1];
-  return rows;
-}
-
 std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
   const GemmConfig& config = g.config;
   const GemmLayout& layout = g.layout;
@@ -405,8 +371,8 @@ std::vector<PlanConstant> WarpSpecializedPlan(Generation& g) {
     g.Check(fragment.status());
     if (fragment.ok()) {
       plan.push_back(PlanInt("kScaleBlock", kScaleBlock));
-      plan.push_back(
-          PlanInt("kScaleRowStep", RowsOfFragment(g, *fragment).step));
+      plan.push_back(PlanInt(
+          "kScaleRowStep", RowsOfFragment(g, *fragment, "block scaling").step));
     }
   }
   if (config.stream_k) {
@@ -686,7 +652,7 @@ std::string AddBlockScaledSums(Generation& g, int part) {
     g.Check(fragment.status());
     return "";
   }
-  const FragmentRows rows = RowsOfFragment(g, *fragment);
+  const FragmentRows rows = RowsOfFragment(g, *fragment, "block scaling");
   const int registers = fragment->registers() / g.layout.promotion_parts;
   const bool aligned = TilesAlignToScaleBlocks(g.config);
   bool reads_first = !aligned, reads_second = !aligned;

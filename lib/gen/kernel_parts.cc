@@ -1,7 +1,9 @@
 #include "lib/gen/kernel_parts.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -97,6 +99,32 @@ std::string PipelinePart(KernelBuilder& builder, int cluster_ctas) {
   DefineRingBarriers(builder);
   return builder.Fill("pipeline.cu",
                       {{"RELEASE_STAGE", ReleaseStage(builder, cluster_ctas)}});
+}
+
+FragmentRows RowsOfFragment(KernelBuilder& builder,
+                            const ptx::AccumulatorFragment& fragment,
+                            absl::string_view user) {
+  FragmentRows rows;
+  std::vector<int> distinct;
+  for (int i = 0; i < fragment.registers(); ++i) {
+    absl::StatusOr<ptx::FragmentCoordinate> at = fragment.Coordinate(0, i);
+    if (!at.ok()) {
+      builder.Check(at.status());
+      return rows;
+    }
+    auto found = std::find(distinct.begin(), distinct.end(), at->row);
+    if (found == distinct.end()) found = distinct.insert(found, at->row);
+    rows.row_of_register.push_back(static_cast<int>(found - distinct.begin()));
+  }
+  if (distinct.size() != 2 || distinct[0] != 0) {
+    builder.Check(absl::InternalError(absl::StrCat(
+        user,
+        " expects each thread to hold two rows of a 64-row slice, the first "
+        "at its register 0")));
+    return rows;
+  }
+  rows.step = distinct[1];
+  return rows;
 }
 
 std::string SetMaxRegisters(KernelBuilder& builder,

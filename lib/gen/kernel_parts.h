@@ -8,8 +8,11 @@
 // reallocation between producer and consumers.
 
 #include <string>
+#include <vector>
 
+#include "absl/strings/string_view.h"
 #include "lib/gen/kernel_builder.h"
+#include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/warp_specialization.h"
 
@@ -47,6 +50,20 @@ void DefineRingBarriers(KernelBuilder& builder);
 // Pipeline<Stages, EmptyArrivals, TxBytes> (pipeline.cu) for CTAs in
 // clusters of `cluster_ctas`: a consumer warp releases a stage in each.
 std::string PipelinePart(KernelBuilder& builder, int cluster_ctas);
+
+// The rows a warpgroup thread's accumulators hold in a 64-row slice, as
+// layer 1's fragment layout puts them: which of the thread's two rows each
+// register is in (0 or 1), and how far below the first the second lies.
+// Block scaling reads a scale of A per row; the online softmax keeps a
+// maximum and a sum per row.
+struct FragmentRows {
+  std::vector<int> row_of_register;
+  int step = 0;
+};
+// A layout of other rows is kept as an error naming `user`.
+FragmentRows RowsOfFragment(KernelBuilder& builder,
+                            const ptx::AccumulatorFragment& fragment,
+                            absl::string_view user);
 
 // setmaxnreg to `count` registers a thread, indented for a kernel body.
 std::string SetMaxRegisters(KernelBuilder& builder,

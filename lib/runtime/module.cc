@@ -312,6 +312,20 @@ absl::StatusOr<Module> Module::LoadImage(const Driver& driver,
                    LogSection("JIT info log", info_log)));
 }
 
+absl::StatusOr<LoadedFunction> LoadKernelFunction(
+    const compile::CompiledModule& compiled, absl::string_view name,
+    int shared_bytes) {
+  absl::StatusOr<Module> module = Module::LoadCubin(compiled);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<Function> function = module->GetFunction(name);
+  if (!function.ok()) return function.status();
+  if (absl::Status shared = function->SetMaxDynamicSharedMemory(shared_bytes);
+      !shared.ok()) {
+    return shared;
+  }
+  return LoadedFunction{*std::move(module), *std::move(function)};
+}
+
 absl::StatusOr<Function> Module::GetFunction(absl::string_view name) const {
   const Driver* driver = module_.get_deleter().driver;
   std::string kernel(name);

@@ -116,6 +116,19 @@ class Module {
   std::unique_ptr<CUmod_st, Unload> module_;
 };
 
+// A generated kernel loaded: its module and its function, which may use
+// `shared_bytes` of dynamic shared memory (opted in beyond 48 KB).
+struct LoadedFunction {
+  Module module;
+  Function function;
+};
+
+// LoadCubin, GetFunction(name), SetMaxDynamicSharedMemory(shared_bytes):
+// what every kernel family does to load a kernel it planned.
+absl::StatusOr<LoadedFunction> LoadKernelFunction(
+    const compile::CompiledModule& compiled, absl::string_view name,
+    int shared_bytes);
+
 }  // namespace ptxgen::runtime
 
 #endif  // PTXGEN_RUNTIME_MODULE_H_
