@@ -1,6 +1,7 @@
 #!/bin/bash
-# The main job: ptxgen generating Hopper (sm_90a) instructions and a GEMM,
-# validating them, compiling them with NVRTC and showing what came out.
+# The main job: ptxgen generating Hopper (sm_90a) instructions, a GEMM and
+# an attention kernel, validating them, compiling them with NVRTC and
+# showing what came out.
 # Needs no GPU; where one is present it also runs the GEMM beside cuBLAS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ sed -n '/.visible .entry/,$p' <<<"$ptx" | sed -n '1,30p'
 step "compile metadata as JSON (a second request is a cache hit)"
 json=$($ptxgen gemm --m=4096 --n=4096 --k=4096 --emit=json 2>/dev/null)
 echo "${json:0:400}..."
+step "attention forward, GQA 4:1, causal, head dim 128: configuration, compiled, resources"
+$ptxgen attention --batch=2 --heads=32 --kv-heads=8 --seq=4096 --head-dim=128 --causal --emit=resources
 step "running it beside cuBLAS (needs a GPU)"
 $ptxgen gemm --m=4096 --n=4096 --k=4096 --run ||
   echo "(no GPU here: generation and compilation above need none)"
