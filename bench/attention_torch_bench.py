@@ -44,13 +44,10 @@ is that useful work per second (a padded peer's included).
 
 Checked: ptxgen's output against the fastest peer's (variable lengths:
 against the varlen API's, else SDPA run sequence by sequence), relative
-error by norm, flagged past 2e-2. Timing: CUDA events around batches of
-back-to-back calls on the current stream, each batch at least 1 ms (a
-forced SDPA backend's batch inside its sdpa_kernel context, so the context
-costs nothing per call); every implementation warmed up for at least 100 ms
-first; --batches (at least 11) batches each, the implementations
-alternating batch by batch (the order rotating), the median batch's time
-per call. A row that fails prints its error and the run goes on.
+error by norm, flagged past 2e-2. Timing: torch_timing.py's (--batches,
+at least 11, alternating batches of back-to-back calls, at least 1 ms
+each, a forced SDPA backend's inside its sdpa_kernel context; the median).
+A row that fails prints its error and the run goes on.
 
 Prints a Markdown table: TFLOP/s of each implementation, ptxgen / fastest
 peer and ptxgen / FlashAttention by rate (above 1: ptxgen faster), ptxgen's
@@ -63,15 +60,13 @@ import contextlib
 import json
 import math
 import random
-import statistics
 import sys
-import time
 import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
 
-WARMUP_SECONDS = 0.1
-BATCH_SECONDS = 1e-3
+from torch_timing import geometric_mean, median_per_call, relative_error
+
 MIN_BATCHES = 11
 TOLERANCE = 2e-2  # relative error by norm, 16-bit outputs of two kernels
 TOKENS = 16384  # batch * seq of the sweep
@@ -178,64 +173,10 @@ def selected_rows(args):
 
 # ---- on the GPU ----
 
-def median_per_call(calls, batches):
-    """{name: median seconds per call} of `calls`, {name: (context, call)}:
-    zero-argument callables each run inside a fresh `context()`, timed as
-    the module's docstring says."""
-    import torch
-    for context, call in calls.values():  # warm-up: at least WARMUP_SECONDS each
-        with context():
-            start = time.perf_counter()
-            while time.perf_counter() - start < WARMUP_SECONDS:
-                for _ in range(4):
-                    call()
-                torch.cuda.synchronize()
-    repeats = {}
-    for name, (context, call) in calls.items():  # calls per batch: at least BATCH_SECONDS
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with context():
-            begin.record()
-            for _ in range(5):
-                call()
-            end.record()
-        end.synchronize()
-        once = begin.elapsed_time(end) / 1e3 / 5
-        repeats[name] = max(1, math.ceil(1.25 * BATCH_SECONDS / max(once, 1e-7)))
-    names = list(calls)
-    while True:
-        events = {name: [] for name in names}
-        for batch in range(batches):
-            turn = batch % len(names)
-            for name in names[turn:] + names[:turn]:
-                context, call = calls[name]
-                begin = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                with context():
-                    begin.record()
-                    for _ in range(repeats[name]):
-                        call()
-                    end.record()
-                events[name].append((begin, end))
-        torch.cuda.synchronize()
-        seconds = {name: [b.elapsed_time(e) / 1e3 for b, e in pairs]
-                   for name, pairs in events.items()}
-        short = [name for name in names if min(seconds[name]) < BATCH_SECONDS]
-        if not short:
-            return {name: statistics.median(times) / repeats[name]
-                    for name, times in seconds.items()}
-        for name in short:  # a batch ran under 1 ms: longer batches
-            repeats[name] *= 2
 
 
-def relative_error(out, expected):
-    """||out - expected|| / ||expected||, in float64."""
-    out, expected = out.double(), expected.double()
-    return ((out - expected).norm() / expected.norm()).item()
 
 
-def geometric_mean(values):
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 def reason(error):
@@ -451,7 +392,10 @@ def run_row(torch, ptxgen, row, args, dtype, gemm_rate):
         calls[name] = (context, call)
         outputs[name] = out
         record["results"][name] = {"note": note}
-    seconds = median_per_call(calls, args.batches) if calls else {}
+    seconds = (median_per_call({name: call for name, (_, call) in calls.items()},
+                               args.batches,
+                               {name: context for name, (context, _) in calls.items()})
+               if calls else {})
     for name, s in seconds.items():
         record["results"].setdefault(name, {}).update(
             {"seconds": s, "tflops": row.flops() / s / 1e12})
@@ -513,7 +457,7 @@ def gemm_rate(torch, ptxgen, dtype, batches):
     a = torch.randn(n, n, device="cuda", dtype=dtype)
     w = torch.randn(n, n, device="cuda", dtype=dtype) / math.sqrt(n)
     b = w.t()
-    seconds = median_per_call({"gemm": (contextlib.nullcontext, lambda: ptxgen.gemm(a, b))},
+    seconds = median_per_call({"gemm": lambda: ptxgen.gemm(a, b)},
                               batches)["gemm"]
     return 2.0 * n ** 3 / seconds / 1e12
 

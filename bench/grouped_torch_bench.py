@@ -29,11 +29,8 @@ runs the installed copy of both instead.
    set against a device-to-device copy's (dst.copy_(src), 1 GiB, read +
    write) and torch._grouped_mm's on the same rows laid out contiguously.
 
-Timing: CUDA events around batches of back-to-back calls on the current
-stream, each batch at least 1 ms; every implementation warmed up for at
-least 100 ms first; --batches (at least 11) batches each, the
-implementations alternating batch by batch (the order rotating), the
-median batch's time per call. Pipelined calls: a call costs the larger of
+Timing: torch_timing.py's (--batches, at least 11, alternating batches of
+back-to-back calls, at least 1 ms each; the median). Pipelined calls: a call costs the larger of
 its host and device time. Prints Markdown tables: TFLOP/s, the ratio
 ptxgen / torch._grouped_mm by rate (above 1: ptxgen faster), and the
 geometric mean of the ratios.
@@ -42,9 +39,9 @@ import argparse
 import contextlib
 import itertools
 import math
-import statistics
 import sys
-import time
+
+from torch_timing import geometric_mean, median_per_call, relative_error
 
 # (groups, rows per group, n, k): MoE expert GEMMs (Mixtral's 8 experts,
 # up and down projections; DeepSeek-like 32 to 256 experts).
@@ -56,8 +53,6 @@ DECODE_GROUPS = (8, 32, 128)
 DECODE_ROWS = (1, 16, 64)
 DECODE_WEIGHT = (4096, 7168)
 DECODE_ROOM = 256  # max_m: the rows each group has room for
-WARMUP_SECONDS = 0.1
-BATCH_SECONDS = 1e-3
 MIN_BATCHES = 11
 TOLERANCE = 1e-2  # relative error by norm, bf16
 COPY_BYTES = 1 << 30
@@ -80,60 +75,10 @@ def zipf_rows(groups, total):
     return rows
 
 
-def median_per_call(calls, batches):
-    """{name: median seconds per call} of the zero-argument callables
-    `calls`, timed as the module's docstring says."""
-    import torch
-    for call in calls.values():  # warm-up: at least WARMUP_SECONDS each
-        start = time.perf_counter()
-        while time.perf_counter() - start < WARMUP_SECONDS:
-            for _ in range(4):
-                call()
-            torch.cuda.synchronize()
-    repeats = {}
-    for name, call in calls.items():  # calls per batch: at least BATCH_SECONDS
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        for _ in range(5):
-            call()
-        end.record()
-        end.synchronize()
-        once = begin.elapsed_time(end) / 1e3 / 5
-        repeats[name] = max(1, math.ceil(1.25 * BATCH_SECONDS / max(once, 1e-7)))
-    names = list(calls)
-    while True:
-        events = {name: [] for name in names}
-        for batch in range(batches):
-            turn = batch % len(names)
-            for name in names[turn:] + names[:turn]:
-                begin = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                call = calls[name]
-                begin.record()
-                for _ in range(repeats[name]):
-                    call()
-                end.record()
-                events[name].append((begin, end))
-        torch.cuda.synchronize()
-        seconds = {name: [b.elapsed_time(e) / 1e3 for b, e in pairs]
-                   for name, pairs in events.items()}
-        short = [name for name in names if min(seconds[name]) < BATCH_SECONDS]
-        if not short:
-            return {name: statistics.median(times) / repeats[name]
-                    for name, times in seconds.items()}
-        for name in short:  # a batch ran under 1 ms: longer batches
-            repeats[name] *= 2
 
 
-def relative_error(out, expected):
-    """||out - expected|| / ||expected||, in float64."""
-    out, expected = out.double(), expected.double()
-    return ((out - expected).norm() / expected.norm()).item()
 
 
-def geometric_mean(values):
-    values = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 def contiguous_section(args):

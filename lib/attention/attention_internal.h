@@ -8,8 +8,8 @@
 
 namespace ptxgen::attention {
 
-// What every attention kernel compiles with: the target's arch and
-// "--minimal", as a GEMM's.
+// What every attention kernel compiles with: a GEMM kernel's options
+// (gemm::GemmCompileOptions) for the target's arch.
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target);
 
 }  // namespace ptxgen::attention

@@ -1,6 +1,8 @@
 // Layer: planning, above problem.cc: the configuration (heuristic or
 // given), the kernel generated and compiled, the grid. Needs no GPU;
 // attention.cc loads and launches what it plans.
+#include "ptxgen/gemm/plan.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -75,10 +77,9 @@ absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
 }  // namespace
 
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target) {
-  compile::CompileOptions options;
+  // A GEMM's: the kernels need none of the runtime's declarations either.
+  compile::CompileOptions options = gemm::GemmCompileOptions({});
   options.arch = target.arch;
-  // As a GEMM's: the kernels need none of the runtime's declarations.
-  options.flags = {"--minimal"};
   return options;
 }
 
