@@ -149,8 +149,8 @@ __device__ __forceinline__ void consume(unsigned base, const QueryRing& queries,
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (int index = blockIdx.x; index < tile_count(tiles); index += gridDim.x) {
-    const AttentionTile t = attention_tile(index, tiles);
+  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+    const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     float o[plan::kOutputRegisters];
     OnlineSoftmax softmax;

@@ -20,8 +20,8 @@ __device__ __forceinline__ void produce(unsigned long long q_map, unsigned long 
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (int index = blockIdx.x; index < tile_count(tiles); index += gridDim.x) {
-    const AttentionTile t = attention_tile(index, tiles);
+  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+    const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     const unsigned q_full = queries.producer_acquire(query_stage);
     const unsigned q_tile = base + plan::kQOffset + query_stage.stage * plan::kQStageBytes;

@@ -28,16 +28,34 @@ __device__ __forceinline__ int tile_count(const AttentionTiles& tiles) {
   return tiles.query_blocks * tiles.heads_q * tiles.batch;
 }
 
-// The CTAs of a persistent grid take tiles `index`, blockIdx.x first,
-// gridDim.x apart. A head's blocks are consecutive, so that the CTAs
-// running at once share its K and V in L2; with a causal mask they run
-// last first (most keys first) within it, so that the long tiles do not
-// all come at the end.
+// The k-th tile a CTA takes: turns of kTilesPerTurn consecutive tiles,
+// blockIdx.x's first, gridDim.x turns apart (one turn each where the grid
+// has a CTA a tile). In 64 bits: the tiles may number up to INT_MAX.
+__device__ __forceinline__ long long cta_tile(unsigned k) {
+  const long long turn = blockIdx.x + (long long)(k / plan::kTilesPerTurn) * gridDim.x;
+  return turn * plan::kTilesPerTurn + k % plan::kTilesPerTurn;
+}
+
+// A head's blocks are consecutive, so that the CTAs running at once share
+// its K and V in L2. With a causal mask, whose blocks see more keys the
+// later they lie, they are taken folded (the last, the first, the last but
+// one, the second, ...) where a turn is two tiles, so that every turn has
+// about as many keys; otherwise (a CTA a tile) last first, so that the
+// long tiles do not all come at the end.
+__device__ __forceinline__ int block_in_order(int in_head, const AttentionTiles& tiles) {
+  if constexpr (plan::kFoldCausalBlocks) {
+    return in_head % 2 == 0 ? tiles.query_blocks - 1 - in_head / 2 : in_head / 2;
+  } else if constexpr (plan::kCausal) {
+    return tiles.query_blocks - 1 - in_head;
+  } else {
+    return in_head;
+  }
+}
+
 __device__ __forceinline__ AttentionTile attention_tile(int index, const AttentionTiles& tiles) {
   AttentionTile t;
-  const int in_head = index % tiles.query_blocks;
+  const int block = block_in_order(index % tiles.query_blocks, tiles);
   const int sequence_head = index / tiles.query_blocks;
-  const int block = plan::kCausal ? tiles.query_blocks - 1 - in_head : in_head;
   const int sequence = sequence_head / tiles.heads_q;
   t.head = sequence_head % tiles.heads_q;
   t.kv_head = t.head / tiles.heads_per_kv;
@@ -64,3 +82,4 @@ __device__ __forceinline__ AttentionTile attention_tile(int index, const Attenti
   t.unmasked_keys = plan::kCausal ? min(t.seq_k, t.m0 + shift + 1) : t.seq_k;
   return t;
 }
+

@@ -61,13 +61,15 @@ absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
         ": the kernel counts them in int"));
   }
   AttentionGrid grid;
-  // Tiles of one cost share the SMs evenly in turn. A causal mask's (their
-  // keys grow with their rows) and variable lengths' do not: measured,
-  // causal rows ran up to 1.5x slower in turns than with a CTA per tile,
-  // which the hardware hands to whichever SM is free.
-  const bool even = !problem.causal && !problem.variable_lengths;
-  grid.ctas = static_cast<int>(even ? std::min<int64_t>(tiles, target.sm_count)
-                                    : tiles);
+  // Fixed lengths' turns cost about the same (a causal mask's tiles come in
+  // folded pairs, GeneratedAttention::tiles_per_turn) and share the SMs
+  // evenly. Variable lengths' do not and get a CTA each, which the
+  // hardware hands to whichever SM is free.
+  const int64_t turns =
+      (tiles + kernel.tiles_per_turn - 1) / kernel.tiles_per_turn;
+  grid.ctas = static_cast<int>(problem.variable_lengths
+                                   ? turns
+                                   : std::min<int64_t>(turns, target.sm_count));
   grid.query_blocks = static_cast<int>(query_blocks);
   grid.heads = static_cast<int>(problem.heads_q);
   grid.batch = static_cast<int>(problem.batch);

@@ -46,6 +46,18 @@ int ConsumerRegisters(const AttentionConfig& config) {
   return std::min(ptx::kMaxMaxNReg, share / 8 * 8);
 }
 
+// A causal mask's blocks see more keys the later they lie: with fixed
+// lengths a persistent grid takes them folded, two a turn, so that every
+// turn has about as many keys. Variable lengths' tiles are uneven anyway
+// and get a CTA each.
+bool FoldsCausalBlocks(const AttentionConfig& config) {
+  return config.causal && !config.variable_lengths;
+}
+
+int TilesPerTurn(const AttentionConfig& config) {
+  return FoldsCausalBlocks(config) ? 2 : 1;
+}
+
 // S = Q·Kᵀ: a consumer's 64 rows by block_n keys, A and B from shared
 // memory, both K-major (head_dim contiguous).
 ptx::WgmmaMma ScoresMma(const AttentionConfig& config) {
@@ -217,6 +229,8 @@ std::vector<PlannedConstant> Plan(Generation& g) {
       PlanBool("kCausal", config.causal),
       PlanBool("kVariableLengths", config.variable_lengths),
       PlanBool("kPingPong", config.ping_pong),
+      PlanBool("kFoldCausalBlocks", FoldsCausalBlocks(config)),
+      PlanInt("kTilesPerTurn", TilesPerTurn(config)),
       PlanBytes("kAlignment", kSharedBaseAlignment),
       PlanBytes("kBarrierBytes", kBarrierBytes),
       PlanBytes("kEmptyArrivals", config.consumers * kThreadsPerWarpgroup / 32),
@@ -530,6 +544,7 @@ absl::StatusOr<GeneratedAttention> GenerateAttention(
   generated.q_box_rows = generated.block_m;
   generated.kv_box_rows = config.block_n;
   generated.o_box_rows = kAttentionRowsPerConsumer;
+  generated.tiles_per_turn = TilesPerTurn(config);
   return generated;
 }
 

@@ -92,6 +92,61 @@ TEST(AttentionGeneratorTest, PlansTheBlocksAndTheirMaps) {
                                 "ptxgen_attention_bf16_d128_causal"));
 }
 
+// A causal mask's tiles of fixed lengths come in folded pairs, a long and
+// a short block (attention_tile.cu), so that a persistent grid's turns
+// cost about the same; other tiles come one a turn.
+TEST(AttentionGeneratorTest, CausalTilesOfFixedLengthsComeTwoATurn) {
+  struct Case {
+    bool causal, variable_lengths;
+    int tiles_per_turn;
+  };
+  for (const Case& c : {Case{true, false, 2}, Case{true, true, 1},
+                        Case{false, false, 1}, Case{false, true, 1}}) {
+    absl::StatusOr<GeneratedAttention> generated =
+        GenerateAttention(Config(128, c.causal, c.variable_lengths));
+    ASSERT_TRUE(generated.ok()) << generated.status();
+    EXPECT_EQ(generated->tiles_per_turn, c.tiles_per_turn)
+        << AttentionConfigName(generated->config);
+    EXPECT_TRUE(absl::StrContains(
+        generated->source,
+        absl::StrCat("constexpr int kTilesPerTurn = ", c.tiles_per_turn, ";")));
+  }
+}
+
+// Fixed lengths run on a persistent grid, a CTA an SM at most, taking turns;
+// variable lengths get a CTA a tile (of the longest sequence's blocks).
+TEST(AttentionPlanTest, FixedLengthsRunOnAPersistentGrid) {
+  struct Case {
+    bool causal, variable_lengths;
+    int64_t seq;
+    int ctas;
+  };
+  // 2 sequences x 8 heads; blocks of 128 query rows (head dim 128).
+  const Case cases[] = {
+      {false, false, 8192, 132},  // 1024 tiles
+      {true, false, 8192, 132},   // 512 turns of 2
+      {true, false, 1024, 64},    // 128 tiles, 64 turns
+      {false, false, 1024, 128},  // 128 tiles
+      {true, true, 8192, 1024},   // a CTA a tile
+  };
+  for (const Case& c : cases) {
+    attention::AttentionProblem problem;
+    problem.head_dim = 128;
+    problem.causal = c.causal;
+    problem.variable_lengths = c.variable_lengths;
+    problem.batch = 2;
+    problem.heads_q = problem.heads_kv = 8;
+    problem.seq_q = problem.seq_k = c.seq;
+    if (c.variable_lengths) problem.total_q = problem.total_k = 2 * c.seq;
+    absl::StatusOr<attention::AttentionPlan> plan =
+        attention::PlanAttention(problem, AttentionTarget::H200());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->grid.ctas, c.ctas)
+        << "causal " << c.causal << " varlen " << c.variable_lengths << " seq "
+        << c.seq;
+  }
+}
+
 TEST(AttentionGeneratorTest, TextIsTheSameEveryTime) {
   absl::StatusOr<GeneratedAttention> first =
       GenerateAttention(Config(64, false, true));

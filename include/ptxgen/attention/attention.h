@@ -71,8 +71,9 @@ gen::AttentionConfig HeuristicAttentionConfig(const AttentionProblem& problem,
                                               const AttentionTarget& target);
 
 // One launch: its tiles, query_blocks x heads x batch (blocks of the
-// longest sequence's query rows), taken in turn by `ctas` persistent CTAs,
-// one per SM at most.
+// longest sequence's query rows). With fixed lengths `ctas` persistent
+// CTAs, one an SM at most, take turns of GeneratedAttention::tiles_per_turn
+// tiles; with variable lengths a CTA takes one tile.
 struct AttentionGrid {
   int ctas = 0;
   int query_blocks = 0;

@@ -81,6 +81,10 @@ struct GeneratedAttention {
   int q_box_rows = 0;   // block_m: the CTA's query rows
   int kv_box_rows = 0;  // block_n
   int o_box_rows = 0;   // a consumer's 64 rows
+  // Consecutive tiles a CTA takes at a time (attention_tile.cu): two with
+  // a causal mask and fixed lengths (a folded pair, a long and a short
+  // block of one head), else one.
+  int tiles_per_turn = 0;
 };
 
 // The parameters of every generated attention kernel, in order.

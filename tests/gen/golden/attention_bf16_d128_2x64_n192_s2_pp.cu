@@ -55,6 +55,8 @@ constexpr int kQueryStages = 1;
 constexpr bool kCausal = false;
 constexpr bool kVariableLengths = false;
 constexpr bool kPingPong = true;
+constexpr bool kFoldCausalBlocks = false;
+constexpr int kTilesPerTurn = 1;
 constexpr unsigned kAlignment = 1024u;
 constexpr unsigned kBarrierBytes = 8u;
 constexpr unsigned kEmptyArrivals = 8u;
@@ -567,16 +569,34 @@ __device__ __forceinline__ int tile_count(const AttentionTiles& tiles) {
   return tiles.query_blocks * tiles.heads_q * tiles.batch;
 }
 
-// The CTAs of a persistent grid take tiles `index`, blockIdx.x first,
-// gridDim.x apart. A head's blocks are consecutive, so that the CTAs
-// running at once share its K and V in L2; with a causal mask they run
-// last first (most keys first) within it, so that the long tiles do not
-// all come at the end.
+// The k-th tile a CTA takes: turns of kTilesPerTurn consecutive tiles,
+// blockIdx.x's first, gridDim.x turns apart (one turn each where the grid
+// has a CTA a tile). In 64 bits: the tiles may number up to INT_MAX.
+__device__ __forceinline__ long long cta_tile(unsigned k) {
+  const long long turn = blockIdx.x + (long long)(k / plan::kTilesPerTurn) * gridDim.x;
+  return turn * plan::kTilesPerTurn + k % plan::kTilesPerTurn;
+}
+
+// A head's blocks are consecutive, so that the CTAs running at once share
+// its K and V in L2. With a causal mask, whose blocks see more keys the
+// later they lie, they are taken folded (the last, the first, the last but
+// one, the second, ...) where a turn is two tiles, so that every turn has
+// about as many keys; otherwise (a CTA a tile) last first, so that the
+// long tiles do not all come at the end.
+__device__ __forceinline__ int block_in_order(int in_head, const AttentionTiles& tiles) {
+  if constexpr (plan::kFoldCausalBlocks) {
+    return in_head % 2 == 0 ? tiles.query_blocks - 1 - in_head / 2 : in_head / 2;
+  } else if constexpr (plan::kCausal) {
+    return tiles.query_blocks - 1 - in_head;
+  } else {
+    return in_head;
+  }
+}
+
 __device__ __forceinline__ AttentionTile attention_tile(int index, const AttentionTiles& tiles) {
   AttentionTile t;
-  const int in_head = index % tiles.query_blocks;
+  const int block = block_in_order(index % tiles.query_blocks, tiles);
   const int sequence_head = index / tiles.query_blocks;
-  const int block = plan::kCausal ? tiles.query_blocks - 1 - in_head : in_head;
   const int sequence = sequence_head / tiles.heads_q;
   t.head = sequence_head % tiles.heads_q;
   t.kv_head = t.head / tiles.heads_per_kv;
@@ -604,6 +624,7 @@ __device__ __forceinline__ AttentionTile attention_tile(int index, const Attenti
   return t;
 }
 
+
 // The attention kernel's rings: each stage holds one block of kBlockN keys
 // of K, or of V.
 using KeyRing = Pipeline<plan::kStages, plan::kEmptyArrivals, plan::kKvTxBytes>;
@@ -626,8 +647,8 @@ __device__ __forceinline__ void produce(unsigned long long q_map, unsigned long 
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (int index = blockIdx.x; index < tile_count(tiles); index += gridDim.x) {
-    const AttentionTile t = attention_tile(index, tiles);
+  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+    const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     const unsigned q_full = queries.producer_acquire(query_stage);
     const unsigned q_tile = base + plan::kQOffset + query_stage.stage * plan::kQStageBytes;
@@ -1030,8 +1051,8 @@ __device__ __forceinline__ void consume(unsigned base, const QueryRing& queries,
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (int index = blockIdx.x; index < tile_count(tiles); index += gridDim.x) {
-    const AttentionTile t = attention_tile(index, tiles);
+  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+    const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     float o[plan::kOutputRegisters];
     OnlineSoftmax softmax;
