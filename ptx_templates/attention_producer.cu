@@ -20,7 +20,7 @@ __device__ __forceinline__ void produce(unsigned long long q_map, unsigned long 
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+  for (unsigned k = 0; cta_tile(k) < (unsigned)tile_count(tiles); ++k) {
     const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     const unsigned q_full = queries.producer_acquire(query_stage);

@@ -30,9 +30,10 @@ __device__ __forceinline__ int tile_count(const AttentionTiles& tiles) {
 
 // The k-th tile a CTA takes: turns of kTilesPerTurn consecutive tiles,
 // blockIdx.x's first, gridDim.x turns apart (one turn each where the grid
-// has a CTA a tile). In 64 bits: the tiles may number up to INT_MAX.
-__device__ __forceinline__ long long cta_tile(unsigned k) {
-  const long long turn = blockIdx.x + (long long)(k / plan::kTilesPerTurn) * gridDim.x;
+// has a CTA a tile). Unsigned: the tiles number up to INT_MAX, and the
+// first index past them stays under 2^32.
+__device__ __forceinline__ unsigned cta_tile(unsigned k) {
+  const unsigned turn = blockIdx.x + k / plan::kTilesPerTurn * gridDim.x;
   return turn * plan::kTilesPerTurn + k % plan::kTilesPerTurn;
 }
 

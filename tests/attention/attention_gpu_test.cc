@@ -149,6 +149,10 @@ std::vector<AttentionCase> Cases() {
   // Many blocks of keys: the K and V rings wrap around several times.
     {"Bf16D128CausalLong",                    kBF16, 128,  1, 0, true,  1, 1024, 1024},
     {"F16D64Long",                            kF16,   64,  1, 0, false, 1, 1024, 1000},
+  // More turns than SMs: persistent CTAs take several, causal ones folded
+  // pairs of an odd number of blocks (a pair may span two heads).
+    {"Bf16D32CausalGqaManyTurns",             kBF16,  32,  8, 2, true, 12,  264,  264},
+    {"F16D32ManyTurns",                       kF16,   32,  8, 0, false,10,  200,  150},
   // Query heads sharing K/V heads: GQA 4:1 and MQA.
     {"Bf16D128Gqa4To1",                       kBF16, 128,  8, 2, false, 2,  200,  200},
     {"F16D128Gqa4To1CausalFewerQueries",      kF16,  128,  8, 2, true,  1,  256,  333},

@@ -540,9 +540,10 @@ __device__ __forceinline__ int tile_count(const AttentionTiles& tiles) {
 
 // The k-th tile a CTA takes: turns of kTilesPerTurn consecutive tiles,
 // blockIdx.x's first, gridDim.x turns apart (one turn each where the grid
-// has a CTA a tile). In 64 bits: the tiles may number up to INT_MAX.
-__device__ __forceinline__ long long cta_tile(unsigned k) {
-  const long long turn = blockIdx.x + (long long)(k / plan::kTilesPerTurn) * gridDim.x;
+// has a CTA a tile). Unsigned: the tiles number up to INT_MAX, and the
+// first index past them stays under 2^32.
+__device__ __forceinline__ unsigned cta_tile(unsigned k) {
+  const unsigned turn = blockIdx.x + k / plan::kTilesPerTurn * gridDim.x;
   return turn * plan::kTilesPerTurn + k % plan::kTilesPerTurn;
 }
 
@@ -616,7 +617,7 @@ __device__ __forceinline__ void produce(unsigned long long q_map, unsigned long 
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+  for (unsigned k = 0; cta_tile(k) < (unsigned)tile_count(tiles); ++k) {
     const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     const unsigned q_full = queries.producer_acquire(query_stage);
@@ -1020,7 +1021,7 @@ __device__ __forceinline__ void consume(unsigned base, const QueryRing& queries,
   PipelineState query_stage = pipeline_start();
   PipelineState key_stage = pipeline_start();
   PipelineState value_stage = pipeline_start();
-  for (unsigned k = 0; cta_tile(k) < tile_count(tiles); ++k) {
+  for (unsigned k = 0; cta_tile(k) < (unsigned)tile_count(tiles); ++k) {
     const AttentionTile t = attention_tile((int)cta_tile(k), tiles);
     if (t.rows <= 0) continue;
     float o[plan::kOutputRegisters];
