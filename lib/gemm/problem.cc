@@ -151,8 +151,9 @@ absl::Status CheckLeadingDimension(absl::string_view name, int64_t ld,
   return absl::OkStatus();
 }
 
-// The bound of every batch stride, TMA's stride field: the kernels' batch
-// offsets then stay far inside int64_t.
+// The bound of every batch stride, TMA's stride field (a tensor map takes
+// strides below it): the kernels' batch offsets then stay far inside
+// int64_t.
 constexpr int64_t kMaxStrideBytes = ptx::kTensorStrideLimitBytes;
 
 // The matrices of a batch must not overlap, and TMA steps between them in
@@ -160,7 +161,8 @@ constexpr int64_t kMaxStrideBytes = ptx::kTensorStrideLimitBytes;
 absl::Status CheckBatchStride(absl::string_view name, int64_t stride,
                               int64_t matrix, ptx::ScalarType element,
                               bool tma) {
-  if (stride < matrix || stride > kMaxStrideBytes / ptx::SizeInBytes(element)) {
+  if (stride < matrix ||
+      stride >= kMaxStrideBytes / ptx::SizeInBytes(element)) {
     return Refuse(absl::StrCat(name, "=", stride,
                                " must be at least one matrix (", matrix,
                                " elements) and below 2^40 bytes"));
@@ -274,7 +276,7 @@ absl::Status ValidateProblem(const GemmProblem& problem) {
     const int64_t bias_length = r.bias == BiasAlong::kM ? r.m : r.n;
     if (r.bias != BiasAlong::kNone && r.stride_bias != 0 &&
         (r.stride_bias < bias_length ||
-         r.stride_bias > kMaxStrideBytes / ptx::SizeInBytes(r.bias_type))) {
+         r.stride_bias >= kMaxStrideBytes / ptx::SizeInBytes(r.bias_type))) {
       return Refuse(
           absl::StrCat("stride_bias=", r.stride_bias,
                        " must be 0 (one bias for the batch) or at least ",

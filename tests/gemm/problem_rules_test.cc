@@ -260,13 +260,20 @@ std::vector<Refusal> Refusals() {
         p.stride_bias = INT64_MAX;
       },
       {"stride_bias=9223372036854775807", "below 2^40 bytes"});
-  add("an f32 bias stride one past 2^40 bytes",
+  add("an f32 bias stride of 2^40 bytes",
       [](GemmProblem& p) {
         p.batch = 2;
         p.bias = kAlongN;
-        p.stride_bias = (int64_t{1} << 38) + 1;
+        p.stride_bias = int64_t{1} << 38;
       },
-      {"stride_bias=274877906945", "below 2^40 bytes"});
+      {"stride_bias=274877906944", "below 2^40 bytes"});
+  // A tensor map's strides are below 2^40 bytes: so are a batch's.
+  add("a batch stride of A of 2^40 bytes",
+      [](GemmProblem& p) {
+        p.batch = 2;
+        p.stride_a = int64_t{1} << 39;
+      },
+      {"stride_a=549755813888", "below 2^40 bytes"});
   // Grouped GEMMs.
   auto grouped = [](Grouping grouping) {
     return [grouping](GemmProblem& p) {
@@ -377,16 +384,16 @@ TEST(GemmSpans, CSpansNothingWithBetaZero) {
   EXPECT_EQ(spans->d, 2 * 128 * 128);
 }
 
-// The largest bias stride (2^40 bytes of f32) spans exactly what the
-// batch's last bias reaches.
+// The largest bias stride (2^40 bytes of f32, less one element) spans
+// exactly what the batch's last bias reaches.
 TEST(GemmSpans, TheLargestBiasStrideSpansTheLastBiasExactly) {
   GemmProblem p = Square(128);
   p.batch = 65535;
   p.bias = BiasAlong::kN;
-  p.stride_bias = int64_t{1} << 38;
+  p.stride_bias = (int64_t{1} << 38) - 1;
   const absl::StatusOr<GemmSpans> spans = StoredSpans(p);
   ASSERT_TRUE(spans.ok()) << spans.status();
-  EXPECT_EQ(spans->bias, 65534 * (int64_t{1} << 38) + 128);
+  EXPECT_EQ(spans->bias, 65534 * ((int64_t{1} << 38) - 1) + 128);
 }
 
 TEST(GemmFormsRules, PrepareRefusesWithValidateProblemsStatus) {
