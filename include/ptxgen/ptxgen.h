@@ -51,6 +51,8 @@
  *   ptxgenAttentionProblemInit(&attn, batch, heads_q, heads_kv, seq_q, seq_k,
  *                              head_dim, PTXGEN_TYPE_BF16);
  *   attn.causal = 1;
+ *   ptxgenPlanAttention(handle, &attn, NULL, &plan);  // no GPU needed
+ *   ptxgenPlanDestroy(plan);
  *   ptxgenAttention_t attention;             // on the current device
  *   ptxgenAttentionPrepare(handle, &attn, &attention);
  *   ptxgenAttentionRun(handle, attention, q, k, v, o, lse, NULL, NULL, stream);
@@ -619,7 +621,8 @@ ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
    while it runs. */
 ptxgenStatus_t ptxgenGemmDestroy(ptxgenGemm_t gemm);
 
-/* ---- Attention forward: preparing and running need a Hopper GPU ---- */
+/* ---- Attention forward: planning needs no GPU, preparing and running a
+   Hopper GPU ---- */
 
 /* A packed problem of `type` (Q [batch, seq_q, heads_q, head_dim], K and V
    [batch, seq_k, heads_kv, head_dim], O as Q: layout BSHD, strides 0), no
@@ -637,6 +640,17 @@ ptxgenStatus_t ptxgenAttentionProblemInit(ptxgenAttentionProblem_t* problem,
 ptxgenStatus_t ptxgenAttentionGetSpans(ptxgenHandle_t handle,
                                        const ptxgenAttentionProblem_t* problem,
                                        ptxgenAttentionSpans_t* spans);
+/*
+ * What ptxgenAttentionPrepare would do on `target` (NULL: an H200),
+ * without a driver: the heuristic's configuration, the kernel generated
+ * and compiled by NVRTC (through the kernel cache), the launch grid
+ * (grid_x CTAs). A plan as ptxgenPlanGemm's: ptxgenPlanGetKernelInfo reads
+ * it, ptxgenPlanDestroy destroys it.
+ */
+ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
+                                   const ptxgenAttentionProblem_t* problem,
+                                   const ptxgenTarget_t* target,
+                                   ptxgenPlan_t* plan);
 /*
  * Plans the problem for the current device (the heuristic's configuration,
  * the kernel generated and compiled through the kernel cache) and loads

@@ -18,6 +18,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -79,13 +80,15 @@ struct KernelNames {
 
 }  // namespace ptxgen::capi
 
+// A GEMM's plan or an attention's: ptxgenPlanGetKernelInfo reads either.
 struct ptxgenPlanImpl : ptxgen::capi::Object {
-  ptxgenPlanImpl(ptxgen::gemm::GemmPlan planned,
-                 ptxgen::capi::KernelNames kernel_names)
+  using Planned =
+      std::variant<ptxgen::gemm::GemmPlan, ptxgen::attention::AttentionPlan>;
+  ptxgenPlanImpl(Planned planned, ptxgen::capi::KernelNames kernel_names)
       : Object(ptxgen::capi::Magic::kPlan),
         plan(std::move(planned)),
         names(std::move(kernel_names)) {}
-  ptxgen::gemm::GemmPlan plan;
+  Planned plan;
   ptxgen::capi::KernelNames names;
 };
 
@@ -562,12 +565,52 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
   });
 }
 
+ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
+                                   const ptxgenAttentionProblem_t* problem,
+                                   const ptxgenTarget_t* target,
+                                   ptxgenPlan_t* plan) {
+  if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
+  constexpr char kFunction[] = "ptxgenPlanAttention";
+  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
+    if (plan == nullptr) return FailNull(handle, kFunction, "plan");
+    *plan = nullptr;
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const std::optional<ptxgen::attention::AttentionProblem> valid =
+        ptxgen::capi::ReadAttentionProblem(handle, kFunction, problem, refused);
+    if (!valid) return refused;
+    const ptxgen::attention::AttentionTarget converted =
+        ptxgen::capi::TargetOf(target);
+    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted);
+        !usable.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
+                  usable.message());
+    }
+    absl::StatusOr<ptxgen::attention::AttentionPlan> planned =
+        ptxgen::attention::PlanAttention(*valid, converted);
+    if (!planned.ok())
+      return FailWith(handle, kFunction, planned.status(), Step::kPlan);
+    const ptxgen::capi::KernelNames names =
+        ptxgen::capi::NamesOf(planned->generated);
+    *plan = new ptxgenPlanImpl(*std::move(planned), names);
+    return Succeed(handle);
+  });
+}
+
 ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,
                                        ptxgenKernelInfo_t* info) {
   if (!IsLive(plan, Magic::kPlan) || info == nullptr) {
     return PTXGEN_STATUS_INVALID_VALUE;
   }
-  const ptxgen::gemm::GemmPlan& planned = plan->plan;
+  if (const auto* planned =
+          std::get_if<ptxgen::attention::AttentionPlan>(&plan->plan)) {
+    *info = ptxgen::capi::InfoOf(planned->generated, *planned->compiled,
+                                 plan->names);
+    info->grid_x = planned->grid.ctas;
+    info->grid_y = info->grid_z = 1;
+    info->cluster_x = 1;
+    return PTXGEN_STATUS_SUCCESS;
+  }
+  const auto& planned = std::get<ptxgen::gemm::GemmPlan>(plan->plan);
   *info =
       ptxgen::capi::InfoOf(planned.generated, *planned.compiled, plan->names);
   info->grid_x = planned.grid.x;

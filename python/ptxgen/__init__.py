@@ -21,6 +21,8 @@ at run time.
     y = ptxgen.grouped_gemm(x3, w, masked_m=counts, expected_m=16)   # masked
 
     # Attention forward: FlashAttention's shapes, or SDPA's with layout="bhsd".
+    pa = ptxgen.plan_attention(batch=2, heads=32, kv_heads=8, seq=4096,
+                               head_dim=128, causal=True)   # no GPU needed
     o = ptxgen.attention(q, k, v, causal=True)    # q [batch, seq, heads, dim]
     o, lse = ptxgen.attention(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
                               max_seqlen_q=512, max_seqlen_k=512,
@@ -43,7 +45,7 @@ import sys
 from ptxgen import _attention, _gemm, _grouped
 from ptxgen._kernel import Kernel
 from ptxgen._library import Error
-from ptxgen._plan import Plan, plan, spans
+from ptxgen._plan import Plan, plan, plan_attention, spans
 
 # torch imported first: its operators now (no cost but theirs); else code
 # torch.compile traces registers them at its first call of gemm.
@@ -208,5 +210,5 @@ def version():
     return library.ptxgenGetVersionString().decode()
 
 
-__all__ = ["Error", "Kernel", "Plan", "attention", "gemm", "grouped_gemm", "plan", "spans",
-           "version"]
+__all__ = ["Error", "Kernel", "Plan", "attention", "gemm", "grouped_gemm", "plan",
+           "plan_attention", "spans", "version"]

@@ -157,6 +157,8 @@ _FUNCTIONS = {
     "ptxgenStreamGetCaptureId": (_Status, [_Pointer, _Pointer,
                                            ctypes.POINTER(ctypes.c_ulonglong)]),
     "ptxgenGemmDestroy": (_Status, [_Pointer]),
+    "ptxgenPlanAttention": (_Status, [_Pointer, ctypes.POINTER(AttentionProblem),
+                                      ctypes.POINTER(Target), ctypes.POINTER(_Pointer)]),
     "ptxgenAttentionPrepare": (_Status, [_Pointer, ctypes.POINTER(AttentionProblem),
                                          ctypes.POINTER(_Pointer)]),
     "ptxgenAttentionRun": (_Status, [_Pointer, _Pointer, _Pointer, _Pointer, _Pointer,

@@ -1,4 +1,5 @@
-"""ptxgen.plan: a GEMM planned for a named device, no GPU needed."""
+"""ptxgen.plan and ptxgen.plan_attention: a GEMM or an attention planned for a
+named device, no GPU needed."""
 import ctypes
 
 from ptxgen import _kernel, _library, _problem
@@ -52,11 +53,62 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
         bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta,
         scaling=scaling, fast_accum=fast_accum, record_amax=record_amax,
         grouping=grouping, expected_m=expected_m)
-    target = _library.Target(_int32("sms", sms), _int32("shared_bytes", shared_bytes))
+    target = _library.Target(_int32("ptxgen.plan", "sms", sms),
+                             _int32("ptxgen.plan", "shared_bytes", shared_bytes))
     library, handle = _library.loaded()
     pointer = ctypes.c_void_p()
     _library.check(library.ptxgenPlanGemm(handle, ctypes.byref(problem),
                                           ctypes.byref(target), ctypes.byref(pointer)))
+    try:
+        return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
+    finally:
+        library.ptxgenPlanDestroy(pointer)
+
+
+def plan_attention(*, batch, heads, seq, head_dim, kv_heads=None, seq_k=None, dtype="bf16",
+                   causal=False, scale=None, layout="bshd", total_q=None, total_k=None,
+                   sms=132, shared_bytes=H200_SHARED_BYTES):
+    """Plans attention forward as ptxgen.attention would run it, for an
+    sm_90a device of `sms` SMs and `shared_bytes` of shared memory per
+    block (an H200 by default), no GPU needed: `batch` sequences of `seq`
+    query rows and `seq_k` keys (None: seq), `heads` query heads sharing
+    `kv_heads` K/V heads (None: heads), `head_dim` of dtype "f16" or
+    "bf16", causal (bottom-right aligned), scale (None: 1/sqrt(head_dim)),
+    packed tensors in `layout` "bshd" ([batch, seq, heads, head_dim]) or
+    "bhsd". Variable lengths when total_q and total_k (the rows of all
+    sequences) are given: seq and seq_k are then the longest sequence's.
+    The Plan's grid is the launch's CTAs. Raises ptxgen.Error naming the
+    broken rule."""
+    function = "ptxgen.plan_attention"
+    problem = _library.AttentionProblem()
+    problem.batch = _problem.int64(function, "batch", batch)
+    problem.heads_q = _problem.int64(function, "heads", heads)
+    problem.heads_kv = _problem.int64(function, "kv_heads",
+                                      heads if kv_heads is None else kv_heads)
+    problem.seq_q = _problem.int64(function, "seq", seq)
+    problem.seq_k = _problem.int64(function, "seq_k", seq if seq_k is None else seq_k)
+    problem.head_dim = _problem.int64(function, "head_dim", head_dim)
+    problem.element_type = _problem._choice(function, "dtype", dtype, _library.DATA_TYPES)
+    problem.causal = _problem._flag(function, "causal", causal)
+    if scale is not None:
+        scale = _problem.float_value(function, "scale", scale)
+        if scale == 0:
+            raise refuse(f"{function}: scale={scale} must be finite and positive "
+                         "(None: 1/sqrt(head_dim))")
+    problem.scale = 0.0 if scale is None else scale  # 0: 1/sqrt(head_dim)
+    problem.layout = _problem._choice(function, "layout", layout, _library.ATTENTION_LAYOUTS)
+    if (total_q is None) != (total_k is None):
+        raise refuse(f"{function}: variable lengths need both total_q and total_k")
+    if total_q is not None:
+        problem.variable_lengths = 1
+        problem.total_q = _problem.int64(function, "total_q", total_q)
+        problem.total_k = _problem.int64(function, "total_k", total_k)
+    target = _library.Target(_int32(function, "sms", sms),
+                             _int32(function, "shared_bytes", shared_bytes))
+    library, handle = _library.loaded()
+    pointer = ctypes.c_void_p()
+    _library.check(library.ptxgenPlanAttention(handle, ctypes.byref(problem),
+                                               ctypes.byref(target), ctypes.byref(pointer)))
     try:
         return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
     finally:
@@ -72,8 +124,8 @@ def spans(**problem):
     return _problem.spans_of(_problem.problem("ptxgen.spans", **problem))
 
 
-def _int32(keyword, value):
-    number = _problem.int64("ptxgen.plan", keyword, value)
+def _int32(function, keyword, value):
+    number = _problem.int64(function, keyword, value)
     if not -2**31 <= number < 2**31:
-        raise refuse(f"ptxgen.plan: {keyword}={number} does not fit in 32 bits")
+        raise refuse(f"{function}: {keyword}={number} does not fit in 32 bits")
     return number

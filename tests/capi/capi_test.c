@@ -803,6 +803,64 @@ static void RefusesAttentionProblemsByTheirRules(void) {
                          "no CUDA driver found");
 }
 
+/* An attention planned without a GPU, on an H200 and on 8 SMs: the
+   kernel's text, PTX, CUBIN and names, and its persistent grid (2 x 8
+   heads x 2 blocks of 128 query rows, causal: 16 turns of two tiles). A
+   problem or target breaking a rule is refused naming it, and the plan is
+   NULL. */
+static void PlansAnAttentionWithoutAGpu(void) {
+  ptxgenAttentionProblem_t problem;
+  ptxgenAttentionProblemInit(&problem, 2, 8, 2, 256, 384, 64, PTXGEN_TYPE_BF16);
+  problem.causal = 1;
+  ptxgenTarget_t small;
+  ptxgenTargetH200(&small);
+  small.sm_count = 8;
+  const ptxgenTarget_t* targets[] = {NULL, &small};
+  const int64_t grids[] = {16, 8};
+  for (int t = 0; t < 2; ++t) {
+    ptxgenPlan_t plan = NULL;
+    EXPECT_STATUS(PTXGEN_STATUS_SUCCESS,
+                  ptxgenPlanAttention(handle, &problem, targets[t], &plan));
+    if (plan == NULL) {
+      printf("  refused: %s\n", ptxgenGetLastErrorMessage(handle));
+      continue;
+    }
+    ptxgenKernelInfo_t info;
+    EXPECT_STATUS(PTXGEN_STATUS_SUCCESS, ptxgenPlanGetKernelInfo(plan, &info));
+    EXPECT_CONTAINS(info.kernel_name, "attention_bf16_d64_causal");
+    EXPECT_CONTAINS(info.source, info.kernel_name);
+    EXPECT_CONTAINS(info.ptx, ".target sm_90a");
+    EXPECT(info.cubin != NULL && info.cubin_size > 0);
+    EXPECT(strcmp(info.form_name, "attention.bf16.d64+causal") == 0);
+    EXPECT(strlen(info.config_name) > 0);
+    EXPECT(info.grid_x == grids[t] && info.grid_y == 1 && info.grid_z == 1);
+    EXPECT(info.cluster_x == 1 && info.shared_bytes > 0);
+    EXPECT(info.spill_store_bytes == 0);
+    ptxgenPlanDestroy(plan);
+  }
+  ptxgenPlan_t plan = (ptxgenPlan_t)&handle;
+  ptxgenAttentionProblem_t odd = problem;
+  odd.head_dim = 72;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(handle, &odd, NULL, &plan));
+  EXPECT(plan == NULL);
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "head_dim");
+  small.sm_count = 0;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(handle, &problem, &small, &plan));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "sm_count");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(handle, NULL, NULL, &plan));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenPlanAttention: problem is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(handle, &problem, NULL, NULL));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenPlanAttention: plan is NULL");
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(NULL, &problem, NULL, &plan));
+}
+
 static void RefusesNullAttentionArguments(void) {
   const ptxgenAttentionProblem_t problem = Attention();
   ptxgenAttentionSpans_t spans;
@@ -882,6 +940,7 @@ static struct TestCase tests[] = {
     TEST_CASE(SpansAttentionProblems),
     TEST_CASE(RefusesAttentionProblemsByTheirRules),
     TEST_CASE(RefusesNullAttentionArguments),
+    TEST_CASE(PlansAnAttentionWithoutAGpu),
 };
 
 static void WriteXml(const char* path, int count, int failed) {
