@@ -53,16 +53,7 @@ def plan(*, m, n, k, dtype="f16", b_dtype=None, out_dtype=None, a_major="k",
         bias_dtype=bias_dtype, activation=activation, alpha=alpha, beta=beta,
         scaling=scaling, fast_accum=fast_accum, record_amax=record_amax,
         grouping=grouping, expected_m=expected_m)
-    target = _library.Target(_int32("ptxgen.plan", "sms", sms),
-                             _int32("ptxgen.plan", "shared_bytes", shared_bytes))
-    library, handle = _library.loaded()
-    pointer = ctypes.c_void_p()
-    _library.check(library.ptxgenPlanGemm(handle, ctypes.byref(problem),
-                                          ctypes.byref(target), ctypes.byref(pointer)))
-    try:
-        return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
-    finally:
-        library.ptxgenPlanDestroy(pointer)
+    return _planned("ptxgen.plan", "ptxgenPlanGemm", problem, sms, shared_bytes)
 
 
 def plan_attention(*, batch, heads, seq, head_dim, kv_heads=None, seq_k=None, dtype="bf16",
@@ -103,16 +94,7 @@ def plan_attention(*, batch, heads, seq, head_dim, kv_heads=None, seq_k=None, dt
         problem.variable_lengths = 1
         problem.total_q = _problem.int64(function, "total_q", total_q)
         problem.total_k = _problem.int64(function, "total_k", total_k)
-    target = _library.Target(_int32(function, "sms", sms),
-                             _int32(function, "shared_bytes", shared_bytes))
-    library, handle = _library.loaded()
-    pointer = ctypes.c_void_p()
-    _library.check(library.ptxgenPlanAttention(handle, ctypes.byref(problem),
-                                               ctypes.byref(target), ctypes.byref(pointer)))
-    try:
-        return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
-    finally:
-        library.ptxgenPlanDestroy(pointer)
+    return _planned(function, "ptxgenPlanAttention", problem, sms, shared_bytes)
 
 
 def spans(**problem):
@@ -122,6 +104,21 @@ def spans(**problem):
     1 each with scaling="tensor", the block scales' counts with "block").
     Raises ptxgen.Error naming the broken rule."""
     return _problem.spans_of(_problem.problem("ptxgen.spans", **problem))
+
+
+def _planned(function, entry, problem, sms, shared_bytes):
+    """The Plan of `problem` by the C API's `entry` (ptxgenPlanGemm or
+    ptxgenPlanAttention) on a target of `sms` SMs and `shared_bytes`."""
+    target = _library.Target(_int32(function, "sms", sms),
+                             _int32(function, "shared_bytes", shared_bytes))
+    library, handle = _library.loaded()
+    pointer = ctypes.c_void_p()
+    _library.check(getattr(library, entry)(handle, ctypes.byref(problem),
+                                           ctypes.byref(target), ctypes.byref(pointer)))
+    try:
+        return _kernel.read(library.ptxgenPlanGetKernelInfo, pointer, True, Plan)
+    finally:
+        library.ptxgenPlanDestroy(pointer)
 
 
 def _int32(function, keyword, value):
