@@ -3,14 +3,24 @@
 
 // What plan.cc decides and attention.cc reads (private to lib/attention).
 
+#include "absl/status/statusor.h"
 #include "ptxgen/attention/attention.h"
 #include "ptxgen/compile/compiler.h"
+#include "ptxgen/gen/attention.h"
 
 namespace ptxgen::attention {
 
 // What every attention kernel compiles with: a GEMM kernel's options
 // (gemm::GemmCompileOptions) for the target's arch.
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target);
+
+// The launch of `kernel` for a resolved `problem` on `target` (PlanAttention
+// plans it before compiling): a persistent grid for fixed lengths, a CTA a
+// tile for variable lengths; refused when the tiles overflow the kernel's
+// int.
+absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
+                                       const gen::GeneratedAttention& kernel,
+                                       const AttentionTarget& target);
 
 }  // namespace ptxgen::attention
 

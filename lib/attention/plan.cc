@@ -46,6 +46,8 @@ absl::Status CheckComputes(const gen::AttentionConfig& config,
   return absl::OkStatus();
 }
 
+}  // namespace
+
 absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
                                        const gen::GeneratedAttention& kernel,
                                        const AttentionTarget& target) {
@@ -75,8 +77,6 @@ absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
   grid.batch = static_cast<int>(problem.batch);
   return grid;
 }
-
-}  // namespace
 
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target) {
   // A GEMM's: the kernels need none of the runtime's declarations either.

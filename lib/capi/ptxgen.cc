@@ -407,6 +407,37 @@ std::optional<attention::AttentionProblem> ReadAttentionProblem(
   return *std::move(converted);
 }
 
+// ptxgenPlanGemm's and ptxgenPlanAttention's steps: the problem read by
+// `read` (ReadProblem or ReadAttentionProblem) and the target (NULL: an
+// H200) checked, each refused as PTXGEN_STATUS_INVALID_VALUE naming the
+// rule, then planned by `plan_it` (gemm::PlanGemm or
+// attention::PlanAttention) into a new plan.
+template <typename CProblem, typename Read, typename PlanIt>
+ptxgenStatus_t MakePlan(ptxgenHandle_t handle, const char* function,
+                        const CProblem* problem, const ptxgenTarget_t* target,
+                        ptxgenPlan_t* plan, Read read, PlanIt plan_it) {
+  return Guarded(handle, function, [&]() -> ptxgenStatus_t {
+    if (plan == nullptr) return FailNull(handle, function, "plan");
+    *plan = nullptr;
+    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
+    const auto valid = read(handle, function, problem, refused);
+    if (!valid) return refused;
+    const gemm::GemmTarget converted = TargetOf(target);
+    if (absl::Status usable = gemm::ValidateGemmTarget(converted);
+        !usable.ok()) {
+      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
+                  usable.message());
+    }
+    auto planned = plan_it(*valid, converted);
+    if (!planned.ok()) {
+      return FailWith(handle, function, planned.status(), Step::kPlan);
+    }
+    const KernelNames names = NamesOf(planned->generated);
+    *plan = new ptxgenPlanImpl(*std::move(planned), names);
+    return Succeed(handle);
+  });
+}
+
 constexpr char kNullHandleMessage[] =
     "ptxgenGetLastErrorMessage: the handle is NULL (ptxgenCreate makes one)";
 constexpr char kDeadHandleMessage[] =
@@ -540,29 +571,12 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenTarget_t* target,
                               ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
-  constexpr char kFunction[] = "ptxgenPlanGemm";
-  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
-    if (plan == nullptr) return FailNull(handle, kFunction, "plan");
-    *plan = nullptr;
-    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
-    const std::optional<ptxgen::gemm::GemmProblem> valid =
-        ptxgen::capi::ReadProblem(handle, kFunction, problem, refused);
-    if (!valid) return refused;
-    const ptxgen::gemm::GemmTarget converted = ptxgen::capi::TargetOf(target);
-    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted);
-        !usable.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
-                  usable.message());
-    }
-    absl::StatusOr<ptxgen::gemm::GemmPlan> planned =
-        ptxgen::gemm::PlanGemm(*valid, converted);
-    if (!planned.ok())
-      return FailWith(handle, kFunction, planned.status(), Step::kPlan);
-    const ptxgen::capi::KernelNames names =
-        ptxgen::capi::NamesOf(planned->generated);
-    *plan = new ptxgenPlanImpl(*std::move(planned), names);
-    return Succeed(handle);
-  });
+  return ptxgen::capi::MakePlan(handle, "ptxgenPlanGemm", problem, target, plan,
+                                ptxgen::capi::ReadProblem,
+                                [](const ptxgen::gemm::GemmProblem& valid,
+                                   const ptxgen::gemm::GemmTarget& on) {
+                                  return ptxgen::gemm::PlanGemm(valid, on);
+                                });
 }
 
 ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
@@ -570,30 +584,13 @@ ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
                                    const ptxgenTarget_t* target,
                                    ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
-  constexpr char kFunction[] = "ptxgenPlanAttention";
-  return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
-    if (plan == nullptr) return FailNull(handle, kFunction, "plan");
-    *plan = nullptr;
-    ptxgenStatus_t refused = PTXGEN_STATUS_SUCCESS;
-    const std::optional<ptxgen::attention::AttentionProblem> valid =
-        ptxgen::capi::ReadAttentionProblem(handle, kFunction, problem, refused);
-    if (!valid) return refused;
-    const ptxgen::attention::AttentionTarget converted =
-        ptxgen::capi::TargetOf(target);
-    if (absl::Status usable = ptxgen::gemm::ValidateGemmTarget(converted);
-        !usable.ok()) {
-      return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, kFunction,
-                  usable.message());
-    }
-    absl::StatusOr<ptxgen::attention::AttentionPlan> planned =
-        ptxgen::attention::PlanAttention(*valid, converted);
-    if (!planned.ok())
-      return FailWith(handle, kFunction, planned.status(), Step::kPlan);
-    const ptxgen::capi::KernelNames names =
-        ptxgen::capi::NamesOf(planned->generated);
-    *plan = new ptxgenPlanImpl(*std::move(planned), names);
-    return Succeed(handle);
-  });
+  return ptxgen::capi::MakePlan(
+      handle, "ptxgenPlanAttention", problem, target, plan,
+      ptxgen::capi::ReadAttentionProblem,
+      [](const ptxgen::attention::AttentionProblem& valid,
+         const ptxgen::attention::AttentionTarget& on) {
+        return ptxgen::attention::PlanAttention(valid, on);
+      });
 }
 
 ptxgenStatus_t ptxgenPlanGetKernelInfo(ptxgenPlan_t plan,

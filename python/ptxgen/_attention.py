@@ -26,7 +26,7 @@ import ctypes
 import threading
 
 from ptxgen import _gemm, _library, _problem
-from ptxgen._library import echo, refuse
+from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.attention"
 _DIMENSIONS = 4  # [batch, seq, heads, head_dim]
@@ -125,12 +125,7 @@ def outputs_of(q_shape, q_strides, k_shape, k_strides, v_shape, v_strides, layou
 def _read_offsets(name, x, read):
     """cu_seqlens_q or cu_seqlens_k: contiguous int32 on the device, batch
     + 1 of them; the host never reads their values."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None and str(dtype).removeprefix("torch.") != "int32":
-        raise refuse(f"{_FUNCTION}: {name} must be int32 (torch.int32), not {echo(dtype)}")
-    array = read(name, x)
-    if array.dtype != "s32":
-        raise refuse(f"{_FUNCTION}: {name} must be int32 (torch.int32), not {array.dtype}")
+    array = _gemm.describe_int32(_FUNCTION, name, x, read)
     if len(array.shape) != 1 or array.shape[0] < 2 or array.strides != (1,):
         raise refuse(f"{_FUNCTION}: {name} has shape {array.shape} and strides "
                      f"{array.strides}; it needs batch + 1 (at least 2) contiguous int32 "

@@ -249,6 +249,19 @@ def describe(name, x, holds, stream, dimensions=_MAX_DIMENSIONS):
     return array
 
 
+def describe_int32(function, name, x, read):
+    """The _Array of `name`, an int32 array the kernel reads on the device
+    (offsets, counts), by `read`: its dtype checked before it is read
+    where the object names one, and after from its description."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and str(dtype).removeprefix("torch.") != "int32":
+        raise refuse(f"{function}: {name} must be int32 (torch.int32), not {echo(dtype)}")
+    array = read(name, x)
+    if array.dtype != "s32":
+        raise refuse(f"{function}: {name} must be int32 (torch.int32), not {array.dtype}")
+    return array
+
+
 def describe_interface(name, x, dimensions=_MAX_DIMENSIONS):
     """The _Array of `x` through its __cuda_array_interface__, checked as
     describe checks every array."""

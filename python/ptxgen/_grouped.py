@@ -19,7 +19,7 @@ import contextlib
 import math
 
 from ptxgen import _gemm, _library, _problem
-from ptxgen._library import echo, refuse
+from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.grouped_gemm"
 # ptxgenGemmOperands_t's fields: the arrays of plan_call they point to.
@@ -36,12 +36,7 @@ def _named_refusals():
 def _read_counts(name, x, groups, read):
     """The int32 array of one count per group (offs or masked_m), checked
     by its description alone: its values stay on the device."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None and str(dtype).removeprefix("torch.") != "int32":
-        raise refuse(f"{_FUNCTION}: {name} must be int32 (torch.int32), not {echo(dtype)}")
-    array = read(name, x)
-    if array.dtype != "s32":
-        raise refuse(f"{_FUNCTION}: {name} must be int32 (torch.int32), not {array.dtype}")
+    array = _gemm.describe_int32(_FUNCTION, name, x, read)
     if array.shape != (groups,) or (groups > 1 and array.strides != (1,)):
         raise refuse(f"{_FUNCTION}: {name} has shape {array.shape} and strides "
                      f"{array.strides}; it needs one int32 per group of b, {groups} "

@@ -138,12 +138,16 @@ TEST(AttentionPlanTest, FixedLengthsRunOnAPersistentGrid) {
     problem.heads_q = problem.heads_kv = 8;
     problem.seq_q = problem.seq_k = c.seq;
     if (c.variable_lengths) problem.total_q = problem.total_k = 2 * c.seq;
-    absl::StatusOr<attention::AttentionPlan> plan =
-        attention::PlanAttention(problem, AttentionTarget::H200());
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    EXPECT_EQ(plan->grid.ctas, c.ctas)
-        << "causal " << c.causal << " varlen " << c.variable_lengths << " seq "
-        << c.seq;
+    problem = attention::Resolved(problem);
+    // The heuristic's kernel, generated: the grid needs no compile.
+    absl::StatusOr<GeneratedAttention> generated = GenerateAttention(
+        attention::HeuristicAttentionConfig(problem, AttentionTarget::H200()));
+    ASSERT_TRUE(generated.ok()) << generated.status();
+    absl::StatusOr<attention::AttentionGrid> grid =
+        attention::PlanGrid(problem, *generated, AttentionTarget::H200());
+    ASSERT_TRUE(grid.ok()) << grid.status();
+    EXPECT_EQ(grid->ctas, c.ctas) << "causal " << c.causal << " varlen "
+                                  << c.variable_lengths << " seq " << c.seq;
   }
 }
 
