@@ -34,8 +34,8 @@ struct __align__(64) TensorMap {
   const unsigned base =
       ((unsigned)__cvta_generic_to_shared(shared) + plan::kAlignment - 1u) &
       ~(plan::kAlignment - 1u);
-  const AttentionTiles tiles = {query_blocks, heads_q, batch, heads_per_kv,
-                                seq_q,        seq_k,   cu_seqlens_q, cu_seqlens_k};
+  const AttentionTiles tiles = {query_blocks, heads_q, batch,   heads_per_kv, seq_q,
+                                seq_k,        total_q, total_k, cu_seqlens_q, cu_seqlens_k};
   const QueryRing queries{base + plan::kQBarriersOffset};
   const KeyRing keys{base + plan::kKBarriersOffset};
   const ValueRing values{base + plan::kVBarriersOffset};
@@ -55,7 +55,8 @@ struct __align__(64) TensorMap {
     }
   } else {
 {{CONSUMER_REGISTERS}}
-    const OutputArgs out = {(unsigned long long)&o_map, o, lse, seq_q, heads_q,
+    const int lse_rows = plan::kVariableLengths ? total_q : seq_q;
+    const OutputArgs out = {(unsigned long long)&o_map, o, lse, lse_rows, heads_q,
                             o_seq_stride, o_head_stride, o_batch_stride};
     consume(base, queries, keys, values, tiles, scale_log2, out, warpgroup - 1,
             threadIdx.x % plan::kThreadsPerWarpgroup);

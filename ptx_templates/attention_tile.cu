@@ -19,7 +19,8 @@ struct AttentionTile {
 // one reads.
 struct AttentionTiles {
   int query_blocks, heads_q, batch, heads_per_kv;
-  int seq_q, seq_k;  // fixed lengths
+  int seq_q, seq_k;      // fixed lengths; variable: seq_q the most a sequence may have
+  int total_q, total_k;  // variable lengths: the rows allocated
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
 };
@@ -62,10 +63,18 @@ __device__ __forceinline__ AttentionTile attention_tile(int index, const Attenti
   t.kv_head = t.head / tiles.heads_per_kv;
   if constexpr (plan::kVariableLengths) {
     t.map_batch = 0;
-    t.q_start = tiles.cu_seqlens_q[sequence];
-    t.k_start = tiles.cu_seqlens_k[sequence];
-    t.seq_q = tiles.cu_seqlens_q[sequence + 1] - t.q_start;
-    t.seq_k = tiles.cu_seqlens_k[sequence + 1] - t.k_start;
+    const int q_start = tiles.cu_seqlens_q[sequence], q_end = tiles.cu_seqlens_q[sequence + 1];
+    const int k_start = tiles.cu_seqlens_k[sequence], k_end = tiles.cu_seqlens_k[sequence + 1];
+    // The offsets are the caller's, never checked on the host: a sequence
+    // whose rows are out of order, outside Q/O or K/V, or more than the
+    // launch planned for gets no rows, so none of its tiles reads or writes.
+    const bool in_bounds = 0 <= q_start && q_start <= q_end && q_end <= tiles.total_q &&
+                           q_end - q_start <= tiles.seq_q && 0 <= k_start && k_start <= k_end &&
+                           k_end <= tiles.total_k;
+    t.q_start = in_bounds ? q_start : 0;
+    t.k_start = in_bounds ? k_start : 0;
+    t.seq_q = in_bounds ? q_end - q_start : 0;
+    t.seq_k = in_bounds ? k_end - k_start : 0;
   } else {
     t.map_batch = sequence;
     t.q_start = 0;

@@ -46,10 +46,32 @@ absl::Status ReadVariableLengths(const cli::ParsedFlags& flags,
     return absl::OkStatus();
   }
   problem.variable_lengths = true;
-  problem.total_q = flags.Has("total-q") ? flags.Integer("total-q")
-                                         : problem.batch * problem.seq_q;
-  problem.total_k = flags.Has("total-k") ? flags.Integer("total-k")
-                                         : problem.batch * problem.seq_k;
+  // A default the user never wrote is refused in the flags' words.
+  struct Total {
+    const char* flag;
+    const char* seq_flag;
+    int64_t seq;
+    int64_t* total;
+  };
+  for (const Total& t :
+       {Total{"total-q", "seq", problem.seq_q, &problem.total_q},
+        Total{"total-k", "seq-k", problem.seq_k, &problem.total_k}}) {
+    if (flags.Has(t.flag)) {
+      *t.total = flags.Integer(t.flag);
+      continue;
+    }
+    int64_t rows = 0;
+    if (problem.batch > 0 && t.seq > 0 &&
+        (__builtin_mul_overflow(problem.batch, t.seq, &rows) ||
+         rows > attention::kMaxAttentionDimension)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", t.flag, "'s default, --batch x --", t.seq_flag,
+                       " = ", problem.batch, " x ", t.seq, ", is more than ",
+                       attention::kMaxAttentionDimension,
+                       " rows (int32 offsets): give --", t.flag));
+    }
+    *t.total = problem.batch * t.seq;
+  }
   return absl::OkStatus();
 }
 

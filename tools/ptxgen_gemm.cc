@@ -57,6 +57,12 @@ absl::StatusOr<int64_t> LeadingDimension(const cli::ParsedFlags& flags,
 absl::Status ReadGrouping(const cli::ParsedFlags& flags,
                           gemm::GemmProblem& problem) {
   const int64_t groups = flags.Integer("groups");
+  if (groups < 0 || (groups == 0 && flags.Has("groups"))) {
+    return cli::UsageError(
+        absl::StrCat("--groups=", flags.Text("groups"),
+                     " names no groups: a grouped GEMM has 1 or more (leave "
+                     "--groups out for a plain GEMM)"));
+  }
   if (groups == 0) {
     if (flags.Has("grouping")) {
       return cli::UsageError(
@@ -215,6 +221,9 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
                                         tiled.status().message(),
                                         " (write MxNxK, e.g. 128x128x64)"));
   }
+  // The base staged its own tile's store in passes (e#): a value the user
+  // never wrote, which need not divide this tile. Stage it whole.
+  tiled->store_chunks = 0;
   return *tiled;
 }
 

@@ -559,7 +559,9 @@ ptxgenStatus_t ptxgenGemmGetKernelInfo(ptxgenGemm_t gemm,
  * another context current, or a stream of another context, gives
  * PTXGEN_STATUS_EXECUTION_FAILED; a pointer the kernel cannot reach from
  * there (another device's memory without peer access, another context's)
- * PTXGEN_STATUS_INVALID_VALUE.
+ * PTXGEN_STATUS_INVALID_VALUE, as is d (or amax_d, or a caller's
+ * workspace) sharing memory with another operand the run uses, other than
+ * c itself at the same strides (the kernel would race on it).
  */
 ptxgenStatus_t ptxgenGemmRun(ptxgenHandle_t handle, ptxgenGemm_t gemm,
                              const void* a, const void* b, const void* c,
@@ -612,7 +614,7 @@ ptxgenStatus_t ptxgenGemmRunWithZeroedWorkspace(
  * process), 0 when none is: a workspace kept for one capture, zeroed once
  * in it (its first run's memset is captured), may go to
  * ptxgenGemmRunWithZeroedWorkspace for the capture's later runs, while the
- * id stays the same.
+ * id stays the same. Without a CUDA driver, PTXGEN_STATUS_NO_DEVICE.
  */
 ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
                                         ptxgenStream_t stream,
@@ -668,13 +670,16 @@ ptxgenStatus_t ptxgenAttentionGetKernelInfo(ptxgenAttention_t attention,
  * ptxgenAttentionSpans_t's lse counts it) on `stream` (asynchronously)
  * from device pointers, q, k, v, o and lse each 16-byte aligned. With
  * variable lengths cu_seqlens_q and cu_seqlens_k are the int32 cumulative
- * offsets (batch + 1 each, from 0, non-decreasing, every sequence inside
- * total_q and total_k and at most seq_q and seq_k long), read only by the
- * kernel; NULL with fixed lengths. Nothing else is needed: no workspace,
+ * offsets (batch + 1 each, from 0, non-decreasing), read only by the
+ * kernel, which skips a sequence whose rows are out of order, outside
+ * total_q or total_k, or more than seq_q: its rows of o and lse are left
+ * as they were, and nothing outside the arrays is read or written; NULL
+ * with fixed lengths. Nothing else is needed: no workspace,
  * so runs on any streams may overlap. Refused as ptxgenGemmRun refuses: a
- * NULL or misaligned pointer, or one the kernel cannot reach,
- * PTXGEN_STATUS_INVALID_VALUE; another context current, or a stream of
- * another context, PTXGEN_STATUS_EXECUTION_FAILED.
+ * NULL or misaligned pointer, one the kernel cannot reach, or o or lse
+ * sharing memory with another array, PTXGEN_STATUS_INVALID_VALUE; another
+ * context current, or a stream of another context,
+ * PTXGEN_STATUS_EXECUTION_FAILED.
  */
 ptxgenStatus_t ptxgenAttentionRun(ptxgenHandle_t handle,
                                   ptxgenAttention_t attention, const void* q,

@@ -149,8 +149,8 @@ absl::StatusOr<CUtensorMap> TensorMap(const gen::GeneratedAttention& kernel,
 struct KernelArguments {
   CUtensorMap q_map, k_map, v_map, o_map;
   CUdeviceptr o = 0, lse = 0, cu_seqlens_q = 0, cu_seqlens_k = 0;
-  int seq_q = 0, seq_k = 0, query_blocks = 0, heads_q = 0, batch = 0,
-      heads_per_kv = 0;
+  int seq_q = 0, seq_k = 0, total_q = 0, total_k = 0, query_blocks = 0,
+      heads_q = 0, batch = 0, heads_per_kv = 0;
   long long o_seq_stride = 0, o_head_stride = 0, o_batch_stride = 0;
   float scale_log2 = 0;
 
@@ -165,6 +165,8 @@ struct KernelArguments {
             &cu_seqlens_k,
             &seq_q,
             &seq_k,
+            &total_q,
+            &total_k,
             &query_blocks,
             &heads_q,
             &batch,
@@ -227,6 +229,9 @@ absl::Status Attention::Run(const AttentionOperands& operands,
       !here.ok()) {
     return here;
   }
+  if (absl::Status apart = CheckOutputsApart(p, operands); !apart.ok()) {
+    return apart;
+  }
   const gen::GeneratedAttention& kernel = kernel_->generated;
   const int64_t sequences = varlen ? 1 : p.batch;
   const int64_t rows_q = varlen ? p.total_q : p.seq_q;
@@ -265,8 +270,10 @@ absl::Status Attention::Run(const AttentionOperands& operands,
   arguments.lse = operands.lse;
   arguments.cu_seqlens_q = varlen ? operands.cu_seqlens_q : 0;
   arguments.cu_seqlens_k = varlen ? operands.cu_seqlens_k : 0;
-  arguments.seq_q = static_cast<int>(rows_q);
+  arguments.seq_q = static_cast<int>(p.seq_q);
   arguments.seq_k = static_cast<int>(p.seq_k);
+  arguments.total_q = static_cast<int>(p.total_q);
+  arguments.total_k = static_cast<int>(p.total_k);
   arguments.query_blocks = grid_.query_blocks;
   arguments.heads_q = grid_.heads;
   arguments.batch = grid_.batch;
@@ -274,7 +281,7 @@ absl::Status Attention::Run(const AttentionOperands& operands,
   arguments.o_seq_stride = p.o_stride.seq;
   arguments.o_head_stride = p.o_stride.head;
   arguments.o_batch_stride = varlen ? 0 : p.o_stride.batch;
-  arguments.scale_log2 = *p.scale * static_cast<float>(M_LOG2E);
+  arguments.scale_log2 = ScaleLog2(p);
   runtime::LaunchConfig launch;
   launch.grid = {static_cast<uint32_t>(grid_.ctas), 1, 1};
   launch.block = {static_cast<uint32_t>(kernel.threads_per_block), 1, 1};

@@ -126,7 +126,8 @@ gen::AttentionConfig HeuristicAttentionConfig(const AttentionProblem& problem,
 absl::StatusOr<AttentionPlan> PlanAttention(const AttentionProblem& problem,
                                             const AttentionTarget& target,
                                             const AttentionOptions& options) {
-  if (absl::Status valid = gemm::ValidateGemmTarget(target); !valid.ok()) {
+  if (absl::Status valid = gemm::ValidateGemmTarget(target, "attention");
+      !valid.ok()) {
     return valid;
   }
   if (absl::Status valid = ValidateAttentionProblem(problem); !valid.ok()) {

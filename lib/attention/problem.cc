@@ -98,9 +98,11 @@ std::optional<int64_t> TensorSpan(Layout layout, const Tensor& t,
 }
 
 // Every stride of `t` steps past what is inside it, within TMA's limit and
-// on its 16-byte boundaries.
-absl::Status CheckStrides(Layout layout, const Tensor& t, int64_t head_dim,
-                          ptx::ScalarType element, bool variable_lengths) {
+// on its 16-byte boundaries. `given`: the strides as the caller wrote them,
+// whose 0s (packed) are named as such, not by the value they resolved to.
+absl::Status CheckStrides(Layout layout, const Tensor& t, const Strides& given,
+                          int64_t head_dim, ptx::ScalarType element,
+                          bool variable_lengths) {
   const int64_t bytes = ptx::SizeInBytes(element);
   std::optional<int64_t> inner = head_dim;
   std::vector<absl::string_view> inside = {"head_dim"};
@@ -108,7 +110,11 @@ absl::Status CheckStrides(Layout layout, const Tensor& t, int64_t head_dim,
     // Variable lengths have no batch stride (their rule, checked before).
     if (variable_lengths && level.stride == &Strides::batch) break;
     const int64_t value = t.strides.*level.stride;
-    const std::string name = absl::StrCat(t.field, ".", level.name, "=", value);
+    const std::string name =
+        given.*level.stride == 0
+            ? absl::StrCat(t.field, ".", level.name, " (0: packed, ", value,
+                           " elements)")
+            : absl::StrCat(t.field, ".", level.name, "=", value);
     if (!inner || value < *inner) {
       return Refuse(absl::StrCat(
           name, " is less than the span of the ", Listed(inside),
@@ -158,6 +164,23 @@ absl::Status CheckVariableLengths(const AttentionProblem& r) {
                                  "lengths: int32 offsets)"));
     }
   }
+  struct Longest {
+    const char* name;
+    int64_t rows;
+    const char* total_name;
+    int64_t total;
+    const char* tensors;
+  };
+  for (const Longest& l :
+       {Longest{"seq_q", r.seq_q, "total_q", r.total_q, "Q and O"},
+        Longest{"seq_k", r.seq_k, "total_k", r.total_k, "K and V"}}) {
+    if (l.rows > l.total) {
+      return Refuse(absl::StrCat(l.name, "=", l.rows,
+                                 " (the longest sequence) is more than ",
+                                 l.total_name, "=", l.total, ", the rows ",
+                                 l.tensors, " have in all"));
+    }
+  }
   for (const Tensor& t : TensorsOf(r)) {
     if (t.strides.batch != 0) {
       return Refuse(absl::StrCat(
@@ -196,6 +219,10 @@ AttentionProblem Resolved(const AttentionProblem& problem) {
     }
   }
   return r;
+}
+
+float ScaleLog2(const AttentionProblem& problem) {
+  return *Resolved(problem).scale * static_cast<float>(M_LOG2E);
 }
 
 absl::StatusOr<AttentionSpans> StoredSpans(const AttentionProblem& problem) {
@@ -268,12 +295,22 @@ absl::Status ValidateAttentionProblem(const AttentionProblem& problem) {
         " must be finite and positive: the online softmax takes each row's "
         "maximum before scaling"));
   }
+  if (!std::isfinite(ScaleLog2(r))) {
+    return Refuse(absl::StrCat(
+        "scale=", *r.scale,
+        " is too large: the kernel scales by scale * log2(e) ",
+        "in f32, which would be infinite (the largest scale is ",
+        std::numeric_limits<float>::max() / static_cast<float>(M_LOG2E), ")"));
+  }
   if (absl::Status varlen = CheckVariableLengths(r); !varlen.ok()) {
     return varlen;
   }
-  for (const Tensor& t : TensorsOf(r)) {
-    if (absl::Status strides = CheckStrides(r.layout, t, r.head_dim, r.element,
-                                            r.variable_lengths);
+  const std::vector<Tensor> tensors = TensorsOf(r);
+  const std::vector<Tensor> given = TensorsOf(problem);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (absl::Status strides =
+            CheckStrides(r.layout, tensors[i], given[i].strides, r.head_dim,
+                         r.element, r.variable_lengths);
         !strides.ok()) {
       return strides;
     }

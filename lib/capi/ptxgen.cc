@@ -32,6 +32,7 @@
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 #include "ptxgen/version.h"
 
@@ -410,12 +411,13 @@ std::optional<attention::AttentionProblem> ReadAttentionProblem(
 // ptxgenPlanGemm's and ptxgenPlanAttention's steps: the problem read by
 // `read` (ReadProblem or ReadAttentionProblem) and the target (NULL: an
 // H200) checked, each refused as PTXGEN_STATUS_INVALID_VALUE naming the
-// rule, then planned by `plan_it` (gemm::PlanGemm or
-// attention::PlanAttention) into a new plan.
+// rule (the target's as `family`'s: "GEMM", "attention"), then planned by
+// `plan_it` (gemm::PlanGemm or attention::PlanAttention) into a new plan.
 template <typename CProblem, typename Read, typename PlanIt>
 ptxgenStatus_t MakePlan(ptxgenHandle_t handle, const char* function,
-                        const CProblem* problem, const ptxgenTarget_t* target,
-                        ptxgenPlan_t* plan, Read read, PlanIt plan_it) {
+                        const char* family, const CProblem* problem,
+                        const ptxgenTarget_t* target, ptxgenPlan_t* plan,
+                        Read read, PlanIt plan_it) {
   return Guarded(handle, function, [&]() -> ptxgenStatus_t {
     if (plan == nullptr) return FailNull(handle, function, "plan");
     *plan = nullptr;
@@ -423,7 +425,7 @@ ptxgenStatus_t MakePlan(ptxgenHandle_t handle, const char* function,
     const auto valid = read(handle, function, problem, refused);
     if (!valid) return refused;
     const gemm::GemmTarget converted = TargetOf(target);
-    if (absl::Status usable = gemm::ValidateGemmTarget(converted);
+    if (absl::Status usable = gemm::ValidateGemmTarget(converted, family);
         !usable.ok()) {
       return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
                   usable.message());
@@ -571,8 +573,8 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenTarget_t* target,
                               ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
-  return ptxgen::capi::MakePlan(handle, "ptxgenPlanGemm", problem, target, plan,
-                                ptxgen::capi::ReadProblem,
+  return ptxgen::capi::MakePlan(handle, "ptxgenPlanGemm", "GEMM", problem,
+                                target, plan, ptxgen::capi::ReadProblem,
                                 [](const ptxgen::gemm::GemmProblem& valid,
                                    const ptxgen::gemm::GemmTarget& on) {
                                   return ptxgen::gemm::PlanGemm(valid, on);
@@ -585,7 +587,7 @@ ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
                                    ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   return ptxgen::capi::MakePlan(
-      handle, "ptxgenPlanAttention", problem, target, plan,
+      handle, "ptxgenPlanAttention", "attention", problem, target, plan,
       ptxgen::capi::ReadAttentionProblem,
       [](const ptxgen::attention::AttentionProblem& valid,
          const ptxgen::attention::AttentionTarget& on) {
@@ -705,6 +707,13 @@ ptxgenStatus_t ptxgenStreamGetCaptureId(ptxgenHandle_t handle,
   constexpr char kFunction[] = "ptxgenStreamGetCaptureId";
   return Guarded(handle, kFunction, [&]() -> ptxgenStatus_t {
     if (id == nullptr) return FailNull(handle, kFunction, "id");
+    // No driver is no device, as Prepare says it.
+    if (absl::StatusOr<const ptxgen::runtime::Driver*> driver =
+            ptxgen::runtime::Driver::Get();
+        !driver.ok()) {
+      return Fail(handle, PTXGEN_STATUS_NO_DEVICE, kFunction,
+                  driver.status().message());
+    }
     const absl::StatusOr<uint64_t> capture =
         ptxgen::runtime::StreamCaptureId(stream);
     if (!capture.ok()) {

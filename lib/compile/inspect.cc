@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ptxgen/base/environment.h"
+#include "ptxgen/base/utf8.h"
 #include "ptxgen/compile/files.h"
 
 extern char** environ;
@@ -26,10 +28,12 @@ namespace {
 
 // ---- SASS ----
 
-// The first executable regular file `name` in a colon-separated path list.
+// The first executable regular file `name` in a colon-separated path list,
+// of its absolute folders only: an empty entry, ".", "bin" would run
+// whatever the current folder holds.
 std::string FindTool(absl::string_view name, absl::string_view search_path) {
   for (absl::string_view directory : absl::StrSplit(search_path, ':')) {
-    if (directory.empty()) continue;  // No silent "current directory".
+    if (!absl::StartsWith(directory, "/")) continue;
     std::string candidate = absl::StrCat(directory, "/", name);
     struct stat info;
     if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
@@ -125,35 +129,6 @@ absl::StatusOr<std::string> RunAndCapture(
 }
 
 // ---- JSON ----
-
-// The length of the valid UTF-8 sequence starting `text`, or 0 (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF).
-size_t Utf8SequenceLength(absl::string_view text) {
-  const auto byte = [&](size_t i) {
-    return static_cast<unsigned char>(text[i]);
-  };
-  const unsigned char lead = byte(0);
-  size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  }
-  if (length == 0 || text.size() < length) return 0;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
-}
 
 void AppendEscapedAscii(unsigned char c, std::string& out) {
   switch (c) {
@@ -293,7 +268,8 @@ std::string JsonString(absl::string_view text) {
     if (c < 0x80) {
       AppendEscapedAscii(c, out);
       text.remove_prefix(1);
-    } else if (const size_t length = Utf8SequenceLength(text); length > 0) {
+    } else if (const size_t length = base::Utf8SequenceLength(text);
+               length > 0) {
       out.append(text.data(), length);
       text.remove_prefix(length);
     } else {

@@ -499,10 +499,7 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
     if (!pending->result.ok()) return pending->result.status();
     cached = *pending->result;
   }
-  auto module = std::make_shared<CompiledModule>(*cached);
-  module->source = CacheSource::kMemoryCache;
-  module->compile_ms = MillisecondsSince(start);
-  return module;
+  return cached;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
@@ -527,7 +524,6 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::GetOrCompile(
 
 std::optional<IdentifiedModule> KernelCache::FindIdentified(
     absl::string_view identity) {
-  const auto start = std::chrono::steady_clock::now();
   IdentifiedModule found;
   std::shared_ptr<const CompiledModule> cached;
   {
@@ -544,10 +540,7 @@ std::optional<IdentifiedModule> KernelCache::FindIdentified(
     cached = resident.module;
     found.description = named->second.description;
   }
-  auto module = std::make_shared<CompiledModule>(*cached);
-  module->source = CacheSource::kMemoryCache;
-  module->compile_ms = MillisecondsSince(start);
-  found.module = std::move(module);
+  found.module = std::move(cached);
   return found;
 }
 
@@ -567,8 +560,13 @@ absl::StatusOr<std::shared_ptr<const CompiledModule>> KernelCache::Produce(
   if (produced.ok()) {
     produced->cache_key = key;
     Dump(*produced, warnings);
-    // The shared copy holds no warnings: they belong to this lookup alone.
-    shared = std::make_shared<const CompiledModule>(*produced);
+    // The resident copy is what every memory hit shares, as such a hit
+    // sees it: from memory, in no time, with no warnings (they belong to
+    // this lookup alone).
+    auto resident = std::make_shared<CompiledModule>(*produced);
+    resident->source = CacheSource::kMemoryCache;
+    resident->compile_ms = 0;
+    shared = std::move(resident);
     pending.result = shared;
   } else {
     pending.result = produced.status();

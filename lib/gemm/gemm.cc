@@ -474,6 +474,12 @@ absl::Status Gemm::Launch(const GemmOperands& operands,
                           CUstream stream) const {
   if (absl::Status here = CheckRunsHere(operands, stream); !here.ok())
     return here;
+  if (absl::Status apart =
+          CheckOutputsApart(problem_, operands, callers ? given.address : 0,
+                            callers ? workspace_->bytes : 0);
+      !apart.ok()) {
+    return apart;
+  }
   absl::StatusOr<const runtime::Driver*> driver = runtime::Driver::Get();
   if (!driver.ok()) return driver.status();
   if (callers) {

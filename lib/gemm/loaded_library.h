@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "ptxgen/base/printable.h"
 
 namespace ptxgen::gemm {
 
@@ -29,7 +30,8 @@ inline absl::StatusOr<void*> OpenForever(absl::string_view what,
   void* library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (library != nullptr) return library;
   return ReferenceUnavailable(
-      what, absl::StrCat("cannot load ", name, " (", dlerror(), ")"));
+      what, absl::StrCat("cannot load ", name, " (",
+                         base::PrintableValue(dlerror()), ")"));
 }
 
 // Sets `function` to `symbol` of `library` (named `name`).

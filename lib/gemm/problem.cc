@@ -16,11 +16,6 @@
 namespace ptxgen::gemm {
 namespace {
 
-// C's and D's: [m, n], or [n, m] transposed.
-StoredShape StoredD(const GemmProblem& problem) {
-  return problem.d_transposed ? StoredShape{problem.n, problem.m}
-                              : StoredShape{problem.m, problem.n};
-}
 // The elements from a stored matrix's first to past its last.
 int64_t MatrixSpan(StoredShape shape, int64_t ld) {
   return (shape.rows - 1) * ld + shape.columns;

@@ -21,6 +21,12 @@ inline StoredShape Stored(MajorOrder major, int64_t mn, int64_t k) {
   return major == MajorOrder::kK ? StoredShape{mn, k} : StoredShape{k, mn};
 }
 
+// D's (and C's) stored shape: [m, n], or [n, m] transposed.
+inline StoredShape StoredD(const GemmProblem& problem) {
+  return problem.d_transposed ? StoredShape{problem.n, problem.m}
+                              : StoredShape{problem.m, problem.n};
+}
+
 inline absl::Status Refuse(absl::string_view rule) {
   return absl::InvalidArgumentError(absl::StrCat("GEMM: ", rule));
 }

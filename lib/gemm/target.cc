@@ -6,8 +6,8 @@
 namespace ptxgen::gemm {
 namespace {
 
-absl::Status RefuseTarget(absl::string_view rule) {
-  return absl::InvalidArgumentError(absl::StrCat("GEMM target: ", rule));
+absl::Status RefuseTarget(absl::string_view family, absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat(family, " target: ", rule));
 }
 
 }  // namespace
@@ -19,23 +19,25 @@ GemmTarget GemmTarget::H200() {
   return target;
 }
 
-absl::Status ValidateGemmTarget(const GemmTarget& target) {
+absl::Status ValidateGemmTarget(const GemmTarget& target,
+                                absl::string_view family) {
   if (target.arch != kGemmArch) {
     return RefuseTarget(
-        absl::StrCat("arch '", target.arch,
-                     "' is not one the GEMM kernels are generated "
-                     "for: only ",
-                     kGemmArch, " has wgmma, setmaxnreg and TMA multicast"));
+        family, absl::StrCat("arch '", target.arch, "' is not one the ", family,
+                             " kernels are generated for: only ", kGemmArch,
+                             " has wgmma, setmaxnreg and TMA multicast"));
   }
   if (target.sm_count < 1 || target.sm_count > kMaxGemmTargetSms) {
-    return RefuseTarget(absl::StrCat("sm_count=", target.sm_count,
-                                     " is outside 1..", kMaxGemmTargetSms));
+    return RefuseTarget(
+        family, absl::StrCat("sm_count=", target.sm_count, " is outside 1..",
+                             kMaxGemmTargetSms));
   }
   if (target.max_shared_bytes_per_block_optin < kMinGemmTargetSharedBytes) {
-    return RefuseTarget(absl::StrCat(
-        "max_shared_bytes_per_block_optin=",
-        target.max_shared_bytes_per_block_optin, " is below the ",
-        kMinGemmTargetSharedBytes, " bytes every CUDA GPU gives a block"));
+    return RefuseTarget(
+        family, absl::StrCat("max_shared_bytes_per_block_optin=",
+                             target.max_shared_bytes_per_block_optin,
+                             " is below the ", kMinGemmTargetSharedBytes,
+                             " bytes every CUDA GPU gives a block"));
   }
   return absl::OkStatus();
 }

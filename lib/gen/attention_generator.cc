@@ -490,9 +490,16 @@ const std::vector<AttentionParameterText>& AttentionKernelParameters() {
        "variable lengths: each sequence's first row of K and V, and the "
        "total"},
       {AttentionKernelParameter::kSeqQ, "int seq_q",
-       "rows of Q per sequence, or with variable lengths in all"},
+       "rows of Q per sequence, or with variable lengths the most a sequence "
+       "may have"},
       {AttentionKernelParameter::kSeqK, "int seq_k",
        "rows of K and V per sequence (fixed lengths)"},
+      {AttentionKernelParameter::kTotalQ, "int total_q",
+       "variable lengths: the rows of Q and O, past which no sequence may "
+       "end"},
+      {AttentionKernelParameter::kTotalK, "int total_k",
+       "variable lengths: the rows of K and V, past which no sequence may "
+       "end"},
       {AttentionKernelParameter::kQueryBlocks, "int query_blocks",
        "blocks of query rows of the longest sequence"},
       {AttentionKernelParameter::kHeadsQ, "int heads_q", "query heads"},

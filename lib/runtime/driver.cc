@@ -58,7 +58,10 @@ absl::StatusCode CodeFor(CUresult result) {
 
 std::string DlError() {
   const char* error = dlerror();
-  return error != nullptr ? error : "unknown dlopen error";
+  // The loader quotes the path it was given, which comes from the
+  // environment: one line, whatever it holds.
+  return error != nullptr ? base::PrintableValue(error)
+                          : "unknown dlopen error";
 }
 
 // $PTXGEN_LIBCUDA, else kDriverLibrary. Like the cache's folder variables,

@@ -173,7 +173,10 @@ def attention(q, k, v, **options):
     cu_seqlens_q[b] to cu_seqlens_q[b+1] of q (cu_seqlens_k of k and v):
     int32 arrays of batch + 1 offsets on the device, which only the kernel
     reads (a CUDA graph replays a call with new lengths), with the longest
-    sequences max_seqlen_q and max_seqlen_k (ints) to plan for. f16 or bf16,
+    sequences max_seqlen_q and max_seqlen_k (ints) to plan for. The kernel
+    skips a sequence whose offsets are out of order, outside q or k, or
+    longer than max_seqlen_q: its rows of out and the LSE are left as they
+    were, and nothing outside the arrays is read or written. f16 or bf16,
     all of one type; head_dim a multiple of 16, at most 256; heads_q a
     multiple of heads_kv (grouped-query attention). Strides come from the
     arrays: head_dim contiguous, the rest any that q, k, v and out nest alike

@@ -64,8 +64,9 @@ def renamed_refusals(function):
     except _library.Error as error:
         if not error.message.startswith(prefix):
             raise
-        raise _library.Error(error.status,
-                             f"{function}: {error.message[len(prefix):]}") from None
+        # The caller's exception, where one caused it, stays the cause.
+        raise _library.Error(error.status, f"{function}: {error.message[len(prefix):]}"
+                             ) from error.__cause__
 
 
 def _library_of(x):
@@ -230,7 +231,13 @@ def describe(name, x, holds, stream, dimensions=_MAX_DIMENSIONS):
     """The _Array of argument `name`, of at most `dimensions` dimensions; a
     torch tensor is read directly (its interface refuses bfloat16), torch
     itself being imported by then. A DLPack array is exported for the
-    CUstream `stream` and held by `holds`."""
+    CUstream `stream` and held by `holds`. Whatever the object's own code
+    raises on the way is a ptxgen.Error naming `name`."""
+    with _problem.raised_by(_FUNCTION, name, "array interface"):
+        return _describe(name, x, holds, stream, dimensions)
+
+
+def _describe(name, x, holds, stream, dimensions):
     if _library_of(x) == "torch" and hasattr(x, "data_ptr"):
         array = _describe_torch(name, x)
     elif hasattr(x, "__cuda_array_interface__"):
@@ -253,8 +260,10 @@ def describe_int32(function, name, x, read):
     """The _Array of `name`, an int32 array the kernel reads on the device
     (offsets, counts), by `read`: its dtype checked before it is read
     where the object names one, and after from its description."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is not None and str(dtype).removeprefix("torch.") != "int32":
+    with _problem.raised_by(function, name, "dtype"):
+        dtype = getattr(x, "dtype", None)
+        wrong = dtype is not None and str(dtype).removeprefix("torch.") != "int32"
+    if wrong:
         raise refuse(f"{function}: {name} must be int32 (torch.int32), not {echo(dtype)}")
     array = read(name, x)
     if array.dtype != "s32":
@@ -286,12 +295,16 @@ def _check_read(array, dimensions):
 def _check_stored(array):
     """Every element stored once, forwards: the library takes a stride of 0
     for "packed", so a broadcast (expand) would be read as memory that is
-    not there."""
+    not there. An array of no elements stores nothing, and its sizes meet
+    the library's own rules."""
+    if not all(array.shape):
+        return
     for size, stride in zip(array.shape, array.strides):
         if size > 1 and stride < 1:
             raise refuse(f"{_FUNCTION}: {array.name} has shape {array.shape} and strides "
-                         f"{array.strides}; ptxgen reads arrays stored with positive "
-                         "strides, not broadcasts or reversed views (call .contiguous())")
+                         f"{array.strides}; ptxgen reads arrays whose elements each have "
+                         "memory of their own, stored with positive strides: not "
+                         "broadcasts (stride 0) or reversed views (call .contiguous())")
 
 
 def _matrices(array, ndim):

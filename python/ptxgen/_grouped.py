@@ -158,11 +158,13 @@ def grouped_gemm(a, b, offs=None, *, masked_m=None, expected_m=None, bias=None,
     """ptxgen.grouped_gemm run eagerly (ptxgen/__init__.py says what it
     computes): the fast path for a signature run before, else plan_call."""
     try:
-        # Each option with its type, as ptxgen.gemm keys them.
+        # Each option with its type, as ptxgen.gemm keys them, and which
+        # counts were given: plan_call refuses both, so a key with both is
+        # never remembered.
         options = (type(alpha), alpha, alpha == 0 and math.copysign(1.0, alpha),
                    type(expected_m), expected_m, type(activation), activation,
                    type(out_dtype), out_dtype, type(dtype), dtype, type(scaling), scaling,
-                   type(fast_accum), fast_accum, offs is None)
+                   type(fast_accum), fast_accum, offs is None, masked_m is None)
         signature = _signature({"a": a, "b": b, "group_rows": masked_m if offs is None
                                 else offs, "d": out, "bias": bias, "scale_a": scale_a,
                                 "scale_b": scale_b}, options)

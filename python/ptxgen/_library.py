@@ -184,17 +184,27 @@ def library_path():
     return path
 
 
+_REMEDY = (f"install the package with `bash tools/python_install.sh`, or build "
+           f"//lib/capi:libptxgen.so and name it in ${LIBRARY_ENV}")
+
+
 def _load():
     path = library_path()
     try:
         library = ctypes.CDLL(path)
     except OSError as error:
+        # The loader's text quotes the path, which may come from outside.
         raise Error(NO_LIBRARY, (
-            f"ptxgen: cannot load libptxgen.so from {path} ({error}); install "
-            f"the package with `bash tools/python_install.sh`, or build "
-            f"//lib/capi:libptxgen.so and name it in ${LIBRARY_ENV}")) from None
+            f"ptxgen: cannot load libptxgen.so from {printable(path)} "
+            f"({printable(str(error))}); {_REMEDY}")) from None
     for name, (restype, argtypes) in _FUNCTIONS.items():
-        function = getattr(library, name)
+        try:
+            function = getattr(library, name)
+        except AttributeError:
+            raise Error(NO_LIBRARY, (
+                f"ptxgen: {printable(path)} has no {name}: it is not a "
+                f"libptxgen.so of this ptxgen (another library, or one built "
+                f"before it); {_REMEDY}")) from None
         function.restype = restype
         function.argtypes = argtypes
     # One handle for the process: the library keeps each thread's message.
@@ -247,6 +257,23 @@ _ECHO.maxstring = _ECHO.maxother = 64
 def echo(value):
     """repr(value), cut short for a message."""
     return _ECHO.repr(value)
+
+
+def _printable_character(c):
+    code = ord(c)
+    if code < 0x20 or 0x7f <= code <= 0x9f:
+        return f"\\x{code:02x}"
+    if 0xdc80 <= code <= 0xdcff:  # a byte outside UTF-8, as os.environ keeps it
+        return f"\\x{code - 0xdc00:02x}"
+    return c
+
+
+def printable(text):
+    """Text from outside (a path, a loader's message) made one safe line, as
+    the library's base::PrintableValue makes it: every control character,
+    newlines and C1 controls included, and each byte outside UTF-8, as
+    \\xNN."""
+    return "".join(_printable_character(c) for c in text)
 
 
 def refuse(message):

@@ -74,12 +74,18 @@ def plan_attention(*, batch, heads, seq, head_dim, kv_heads=None, seq_k=None, dt
     problem = _library.AttentionProblem()
     problem.batch = _problem.int64(function, "batch", batch)
     problem.heads_q = _problem.int64(function, "heads", heads)
-    problem.heads_kv = _problem.int64(function, "kv_heads",
-                                      heads if kv_heads is None else kv_heads)
+    if kv_heads is None:
+        kv_heads = heads
+    elif _problem.int64(function, "kv_heads", kv_heads) == 0:
+        # The C struct's 0 means heads; here, as on the command line, that
+        # is said by leaving kv_heads out.
+        raise refuse(f"{function}: kv_heads=0 names no heads: give the K and V heads, or "
+                     "None for as many as heads")
+    problem.heads_kv = _problem.int64(function, "kv_heads", kv_heads)
     problem.seq_q = _problem.int64(function, "seq", seq)
     problem.seq_k = _problem.int64(function, "seq_k", seq if seq_k is None else seq_k)
     problem.head_dim = _problem.int64(function, "head_dim", head_dim)
-    problem.element_type = _problem._choice(function, "dtype", dtype, _library.DATA_TYPES)
+    problem.element_type = _library.DATA_TYPES[_problem.attention_dtype(function, dtype)]
     problem.causal = _problem._flag(function, "causal", causal)
     if scale is not None:
         scale = _problem.float_value(function, "scale", scale)
@@ -103,7 +109,16 @@ def spans(**problem):
     a dict of "a", "b", "c", "d", "bias", "scale_a" and "scale_b" (floats:
     1 each with scaling="tensor", the block scales' counts with "block").
     Raises ptxgen.Error naming the broken rule."""
-    return _problem.spans_of(_problem.problem("ptxgen.spans", **problem))
+    function = "ptxgen.spans"
+    taken = _problem.PROBLEM_KEYWORDS
+    unknown = sorted(set(problem) - set(taken))
+    if unknown:
+        raise refuse(f"{function}: {unknown[0]} is not a keyword of a problem; it takes "
+                     f"{', '.join(taken)}")
+    missing = [name for name in ("m", "n", "k") if name not in problem]
+    if missing:
+        raise refuse(f"{function}: {', '.join(missing)} missing: m, n and k are required")
+    return _problem.spans_of(_problem.problem(function, **problem))
 
 
 def _planned(function, entry, problem, sms, shared_bytes):

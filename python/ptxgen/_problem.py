@@ -2,6 +2,7 @@
 keywords' legal values, for ptxgen.plan and ptxgen.gemm alike."""
 import contextlib
 import ctypes
+import inspect
 import math
 import numbers
 import operator
@@ -42,6 +43,17 @@ def dtype_name(function, keyword, value):
             return name
     names = ", ".join(repr(name) for name in _DTYPE_SPELLINGS)
     raise refuse(f"{function}: {keyword}={echo(value)} is not one of {names}")
+
+
+def attention_dtype(function, value):
+    """"f16" or "bf16" of any spelling dtype_name reads ("float16",
+    torch.bfloat16, numpy.dtype('float16')): attention's elements."""
+    with contextlib.suppress(_library.Error):
+        name = dtype_name(function, "dtype", value)
+        if name in ("f16", "bf16"):
+            return name
+    raise refuse(f"{function}: dtype={echo(value)} is not one of 'f16', 'bf16' (f16 or "
+                 "bf16: 'float16', 'bfloat16' and torch's or NumPy's dtypes of them too)")
 
 
 def default_output(element):
@@ -108,12 +120,40 @@ def scaling_value(function, value):
                  "lower case)")
 
 
+def _is_flag(value):
+    """True, False and the array libraries' booleans (numpy.bool_, a torch
+    bool tensor), which operator.index takes as 0 and 1."""
+    if isinstance(value, bool):
+        return True
+    try:
+        return str(getattr(value, "dtype", "")).removeprefix("torch.") == "bool"
+    except Exception:  # a dtype that raises is no flag's
+        return False
+
+
 def _integer(function, keyword, value):
-    # operator.index takes True as 1: a flag is no count.
-    if not isinstance(value, bool):
-        with contextlib.suppress(TypeError):
+    # A flag is no count.
+    if not _is_flag(value):
+        with contextlib.suppress(TypeError), raised_by(function, keyword, "__index__",
+                                                       TypeError):
             return operator.index(value)
     raise refuse(f"{function}: {keyword}={echo(value)} is not an integer")
+
+
+@contextlib.contextmanager
+def raised_by(function, name, what, passes=()):
+    """What the caller's own code (`what` of argument `name`: its __index__,
+    its dtype, its array interface) raises, but for ptxgen's own errors and
+    `passes`, as a ptxgen.Error naming the argument, the original its
+    cause."""
+    try:
+        yield
+    except _library.Error:
+        raise
+    except passes:
+        raise
+    except Exception as error:
+        raise refuse(f"{function}: {name}: its {what} raised {echo(error)}") from error
 
 
 def int64(function, keyword, value):
@@ -138,7 +178,8 @@ def float_value(function, keyword, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise refuse(f"{function}: {keyword}={echo(value)} is not a number")
     try:
-        f32 = ctypes.c_float(float(value)).value
+        with raised_by(function, keyword, "__float__", OverflowError):
+            f32 = ctypes.c_float(float(value)).value
     except OverflowError:  # an int past float's range
         f32 = math.inf
     if not math.isfinite(f32):
@@ -185,6 +226,10 @@ def problem(function, *, m, n, k, dtype="f16", b_dtype=None, out_dtype=None,
     p.record_amax = _flag(function, "record_amax", record_amax)
     p.grouping = _choice(function, "grouping", grouping, dict(_library.GROUPINGS, none=0))
     return p
+
+
+# problem()'s keywords (ptxgen.plan's and ptxgen.spans's), in order.
+PROBLEM_KEYWORDS = tuple(inspect.signature(problem).parameters)[1:]
 
 
 def spans_of(p):

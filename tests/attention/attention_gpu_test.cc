@@ -5,12 +5,16 @@
 // above seq_k (causal rows that see no key: O 0, LSE +inf); one row, and
 // lengths no tile divides; GQA and MQA; both layouts, packed and with
 // padded strides; variable lengths, ragged, with empty sequences, one-row
-// ones and ones without keys. O and the LSE are poisoned (NaN) before each
-// run, and every position no row owns (padding, rows outside every
-// sequence) must keep its poison; the inputs' padding holds NaN, which a
-// kernel that reads it carries into O. With variable lengths the offsets
-// live on the device: a run captured in a CUDA graph replays with new
-// ones. Skips without a Hopper GPU, apart from its host test of the table.
+// ones and ones without keys. O and the LSE lie between guard regions,
+// all of it poisoned (NaN) before each run: every position no row owns
+// (padding, rows outside every sequence, the guards) must keep its poison;
+// the inputs' padding holds NaN, which a kernel that reads it carries into
+// O. With variable lengths the offsets live on the device: a run captured
+// in a CUDA graph replays with new ones, and offsets that break the rules
+// (negative, decreasing, past the rows, longer than planned) skip their
+// sequences and touch nothing else (the GPU run repeats that case under
+// compute-sanitizer memcheck). Skips without a Hopper GPU, apart from its
+// host test of the table.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +36,7 @@
 #include "ptxgen/attention/attention.h"
 #include "ptxgen/attention/problem.h"
 #include "ptxgen/gen/attention.h"
+#include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/attention/attention_reference.h"
@@ -290,6 +295,10 @@ TEST(AttentionGpuCasesTest, TheTableCoversTheSpecification) {
   });
 }
 
+// Bytes before and after each output's span: a kernel that writes outside
+// O or the LSE spoils them.
+constexpr int64_t kGuardBytes = 4096;
+
 // A device buffer of at least `bytes`, its size rounded up to 16 bytes.
 absl::StatusOr<DeviceBuffer> Allocate(int64_t bytes) {
   return DeviceBuffer::Allocate(
@@ -309,9 +318,48 @@ absl::StatusOr<DeviceBuffer> Upload(const std::vector<T>& values) {
   return buffer;
 }
 
+// An output of `count` values of `element` between two guards of
+// kGuardBytes.
+struct GuardedOutput {
+  DeviceBuffer buffer;
+  int64_t count;
+  ScalarType element;
+
+  static absl::StatusOr<GuardedOutput> Allocate(int64_t count,
+                                                ScalarType element) {
+    absl::StatusOr<DeviceBuffer> buffer = attention::Allocate(
+        2 * kGuardBytes + count * ptx::SizeInBytes(element));
+    if (!buffer.ok()) return buffer.status();
+    return GuardedOutput{*std::move(buffer), count, element};
+  }
+  CUdeviceptr address() const { return buffer.address() + kGuardBytes; }
+  // NaN in the guards and the span alike.
+  absl::Status Poison() const {
+    const int64_t values =
+        static_cast<int64_t>(buffer.size()) / ptx::SizeInBytes(element);
+    return gemm::PoisonValues(buffer.address(), values, element, nullptr);
+  }
+  // The span's values; `guards_written` counts the positions of the guards
+  // that are no longer NaN.
+  absl::StatusOr<std::vector<double>> Download(int64_t* guards_written) const {
+    absl::StatusOr<std::vector<double>> all =
+        gemm::DownloadValues(buffer, element);
+    if (!all.ok()) return all.status();
+    const int64_t guard = kGuardBytes / ptx::SizeInBytes(element);
+    *guards_written = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(all->size()); ++i) {
+      const bool inside = i >= guard && i < guard + count;
+      if (!inside && !std::isnan((*all)[i])) ++*guards_written;
+    }
+    return std::vector<double>(all->begin() + guard,
+                               all->begin() + guard + count);
+  }
+};
+
 // A problem's tensors on the device.
 struct DeviceTensors {
-  DeviceBuffer q, k, v, o, lse;
+  DeviceBuffer q, k, v;
+  GuardedOutput o, lse;
   std::optional<DeviceBuffer> cu_seqlens_q, cu_seqlens_k;
 
   AttentionOperands Operands() const {
@@ -337,10 +385,11 @@ absl::StatusOr<DeviceTensors> ToDevice(const AttentionProblem& problem,
   if (!k.ok()) return k.status();
   absl::StatusOr<DeviceBuffer> v = Upload(inputs.v);
   if (!v.ok()) return v.status();
-  absl::StatusOr<DeviceBuffer> o =
-      Allocate(spans->o * ptx::SizeInBytes(problem.element));
+  absl::StatusOr<GuardedOutput> o =
+      GuardedOutput::Allocate(spans->o, problem.element);
   if (!o.ok()) return o.status();
-  absl::StatusOr<DeviceBuffer> lse = Allocate(spans->lse * 4);
+  absl::StatusOr<GuardedOutput> lse =
+      GuardedOutput::Allocate(spans->lse, ScalarType::kF32);
   if (!lse.ok()) return lse.status();
   DeviceTensors tensors{*std::move(q), *std::move(k), *std::move(v),
                         *std::move(o), *std::move(lse)};
@@ -362,22 +411,19 @@ void ExpectMatchesReference(const AttentionProblem& problem,
                             const AttentionInputs& inputs,
                             const DeviceTensors& tensors,
                             const std::function<absl::Status()>& run) {
-  const int64_t o_count = static_cast<int64_t>(tensors.o.size()) / 2;
-  const int64_t lse_count = static_cast<int64_t>(tensors.lse.size()) / 4;
-  ASSERT_TRUE(
-      gemm::PoisonValues(tensors.o.address(), o_count, problem.element, nullptr)
-          .ok());
-  ASSERT_TRUE(gemm::PoisonValues(tensors.lse.address(), lse_count,
-                                 ScalarType::kF32, nullptr)
-                  .ok());
+  ASSERT_TRUE(tensors.o.Poison().ok());
+  ASSERT_TRUE(tensors.lse.Poison().ok());
   const absl::Status ran = run();
   ASSERT_TRUE(ran.ok()) << ran;
+  int64_t o_guards_written = 0, lse_guards_written = 0;
   const absl::StatusOr<std::vector<double>> got_o =
-      gemm::DownloadValues(tensors.o, problem.element);
+      tensors.o.Download(&o_guards_written);
   ASSERT_TRUE(got_o.ok()) << got_o.status();
   const absl::StatusOr<std::vector<double>> got_lse =
-      gemm::DownloadValues(tensors.lse, ScalarType::kF32);
+      tensors.lse.Download(&lse_guards_written);
   ASSERT_TRUE(got_lse.ok()) << got_lse.status();
+  EXPECT_EQ(o_guards_written, 0) << "values written before or after O";
+  EXPECT_EQ(lse_guards_written, 0) << "values written before or after the LSE";
 
   constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> want_o(got_o->size(), kNan);
@@ -570,6 +616,62 @@ TEST_F(AttentionRunGpuTest, AGraphReplaysWithNewLengths) {
   EXPECT_EQ((*driver)->cuGraphDestroy(graph), CUDA_SUCCESS);
 }
 
+// Offsets a careless or hostile caller passes (issue #48): a sequence
+// whose rows are negative, out of order, past Q's or K's rows, or longer
+// than planned is skipped, its rows of O and the LSE left poisoned, and
+// nothing outside O and the LSE is written; the other sequences are
+// computed as with good offsets.
+TEST_F(AttentionRunGpuTest, BadOffsetsSkipTheirSequencesAndNothingElse) {
+  const AttentionProblem problem = GraphProblem();  // 600 rows of Q, 700 of K
+  absl::StatusOr<Attention> attention = Attention::Prepare(problem);
+  ASSERT_TRUE(attention.ok()) << attention.status();
+  absl::StatusOr<AttentionInputs> inputs = RandomAttentionInputs(problem, 48);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  inputs->cu_seqlens_q = inputs->cu_seqlens_k = {0, 0, 0, 0, 0};
+  absl::StatusOr<DeviceTensors> tensors = ToDevice(problem, *inputs);
+  ASSERT_TRUE(tensors.ok()) << tensors.status();
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  const struct {
+    const char* what;
+    std::vector<int32_t> cu_q, cu_k;
+  } steps[] = {
+      {"the last sequence past total_q (the issue's)",
+       {0, 256, 400, 500, 700},
+       {0, 100, 200, 300, 400}},
+      {"a negative first offset",
+       {-64, 192, 300, 400, 500},
+       {0, 100, 200, 300, 400}},
+      {"an offset that decreases",
+       {0, 200, 100, 400, 450},
+       {0, 100, 200, 300, 400}},
+      {"a sequence longer than seq_q",
+       {0, 300, 310, 320, 330},
+       {0, 100, 200, 300, 400}},
+      {"keys past total_k and negative",
+       {0, 100, 200, 300, 400},
+       {0, 100, 800, -5, 650}},
+      {"int32's extremes", {kMin, kMax, 0, 1, kMax}, {kMax, kMin, 0, 1, 2}},
+  };
+  for (const auto& step : steps) {
+    SCOPED_TRACE(step.what);
+    inputs->cu_seqlens_q = step.cu_q;
+    inputs->cu_seqlens_k = step.cu_k;
+    const size_t bytes = step.cu_q.size() * sizeof(int32_t);
+    ASSERT_TRUE(
+        tensors->cu_seqlens_q->CopyFromHost(step.cu_q.data(), bytes).ok());
+    ASSERT_TRUE(
+        tensors->cu_seqlens_k->CopyFromHost(step.cu_k.data(), bytes).ok());
+    ExpectMatchesReference(problem, *inputs, *tensors, [&]() -> absl::Status {
+      if (absl::Status ran = attention->Run(tensors->Operands(), nullptr);
+          !ran.ok()) {
+        return ran;
+      }
+      return runtime::SynchronizeCurrentContext();
+    });
+  }
+}
+
 // Without the LSE (null) O is the same, and nothing is written for it.
 TEST_F(AttentionRunGpuTest, TheLseIsOptional) {
   AttentionProblem problem;
@@ -586,20 +688,17 @@ TEST_F(AttentionRunGpuTest, TheLseIsOptional) {
   ASSERT_TRUE(tensors.ok()) << tensors.status();
   AttentionOperands operands = tensors->Operands();
   operands.lse = 0;
-  const int64_t o_count = static_cast<int64_t>(tensors->o.size()) / 2;
-  const int64_t lse_count = static_cast<int64_t>(tensors->lse.size()) / 4;
-  ASSERT_TRUE(
-      gemm::PoisonValues(tensors->o.address(), o_count, kBF16, nullptr).ok());
-  ASSERT_TRUE(gemm::PoisonValues(tensors->lse.address(), lse_count,
-                                 ScalarType::kF32, nullptr)
-                  .ok());
+  ASSERT_TRUE(tensors->o.Poison().ok());
+  ASSERT_TRUE(tensors->lse.Poison().ok());
   const absl::Status ran = attention->Run(operands, nullptr);
   ASSERT_TRUE(ran.ok()) << ran;
+  int64_t guards_written = 0;
   const absl::StatusOr<std::vector<double>> got_o =
-      gemm::DownloadValues(tensors->o, kBF16);
+      tensors->o.Download(&guards_written);
   ASSERT_TRUE(got_o.ok()) << got_o.status();
+  EXPECT_EQ(guards_written, 0) << "values written before or after O";
   const absl::StatusOr<std::vector<double>> got_lse =
-      gemm::DownloadValues(tensors->lse, ScalarType::kF32);
+      tensors->lse.Download(&guards_written);
   ASSERT_TRUE(got_lse.ok()) << got_lse.status();
   std::vector<float> want_o(got_o->size(),
                             std::numeric_limits<float>::quiet_NaN());

@@ -60,37 +60,22 @@ struct Sequence {
   int64_t first_k, rows_k;
 };
 
-// The offsets' rules (attention.h's AttentionOperands): batch + 1 of them
-// from 0, non-decreasing, inside the rows allocated, no sequence longer
-// than the host planned for.
-absl::Status CheckOffsets(const AttentionProblem& r,
-                          const AttentionInputs& inputs) {
-  if (!r.variable_lengths) return absl::OkStatus();
-  struct Offsets {
-    absl::string_view name;
-    const std::vector<int32_t>& cu;
-    int64_t total, longest;
-  };
-  for (const Offsets& o :
-       {Offsets{"cu_seqlens_q", inputs.cu_seqlens_q, r.total_q, r.seq_q},
-        Offsets{"cu_seqlens_k", inputs.cu_seqlens_k, r.total_k, r.seq_k}}) {
-    if (static_cast<int64_t>(o.cu.size()) != r.batch + 1 || o.cu[0] != 0) {
-      return Refuse(absl::StrCat(o.name, " must hold batch + 1 = ", r.batch + 1,
-                                 " offsets from 0"));
-    }
-    for (int64_t b = 0; b < r.batch; ++b) {
-      const int64_t length = int64_t{o.cu[b + 1]} - o.cu[b];
-      if (length < 0 || length > o.longest || o.cu[b + 1] > o.total) {
-        return Refuse(absl::StrCat(
-            o.name, "[", b + 1, "]=", o.cu[b + 1], ": sequences must be 0..",
-            o.longest, " rows long and end inside ", o.total, " rows"));
-      }
-    }
-  }
-  return absl::OkStatus();
+// Whether the kernel computes sequence b of variable lengths (attention.h's
+// AttentionOperands): its rows in order, inside the rows allocated, and no
+// more query rows than the host planned for. The kernel skips any other.
+bool Computed(const AttentionProblem& r, const AttentionInputs& inputs,
+              int64_t b) {
+  const int64_t q_start = inputs.cu_seqlens_q[b];
+  const int64_t q_end = inputs.cu_seqlens_q[b + 1];
+  const int64_t k_start = inputs.cu_seqlens_k[b];
+  const int64_t k_end = inputs.cu_seqlens_k[b + 1];
+  return 0 <= q_start && q_start <= q_end && q_end <= r.total_q &&
+         q_end - q_start <= r.seq_q && 0 <= k_start && k_start <= k_end &&
+         k_end <= r.total_k;
 }
 
-// The sequences of a resolved problem whose offsets passed CheckOffsets.
+// The sequences of a resolved problem the kernel computes; with variable
+// lengths, batch + 1 offsets each (CheckOffsets).
 std::vector<Sequence> Sequences(const AttentionProblem& r,
                                 const AttentionInputs& inputs) {
   std::vector<Sequence> sequences;
@@ -99,11 +84,41 @@ std::vector<Sequence> Sequences(const AttentionProblem& r,
       sequences.push_back({b, 0, r.seq_q, 0, r.seq_k});
       continue;
     }
+    if (!Computed(r, inputs, b)) continue;
     const std::vector<int32_t>& q = inputs.cu_seqlens_q;
     const std::vector<int32_t>& k = inputs.cu_seqlens_k;
     sequences.push_back({b, q[b], q[b + 1] - q[b], k[b], k[b + 1] - k[b]});
   }
   return sequences;
+}
+
+// The offsets a reference can be computed for: batch + 1 of each, and no
+// two computed sequences sharing a row of O (which would be written in no
+// set order). Sequences the kernel skips may hold anything.
+absl::Status CheckOffsets(const AttentionProblem& r,
+                          const AttentionInputs& inputs) {
+  if (!r.variable_lengths) return absl::OkStatus();
+  for (const auto* cu : {&inputs.cu_seqlens_q, &inputs.cu_seqlens_k}) {
+    if (static_cast<int64_t>(cu->size()) != r.batch + 1) {
+      return Refuse(absl::StrCat(
+          cu == &inputs.cu_seqlens_q ? "cu_seqlens_q" : "cu_seqlens_k",
+          " must hold batch + 1 = ", r.batch + 1, " offsets"));
+    }
+  }
+  std::vector<Sequence> sequences = Sequences(r, inputs);
+  std::sort(sequences.begin(), sequences.end(),
+            [](const Sequence& a, const Sequence& b) {
+              return a.first_q < b.first_q;
+            });
+  for (size_t i = 1; i < sequences.size(); ++i) {
+    const Sequence& before = sequences[i - 1];
+    if (before.first_q + before.rows_q > sequences[i].first_q) {
+      return Refuse(absl::StrCat("sequences ", before.index, " and ",
+                                 sequences[i].index,
+                                 " share rows of O: no reference order"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The element (row, head, 0) of sequence b as `s` places it.

@@ -66,11 +66,13 @@ std::vector<int32_t> CumulativeOffsets(const std::vector<int32_t>& lengths);
 // LSE +inf. Writes those rows' O elements where Resolved's o_stride places
 // them and their LSE where StoredSpans' packed LSE does; every other
 // position of `o` and `lse` keeps what it held (a test's poison). `lse`
-// null: not computed. Refused (InvalidArgument): what
-// ValidateAttentionProblem refuses; inputs, `o` or `lse` shorter than
-// their spans; with variable lengths, offsets other than batch + 1 from 0,
-// non-decreasing, inside total_q or total_k, no sequence longer than seq_q
-// or seq_k.
+// null: not computed. With variable lengths, a sequence the kernel skips
+// (attention.h's AttentionOperands: rows out of order, outside total_q or
+// total_k, or more than seq_q) is skipped here too, its rows left as they
+// were. Refused (InvalidArgument): what ValidateAttentionProblem refuses;
+// inputs, `o` or `lse` shorter than their spans; with variable lengths,
+// other than batch + 1 offsets each, or two computed sequences sharing
+// rows.
 absl::Status ReferenceAttention(const AttentionProblem& problem,
                                 const AttentionInputs& inputs,
                                 std::vector<float>* o, std::vector<float>* lse);

@@ -6,6 +6,7 @@
 // comparison; and what is refused.
 #include "tests/attention/attention_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -532,6 +533,70 @@ TEST(AttentionReferenceTest, CompareMeasuresWhatARunGotWrong) {
   EXPECT_EQ(one_lse.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A sequence whose offsets break AttentionOperands' rules is skipped, as
+// the kernel skips it: its rows keep what they held, and every other
+// sequence gives what it gives with good offsets.
+TEST(AttentionReferenceTest, SkipsTheSequencesTheKernelSkips) {
+  const std::vector<int32_t> lengths = {2, 3, 2};  // rows 0..1, 2..4, 5..6
+  const AttentionProblem p = Varlen(lengths, lengths, /*causal=*/true);
+  absl::StatusOr<AttentionInputs> good = RandomAttentionInputs(p, 3);
+  ASSERT_TRUE(good.ok()) << good.status();
+  good->cu_seqlens_q = good->cu_seqlens_k = CumulativeOffsets(lengths);
+  const absl::StatusOr<Outputs> want = Reference(p, *good);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_EQ(p.total_q, 9);
+  ASSERT_EQ(p.total_k, 8);
+  ASSERT_EQ(p.seq_q, 3);
+
+  struct Skip {
+    std::string what;
+    std::vector<int32_t> cu_q, cu_k;
+    int64_t seq_q;
+    std::vector<int64_t> skipped;
+  };
+  const std::vector<Skip> skips = {
+      {"an end before its start", {0, 2, 1, 7}, {0, 2, 5, 7}, 3, {1, 2}},
+      {"rows past total_q", {0, 2, 5, 10}, {0, 2, 5, 7}, 8, {2}},
+      {"keys past total_k", {0, 2, 5, 7}, {0, 2, 5, 9}, 3, {2}},
+      {"keys from a negative row", {0, 2, 5, 7}, {-1, 2, 5, 7}, 3, {0}},
+      {"more rows than seq_q", {0, 2, 5, 7}, {0, 2, 5, 7}, 2, {1}},
+      {"int32's extremes",
+       {0, 2, INT32_MIN, INT32_MAX},
+       {0, 2, 5, 7},
+       3,
+       {1, 2}},
+  };
+  const int64_t row = 2 * kDim;  // elements of one row of O
+  for (const Skip& skip : skips) {
+    SCOPED_TRACE(skip.what);
+    AttentionProblem problem = p;
+    problem.seq_q = skip.seq_q;
+    AttentionInputs in = *good;
+    in.cu_seqlens_q = skip.cu_q;
+    in.cu_seqlens_k = skip.cu_k;
+    Outputs expected = *want;
+    for (const int64_t b : skip.skipped) {
+      const int32_t first = good->cu_seqlens_q[b];
+      const int32_t end = good->cu_seqlens_q[b + 1];
+      std::fill(expected.o.begin() + first * row,
+                expected.o.begin() + end * row, kNan);
+      for (int64_t h = 0; h < 2; ++h) {
+        std::fill(expected.lse.begin() + h * p.total_q + first,
+                  expected.lse.begin() + h * p.total_q + end, kNan);
+      }
+    }
+    const absl::StatusOr<Outputs> got = Reference(problem, in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    const auto same = [](float a, float b) {
+      return a == b || (std::isnan(a) && std::isnan(b));
+    };
+    EXPECT_TRUE(std::equal(got->o.begin(), got->o.end(), expected.o.begin(),
+                           expected.o.end(), same));
+    EXPECT_TRUE(std::equal(got->lse.begin(), got->lse.end(),
+                           expected.lse.begin(), expected.lse.end(), same));
+  }
+}
+
 TEST(AttentionReferenceTest, RefusesWhatItCannotCompute) {
   const std::vector<int32_t> lengths = {2, 3};
   const AttentionProblem p = Varlen(lengths, lengths, /*causal=*/false);
@@ -552,22 +617,15 @@ TEST(AttentionReferenceTest, RefusesWhatItCannotCompute) {
        [](AttentionProblem&, AttentionInputs& in) { in.q.pop_back(); }},
       {"offsets missing",
        [](AttentionProblem&, AttentionInputs& in) { in.cu_seqlens_k = {}; }},
-      {"offsets not from 0",
+      {"one offset too many",
        [](AttentionProblem&, AttentionInputs& in) {
-         in.cu_seqlens_q = {1, 3, 5};
+         in.cu_seqlens_q = {0, 2, 5, 5};
        }},
-      {"offsets decreasing",
-       [](AttentionProblem&, AttentionInputs& in) {
-         in.cu_seqlens_q = {0, 3, 2};
-       }},
-      {"a sequence longer than seq_q",
-       [](AttentionProblem&, AttentionInputs& in) {
-         in.cu_seqlens_q = {0, 0, 5};
-       }},
-      {"a sequence past total_k",
+      {"two computed sequences sharing rows",
        [](AttentionProblem& p, AttentionInputs& in) {
-         p.seq_k = 6;
-         in.cu_seqlens_k = {0, 1, 7};
+         p.batch = 3;
+         in.cu_seqlens_q = {0, 3, 1, 4};  // 0: 0..3, 2: 1..4
+         in.cu_seqlens_k = {0, 1, 2, 3};
        }},
   };
   for (const Refusal& refusal : refusals) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
+#include "ptxgen/attention/attention.h"
 #include "ptxgen/attention/problem.h"
 
 namespace ptxgen::attention {
@@ -138,6 +139,10 @@ std::vector<Refusal> Refusals() {
         p.scale = std::numeric_limits<float>::infinity();
       },
       {"scale=inf must be finite and positive"});
+  // The kernel takes scale * log2(e) in f32 (ScaleLog2): it must be finite.
+  add("a scale whose base-2 form is infinite",
+      [](AttentionProblem& p) { p.scale = 3e38f; },
+      {"scale=3e+38 is too large", "scale * log2(e)", "would be infinite"});
   // Variable lengths: packed [total, heads, dim] only, with their totals.
   add("totals with fixed lengths", [](AttentionProblem& p) { p.total_q = 512; },
       {"total_q and total_k", "leave them 0 with fixed lengths"});
@@ -150,6 +155,14 @@ std::vector<Refusal> Refusals() {
   add_varlen("variable lengths past int32 offsets",
              [](AttentionProblem& p) { p.total_k = kMax + 1; },
              {"total_k=2147483648 is outside 1..2147483647", "int32 offsets"});
+  add_varlen("a longest sequence of more rows than Q has",
+             [](AttentionProblem& p) { p.seq_q = p.total_q + 1; },
+             {"seq_q=", "(the longest sequence) is more than total_q=",
+              "the rows Q and O have in all"});
+  add_varlen("a longest sequence of more rows than K has",
+             [](AttentionProblem& p) { p.seq_k = 4096; },
+             {"seq_k=4096 (the longest sequence) is more than total_k=",
+              "the rows K and V have in all"});
   add_varlen("variable lengths with a batch stride",
              [](AttentionProblem& p) { p.k_stride.batch = 700 * 2 * 128; },
              {"k_stride.batch=179200 must be 0", "no batch stride"});
@@ -217,6 +230,11 @@ std::vector<Refusal> Refusals() {
         p.v_stride.head = std::numeric_limits<int64_t>::max();
       },
       {"v_stride.head=9223372036854775807 must be below 2^40 bytes"});
+  // A packed stride is named as the caller wrote it (0), with its value.
+  add("a packed batch stride of 2^40 bytes",
+      [](AttentionProblem& p) { p.seq_q = (int64_t{1} << 40) / (8 * 128 * 2); },
+      {"q_stride.batch (0: packed, 549755813888 elements) must be below 2^40 "
+       "bytes"});
   // No element offset wraps.
   add("Q spanning more than int64_t",
       [](AttentionProblem& p) {
@@ -301,12 +319,13 @@ std::vector<std::pair<std::string, AttentionProblem>> Accepted() {
     }
   }
   add("an explicit scale", [](AttentionProblem& p) { p.scale = 0.5f; });
+  add("a scale of 1e38, finite in base 2 too",
+      [](AttentionProblem& p) { p.scale = 1e38f; });
   add_varlen("variable lengths", [](AttentionProblem& p) { p.causal = true; });
-  add_varlen("variable lengths, fewer rows than the longest planned",
+  add_varlen("variable lengths, one sequence of all the rows",
              [](AttentionProblem& p) {
-               p.seq_q = p.seq_k = 4096;
-               p.total_q = 100;
-               p.total_k = 1;
+               p.seq_q = p.total_q = 100;
+               p.seq_k = p.total_k = 1;
              });
   // Q, K and V as views of one [batch, seq, 3, heads, dim] tensor, as a
   // fused QKV projection leaves them.
@@ -493,6 +512,83 @@ TEST(AttentionSpans, ASpanPastInt64IsRefusedNotWrapped) {
   ASSERT_FALSE(spans.ok());
   EXPECT_EQ(spans.status().message(),
             "attention: the LSE spans more than 2^63-1 elements");
+}
+
+// ---- Where the operands lie ----
+
+constexpr CUdeviceptr kMemory = 0x7f0000000000;
+
+// Base()'s tensors 16 MiB apart (each spans 1 MiB of bf16).
+AttentionOperands ApartOperands() {
+  AttentionOperands o;
+  o.q = kMemory;
+  o.k = kMemory + (16 << 20);
+  o.v = kMemory + (32 << 20);
+  o.o = kMemory + (48 << 20);
+  o.lse = kMemory + (64 << 20);
+  return o;
+}
+
+// O or the LSE sharing memory with another operand is refused, naming
+// both: out=k, out=q, the LSE inside O, the offsets inside O.
+TEST(AttentionOutputsApart, AnOutputSharingAnotherOperandsMemoryIsRefused) {
+  EXPECT_TRUE(CheckOutputsApart(Base(), ApartOperands()).ok());
+  const struct {
+    const char* what;
+    std::function<void(AttentionProblem&, AttentionOperands&)> change;
+    const char* message;
+  } refused[] = {
+      {"out=k", [](AttentionProblem&, AttentionOperands& o) { o.o = o.k; },
+       "attention: O (at 0x7f0001000000) shares memory with K (at "
+       "0x7f0001000000)"},
+      {"out=q", [](AttentionProblem&, AttentionOperands& o) { o.o = o.q; },
+       "O (at 0x7f0000000000) shares memory with Q"},
+      {"the LSE in O",
+       [](AttentionProblem&, AttentionOperands& o) { o.lse = o.o + 4096; },
+       "O (at 0x7f0003000000) shares memory with the LSE"},
+      {"the LSE in V",
+       [](AttentionProblem&, AttentionOperands& o) { o.lse = o.v + 256; },
+       "the LSE (at 0x7f0002000100) shares memory with V"},
+      {"cu_seqlens_q in O",
+       [](AttentionProblem& p, AttentionOperands& o) {
+         p.batch = 3;
+         p.variable_lengths = true;
+         p.total_q = 600;
+         p.total_k = 700;
+         o.cu_seqlens_q = o.o + 16;
+         o.cu_seqlens_k = kMemory + (80 << 20);
+       },
+       "O (at 0x7f0003000000) shares memory with cu_seqlens_q"},
+  };
+  for (const auto& r : refused) {
+    AttentionProblem problem = Base();
+    AttentionOperands operands = ApartOperands();
+    r.change(problem, operands);
+    const absl::Status status = CheckOutputsApart(problem, operands);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << r.what << ": " << status;
+    EXPECT_TRUE(absl::StrContains(status.message(), r.message))
+        << r.what << ": " << status;
+  }
+}
+
+// Q, K, V and O as views of one [batch, seq, 4, heads, dim] buffer: they
+// interleave without touching, and pass; no LSE is nothing to check.
+TEST(AttentionOutputsApart, HeadsOfOneBufferThatDoNotTouchPass) {
+  AttentionProblem p = Base();
+  p.heads_kv = 8;
+  for (Strides* s : {&p.q_stride, &p.k_stride, &p.v_stride, &p.o_stride}) {
+    s->head = 128;
+    s->seq = 4 * 8 * 128;
+    s->batch = 256 * 4 * 8 * 128;
+  }
+  AttentionOperands o;
+  o.q = kMemory;
+  o.k = kMemory + 8 * 128 * 2;
+  o.v = kMemory + 2 * 8 * 128 * 2;
+  o.o = kMemory + 3 * 8 * 128 * 2;
+  EXPECT_TRUE(CheckOutputsApart(p, o).ok()) << CheckOutputsApart(p, o);
+  o.o = o.v + 2;
+  EXPECT_FALSE(CheckOutputsApart(p, o).ok());
 }
 
 }  // namespace

@@ -32,14 +32,34 @@ TEST(Printable, EscapesCarriageReturns) {
   EXPECT_EQ(Printable("error\rall fine"), "error\\x0dall fine");
 }
 
-TEST(Printable, KeepsUtf8AndOtherHighBytes) {
-  EXPECT_EQ(Printable("caf\xc3\xa9 \xe2\x86\x92"), "caf\xc3\xa9 \xe2\x86\x92");
-  EXPECT_EQ(Printable("\xff\x80"), "\xff\x80");
+TEST(Printable, KeepsUtf8) {
+  EXPECT_EQ(Printable("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80 \xc2\xa0"),
+            "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x98\x80 \xc2\xa0");
+  EXPECT_EQ(Printable("\xf4\x8f\xbf\xbf"), "\xf4\x8f\xbf\xbf");  // U+10FFFF
+}
+
+// A lone 0x9b is CSI on an 8-bit terminal, and U+009B (C2 9B) on some
+// UTF-8 ones: bytes outside well-formed UTF-8, and the C1 controls, are
+// escaped.
+TEST(Printable, EscapesBytesOutsideUtf8AndC1Controls) {
+  EXPECT_EQ(Printable("\x9b"
+                      "31mred"),
+            "\\x9b31mred");
+  EXPECT_EQ(Printable("\xc2\x9b"
+                      "31m"),
+            "\\xc2\\x9b31m");
+  EXPECT_EQ(Printable("\xff\x80"), "\\xff\\x80");
+  EXPECT_EQ(Printable("caf\xc3"), "caf\\xc3");              // cut short
+  EXPECT_EQ(Printable("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
+  EXPECT_EQ(Printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(Printable("\xf4\x90\x80\x80"),
+            "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+  EXPECT_EQ(PrintableValue("\xe2\x86"), "\\xe2\\x86");
 }
 
 // Escaped text has nothing left to escape: printing it twice is harmless.
 TEST(Printable, IsIdempotent) {
-  const std::string once = Printable("a\x1b[1m\r\x7f\n");
+  const std::string once = Printable("a\x1b[1m\r\x7f\n\x9b\xc2\x85");
   EXPECT_EQ(Printable(once), once);
 }
 

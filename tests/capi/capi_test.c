@@ -602,6 +602,12 @@ static void RefusesNullArguments(void) {
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
                   "ptxgenStreamGetCaptureId: id is NULL");
   EXPECT(capture == 5);
+  /* Without a driver there is no device to ask, as Prepare says too. */
+  EXPECT_STATUS(PTXGEN_STATUS_NO_DEVICE,
+                ptxgenStreamGetCaptureId(handle, NULL, &capture));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenStreamGetCaptureId: no CUDA driver found");
+  EXPECT(capture == 5);
   /* The zeroed workspace's entry point: the same refusals, naming it. */
   EXPECT_STATUS(
       PTXGEN_STATUS_INVALID_VALUE,
@@ -848,7 +854,16 @@ static void PlansAnAttentionWithoutAGpu(void) {
   small.sm_count = 0;
   EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
                 ptxgenPlanAttention(handle, &problem, &small, &plan));
-  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle), "sm_count");
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "ptxgenPlanAttention: attention target: sm_count=0 is "
+                  "outside 1..1024");
+  /* scale * log2(e) would be infinite in the kernel. */
+  ptxgenAttentionProblem_t huge_scale = problem;
+  huge_scale.scale = 3e38f;
+  EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
+                ptxgenPlanAttention(handle, &huge_scale, NULL, &plan));
+  EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),
+                  "attention: scale=3e+38 is too large");
   EXPECT_STATUS(PTXGEN_STATUS_INVALID_VALUE,
                 ptxgenPlanAttention(handle, NULL, NULL, &plan));
   EXPECT_CONTAINS(ptxgenGetLastErrorMessage(handle),

@@ -1,6 +1,7 @@
 #include "ptxgen/compile/inspect.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -217,6 +218,23 @@ TEST(DisassembleSass, FailingToolReturnsItsOutput) {
   auto sass = DisassembleSass(ModuleWithCubin(), directory);
   ASSERT_FALSE(sass.ok());
   EXPECT_TRUE(Contains(sass.status().message(), "bad cubin"));
+}
+
+// PATH entries such as ".", "bin" or "" name the current folder, whatever
+// it holds: only absolute folders are searched.
+TEST(DisassembleSass, SkipsTheRelativeFoldersOfThePath) {
+  const std::string directory = EmptyPathDirectory();
+  ASSERT_EQ(mkdir((directory + "/bin").c_str(), 0700), 0);
+  WriteFakeTool(directory + "/nvdisasm");
+  WriteFakeTool(directory + "/bin/cuobjdump");
+  char caller[4096];
+  ASSERT_NE(getcwd(caller, sizeof(caller)), nullptr);
+  ASSERT_EQ(chdir(directory.c_str()), 0);
+  const std::string empty = FreshTestDirectory("empty");
+  ASSERT_EQ(mkdir(empty.c_str(), 0700), 0);
+  auto sass = DisassembleSass(ModuleWithCubin(), ".:bin::./bin:" + empty);
+  ASSERT_EQ(chdir(caller), 0);
+  EXPECT_EQ(sass.status().code(), absl::StatusCode::kNotFound) << sass.status();
 }
 
 TEST(DisassembleSass, ModuleWithoutCubinIsAPreconditionError) {

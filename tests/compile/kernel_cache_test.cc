@@ -146,6 +146,20 @@ TEST_F(CacheTest, MissCompilesThenMemoryHits) {
   EXPECT_TRUE(Warnings().empty());
 }
 
+// Memory hits share one module, however many hold it (2,000 plans of one
+// kernel held 2,000 copies of its PTX and CUBIN before).
+TEST_F(CacheTest, MemoryHitsShareOneModule) {
+  KernelCache& cache = NewCache();
+  auto first = Get(cache);
+  auto second = Get(cache);
+  auto third = Get(cache);
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(second.get(), third.get());
+  EXPECT_NE(first.get(), second.get()) << "the compile's own, with its time";
+  EXPECT_EQ(second->compile_ms, 0);
+  EXPECT_TRUE(second->cache_warnings.empty());
+}
+
 TEST_F(CacheTest, CreatesTheMissingDirectoryAndOneEntry) {
   KernelCache& cache = NewCache();
   auto module = Get(cache);

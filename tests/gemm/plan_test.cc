@@ -314,6 +314,11 @@ TEST(PlanTest, AWarmPlanFindsItsKernelByIdentityWithoutGeneratingIt) {
                                GemmCompileOptions({})));
   EXPECT_EQ(warm->compiled->source, compile::CacheSource::kMemoryCache);
   EXPECT_EQ(warm->compiled->cache_key, cold->compiled->cache_key);
+  // Warm plans share the resident module, not a copy each.
+  const absl::StatusOr<GemmPlan> warmer =
+      PlanGemm(Decode(), GemmTarget::H200(), options);
+  ASSERT_TRUE(warmer.ok()) << warmer.status();
+  EXPECT_EQ(warmer->compiled.get(), warm->compiled.get());
   EXPECT_EQ(warm->config, cold->config);
   EXPECT_EQ(warm->generated.kernel_name, cold->generated.kernel_name);
   EXPECT_TRUE(warm->generated.source == cold->generated.source);

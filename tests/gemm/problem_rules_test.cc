@@ -405,6 +405,98 @@ TEST(GemmFormsRules, PrepareRefusesWithValidateProblemsStatus) {
   }
 }
 
+// Where the operands of a 256 x 128 x 64 f16 GEMM (C read) lie: A, B, C
+// and D each 1 MiB apart.
+constexpr CUdeviceptr kMemory = 0x7f0000000000;
+GemmOperands ApartOperands() {
+  GemmOperands o;
+  o.a = kMemory;
+  o.b = kMemory + (1 << 20);
+  o.c = kMemory + (2 << 20);
+  o.d = kMemory + (3 << 20);
+  o.bias = kMemory + (4 << 20);
+  o.amax_d = kMemory + (5 << 20);
+  return o;
+}
+GemmProblem ReadsC() {
+  GemmProblem p{256, 128, 64, kF16};
+  p.beta = 0.5f;
+  p.bias = kAlongN;
+  return p;
+}
+
+// An output that shares memory with another operand is refused, naming
+// both (torch refuses such an out= too); D may be C itself, in place.
+TEST(GemmOutputsApart, AnOutputSharingAnInputsMemoryIsRefused) {
+  EXPECT_TRUE(CheckOutputsApart(ReadsC(), ApartOperands()).ok());
+  GemmOperands in_place = ApartOperands();
+  in_place.d = in_place.c;
+  EXPECT_TRUE(CheckOutputsApart(ReadsC(), in_place).ok());
+
+  const struct {
+    const char* what;
+    std::function<void(GemmProblem&, GemmOperands&)> change;
+    const char* message;
+  } refused[] = {
+      {"out=a", [](GemmProblem&, GemmOperands& o) { o.d = o.a; },
+       "GEMM: D (at 0x7f0000000000) shares memory with A (at 0x7f0000000000)"},
+      {"D inside B", [](GemmProblem&, GemmOperands& o) { o.d = o.b + 256; },
+       "D (at 0x7f0000100100) shares memory with B"},
+      {"D starting in C's last row",
+       [](GemmProblem&, GemmOperands& o) { o.d = o.c + 255 * 128 * 2; },
+       "D (at 0x7f000020ff00) shares memory with C"},
+      {"C in D walked another way",
+       [](GemmProblem& p, GemmOperands& o) {
+         o.d = o.c;
+         p.ldc = 256;
+       },
+       "shares memory with C"},
+      {"the bias in D",
+       [](GemmProblem&, GemmOperands& o) { o.bias = o.d + 64; },
+       "D (at 0x7f0000300000) shares memory with the bias"},
+      {"amax_d in D",
+       [](GemmProblem& p, GemmOperands& o) {
+         p = GemmProblem{256, 128, 64, kE4M3};
+         p.record_amax = true;
+         o.amax_d = o.d + 4;
+       },
+       "D (at 0x7f0000300000) shares memory with amax_d"},
+  };
+  for (const auto& r : refused) {
+    GemmProblem problem = ReadsC();
+    GemmOperands operands = ApartOperands();
+    r.change(problem, operands);
+    const absl::Status status = CheckOutputsApart(problem, operands);
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << r.what << ": " << status;
+    EXPECT_NE(status.message().find(r.message), absl::string_view::npos)
+        << r.what << ": " << status;
+  }
+  // A caller's workspace is written too.
+  const absl::Status workspace =
+      CheckOutputsApart(ReadsC(), ApartOperands(), kMemory + 4096, 1 << 16);
+  EXPECT_NE(workspace.message().find(
+                "the workspace (at 0x7f0000001000) shares memory with A"),
+            absl::string_view::npos)
+      << workspace;
+}
+
+// Slices of one buffer that do not touch may be an output and an input:
+// D into columns 64.. of a [256, 192] buffer whose columns 0..63 are A.
+TEST(GemmOutputsApart, SlicesOfOneBufferThatDoNotTouchPass) {
+  GemmProblem p{256, 128, 64, kF16};
+  p.lda = p.ldd = 192;
+  GemmOperands o = ApartOperands();
+  o.d = o.a + 64 * 2;
+  EXPECT_TRUE(CheckOutputsApart(p, o).ok()) << CheckOutputsApart(p, o);
+  o.d -= 2;  // column 63: A's
+  EXPECT_FALSE(CheckOutputsApart(p, o).ok());
+  // Operands the problem does not use are not looked at (C with beta 0).
+  GemmOperands unused = ApartOperands();
+  unused.c = unused.d;
+  unused.bias = unused.d;
+  EXPECT_TRUE(CheckOutputsApart(GemmProblem{256, 128, 64, kF16}, unused).ok());
+}
+
 TEST(GemmRules, AWorkspaceOwnerOutsideItsEnumerationIsRefused) {
   ASSERT_TRUE(kNoDriverNoDiskCache);
   GemmOptions options;

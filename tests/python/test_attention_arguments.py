@@ -79,6 +79,43 @@ def expect_refused(rule, q, k, v, **keywords):
     assert str(refused.value).startswith("ptxgen.attention: "), str(refused.value)
 
 
+class _RaisingIndex:
+    def __index__(self):
+        return 1 // 0
+
+
+class _RaisingDtype(FakeCudaArray):
+    """Offsets whose dtype property raises, as a caller's bug would."""
+
+    @property
+    def dtype(self):
+        raise KeyError("no dtype")
+
+
+class _RaisingInterface:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("not on the device")
+
+
+def test_what_a_callers_own_code_raises_is_an_error_naming_the_argument():
+    q = FakeCudaArray((512, 8, 64))
+    varlen = dict(cu_seqlens_q=s32(3), cu_seqlens_k=s32(3), max_seqlen_q=256,
+                  max_seqlen_k=256, out=FakeCudaArray((512, 8, 64)))
+    for change, words, cause in (
+            (dict(max_seqlen_q=_RaisingIndex()), "max_seqlen_q: its __index__ raised "
+                                                 "ZeroDivisionError", ZeroDivisionError),
+            (dict(cu_seqlens_k=_RaisingDtype((3,), "<i4")), "cu_seqlens_k: its dtype raised "
+                                                           "KeyError", KeyError),
+            (dict(out=_RaisingInterface()), "out: its array interface raised "
+                                            "RuntimeError", RuntimeError)):
+        with pytest.raises(ptxgen.Error) as refused:
+            plan_call(q, q, q, **dict(varlen, **change))
+        assert words in str(refused.value), str(refused.value)
+        assert str(refused.value).startswith("ptxgen.attention: ")
+        assert isinstance(refused.value.__cause__, cause)
+
+
 def test_flash_attentions_shapes_are_the_packed_bshd_problem():
     p = problem_of(bshd(2, 256, 32, 128), bshd(2, 512, 8, 128), bshd(2, 512, 8, 128))
     assert (p["batch"], p["heads_q"], p["heads_kv"]) == (2, 32, 8)

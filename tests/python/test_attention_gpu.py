@@ -142,6 +142,32 @@ class AttentionAgainstTorch(unittest.TestCase):
                 self.assertMatches(out[None, rows], lse[None, :, rows], expected_out,
                                    expected_lse)
 
+    def test_bad_offsets_write_nothing_outside_out(self):
+        """The audit's repro (issue #48): a sequence that ends past q's
+        rows is skipped, and nothing past out is written."""
+        q = uniform(512, 8, 64, dtype=torch.bfloat16)
+        big = torch.full((1024, 8, 64), 7.0, device="cuda", dtype=torch.bfloat16)
+        out = big[256:768]
+        for cu_q in ([0, 256, 600], [-64, 192, 512], [0, 300, 256]):
+            with self.subTest(cu_seqlens_q=cu_q):
+                big.fill_(7.0)
+                ptxgen.attention(q, q, q, cu_seqlens_q=torch.tensor(cu_q, device="cuda",
+                                                                    dtype=torch.int32),
+                                 cu_seqlens_k=torch.tensor([0, 256, 512], device="cuda",
+                                                           dtype=torch.int32),
+                                 max_seqlen_q=512, max_seqlen_k=256, out=out)
+                torch.cuda.synchronize()
+                self.assertFalse((big[:256] != 7).any())
+                self.assertFalse((big[768:] != 7).any())
+
+    def test_an_out_sharing_an_inputs_memory_is_refused(self):
+        q, k, v = self.inputs(1, 128, 128, 4, 4, 64)
+        for name, out in (("K", k), ("Q", q)):
+            with self.subTest(out=name):
+                with self.assertRaises(ptxgen.Error) as refused:
+                    ptxgen.attention(q, k, v, out=out)
+                self.assertIn(f"shares memory with {name}", str(refused.exception))
+
     def test_a_repeated_call_prepares_nothing(self):
         q, k, v = self.inputs(2, 128, 128, 4, 4, 64)
         ptxgen.attention(q, k, v)

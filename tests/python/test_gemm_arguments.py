@@ -140,9 +140,14 @@ def test_refuses_what_no_kernel_reads_before_asking_the_library():
     expect_refused("a has shape (4, 2, 256, 512)", FakeCudaArray((4, 2, 256, 512)), b, out)
     expect_refused("b has shape (512, 128); with a of 3 dimensions it needs 3",
                    FakeCudaArray((2, 256, 512)), b, out)
-    expect_refused("b has shape (512, 128) and strides (0, 1); ptxgen reads arrays stored "
-                   "with positive strides, not broadcasts", a,
+    expect_refused("b has shape (512, 128) and strides (0, 1); ptxgen reads arrays whose "
+                   "elements each have memory of their own, stored with positive strides: "
+                   "not broadcasts (stride 0)", a,
                    FakeCudaArray((512, 128), strides=(0, 1)), out)  # a row expanded
+    # An empty array stores nothing: its sizes meet the library's own rule
+    # (m 1 or more), not this one.
+    assert problem_of(FakeCudaArray((0, 512), strides=(0, 1)), b,
+                      FakeCudaArray((0, 128)))["m"] == 0
     expect_refused("not broadcasts", FakeCudaArray((2, 256, 512), strides=(0, 512, 1)),
                    FakeCudaArray((2, 512, 128)), FakeCudaArray((2, 256, 128)))
     expect_refused("give out= for a f16 result of arrays other than torch tensors", a, b, None)

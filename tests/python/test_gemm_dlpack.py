@@ -235,8 +235,8 @@ def test_refuses_what_ptxgen_does_not_read_and_gives_the_tensor_back():
         assert a.deleted == 1
         assert name_of(a.capsules[0]) == USED
     a, b, out = operands(strides=(0, 1))  # a row expanded
-    expect_refused("a has shape (256, 512) and strides (0, 1); ptxgen reads arrays stored "
-                   "with positive strides, not broadcasts", a, b, out=out)
+    expect_refused("a has shape (256, 512) and strides (0, 1); ptxgen reads arrays whose "
+                   "elements each have memory of their own", a, b, out=out)
     a, b, out = operands(strides=(1024, 2))
     expect_refused("ptxgen reads matrices with one of them 1", a, b, out=out)
     assert (a.deleted, b.deleted, out.streams) == (1, 1, [])  # refused before out was read

@@ -230,6 +230,11 @@ class GemmAgainstTorch(unittest.TestCase):
                         out=DLPackOnly(torch.empty(self.M, self.N, device="cuda")))
         self.assertIn("a is on kDLCPU (device type 1), not on a CUDA device",
                       str(on_cpu.exception))
+        square = quarters(self.M, self.M)
+        with self.assertRaises(ptxgen.Error) as out_is_a:  # D would overwrite A
+            ptxgen.gemm(square, quarters(self.M, self.M), out=square)
+        self.assertIn("D (at 0x", str(out_is_a.exception))
+        self.assertIn("shares memory with A", str(out_is_a.exception))
 
 
 @NEEDS_HOPPER

@@ -142,6 +142,37 @@ def test_refuses_what_no_grouped_gemm_reads_naming_the_rule():
     expect_refused("expected_m='16' is not an integer", a, b, offs, out=out, expected_m="16")
 
 
+# Calls of the shapes of a valid one (VALID) that break a rule, each with
+# the refusal's words: refused as a first call and after the valid one,
+# whose signature the fast path then knows.
+VALID = dict(a=FakeCudaArray((1000, 128)), b=stacked(8, 128, 256), offs=s32(8),
+             out=FakeCudaArray((1000, 256)))
+REFUSED_AFTER_ANY_CALL = [
+    (dict(masked_m=s32(8)), "not both"),
+    (dict(masked_m="junk"), "not both"),
+    (dict(offs=None), "neither was given"),
+    (dict(offs=f32(8)), "offs must be int32"),
+    (dict(offs=s32(7)), "offs has shape (7,)"),
+    (dict(expected_m="16"), "expected_m='16' is not an integer"),
+    (dict(activation="tanh"), "activation='tanh' is not one of"),
+    (dict(out=FakeCudaArray((1000, 128))), "out has shape (1000, 128)"),
+]
+
+
+@pytest.mark.parametrize("change, rule", REFUSED_AFTER_ANY_CALL)
+def test_a_refusal_holds_as_a_first_call_and_after_a_valid_one(library, change, rule):
+    from ptxgen import _gemm
+    call = dict(VALID, **change)
+    for first in (True, False):
+        _gemm._fast.clear()
+        if not first:
+            ptxgen.grouped_gemm(**VALID)
+        with pytest.raises(ptxgen.Error) as refused:
+            ptxgen.grouped_gemm(**call)
+        assert rule in str(refused.value), (first, str(refused.value))
+    assert len(library.runs) == 1  # the valid call's alone
+
+
 class Int64Counts(FakeCudaArray):
     """torch.int64 counts, as torch.cumsum gives them by default."""
     dtype = "torch.int64"

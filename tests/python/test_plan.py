@@ -318,6 +318,78 @@ def test_a_missing_library_is_an_error_naming_where_it_looked():
     assert "tools/python_install.sh" in run.stdout
 
 
+def _import_and_call(library_path, calls=2):
+    """What a process prints calling ptxgen.version() `calls` times with
+    $PTXGEN_LIBRARY set to `library_path`: each error's type, status and
+    text."""
+    script = ("import ptxgen\n"
+              f"for _ in range({calls}):\n"
+              "    try:\n        ptxgen.version()\n"
+              "    except Exception as e:\n"
+              "        print(type(e).__name__, getattr(e, 'status', ''), repr(str(e)))\n")
+    environment = dict(os.environ, PTXGEN_LIBRARY=library_path)
+    return subprocess.run([sys.executable, "-c", script], env=environment,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_a_library_without_ptxgens_functions_is_an_error_every_call():
+    # Another library, or a libptxgen.so built before the functions it lacks.
+    lines = _import_and_call("/lib/x86_64-linux-gnu/libm.so.6").splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert line.startswith("Error PTXGEN_STATUS_NO_LIBRARY 'ptxgen: "
+                               "/lib/x86_64-linux-gnu/libm.so.6 has no ptxgen"), line
+        assert "it is not a libptxgen.so of this ptxgen" in line
+
+
+def test_a_newline_in_the_library_path_cannot_forge_a_line():
+    printed = _import_and_call("/tmp/x\nptxgen: error: forged line", calls=1)
+    assert printed.count("\n") == 1, printed
+    assert "/tmp/x\\\\x0aptxgen: error: forged line" in printed, printed
+
+
+def test_the_printable_form_of_outside_text_is_one_line():
+    from ptxgen import _library
+    assert _library.printable("a\nb\tc\x1b[2J\x9b\u00e9\udc9b") == (
+        "a\\x0ab\\x09c\\x1b[2J\\x9b\u00e9\\x9b")
+
+
+class _NumpyBool:
+    """numpy.bool_(True) as ptxgen sees it: an __index__ of 1 and a bool
+    dtype."""
+    dtype = "bool"
+
+    def __index__(self):
+        return 1
+
+
+class _RaisingIndex:
+    def __index__(self):
+        return 1 // 0
+
+
+def test_booleans_of_any_library_are_no_sizes():
+    for keyword in ("m", "batch", "expected_m"):
+        with pytest.raises(ptxgen.Error, match=f"ptxgen.plan: {keyword}=.* is not an integer"):
+            ptxgen.plan(**dict(PLAIN, **{keyword: _NumpyBool()}))
+
+
+def test_a_size_whose_index_raises_is_an_error_naming_it_with_the_cause():
+    with pytest.raises(ptxgen.Error) as refused:
+        ptxgen.plan(**dict(PLAIN, n=_RaisingIndex()))
+    assert str(refused.value) == ("ptxgen.plan: n: its __index__ raised "
+                                  "ZeroDivisionError('integer division or modulo by zero')")
+    assert isinstance(refused.value.__cause__, ZeroDivisionError)
+
+
+def test_spans_refuses_a_keyword_no_problem_has():
+    with pytest.raises(ptxgen.Error, match="ptxgen.spans: sms is not a keyword of a problem; "
+                                           "it takes m, n, k, dtype"):
+        ptxgen.spans(m=64, n=64, k=64, sms=132)
+    with pytest.raises(ptxgen.Error, match="ptxgen.spans: k missing"):
+        ptxgen.spans(m=64, n=64)
+
+
 def test_importing_needs_no_library():
     environment = dict(os.environ, PTXGEN_LIBRARY="/nonexistent/libptxgen.so")
     subprocess.run([sys.executable, "-c", "import ptxgen"], env=environment, check=True)

@@ -9,6 +9,22 @@ import ptxgen
 CAUSAL = dict(batch=2, heads=32, kv_heads=8, seq=4096, head_dim=128, causal=True)
 
 
+class _NumpyBool:
+    """numpy.bool_(True) as ptxgen sees it: an __index__ of 1 and a bool
+    dtype (numpy need not be installed)."""
+    dtype = "bool"
+
+    def __index__(self):
+        return 1
+
+
+class _Raising:
+    """A size whose __index__ raises what a caller's bug would."""
+
+    def __index__(self):
+        return 1 // 0
+
+
 @pytest.fixture(scope="module")
 def causal_plan():
     return ptxgen.plan_attention(**CAUSAL)
@@ -39,6 +55,24 @@ def test_the_grid_is_persistent_with_fixed_lengths_and_a_cta_a_tile_with_variabl
     assert varlen.form == "attention.f16.d64+varlen"
 
 
+def test_dtype_takes_the_spellings_ptxgen_plan_takes():
+    for spelling in ("bf16", "bfloat16", "torch.bfloat16", _Dtype("bfloat16")):
+        assert ptxgen.plan_attention(**dict(CAUSAL, dtype=spelling)).form.startswith(
+            "attention.bf16")
+    assert ptxgen.plan_attention(**dict(CAUSAL, dtype="float16")).form.startswith(
+        "attention.f16")
+
+
+class _Dtype:
+    """A dtype object as torch and NumPy print theirs."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __str__(self):
+        return self._name
+
+
 def test_the_same_problem_plans_the_same_text(causal_plan):
     assert ptxgen.plan_attention(**CAUSAL).source == causal_plan.source
 
@@ -48,7 +82,10 @@ def test_refuses_problems_and_targets_that_break_a_rule_with_the_librarys_messag
         (dict(CAUSAL, head_dim=72), "head_dim"),
         (dict(CAUSAL, kv_heads=7), "heads"),
         (dict(CAUSAL, dtype="e4m3"), "f16 or bf16"),
-        (dict(CAUSAL, sms=0), "sm_count"),
+        (dict(CAUSAL, sms=0), "attention target: sm_count=0 is outside"),
+        (dict(CAUSAL, scale=3e38), "attention: scale=3e\\+38 is too large"),
+        (dict(CAUSAL, total_q=100, total_k=100), "seq_q=4096 \\(the longest sequence\\) "
+                                                 "is more than total_q=100"),
     ]
     for problem, rule in cases:
         with pytest.raises(ptxgen.Error, match=rule):
@@ -57,7 +94,13 @@ def test_refuses_problems_and_targets_that_break_a_rule_with_the_librarys_messag
 
 def test_refuses_keywords_outside_their_values_before_the_library():
     cases = [
-        (dict(CAUSAL, dtype="float16x"), "dtype='float16x' is not one of"),
+        (dict(CAUSAL, dtype="float16x"), "dtype='float16x' is not one of 'f16', 'bf16' "
+                                         "\\(f16 or bf16"),
+        (dict(CAUSAL, dtype="f32"), "dtype='f32' is not one of 'f16', 'bf16'"),
+        (dict(CAUSAL, kv_heads=0), "kv_heads=0 names no heads"),
+        (dict(CAUSAL, seq=_NumpyBool()), "seq=.* is not an integer"),
+        (dict(CAUSAL, heads=_Raising()), "heads: its __index__ raised "
+                                         "ZeroDivisionError"),
         (dict(CAUSAL, layout="sbhd"), "layout='sbhd' is not one of"),
         (dict(CAUSAL, causal=1), "causal=1 is not True or False"),
         (dict(CAUSAL, seq=True), "seq=True is not an integer"),

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -57,11 +58,20 @@ std::string NewTestDirectory(absl::string_view label) {
 
 ProcessResult RunPtxgen(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& environment,
-                        const StdoutTarget& stdout_target) {
+                        const StdoutTarget& stdout_target,
+                        const std::string& working_directory) {
   static int runs = 0;
   const std::string prefix =
       absl::StrCat(NewTestDirectory("runs"), "/", runs++);
-  std::vector<std::string> argv = {kPtxgenBinary};
+  // Found from here, wherever it runs.
+  char* binary = realpath(kPtxgenBinary, nullptr);
+  if (binary == nullptr) {
+    ADD_FAILURE() << "cannot find " << kPtxgenBinary << ": "
+                  << std::strerror(errno);
+    return {};
+  }
+  std::vector<std::string> argv = {binary};
+  std::free(binary);
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> env = Environment(environment);
 
@@ -84,8 +94,11 @@ ProcessResult RunPtxgen(const std::vector<std::string>& args,
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
                                    (prefix + ".err").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!working_directory.empty()) {
+    posix_spawn_file_actions_addchdir_np(&actions, working_directory.c_str());
+  }
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, kPtxgenBinary, &actions, nullptr,
+  const int spawned = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr,
                                   Pointers(argv).data(), Pointers(env).data());
   posix_spawn_file_actions_destroy(&actions);
   ProcessResult result;

@@ -36,9 +36,12 @@ struct StdoutTarget {
 // Runs ptxgen with `args`. Its environment is this process's without any
 // PTXGEN_ variable (a developer's settings must not leak in), plus
 // `environment`. A failure to start the process is a test failure.
+// It runs in `working_directory` (absolute), or in this process's when
+// that is empty.
 ProcessResult RunPtxgen(const std::vector<std::string>& args,
                         const std::map<std::string, std::string>& environment,
-                        const StdoutTarget& stdout_target = {});
+                        const StdoutTarget& stdout_target = {},
+                        const std::string& working_directory = "");
 
 // `environment` plus PTXGEN_CACHE_PATH naming the kernels the tests share
 // (tests/kernels/kernel_bundle.h): the opt-in of a run that only needs its

@@ -1176,6 +1176,45 @@ TEST(PtxgenTest, ANewlineInAValueCannotForgeALine) {
   EXPECT_TRUE(Contains(list.out, "cache\\x0aptxgen: error: forged (writable)"))
       << list.out;
   EXPECT_FALSE(Contains(list.out, forged)) << list.out;
+
+  // The loader's message quotes the path it could not load.
+  const Result loader =
+      Ptxgen(Args("gemm --m=128 --n=128 --k=128 --emit=resources"),
+             {{"PTXGEN_LIBCUDA", "/tmp/x" + forged}});
+  EXPECT_TRUE(Contains(loader.err, "/tmp/x\\x0aptxgen: error: forged"))
+      << loader.err;
+  EXPECT_FALSE(Contains(loader.err, forged)) << loader.err;
+}
+
+// A byte outside UTF-8 (0x9b: CSI on an 8-bit terminal) is shown escaped.
+TEST(PtxgenTest, ABrokenUtf8ByteInAValueIsShownEscaped) {
+  const std::string folder = NewTestDirectory("listed") +
+                             "/cache\x9b"
+                             "2J";
+  ASSERT_EQ(mkdir(folder.c_str(), 0700), 0);
+  const Result list =
+      Ptxgen(Args("cache list"), {{"PTXGEN_CACHE_DIR", folder}});
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_TRUE(Contains(list.out, "cache\\x9b2J (writable)")) << list.out;
+  EXPECT_EQ(list.out.find('\x9b'), std::string::npos) << list.out;
+}
+
+// A disassembler in the current folder is not run, whatever PATH says.
+TEST(PtxgenTest, SassIgnoresRelativePathEntries) {
+  const std::string work = NewTestDirectory("work");
+  ASSERT_EQ(mkdir((work + "/bin").c_str(), 0700), 0);
+  for (const std::string tool : {"/nvdisasm", "/bin/nvdisasm"}) {
+    std::ofstream(work + tool) << "#!/bin/sh\necho \"ran $0\"\n";
+    ASSERT_EQ(chmod((work + tool).c_str(), 0700), 0);
+  }
+  const Result run =
+      RunPtxgen(Args("wgmma-fence --emit=sass"),
+                {{"PATH", ".:bin::" + NewTestDirectory("empty")},
+                 {"PTXGEN_CACHE_DIR", NewTestDirectory("cache")}},
+                {}, work);
+  EXPECT_EQ(run.status, 1) << run.out;
+  EXPECT_FALSE(Contains(run.out, "ran ")) << run.out;
+  EXPECT_TRUE(Contains(run.err, "neither nvdisasm nor cuobjdump")) << run.err;
 }
 
 TEST(PtxgenTest, LogLevelInfoSaysWhatWasCompiled) {
@@ -1321,9 +1360,26 @@ TEST(PtxgenTest, AttentionProblemsTheLibraryRefusesExitOne) {
        "attention: variable lengths store Q, K, V and O [total, heads, dim]"},
       {"--batch=2 --heads=8 --seq=512 --head-dim=64 --varlen --total-q=0",
        "attention: total_q=0 is outside"},
-      // --total-q's default, --batch times --seq, past int32 offsets.
+      // --total-q's default, --batch times --seq, past int32 offsets: in
+      // the flags the user wrote, even where the product wraps.
       {"--batch=2 --heads=8 --seq=2147483647 --head-dim=64 --varlen",
-       "attention: total_q=4294967294 is outside"},
+       "--total-q's default, --batch x --seq = 2 x 2147483647, is more than "
+       "2147483647 rows (int32 offsets): give --total-q"},
+      {"--batch=2147483647 --heads=8 --seq=2147483647 --head-dim=64 "
+       "--varlen",
+       "--total-q's default, --batch x --seq = 2147483647 x 2147483647, is "
+       "more than 2147483647 rows"},
+      {"--batch=2 --heads=8 --seq=512 --seq-k=2147483647 --head-dim=64 "
+       "--varlen --total-q=1024",
+       "--total-k's default, --batch x --seq-k = 2 x 2147483647"},
+      // The longest sequence must fit in the rows given.
+      {"--batch=2 --heads=8 --seq=256 --head-dim=128 --varlen --total-q=100 "
+       "--total-k=100",
+       "attention: seq_q=256 (the longest sequence) is more than "
+       "total_q=100"},
+      // A scale the kernel's base-2 form makes infinite.
+      {"--batch=1 --heads=1 --seq=128 --head-dim=64 --scale=3e38",
+       "attention: scale=3e+38 is too large"},
   };
   for (const auto& [flags, message] : cases) {
     const Result run = Ptxgen(Args(absl::StrCat("attention ", flags)));

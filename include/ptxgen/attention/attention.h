@@ -40,9 +40,14 @@ namespace ptxgen::attention {
 // The device pointers of one Run, each 16-byte aligned. lse: f32, as
 // StoredSpans' lse counts them (packed [batch, heads_q, seq_q], or with
 // variable lengths [heads_q, total_q]); null: not written. With variable
-// lengths cu_seqlens_q and cu_seqlens_k (int32, batch + 1 each, starting
-// at 0 and non-decreasing, every sequence inside total_q and total_k and
-// at most seq_q and seq_k long) are read by the kernel.
+// lengths cu_seqlens_q and cu_seqlens_k (int32, batch + 1 each, from 0,
+// non-decreasing) are read by the kernel alone, which checks each sequence
+// b: its rows cu[b]..cu[b+1] in order and inside total_q (total_k), at
+// most seq_q query rows. A sequence that breaks this is skipped: its O and
+// LSE rows are left as they were, and nothing outside O, the LSE, Q, K or V
+// is read or written whatever the offsets hold. (Offsets that decrease
+// make the next sequences overlap earlier ones' rows; each is computed,
+// in no set order.)
 struct AttentionOperands {
   CUdeviceptr q = 0;
   CUdeviceptr k = 0;
@@ -52,6 +57,14 @@ struct AttentionOperands {
   CUdeviceptr cu_seqlens_q = 0;
   CUdeviceptr cu_seqlens_k = 0;
 };
+
+// What Run refuses (InvalidArgument, naming both) of where the operands
+// of `problem` lie: O or the LSE sharing memory with Q, K, V, the offsets
+// or each other (base::MayShareMemory: heads or rows of one buffer that
+// interleave without touching pass), which the kernel would race on. Plain
+// arithmetic: no driver call.
+absl::Status CheckOutputsApart(const AttentionProblem& problem,
+                               const AttentionOperands& operands);
 
 // What Prepare (and PlanAttention) may be told beyond the problem.
 struct AttentionOptions {
@@ -115,7 +128,8 @@ class Attention {
   // Computes O (and the LSE, when given) on `stream` in the Attention's
   // context. Refused (InvalidArgument, naming the rule): a null or
   // misaligned Q, K, V or O; a misaligned LSE; variable lengths without
-  // their offsets; memory the kernel cannot reach; another context
+  // their offsets; memory the kernel cannot reach; an output sharing
+  // memory with another operand (CheckOutputsApart); another context
   // current, or a stream of another context (FailedPrecondition).
   absl::Status Run(const AttentionOperands& operands, CUstream stream) const;
 

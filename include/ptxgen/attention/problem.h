@@ -87,6 +87,11 @@ struct AttentionProblem {
 // in. A variable-length problem's batch strides stay 0.
 AttentionProblem Resolved(const AttentionProblem& problem);
 
+// The scale in base 2, as the kernel applies it (each weight one ex2): the
+// resolved scale times log2(e), in f32. The validator refuses a problem
+// where this is not finite, so no surface hands the kernel an infinity.
+float ScaleLog2(const AttentionProblem& problem);
+
 // How many elements each tensor spans as Resolved(problem) stores it, from
 // its first element to past its last, gaps included: what a buffer for it
 // must hold. The LSE (f32) is packed: [batch, heads_q, seq_q], or with
@@ -103,9 +108,11 @@ absl::StatusOr<AttentionSpans> StoredSpans(const AttentionProblem& problem);
 // head_dim in 1..kMaxAttentionDimension; heads_q a multiple of heads_kv;
 // head_dim a multiple of 16, at most 256; element f16 or bf16; a known
 // layout; a finite positive scale (the online softmax takes each row's
-// maximum before scaling); variable lengths only as [total, heads, dim]
-// (kBatchSeqHeadDim, batch strides 0) with total_q and total_k in
-// 1..kMaxAttentionDimension, which fixed lengths leave 0; each stride at
+// maximum before scaling) whose ScaleLog2 is finite too; variable lengths
+// only as [total, heads, dim] (kBatchSeqHeadDim, batch strides 0) with
+// total_q and total_k in 1..kMaxAttentionDimension, which fixed lengths
+// leave 0, and seq_q and seq_k (the longest sequences) at most total_q and
+// total_k; each stride at
 // least what the dimensions inside it span (no two rows or heads overlap),
 // below TMA's 2^40 bytes (ptx::kTensorStrideLimitBytes) and a multiple of
 // 16 bytes (ptx::kTensorGlobalAlignmentBytes: every row starts where TMA can

@@ -14,7 +14,9 @@ namespace ptxgen::base {
 // `text` with each control byte (below 0x20, and 0x7f) written as \xNN, so
 // that no escape sequence reaches the terminal. Newlines and tabs stay: they
 // only lay the text out. Carriage returns do not, as they let a line hide
-// what came before it. Other bytes, UTF-8 included, are kept.
+// what came before it. Well-formed UTF-8 is kept but for the C1 controls
+// (U+0080..U+009F); any other byte of 0x80 and above is escaped too, as a
+// lone 0x9b is a control sequence introducer on an 8-bit terminal.
 std::string Printable(absl::string_view text);
 
 // A value quoted inside a message (an environment variable's, a path), with

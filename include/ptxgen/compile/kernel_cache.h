@@ -135,7 +135,7 @@ struct CacheFolderContents {
 // A module the cache remembers under a caller's identity of it
 // (KernelCache::FindIdentified), with what the caller made it from.
 struct IdentifiedModule {
-  std::shared_ptr<const CompiledModule> module;  // this lookup's copy
+  std::shared_ptr<const CompiledModule> module;  // the resident module
   // What the caller gave GetOrCompile beside the identity (a GEMM's
   // gen::GeneratedGemm): kept, never read, by the cache.
   std::shared_ptr<const void> description;
@@ -169,8 +169,11 @@ class KernelCache {
   KernelCache& operator=(const KernelCache&) = delete;
 
   // The module for this request from memory, else disk, else NVRTC. Threads
-  // asking for a key that is being compiled wait for that compilation. The
-  // result is this call's own copy: `source` and `compile_ms` describe this
+  // asking for a key that is being compiled wait for that compilation. A
+  // memory hit (a waiting thread's too) shares the one resident module,
+  // whatever number of plans and prepared kernels hold it: its `source` is
+  // kMemoryCache, its compile_ms 0, no warnings. A compile or a disk load
+  // gives this call its own copy: `source` and `compile_ms` describe this
   // lookup, `cache_warnings` what went wrong on the way. Compile errors are
   // returned (to every waiting thread) and not cached.
   absl::StatusOr<std::shared_ptr<const CompiledModule>> GetOrCompile(
@@ -186,8 +189,8 @@ class KernelCache {
       const CompileOptions& options, absl::string_view identity,
       std::shared_ptr<const void> description);
 
-  // The module remembered under `identity` (this lookup's copy, its source
-  // kMemoryCache) and its description; none when it is not remembered, or
+  // The module remembered under `identity` (the resident one a memory hit
+  // shares) and its description; none when it is not remembered, or
   // no longer (its module left memory), and the caller generates. Threads
   // that miss together each generate; GetOrCompile compiles once.
   std::optional<IdentifiedModule> FindIdentified(absl::string_view identity);

@@ -110,6 +110,19 @@ struct CallerWorkspace {
   bool zeroed = false;
 };
 
+// What Run refuses (InvalidArgument, naming both operands) of where the
+// operands of `problem` lie: an output (D, amax_d, the workspace of
+// `workspace_bytes` at `workspace`; 0: none) that may share memory with
+// another operand the run uses, which the kernel would race on
+// (base::MayShareMemory: views that interleave without touching pass).
+// D may be C itself, the same memory walked the same way: an update in
+// place. Operands the problem does not use are not looked at. Plain
+// arithmetic: no driver call; Run checks it after the pointers' rules.
+absl::Status CheckOutputsApart(const GemmProblem& problem,
+                               const GemmOperands& operands,
+                               CUdeviceptr workspace = 0,
+                               int64_t workspace_bytes = 0);
+
 // Defined in gemm.cc and plan.h: what a Gemm holds.
 class LoadedGemmKernel;
 struct GemmPlan;
@@ -145,7 +158,8 @@ class Gemm {
   // with no context current the Gemm's is made current, and left so. An
   // operand the kernel cannot reach from its context (memory of another
   // device without peer access, or of another context) is refused
-  // (InvalidArgument): a kernel would fault on it.
+  // (InvalidArgument): a kernel would fault on it; so is an output sharing
+  // memory with another operand (CheckOutputsApart), which it would race on.
   // It only enqueues work on `stream` (no allocation, no synchronization,
   // no module load; its checks are host-side queries), so a run may be
   // captured into a CUDA graph (cuStreamBeginCapture, any capture mode).

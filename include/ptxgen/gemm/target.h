@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace ptxgen::gemm {
 
@@ -36,10 +37,12 @@ struct GemmTarget {
   static GemmTarget H200();
 };
 
-// Refuses, naming the rule: arch other than kGemmArch, sm_count outside
+// Refuses, naming the rule ("<family> target: ...", the kernels planned
+// for it: "GEMM", "attention"): arch other than kGemmArch, sm_count outside
 // 1..kMaxGemmTargetSms, less shared memory per block than
 // kMinGemmTargetSharedBytes.
-absl::Status ValidateGemmTarget(const GemmTarget& target);
+absl::Status ValidateGemmTarget(const GemmTarget& target,
+                                absl::string_view family = "GEMM");
 
 }  // namespace ptxgen::gemm
 

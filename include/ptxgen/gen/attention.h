@@ -97,8 +97,10 @@ enum class AttentionKernelParameter {
   kLse,         // f32 log-sum-exp per query row and head (natural log)
   kCuSeqlensQ,  // int32 [batch + 1]: variable lengths only
   kCuSeqlensK,
-  kSeqQ,  // fixed lengths: every sequence's rows; variable: unused
-  kSeqK,
+  kSeqQ,         // fixed lengths: every sequence's rows; variable: the most one
+  kSeqK,         // may have (max_seqlen_q; seq_k unused)
+  kTotalQ,       // variable lengths: the rows of Q and O, and of K and V, as
+  kTotalK,       // allocated: no sequence's rows may end past them
   kQueryBlocks,  // tiles of each sequence and head: the longest's
   kHeadsQ,
   kBatch,

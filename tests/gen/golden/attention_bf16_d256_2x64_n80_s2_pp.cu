@@ -31,8 +31,10 @@
 //   float* __restrict__ lse: the log-sum-exp of each query row (null: not stored)
 //   const int* __restrict__ cu_seqlens_q: variable lengths: each sequence's first row of Q, and the total
 //   const int* __restrict__ cu_seqlens_k: variable lengths: each sequence's first row of K and V, and the total
-//   int seq_q: rows of Q per sequence, or with variable lengths in all
+//   int seq_q: rows of Q per sequence, or with variable lengths the most a sequence may have
 //   int seq_k: rows of K and V per sequence (fixed lengths)
+//   int total_q: variable lengths: the rows of Q and O, past which no sequence may end
+//   int total_k: variable lengths: the rows of K and V, past which no sequence may end
 //   int query_blocks: blocks of query rows of the longest sequence
 //   int heads_q: query heads
 //   int batch: sequences
@@ -564,7 +566,8 @@ struct AttentionTile {
 // one reads.
 struct AttentionTiles {
   int query_blocks, heads_q, batch, heads_per_kv;
-  int seq_q, seq_k;  // fixed lengths
+  int seq_q, seq_k;      // fixed lengths; variable: seq_q the most a sequence may have
+  int total_q, total_k;  // variable lengths: the rows allocated
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
 };
@@ -607,10 +610,18 @@ __device__ __forceinline__ AttentionTile attention_tile(int index, const Attenti
   t.kv_head = t.head / tiles.heads_per_kv;
   if constexpr (plan::kVariableLengths) {
     t.map_batch = 0;
-    t.q_start = tiles.cu_seqlens_q[sequence];
-    t.k_start = tiles.cu_seqlens_k[sequence];
-    t.seq_q = tiles.cu_seqlens_q[sequence + 1] - t.q_start;
-    t.seq_k = tiles.cu_seqlens_k[sequence + 1] - t.k_start;
+    const int q_start = tiles.cu_seqlens_q[sequence], q_end = tiles.cu_seqlens_q[sequence + 1];
+    const int k_start = tiles.cu_seqlens_k[sequence], k_end = tiles.cu_seqlens_k[sequence + 1];
+    // The offsets are the caller's, never checked on the host: a sequence
+    // whose rows are out of order, outside Q/O or K/V, or more than the
+    // launch planned for gets no rows, so none of its tiles reads or writes.
+    const bool in_bounds = 0 <= q_start && q_start <= q_end && q_end <= tiles.total_q &&
+                           q_end - q_start <= tiles.seq_q && 0 <= k_start && k_start <= k_end &&
+                           k_end <= tiles.total_k;
+    t.q_start = in_bounds ? q_start : 0;
+    t.k_start = in_bounds ? k_start : 0;
+    t.seq_q = in_bounds ? q_end - q_start : 0;
+    t.seq_k = in_bounds ? k_end - k_start : 0;
   } else {
     t.map_batch = sequence;
     t.q_start = 0;
@@ -1088,6 +1099,8 @@ ptxgen_attention_bf16_d256_2x64_n80_s2_pp(const __grid_constant__ TensorMap q_ma
     const int* __restrict__ cu_seqlens_k,
     int seq_q,
     int seq_k,
+    int total_q,
+    int total_k,
     int query_blocks,
     int heads_q,
     int batch,
@@ -1100,8 +1113,8 @@ ptxgen_attention_bf16_d256_2x64_n80_s2_pp(const __grid_constant__ TensorMap q_ma
   const unsigned base =
       ((unsigned)__cvta_generic_to_shared(shared) + plan::kAlignment - 1u) &
       ~(plan::kAlignment - 1u);
-  const AttentionTiles tiles = {query_blocks, heads_q, batch, heads_per_kv,
-                                seq_q,        seq_k,   cu_seqlens_q, cu_seqlens_k};
+  const AttentionTiles tiles = {query_blocks, heads_q, batch,   heads_per_kv, seq_q,
+                                seq_k,        total_q, total_k, cu_seqlens_q, cu_seqlens_k};
   const QueryRing queries{base + plan::kQBarriersOffset};
   const KeyRing keys{base + plan::kKBarriersOffset};
   const ValueRing values{base + plan::kVBarriersOffset};
@@ -1121,7 +1134,8 @@ ptxgen_attention_bf16_d256_2x64_n80_s2_pp(const __grid_constant__ TensorMap q_ma
     }
   } else {
     setmaxnreg_inc_240();
-    const OutputArgs out = {(unsigned long long)&o_map, o, lse, seq_q, heads_q,
+    const int lse_rows = plan::kVariableLengths ? total_q : seq_q;
+    const OutputArgs out = {(unsigned long long)&o_map, o, lse, lse_rows, heads_q,
                             o_seq_stride, o_head_stride, o_batch_stride};
     consume(base, queries, keys, values, tiles, scale_log2, out, warpgroup - 1,
             threadIdx.x % plan::kThreadsPerWarpgroup);

@@ -1,0 +1,73 @@
+// Layer: beside attention.cc, below Run: where a run's operands lie, and
+// whether O or the LSE may share memory with another. Plain arithmetic on
+// the resolved problem; calls no driver.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ptxgen/attention/attention.h"
+#include "ptxgen/attention/problem.h"
+#include "ptxgen/base/memory_region.h"
+#include "ptxgen/ptx/scalar_type.h"
+
+namespace ptxgen::attention {
+namespace {
+
+using base::MemoryRegion;
+
+struct Operand {
+  const char* name;
+  MemoryRegion region;
+  bool written;
+};
+
+// A tensor of `rows` and `heads` per sequence (one sequence with variable
+// lengths), head_dim elements contiguous, as `s` strides it.
+MemoryRegion Tensor(const AttentionProblem& r, CUdeviceptr address,
+                    int64_t rows, int64_t heads, const Strides& s) {
+  const int64_t sequences = r.variable_lengths ? 1 : r.batch;
+  return {address,
+          ptx::SizeInBytes(r.element),
+          r.head_dim,
+          {{{sequences, s.batch}, {rows, s.seq}, {heads, s.head}}}};
+}
+
+}  // namespace
+
+absl::Status CheckOutputsApart(const AttentionProblem& problem,
+                               const AttentionOperands& operands) {
+  const AttentionProblem r = Resolved(problem);
+  const absl::StatusOr<AttentionSpans> spans = StoredSpans(r);
+  if (!spans.ok()) return spans.status();
+  const int64_t rows_q = r.variable_lengths ? r.total_q : r.seq_q;
+  const int64_t rows_k = r.variable_lengths ? r.total_k : r.seq_k;
+  const MemoryRegion offsets_q = {operands.cu_seqlens_q, 4, r.batch + 1, {}};
+  const MemoryRegion offsets_k = {operands.cu_seqlens_k, 4, r.batch + 1, {}};
+  std::array<Operand, 7> used = {{
+      {"O", Tensor(r, operands.o, rows_q, r.heads_q, r.o_stride), true},
+      {"the LSE",
+       {operands.lse, 4, operands.lse != 0 ? spans->lse : 0, {}},
+       true},
+      {"Q", Tensor(r, operands.q, rows_q, r.heads_q, r.q_stride), false},
+      {"K", Tensor(r, operands.k, rows_k, r.heads_kv, r.k_stride), false},
+      {"V", Tensor(r, operands.v, rows_k, r.heads_kv, r.v_stride), false},
+      {"cu_seqlens_q", r.variable_lengths ? offsets_q : MemoryRegion{}, false},
+      {"cu_seqlens_k", r.variable_lengths ? offsets_k : MemoryRegion{}, false},
+  }};
+  for (size_t w = 0; w < 2; ++w) {
+    for (size_t x = w + 1; x < used.size(); ++x) {
+      if (!base::MayShareMemory(used[w].region, used[x].region)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attention: ", used[w].name, " (at 0x",
+          absl::Hex(used[w].region.address), ") shares memory with ",
+          used[x].name, " (at 0x", absl::Hex(used[x].region.address),
+          "): the kernel would race on it; give each output memory of its "
+          "own"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ptxgen::attention
