@@ -1,12 +1,14 @@
 #!/bin/bash
 # The search for input-handling defects, as CI runs it:
-#   1. every CPU test of host code under AddressSanitizer (leak checking on)
-#      and UndefinedBehaviorSanitizer, any report fatal. Tests tagged
-#      compile_sweep are left out: their time is NVRTC's and ptxas's, which
-#      are not instrumented, and the host code they run is the generator's,
-#      which the unit tests and fuzzers cover here. So are the GPU tests
-#      (tag gpu): here they would only be built to skip, and their cases
-#      that need no GPU live in CPU tests;
+#   1. the tests of the host code that reads outside input (tag asan: the
+#      C API, the CLI, the problem rules, the kernel cache and its files,
+#      the driver and launch checks, logs, JSON) under AddressSanitizer
+#      (leak checking on) and UndefinedBehaviorSanitizer, any report fatal.
+#      The others run once, in the default build: the generators and the
+#      PTX emitters take only what those layers validated (and their
+#      parsers are fuzzed below), the compile sweeps' time is NVRTC's and
+#      ptxas's, which are not instrumented, and the GPU tests would only be
+#      built to skip;
 #   2. every libFuzzer target of fuzz/ for FUZZ_SECONDS (default 10) over a
 #      copy of its seed corpus (fuzz/corpus/<target>/; the checkout is not
 #      written), two at a time, printing each target's executions.
@@ -65,11 +67,11 @@ parts=${PTXGEN_SANITIZE_PARTS:-suite,fuzz}
 
 # ---- 1. The test suite under ASan + UBSan ----
 asan_suite() {
-  echo "== sanitize: bazel test --config=asan //... but compile sweeps and GPU tests (clang-14, ASan + UBSan)"
+  echo "== sanitize: bazel test --config=asan, the tests tagged asan (clang-14, ASan + UBSan)"
   asan_start=$SECONDS
   # --build_tests_only: the tests and what they run, not every binary.
   sanitized_bazel test --config=asan --keep_going --build_tests_only \
-    --test_tag_filters=-compile_sweep,-gpu -- "${patterns[@]}" 2>&1 | tee "$work/asan.log" | show_results
+    --test_tag_filters=asan -- "${patterns[@]}" 2>&1 | tee "$work/asan.log" | show_results
   asan_status=${PIPESTATUS[0]}
   testlogs=$(sanitized_bazel info --config=asan bazel-testlogs 2>/dev/null)
   summary=$(python3 tools/test_summary.py "$testlogs" "$work/asan.log")

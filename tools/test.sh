@@ -4,9 +4,10 @@
 #                                tests skip, saying why, without a GPU), the
 #                                Python package's, the CMake and Bazel-client
 #                                checks, format and clang-tidy, then
-#                                tools/sanitize.sh: the host-code tests under
-#                                ASan + UBSan and every fuzz target for
-#                                FUZZ_SECONDS (10) each
+#                                tools/sanitize.sh: the tests of code that
+#                                reads outside input (tag asan) under ASan +
+#                                UBSan instead of the default build, and
+#                                every fuzz target for FUZZ_SECONDS (10) each
 #   bash tools/test.sh --quick   the edit-test loop: the Bazel tests but the
 #                                compile sweeps (tag compile_sweep), the
 #                                Python package's, and the fuzz targets'
@@ -58,11 +59,16 @@ check() {
   if "$@"; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; return 1; fi
 }
 
-# The Bazel suite, counted by test case (tools/test_summary.py).
+# The Bazel suite, counted by test case (tools/test_summary.py). In the CI
+# tier the tests tagged asan run once, under ASan (tools/sanitize.sh), and
+# are neither built nor run here.
 bazel_suite() {
-  local filters=()
+  local filters=() patterns=(//...)
   [ "$tier" = quick ] && filters=(--test_tag_filters=-compile_sweep)
-  bazel test "${filters[@]}" //... 2>&1 | tee /tmp/ptxgen-test.log |
+  if [ "$tier" = ci ] && [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
+    mapfile -t -O 1 patterns < <(bazel query 'attr(tags, "asan", tests(//...))'       2>/dev/null | sed 's/^/-/')
+  fi
+  bazel test "${filters[@]}" -- "${patterns[@]}" 2>&1 | tee /tmp/ptxgen-test.log |
     grep -vE "^(\[|INFO: From|Loading|Analyzing)" |
     grep -E "PASSED|FAILED|SKIPPED|TIMEOUT|NO STATUS|ERROR|Executed"
   local status=${PIPESTATUS[0]} summary
