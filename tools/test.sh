@@ -66,7 +66,8 @@ bazel_suite() {
   local filters=() patterns=(//...)
   [ "$tier" = quick ] && filters=(--test_tag_filters=-compile_sweep)
   if [ "$tier" = ci ] && [ "${PTXGEN_SANITIZE:-1}" != "0" ]; then
-    mapfile -t -O 1 patterns < <(bazel query 'attr(tags, "asan", tests(//...))'       2>/dev/null | sed 's/^/-/')
+    mapfile -t -O 1 patterns < <(bazel query 'attr(tags, "\basan\b", tests(//...))' \
+      2>/dev/null | sed 's/^/-/')
   fi
   bazel test "${filters[@]}" -- "${patterns[@]}" 2>&1 | tee /tmp/ptxgen-test.log |
     grep -vE "^(\[|INFO: From|Loading|Analyzing)" |

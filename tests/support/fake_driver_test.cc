@@ -112,9 +112,10 @@ TEST_F(FakeDriverTest, AnAttentionRunLaunchesAndRefusesOOnK) {
   absl::StatusOr<attention::Attention> attention =
       attention::Attention::Prepare(problem);
   ASSERT_TRUE(attention.ok()) << attention.status();
-  runtime::DeviceBuffer q = Buffer(600 * 4 * 64 * 2), k = Buffer(600 * 2 * 64 * 2),
-                        v = Buffer(600 * 2 * 64 * 2), o = Buffer(600 * 4 * 64 * 2),
-                        cu = Buffer(16);
+  runtime::DeviceBuffer q = Buffer(600 * 4 * 64 * 2),
+                        k = Buffer(600 * 2 * 64 * 2),
+                        v = Buffer(600 * 2 * 64 * 2),
+                        o = Buffer(600 * 4 * 64 * 2), cu = Buffer(16);
   attention::AttentionOperands operands;
   operands.q = q.address();
   operands.k = k.address();

@@ -93,8 +93,10 @@ CUresult CUDAAPI cuDeviceGetCount(int *count) {
 }
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
-  if (name == NULL || length < 1 || device != 0) return CUDA_ERROR_INVALID_VALUE;
-  snprintf(name, (size_t)length, "NVIDIA H100 80GB HBM3 (ptxgen's fake driver)");
+  if (name == NULL || length < 1 || device != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  snprintf(name, (size_t)length,
+           "NVIDIA H100 80GB HBM3 (ptxgen's fake driver)");
   return CUDA_SUCCESS;
 }
 
@@ -102,21 +104,39 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                                       CUdevice device) {
   if (value == NULL || device != 0) return CUDA_ERROR_INVALID_VALUE;
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = FAKE_SM_COUNT; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = 9;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *value = 0;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = FAKE_SM_COUNT;
+      break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
       *value = FAKE_SHARED_OPTIN;
       break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
       *value = 233472;
       break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 50 << 20; break;
-    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: *value = 1; break;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1980000; break;
-    default: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+      *value = 49152;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+      *value = 50 << 20;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *value = 1980000;
+      break;
+    default:
+      *value = 0;
+      break;
   }
   return CUDA_SUCCESS;
 }
@@ -210,12 +230,18 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int count,
   if (attributes == NULL || values == NULL) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned int i = 0; i < count; ++i) {
     switch (attributes[i]) {
-      case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)values[i] = NULL; break;
+      case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)values[i] = NULL;
+        break;
       case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
         *(CUdeviceptr *)values[i] = 0;
         break;
-      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)values[i] = -2; break;
-      default: *(unsigned int *)values[i] = 0; break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)values[i] = -2;
+        break;
+      default:
+        *(unsigned int *)values[i] = 0;
+        break;
     }
   }
   return CUDA_SUCCESS;
@@ -274,9 +300,10 @@ static void LogLaunch(CUfunction function, const unsigned grid[3],
   if (path == NULL || path[0] == '\0') return;
   FILE *log = fopen(path, "a");
   if (log == NULL) return;
-  fprintf(log, "launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u cluster=%u,%u,%u\n",
-          function->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-          shared, cluster[0], cluster[1], cluster[2]);
+  fprintf(log,
+          "launch %s grid=%u,%u,%u block=%u,%u,%u shared=%u cluster=%u,%u,%u\n",
+          function->name, grid[0], grid[1], grid[2], block[0], block[1],
+          block[2], shared, cluster[0], cluster[1], cluster[2]);
   fclose(log);
 }
 
@@ -315,7 +342,8 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config,
   (void)parameters;
   (void)extra;
   if (config == NULL || function == NULL) return CUDA_ERROR_INVALID_VALUE;
-  const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+  const unsigned grid[3] = {config->gridDimX, config->gridDimY,
+                            config->gridDimZ};
   const unsigned block[3] = {config->blockDimX, config->blockDimY,
                              config->blockDimZ};
   unsigned cluster[3];
@@ -340,7 +368,8 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *clusters,
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
   if (pointer == NULL || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  const size_t rounded = (bytes + FAKE_ALIGNMENT - 1) / FAKE_ALIGNMENT * FAKE_ALIGNMENT;
+  const size_t rounded =
+      (bytes + FAKE_ALIGNMENT - 1) / FAKE_ALIGNMENT * FAKE_ALIGNMENT;
   void *memory = aligned_alloc(FAKE_ALIGNMENT, rounded);
   if (memory == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
   *pointer = (CUdeviceptr)(uintptr_t)memory;
@@ -394,7 +423,8 @@ CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr to, unsigned int value,
   return cuMemsetD32(to, value, count);
 }
 
-/* ---- streams, captures, graphs, events: nothing runs, so nothing waits ---- */
+/* ---- streams, captures, graphs, events: nothing runs, so nothing waits ----
+ */
 
 CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
   (void)flags;
@@ -420,7 +450,8 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext *context) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode mode) {
+CUresult CUDAAPI cuStreamBeginCapture(CUstream stream,
+                                      CUstreamCaptureMode mode) {
   (void)mode;
   if (stream == NULL) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   stream->capturing = 1;
@@ -514,11 +545,11 @@ CUresult CUDAAPI cuEventElapsedTime(float *milliseconds, CUevent start,
 
 /* Any map is accepted and left zero: ptxgen validates its own first. */
 CUresult CUDAAPI cuTensorMapEncodeTiled(
-    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
-    void *address, const cuuint64_t *dims, const cuuint64_t *strides,
-    const cuuint32_t *box, const cuuint32_t *element_strides,
-    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
-    CUtensorMapL2promotion promotion, CUtensorMapFloatOOBfill fill) {
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
+    CUtensorMapFloatOOBfill fill) {
   (void)type;
   (void)rank;
   (void)address;
