@@ -9,7 +9,9 @@
 # Logs go to $OUT when set (the device tool's output folder), else ./logs.
 # Kernels come from the bundle's read-only cache folder (kernels/, compiled
 # by gpu_bundle.sh); one it lacks is compiled here into cache/, and the
-# summary says how many were.
+# summary says how many were (not counting the few compiles of tests that
+# test compiling itself, outside the kernel cache: runtime's gpu_test,
+# gemm_gpu_test's cache cases).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 logs="${OUT:-$here/logs}"

@@ -2,7 +2,6 @@
 // whether O or the LSE may share memory with another. Plain arithmetic on
 // the resolved problem; calls no driver.
 #include <array>
-#include <cstddef>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -16,12 +15,7 @@ namespace ptxgen::attention {
 namespace {
 
 using base::MemoryRegion;
-
-struct Operand {
-  const char* name;
-  MemoryRegion region;
-  bool written;
-};
+using base::OperandRegion;
 
 // A tensor of `rows` and `heads` per sequence (one sequence with variable
 // lengths), head_dim elements contiguous, as `s` strides it.
@@ -45,27 +39,28 @@ absl::Status CheckOutputsApart(const AttentionProblem& problem,
   const int64_t rows_k = r.variable_lengths ? r.total_k : r.seq_k;
   const MemoryRegion offsets_q = {operands.cu_seqlens_q, 4, r.batch + 1, {}};
   const MemoryRegion offsets_k = {operands.cu_seqlens_k, 4, r.batch + 1, {}};
-  std::array<Operand, 7> used = {{
+  const std::array<OperandRegion, 7> used = {{
       {"O", Tensor(r, operands.o, rows_q, r.heads_q, r.o_stride), true},
       {"the LSE",
        {operands.lse, 4, operands.lse != 0 ? spans->lse : 0, {}},
        true},
-      {"Q", Tensor(r, operands.q, rows_q, r.heads_q, r.q_stride), false},
-      {"K", Tensor(r, operands.k, rows_k, r.heads_kv, r.k_stride), false},
-      {"V", Tensor(r, operands.v, rows_k, r.heads_kv, r.v_stride), false},
-      {"cu_seqlens_q", r.variable_lengths ? offsets_q : MemoryRegion{}, false},
-      {"cu_seqlens_k", r.variable_lengths ? offsets_k : MemoryRegion{}, false},
+      {"Q", Tensor(r, operands.q, rows_q, r.heads_q, r.q_stride)},
+      {"K", Tensor(r, operands.k, rows_k, r.heads_kv, r.k_stride)},
+      {"V", Tensor(r, operands.v, rows_k, r.heads_kv, r.v_stride)},
+      {"cu_seqlens_q", r.variable_lengths ? offsets_q : MemoryRegion{}},
+      {"cu_seqlens_k", r.variable_lengths ? offsets_k : MemoryRegion{}},
   }};
-  for (size_t w = 0; w < 2; ++w) {
-    for (size_t x = w + 1; x < used.size(); ++x) {
-      if (!base::MayShareMemory(used[w].region, used[x].region)) continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "attention: ", used[w].name, " (at 0x",
-          absl::Hex(used[w].region.address), ") shares memory with ",
-          used[x].name, " (at 0x", absl::Hex(used[x].region.address),
-          "): the kernel would race on it; give each output memory of its "
-          "own"));
-    }
+  const base::SharedPair shared =
+      base::FirstSharedPair(used.data(), static_cast<int>(used.size()));
+  if (shared.output >= 0) {
+    const OperandRegion& out = used[shared.output];
+    const OperandRegion& other = used[shared.other];
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attention: ", out.name, " (at 0x", absl::Hex(out.region.address),
+        ") shares memory with ", other.name, " (at 0x",
+        absl::Hex(other.region.address),
+        "): the kernel would race on it; give each output memory of its "
+        "own"));
   }
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 namespace ptxgen::base {
@@ -90,6 +91,24 @@ bool SameRegion(const MemoryRegion& a, const MemoryRegion& b) {
     }
   }
   return true;
+}
+
+SharedPair FirstSharedPair(const OperandRegion* operands, int count) {
+  for (int w = 0; w < count; ++w) {
+    const OperandRegion& out = operands[w];
+    if (!out.written) continue;
+    for (int x = 0; x < count; ++x) {
+      const OperandRegion& other = operands[x];
+      if (x == w || (other.written && x < w)) continue;
+      const bool in_place = out.in_place_of != nullptr &&
+                            std::strcmp(out.in_place_of, other.name) == 0 &&
+                            SameRegion(out.region, other.region);
+      if (!in_place && MayShareMemory(out.region, other.region)) {
+        return {w, x};
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace ptxgen::base

@@ -2,12 +2,10 @@
 // outputs may share memory with another operand. Plain arithmetic on the
 // resolved problem; calls no driver.
 #include <array>
-#include <cstddef>
 #include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "lib/gemm/problem_parts.h"
 #include "ptxgen/base/memory_region.h"
 #include "ptxgen/gemm/gemm.h"
@@ -17,12 +15,7 @@ namespace ptxgen::gemm {
 namespace {
 
 using base::MemoryRegion;
-
-struct Operand {
-  const char* name;
-  MemoryRegion region;
-  bool written;
-};
+using base::OperandRegion;
 
 // `matrices` of `shape` (rows `ld` apart), `stride` apart, of `type`.
 MemoryRegion Matrices(CUdeviceptr address, ptx::ScalarType type,
@@ -34,20 +27,21 @@ MemoryRegion Matrices(CUdeviceptr address, ptx::ScalarType type,
           {{{shape.rows, ld}, {matrices, stride}}}};
 }
 
-// The operands a run uses, each with its memory: a fixed array, so that
-// Run allocates nothing.
-struct UsedOperands {
-  std::array<Operand, 11> operands;
-  size_t count = 0;
-  void Add(const char* name, MemoryRegion region, bool written) {
-    operands[count++] = {name, region, written};
-  }
-};
-
 // 4-byte values: f32 scales, int32 group rows.
 MemoryRegion Words(CUdeviceptr address, int64_t count) {
   return {address, 4, count, {}};
 }
+
+// The operands a run uses, each with its memory: a fixed array, so that
+// Run allocates nothing.
+struct UsedOperands {
+  std::array<OperandRegion, 11> operands;
+  int count = 0;
+  void Add(const char* name, MemoryRegion region, bool written,
+           const char* in_place_of = nullptr) {
+    operands[count++] = {name, region, written, in_place_of};
+  }
+};
 
 UsedOperands UsedBy(const GemmProblem& r, const GemmSpans& spans,
                     const GemmOperands& o) {
@@ -64,7 +58,7 @@ UsedOperands UsedBy(const GemmProblem& r, const GemmSpans& spans,
   used.Add(
       "D",
       Matrices(o.d, *r.output, row_matrices, r.stride_d, StoredD(r), r.ldd),
-      true);
+      true, "C");
   if (r.beta != 0.0f) {
     used.Add(
         "C",
@@ -104,29 +98,18 @@ absl::Status CheckOutputsApart(const GemmProblem& problem,
     used.Add("the workspace", MemoryRegion::Bytes(workspace, workspace_bytes),
              true);
   }
-  for (size_t w = 0; w < used.count; ++w) {
-    const Operand& out = used.operands[w];
-    if (!out.written) continue;
-    for (size_t x = 0; x < used.count; ++x) {
-      const Operand& other = used.operands[x];
-      // Each pair of outputs once.
-      if (x == w || (other.written && x < w)) continue;
-      const bool in_place = absl::string_view(out.name) == "D" &&
-                            absl::string_view(other.name) == "C" &&
-                            base::SameRegion(out.region, other.region);
-      if (in_place || !base::MayShareMemory(out.region, other.region)) {
-        continue;
-      }
-      return Refuse(absl::StrCat(
-          out.name, " (at 0x", absl::Hex(out.region.address),
-          ") shares memory with ", other.name, " (at 0x",
-          absl::Hex(other.region.address),
-          "): the kernel would race on it; give each output memory of its "
-          "own (D may be C itself, the same memory and strides, to update it "
-          "in place)"));
-    }
-  }
-  return absl::OkStatus();
+  const base::SharedPair shared =
+      base::FirstSharedPair(used.operands.data(), used.count);
+  if (shared.output < 0) return absl::OkStatus();
+  const OperandRegion& out = used.operands[shared.output];
+  const OperandRegion& other = used.operands[shared.other];
+  return Refuse(absl::StrCat(
+      out.name, " (at 0x", absl::Hex(out.region.address),
+      ") shares memory with ", other.name, " (at 0x",
+      absl::Hex(other.region.address),
+      "): the kernel would race on it; give each output memory of its own "
+      "(D may be C itself, the same memory and strides, to update it in "
+      "place)"));
 }
 
 }  // namespace ptxgen::gemm

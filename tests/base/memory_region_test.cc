@@ -79,5 +79,31 @@ TEST(SameRegion, IsTheSameBytesWalkedTheSameWay) {
   EXPECT_FALSE(SameRegion(Matrix(4, 8, 8), Matrix(4, 8, 8, 1)));
 }
 
+// The first output sharing memory with another operand, outputs against
+// every operand and each other once; an update in place passes.
+TEST(FirstSharedPair, NamesTheFirstOutputThatMeetsAnother) {
+  const MemoryRegion a = Matrix(4, 8, 8);
+  MemoryRegion apart = a;
+  apart.address += 1 << 20;
+  OperandRegion operands[] = {
+      {"A", a, false},
+      {"C", apart, false},
+      {"D", apart, true, "C"},
+      {"amax", MemoryRegion::Bytes(kBase + (2 << 20), 4), true},
+  };
+  EXPECT_EQ(FirstSharedPair(operands, 4).output, -1) << "D in place of C";
+  operands[2].in_place_of = nullptr;
+  EXPECT_EQ(FirstSharedPair(operands, 4).output, 2);
+  EXPECT_EQ(FirstSharedPair(operands, 4).other, 1);
+  operands[2].region = a;
+  operands[2].region.outer[0].stride = 16;  // D over A, walked otherwise
+  operands[2].in_place_of = "A";
+  EXPECT_EQ(FirstSharedPair(operands, 4).other, 0) << "not the same walk";
+  operands[3].region = MemoryRegion::Bytes(apart.address + 4, 4);
+  operands[2].region = Matrix(1, 1, 1, 1 << 19);
+  EXPECT_EQ(FirstSharedPair(operands, 4).output, 3) << "amax in C";
+  EXPECT_EQ(FirstSharedPair(operands, 4).other, 1);
+}
+
 }  // namespace
 }  // namespace ptxgen::base

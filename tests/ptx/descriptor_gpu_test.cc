@@ -8,12 +8,14 @@
 // unswizzled layouts; this test is the authority.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/compiler.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
@@ -190,11 +192,12 @@ TEST_P(DescriptorGpuTest, WgmmaReadsTheDescribedLayout) {
 
   absl::StatusOr<std::string> source = ProbeSource(ProbeMma(layout));
   ASSERT_TRUE(source.ok()) << source.status();
-  absl::StatusOr<compile::CompiledModule> compiled =
-      compile::CompileCuda("layout_probe", *source, {});
+  // Through the kernel cache: a GPU bundle holds it precompiled.
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      compile::KernelCache::Default().GetOrCompile("layout_probe", *source, {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   absl::StatusOr<runtime::Module> module =
-      runtime::Module::LoadCubin(*compiled);
+      runtime::Module::LoadCubin(**compiled);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<runtime::Function> function =
       module->GetFunction("layout_probe");

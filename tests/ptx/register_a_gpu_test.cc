@@ -7,6 +7,7 @@
 // accumulator, so O must equal the host's exactly: a wrong register, element
 // or key order shows as a wrong value.
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "lib/gemm/verification.h"
 #include "ptxgen/compile/compiler.h"
+#include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/ptx/convert.h"
 #include "ptxgen/ptx/fragment_layout.h"
@@ -374,11 +376,13 @@ TEST_P(RegisterAGpuTest, AccumulatorsFeedTheSecondWgmmaInPlace) {
   const int columns = Columns(input);
   absl::StatusOr<Probe> probe = MakeProbe(input);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  absl::StatusOr<compile::CompiledModule> compiled =
-      compile::CompileCuda("attention_probe", probe->source, {});
+  // Through the kernel cache: a GPU bundle holds it precompiled.
+  absl::StatusOr<std::shared_ptr<const compile::CompiledModule>> compiled =
+      compile::KernelCache::Default().GetOrCompile("attention_probe",
+                                                   probe->source, {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   absl::StatusOr<runtime::Module> module =
-      runtime::Module::LoadCubin(*compiled);
+      runtime::Module::LoadCubin(**compiled);
   ASSERT_TRUE(module.ok()) << module.status();
   absl::StatusOr<runtime::Function> function =
       module->GetFunction("attention_probe");

@@ -20,6 +20,7 @@ import ptxgen
 from ptxgen import _attention, _gemm, _library
 from test_gemm_arguments import BASE, FakeCudaArray, f32, s32
 from test_gemm_fast_path import FakeTensor, FakeTorch
+from test_plan import RaisingIndex
 
 BSHD, BHSD = 0, 1  # ptxgenAttentionLayout_t
 
@@ -79,11 +80,6 @@ def expect_refused(rule, q, k, v, **keywords):
     assert str(refused.value).startswith("ptxgen.attention: "), str(refused.value)
 
 
-class _RaisingIndex:
-    def __index__(self):
-        return 1 // 0
-
-
 class _RaisingDtype(FakeCudaArray):
     """Offsets whose dtype property raises, as a caller's bug would."""
 
@@ -103,7 +99,7 @@ def test_what_a_callers_own_code_raises_is_an_error_naming_the_argument():
     varlen = dict(cu_seqlens_q=s32(3), cu_seqlens_k=s32(3), max_seqlen_q=256,
                   max_seqlen_k=256, out=FakeCudaArray((512, 8, 64)))
     for change, words, cause in (
-            (dict(max_seqlen_q=_RaisingIndex()), "max_seqlen_q: its __index__ raised "
+            (dict(max_seqlen_q=RaisingIndex()), "max_seqlen_q: its __index__ raised "
                                                  "ZeroDivisionError", ZeroDivisionError),
             (dict(cu_seqlens_k=_RaisingDtype((3,), "<i4")), "cu_seqlens_k: its dtype raised "
                                                            "KeyError", KeyError),

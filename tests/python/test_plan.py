@@ -354,7 +354,7 @@ def test_the_printable_form_of_outside_text_is_one_line():
         "a\\x0ab\\x09c\\x1b[2J\\x9b\u00e9\\x9b")
 
 
-class _NumpyBool:
+class NumpyBool:
     """numpy.bool_(True) as ptxgen sees it: an __index__ of 1 and a bool
     dtype."""
     dtype = "bool"
@@ -363,7 +363,7 @@ class _NumpyBool:
         return 1
 
 
-class _RaisingIndex:
+class RaisingIndex:
     def __index__(self):
         return 1 // 0
 
@@ -371,12 +371,12 @@ class _RaisingIndex:
 def test_booleans_of_any_library_are_no_sizes():
     for keyword in ("m", "batch", "expected_m"):
         with pytest.raises(ptxgen.Error, match=f"ptxgen.plan: {keyword}=.* is not an integer"):
-            ptxgen.plan(**dict(PLAIN, **{keyword: _NumpyBool()}))
+            ptxgen.plan(**dict(PLAIN, **{keyword: NumpyBool()}))
 
 
 def test_a_size_whose_index_raises_is_an_error_naming_it_with_the_cause():
     with pytest.raises(ptxgen.Error) as refused:
-        ptxgen.plan(**dict(PLAIN, n=_RaisingIndex()))
+        ptxgen.plan(**dict(PLAIN, n=RaisingIndex()))
     assert str(refused.value) == ("ptxgen.plan: n: its __index__ raised "
                                   "ZeroDivisionError('integer division or modulo by zero')")
     assert isinstance(refused.value.__cause__, ZeroDivisionError)

@@ -4,25 +4,10 @@ ptxgen.Error with the library's message."""
 import pytest
 
 import ptxgen
+from test_plan import NumpyBool, RaisingIndex
 
 # The CLI example of the README: GQA 4:1, causal.
 CAUSAL = dict(batch=2, heads=32, kv_heads=8, seq=4096, head_dim=128, causal=True)
-
-
-class _NumpyBool:
-    """numpy.bool_(True) as ptxgen sees it: an __index__ of 1 and a bool
-    dtype (numpy need not be installed)."""
-    dtype = "bool"
-
-    def __index__(self):
-        return 1
-
-
-class _Raising:
-    """A size whose __index__ raises what a caller's bug would."""
-
-    def __index__(self):
-        return 1 // 0
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +83,8 @@ def test_refuses_keywords_outside_their_values_before_the_library():
                                          "\\(f16 or bf16"),
         (dict(CAUSAL, dtype="f32"), "dtype='f32' is not one of 'f16', 'bf16'"),
         (dict(CAUSAL, kv_heads=0), "kv_heads=0 names no heads"),
-        (dict(CAUSAL, seq=_NumpyBool()), "seq=.* is not an integer"),
-        (dict(CAUSAL, heads=_Raising()), "heads: its __index__ raised "
+        (dict(CAUSAL, seq=NumpyBool()), "seq=.* is not an integer"),
+        (dict(CAUSAL, heads=RaisingIndex()), "heads: its __index__ raised "
                                          "ZeroDivisionError"),
         (dict(CAUSAL, layout="sbhd"), "layout='sbhd' is not one of"),
         (dict(CAUSAL, causal=1), "causal=1 is not True or False"),

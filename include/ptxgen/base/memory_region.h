@@ -46,6 +46,26 @@ bool MayShareMemory(const MemoryRegion& a, const MemoryRegion& b);
 // that is an input in place (a GEMM's D = C).
 bool SameRegion(const MemoryRegion& a, const MemoryRegion& b);
 
+// An operand of a launch, the memory it occupies and whether the kernel
+// writes it. `in_place_of`: the name of an operand this one may be exactly
+// (SameRegion), an update in place (D of C); null for none.
+struct OperandRegion {
+  const char* name = "";
+  MemoryRegion region;
+  bool written = false;
+  const char* in_place_of = nullptr;
+};
+
+// The first pair (output, other) of `operands` that may share memory
+// (MayShareMemory), an output against every other operand, each pair of
+// outputs once; a pair that is an update in place passes. Their indexes,
+// or {-1, -1} when all are apart.
+struct SharedPair {
+  int output = -1;
+  int other = -1;
+};
+SharedPair FirstSharedPair(const OperandRegion* operands, int count);
+
 }  // namespace ptxgen::base
 
 #endif  // PTXGEN_BASE_MEMORY_REGION_H_
