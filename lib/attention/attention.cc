@@ -2,7 +2,6 @@
 // context, Run's checks, tensor maps and launch.
 #include "ptxgen/attention/attention.h"
 
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/attention/attention_internal.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
@@ -229,7 +229,7 @@ absl::Status Attention::Run(const AttentionOperands& operands,
       !here.ok()) {
     return here;
   }
-  if (absl::Status apart = CheckOutputsApart(p, operands); !apart.ok()) {
+  if (absl::Status apart = OutputsApart(p, operands); !apart.ok()) {
     return apart;
   }
   const gen::GeneratedAttention& kernel = kernel_->generated;
@@ -281,7 +281,7 @@ absl::Status Attention::Run(const AttentionOperands& operands,
   arguments.o_seq_stride = p.o_stride.seq;
   arguments.o_head_stride = p.o_stride.head;
   arguments.o_batch_stride = varlen ? 0 : p.o_stride.batch;
-  arguments.scale_log2 = ScaleLog2(p);
+  arguments.scale_log2 = ScaleLog2(*p.scale);
   runtime::LaunchConfig launch;
   launch.grid = {static_cast<uint32_t>(grid_.ctas), 1, 1};
   launch.block = {static_cast<uint32_t>(kernel.threads_per_block), 1, 1};

@@ -1,7 +1,8 @@
 #ifndef PTXGEN_LIB_ATTENTION_ATTENTION_INTERNAL_H_
 #define PTXGEN_LIB_ATTENTION_ATTENTION_INTERNAL_H_
 
-// What plan.cc decides and attention.cc reads (private to lib/attention).
+// What plan.cc and operand_memory.cc decide and attention.cc reads (private
+// to lib/attention).
 
 #include "absl/status/statusor.h"
 #include "ptxgen/attention/attention.h"
@@ -21,6 +22,11 @@ compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target);
 absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
                                        const gen::GeneratedAttention& kernel,
                                        const AttentionTarget& target);
+
+// CheckOutputsApart of a problem that is resolved and valid (Run's, every
+// run): no resolving, no validating, no allocation.
+absl::Status OutputsApart(const AttentionProblem& resolved,
+                          const AttentionOperands& operands);
 
 }  // namespace ptxgen::attention
 

@@ -6,6 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "lib/attention/attention_internal.h"
+#include "lib/attention/problem_parts.h"
 #include "ptxgen/attention/attention.h"
 #include "ptxgen/attention/problem.h"
 #include "ptxgen/base/memory_region.h"
@@ -17,52 +19,56 @@ namespace {
 using base::MemoryRegion;
 using base::OperandRegion;
 
-// A tensor of `rows` and `heads` per sequence (one sequence with variable
-// lengths), head_dim elements contiguous, as `s` strides it.
-MemoryRegion Tensor(const AttentionProblem& r, CUdeviceptr address,
-                    int64_t rows, int64_t heads, const Strides& s) {
-  const int64_t sequences = r.variable_lengths ? 1 : r.batch;
+// A tensor at `address`: head_dim elements contiguous, then its rows, heads
+// and sequences as its strides place them.
+MemoryRegion Region(const AttentionProblem& r, const StoredTensor& t,
+                    CUdeviceptr address) {
   return {address,
           ptx::SizeInBytes(r.element),
           r.head_dim,
-          {{{sequences, s.batch}, {rows, s.seq}, {heads, s.head}}}};
+          {{{t.sequences, t.strides.batch},
+            {t.rows, t.strides.seq},
+            {t.heads, t.strides.head}}}};
+}
+
+// batch + 1 int32 offsets at `address`, read with variable lengths only.
+MemoryRegion Offsets(const AttentionProblem& r, CUdeviceptr address) {
+  return {address, 4, r.variable_lengths ? r.batch + 1 : 0, {}};
 }
 
 }  // namespace
 
-absl::Status CheckOutputsApart(const AttentionProblem& problem,
-                               const AttentionOperands& operands) {
-  const AttentionProblem r = Resolved(problem);
-  const absl::StatusOr<AttentionSpans> spans = StoredSpans(r);
-  if (!spans.ok()) return spans.status();
-  const int64_t rows_q = r.variable_lengths ? r.total_q : r.seq_q;
-  const int64_t rows_k = r.variable_lengths ? r.total_k : r.seq_k;
-  const MemoryRegion offsets_q = {operands.cu_seqlens_q, 4, r.batch + 1, {}};
-  const MemoryRegion offsets_k = {operands.cu_seqlens_k, 4, r.batch + 1, {}};
+absl::Status OutputsApart(const AttentionProblem& r,
+                          const AttentionOperands& operands) {
+  const std::array<StoredTensor, 4> t = StoredTensors(r);  // Q, K, V, O
+  const int64_t lse = operands.lse != 0 ? LseElements(r).value_or(0) : 0;
   const std::array<OperandRegion, 7> used = {{
-      {"O", Tensor(r, operands.o, rows_q, r.heads_q, r.o_stride), true},
-      {"the LSE",
-       {operands.lse, 4, operands.lse != 0 ? spans->lse : 0, {}},
-       true},
-      {"Q", Tensor(r, operands.q, rows_q, r.heads_q, r.q_stride)},
-      {"K", Tensor(r, operands.k, rows_k, r.heads_kv, r.k_stride)},
-      {"V", Tensor(r, operands.v, rows_k, r.heads_kv, r.v_stride)},
-      {"cu_seqlens_q", r.variable_lengths ? offsets_q : MemoryRegion{}},
-      {"cu_seqlens_k", r.variable_lengths ? offsets_k : MemoryRegion{}},
+      {"O", Region(r, t[3], operands.o), true},
+      {"the LSE", {operands.lse, 4, lse, {}}, true},
+      {"Q", Region(r, t[0], operands.q)},
+      {"K", Region(r, t[1], operands.k)},
+      {"V", Region(r, t[2], operands.v)},
+      {"cu_seqlens_q", Offsets(r, operands.cu_seqlens_q)},
+      {"cu_seqlens_k", Offsets(r, operands.cu_seqlens_k)},
   }};
   const base::SharedPair shared =
       base::FirstSharedPair(used.data(), static_cast<int>(used.size()));
-  if (shared.output >= 0) {
-    const OperandRegion& out = used[shared.output];
-    const OperandRegion& other = used[shared.other];
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attention: ", out.name, " (at 0x", absl::Hex(out.region.address),
-        ") shares memory with ", other.name, " (at 0x",
-        absl::Hex(other.region.address),
-        "): the kernel would race on it; give each output memory of its "
-        "own"));
+  if (shared.output < 0) return absl::OkStatus();
+  const OperandRegion& out = used[shared.output];
+  const OperandRegion& other = used[shared.other];
+  return absl::InvalidArgumentError(absl::StrCat(
+      "attention: ", out.name, " (at 0x", absl::Hex(out.region.address),
+      ") shares memory with ", other.name, " (at 0x",
+      absl::Hex(other.region.address),
+      "): the kernel would race on it; give each output memory of its own"));
+}
+
+absl::Status CheckOutputsApart(const AttentionProblem& problem,
+                               const AttentionOperands& operands) {
+  if (absl::Status valid = ValidateAttentionProblem(problem); !valid.ok()) {
+    return valid;
   }
-  return absl::OkStatus();
+  return OutputsApart(Resolved(problem), operands);
 }
 
 }  // namespace ptxgen::attention

@@ -2,6 +2,7 @@
 // validation and the tensors' spans. Calls nothing above lib/ptx.
 #include "ptxgen/attention/problem.h"
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "lib/attention/problem_parts.h"
 #include "ptxgen/base/extent.h"
 #include "ptxgen/ptx/tma.h"
 
@@ -48,27 +50,7 @@ std::string Listed(const std::vector<absl::string_view>& items) {
 
 using base::Extent;
 
-// One of Q, K, V, O as a problem stores it.
-struct Tensor {
-  absl::string_view name;   // "Q"
-  absl::string_view field;  // "q_stride"
-  int64_t sequences;        // 1 with variable lengths: no batch dimension
-  int64_t rows;             // seq, or total with variable lengths
-  int64_t heads;
-  Strides strides;
-};
-
-// Q, K, V and O of a resolved problem, in that order.
-std::vector<Tensor> TensorsOf(const AttentionProblem& r) {
-  const bool packed = r.variable_lengths;
-  const int64_t sequences = packed ? 1 : r.batch;
-  const int64_t rows_q = packed ? r.total_q : r.seq_q;
-  const int64_t rows_k = packed ? r.total_k : r.seq_k;
-  return {{"Q", "q_stride", sequences, rows_q, r.heads_q, r.q_stride},
-          {"K", "k_stride", sequences, rows_k, r.heads_kv, r.k_stride},
-          {"V", "v_stride", sequences, rows_k, r.heads_kv, r.v_stride},
-          {"O", "o_stride", sequences, rows_q, r.heads_q, r.o_stride}};
-}
+using Tensor = StoredTensor;
 
 // A tensor's strides, inner to outer as its layout nests them (dim, the
 // innermost, has stride 1), each with its dimension's extent.
@@ -78,7 +60,7 @@ struct Level {
   absl::string_view units;  // what it steps between: "rows"
   int64_t count;
 };
-std::vector<Level> Levels(Layout layout, const Tensor& t) {
+std::array<Level, 3> Levels(Layout layout, const Tensor& t) {
   const Level seq{&Strides::seq, "seq", "rows", t.rows};
   const Level head{&Strides::head, "head", "heads", t.heads};
   const Level batch{&Strides::batch, "batch", "sequences", t.sequences};
@@ -181,7 +163,7 @@ absl::Status CheckVariableLengths(const AttentionProblem& r) {
                                  l.tensors, " have in all"));
     }
   }
-  for (const Tensor& t : TensorsOf(r)) {
+  for (const Tensor& t : StoredTensors(r)) {
     if (t.strides.batch != 0) {
       return Refuse(absl::StrCat(
           t.field, ".batch=", t.strides.batch,
@@ -194,6 +176,29 @@ absl::Status CheckVariableLengths(const AttentionProblem& r) {
 
 }  // namespace
 
+std::array<StoredTensor, 4> StoredTensors(const AttentionProblem& problem) {
+  const bool packed = problem.variable_lengths;
+  const int64_t sequences = packed ? 1 : problem.batch;
+  const int64_t rows_q = packed ? problem.total_q : problem.seq_q;
+  const int64_t rows_k = packed ? problem.total_k : problem.seq_k;
+  const int64_t heads_kv =
+      problem.heads_kv != 0 ? problem.heads_kv : problem.heads_q;
+  return {
+      {{"Q", "q_stride", sequences, rows_q, problem.heads_q, problem.q_stride},
+       {"K", "k_stride", sequences, rows_k, heads_kv, problem.k_stride},
+       {"V", "v_stride", sequences, rows_k, heads_kv, problem.v_stride},
+       {"O", "o_stride", sequences, rows_q, problem.heads_q,
+        problem.o_stride}}};
+}
+
+std::optional<int64_t> LseElements(const AttentionProblem& problem) {
+  std::optional<int64_t> lse =
+      Product(problem.heads_q,
+              problem.variable_lengths ? problem.total_q : problem.seq_q);
+  if (lse && !problem.variable_lengths) lse = Product(problem.batch, *lse);
+  return lse;
+}
+
 AttentionProblem Resolved(const AttentionProblem& problem) {
   AttentionProblem r = problem;
   if (r.heads_kv == 0) r.heads_kv = r.heads_q;
@@ -204,7 +209,7 @@ AttentionProblem Resolved(const AttentionProblem& problem) {
   // stride of the next dimension in (explicit or packed itself).
   Strides* const strides[] = {&r.q_stride, &r.k_stride, &r.v_stride,
                               &r.o_stride};
-  const std::vector<Tensor> tensors = TensorsOf(r);
+  const std::array<Tensor, 4> tensors = StoredTensors(r);
   for (size_t i = 0; i < tensors.size(); ++i) {
     int64_t inner_count = r.head_dim;
     int64_t inner_stride = 1;
@@ -221,15 +226,13 @@ AttentionProblem Resolved(const AttentionProblem& problem) {
   return r;
 }
 
-float ScaleLog2(const AttentionProblem& problem) {
-  return *Resolved(problem).scale * static_cast<float>(M_LOG2E);
-}
+float ScaleLog2(float scale) { return scale * static_cast<float>(M_LOG2E); }
 
 absl::StatusOr<AttentionSpans> StoredSpans(const AttentionProblem& problem) {
   const AttentionProblem r = Resolved(problem);
   AttentionSpans spans;
   int64_t* const fields[] = {&spans.q, &spans.k, &spans.v, &spans.o};
-  const std::vector<Tensor> tensors = TensorsOf(r);
+  const std::array<Tensor, 4> tensors = StoredTensors(r);
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::optional<int64_t> span =
         TensorSpan(r.layout, tensors[i], r.head_dim);
@@ -239,10 +242,7 @@ absl::StatusOr<AttentionSpans> StoredSpans(const AttentionProblem& problem) {
     }
     *fields[i] = *span;
   }
-  // [heads_q, total_q], or [batch, heads_q, seq_q].
-  std::optional<int64_t> lse =
-      Product(r.heads_q, r.variable_lengths ? r.total_q : r.seq_q);
-  if (lse && !r.variable_lengths) lse = Product(r.batch, *lse);
+  const std::optional<int64_t> lse = LseElements(r);
   if (!lse) return Refuse("the LSE spans more than 2^63-1 elements");
   spans.lse = *lse;
   return spans;
@@ -295,7 +295,7 @@ absl::Status ValidateAttentionProblem(const AttentionProblem& problem) {
         " must be finite and positive: the online softmax takes each row's "
         "maximum before scaling"));
   }
-  if (!std::isfinite(ScaleLog2(r))) {
+  if (!std::isfinite(ScaleLog2(*r.scale))) {
     return Refuse(absl::StrCat(
         "scale=", *r.scale,
         " is too large: the kernel scales by scale * log2(e) ",
@@ -305,8 +305,8 @@ absl::Status ValidateAttentionProblem(const AttentionProblem& problem) {
   if (absl::Status varlen = CheckVariableLengths(r); !varlen.ok()) {
     return varlen;
   }
-  const std::vector<Tensor> tensors = TensorsOf(r);
-  const std::vector<Tensor> given = TensorsOf(problem);
+  const std::array<Tensor, 4> tensors = StoredTensors(r);
+  const std::array<Tensor, 4> given = StoredTensors(problem);
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (absl::Status strides =
             CheckStrides(r.layout, tensors[i], given[i].strides, r.head_dim,

@@ -132,19 +132,30 @@ def _is_flag(value):
 
 
 def _integer(function, keyword, value):
+    # A plain int first: the fast path reads addresses through here.
+    if type(value) is int:
+        return value
     # A flag is no count.
     if not _is_flag(value):
-        with contextlib.suppress(TypeError), raised_by(function, keyword, "__index__",
-                                                       TypeError):
+        try:
             return operator.index(value)
+        except TypeError:
+            pass
+        except Exception as error:
+            raise _raised(function, keyword, "__index__", error) from error
     raise refuse(f"{function}: {keyword}={echo(value)} is not an integer")
+
+
+def _raised(function, name, what, error):
+    """The ptxgen.Error of `error`, raised by `what` of argument `name`."""
+    return refuse(f"{function}: {name}: its {what} raised {echo(error)}")
 
 
 @contextlib.contextmanager
 def raised_by(function, name, what, passes=()):
-    """What the caller's own code (`what` of argument `name`: its __index__,
-    its dtype, its array interface) raises, but for ptxgen's own errors and
-    `passes`, as a ptxgen.Error naming the argument, the original its
+    """What the caller's own code (`what` of argument `name`: its dtype,
+    its array interface, its __float__) raises, but for ptxgen's own errors
+    and `passes`, as a ptxgen.Error naming the argument, the original its
     cause."""
     try:
         yield
@@ -153,7 +164,7 @@ def raised_by(function, name, what, passes=()):
     except passes:
         raise
     except Exception as error:
-        raise refuse(f"{function}: {name}: its {what} raised {echo(error)}") from error
+        raise _raised(function, name, what, error) from error
 
 
 def int64(function, keyword, value):

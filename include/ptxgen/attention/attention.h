@@ -61,8 +61,9 @@ struct AttentionOperands {
 // What Run refuses (InvalidArgument, naming both) of where the operands
 // of `problem` lie: O or the LSE sharing memory with Q, K, V, the offsets
 // or each other (base::MayShareMemory: heads or rows of one buffer that
-// interleave without touching pass), which the kernel would race on. Plain
-// arithmetic: no driver call.
+// interleave without touching pass), which the kernel would race on; a
+// problem ValidateAttentionProblem refuses is refused as it refuses it.
+// Plain arithmetic: no driver call.
 absl::Status CheckOutputsApart(const AttentionProblem& problem,
                                const AttentionOperands& operands);
 

@@ -87,10 +87,11 @@ struct AttentionProblem {
 // in. A variable-length problem's batch strides stay 0.
 AttentionProblem Resolved(const AttentionProblem& problem);
 
-// The scale in base 2, as the kernel applies it (each weight one ex2): the
-// resolved scale times log2(e), in f32. The validator refuses a problem
-// where this is not finite, so no surface hands the kernel an infinity.
-float ScaleLog2(const AttentionProblem& problem);
+// A scale in base 2, as the kernel applies it (each weight one ex2): the
+// scale times log2(e), in f32. The validator refuses a problem whose
+// resolved scale makes this infinite, so no surface hands the kernel an
+// infinity.
+float ScaleLog2(float scale);
 
 // How many elements each tensor spans as Resolved(problem) stores it, from
 // its first element to past its last, gaps included: what a buffer for it
