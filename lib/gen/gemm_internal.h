@@ -64,7 +64,9 @@ struct GemmLayout {
   // accumulators once its wgmma completed: the fewest ranges whose sums fit
   // beside the accumulators (1 without promotion). Two sets of sums, a
   // range's wgmma running while the one before is added, measured 3-9%
-  // slower on the H200 (smaller wgmma N, more of them).
+  // slower on the H200 (smaller wgmma N, more of them); with the last range
+  // in flight into the next stage too (#50), ptxas 13.0 serializes the
+  // wgmma (C7514) in every ordering tried (bench/RESULTS.md, fp8).
   int promotion_parts = 1;
   // Block scaling: what a consumer thread keeps of its tile's scales (their
   // addresses and rows, the stage's scales, their products); an estimate,
