@@ -54,13 +54,9 @@ absl::Status OutputsApart(const AttentionProblem& r,
   const base::SharedPair shared =
       base::FirstSharedPair(used.data(), static_cast<int>(used.size()));
   if (shared.output < 0) return absl::OkStatus();
-  const OperandRegion& out = used[shared.output];
-  const OperandRegion& other = used[shared.other];
   return absl::InvalidArgumentError(absl::StrCat(
-      "attention: ", out.name, " (at 0x", absl::Hex(out.region.address),
-      ") shares memory with ", other.name, " (at 0x",
-      absl::Hex(other.region.address),
-      "): the kernel would race on it; give each output memory of its own"));
+      "attention: ",
+      base::SharedPairText(used[shared.output], used[shared.other])));
 }
 
 absl::Status CheckOutputsApart(const AttentionProblem& problem,

@@ -50,8 +50,6 @@ std::string Listed(const std::vector<absl::string_view>& items) {
 
 using base::Extent;
 
-using Tensor = StoredTensor;
-
 // A tensor's strides, inner to outer as its layout nests them (dim, the
 // innermost, has stride 1), each with its dimension's extent.
 struct Level {
@@ -60,7 +58,7 @@ struct Level {
   absl::string_view units;  // what it steps between: "rows"
   int64_t count;
 };
-std::array<Level, 3> Levels(Layout layout, const Tensor& t) {
+std::array<Level, 3> Levels(Layout layout, const StoredTensor& t) {
   const Level seq{&Strides::seq, "seq", "rows", t.rows};
   const Level head{&Strides::head, "head", "heads", t.heads};
   const Level batch{&Strides::batch, "batch", "sequences", t.sequences};
@@ -70,7 +68,7 @@ std::array<Level, 3> Levels(Layout layout, const Tensor& t) {
 
 // The elements from the tensor's first to past its last; nullopt past
 // int64_t.
-std::optional<int64_t> TensorSpan(Layout layout, const Tensor& t,
+std::optional<int64_t> TensorSpan(Layout layout, const StoredTensor& t,
                                   int64_t head_dim) {
   std::optional<int64_t> span = head_dim;
   for (const Level& level : Levels(layout, t)) {
@@ -82,9 +80,9 @@ std::optional<int64_t> TensorSpan(Layout layout, const Tensor& t,
 // Every stride of `t` steps past what is inside it, within TMA's limit and
 // on its 16-byte boundaries. `given`: the strides as the caller wrote them,
 // whose 0s (packed) are named as such, not by the value they resolved to.
-absl::Status CheckStrides(Layout layout, const Tensor& t, const Strides& given,
-                          int64_t head_dim, ptx::ScalarType element,
-                          bool variable_lengths) {
+absl::Status CheckStrides(Layout layout, const StoredTensor& t,
+                          const Strides& given, int64_t head_dim,
+                          ptx::ScalarType element, bool variable_lengths) {
   const int64_t bytes = ptx::SizeInBytes(element);
   std::optional<int64_t> inner = head_dim;
   std::vector<absl::string_view> inside = {"head_dim"};
@@ -163,7 +161,7 @@ absl::Status CheckVariableLengths(const AttentionProblem& r) {
                                  l.tensors, " have in all"));
     }
   }
-  for (const Tensor& t : StoredTensors(r)) {
+  for (const StoredTensor& t : StoredTensors(r)) {
     if (t.strides.batch != 0) {
       return Refuse(absl::StrCat(
           t.field, ".batch=", t.strides.batch,
@@ -209,7 +207,7 @@ AttentionProblem Resolved(const AttentionProblem& problem) {
   // stride of the next dimension in (explicit or packed itself).
   Strides* const strides[] = {&r.q_stride, &r.k_stride, &r.v_stride,
                               &r.o_stride};
-  const std::array<Tensor, 4> tensors = StoredTensors(r);
+  const std::array<StoredTensor, 4> tensors = StoredTensors(r);
   for (size_t i = 0; i < tensors.size(); ++i) {
     int64_t inner_count = r.head_dim;
     int64_t inner_stride = 1;
@@ -232,7 +230,7 @@ absl::StatusOr<AttentionSpans> StoredSpans(const AttentionProblem& problem) {
   const AttentionProblem r = Resolved(problem);
   AttentionSpans spans;
   int64_t* const fields[] = {&spans.q, &spans.k, &spans.v, &spans.o};
-  const std::array<Tensor, 4> tensors = StoredTensors(r);
+  const std::array<StoredTensor, 4> tensors = StoredTensors(r);
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::optional<int64_t> span =
         TensorSpan(r.layout, tensors[i], r.head_dim);
@@ -305,8 +303,8 @@ absl::Status ValidateAttentionProblem(const AttentionProblem& problem) {
   if (absl::Status varlen = CheckVariableLengths(r); !varlen.ok()) {
     return varlen;
   }
-  const std::array<Tensor, 4> tensors = StoredTensors(r);
-  const std::array<Tensor, 4> given = StoredTensors(problem);
+  const std::array<StoredTensor, 4> tensors = StoredTensors(r);
+  const std::array<StoredTensor, 4> given = StoredTensors(problem);
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (absl::Status strides =
             CheckStrides(r.layout, tensors[i], given[i].strides, r.head_dim,

@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace ptxgen::base {
 namespace {
@@ -109,6 +112,15 @@ SharedPair FirstSharedPair(const OperandRegion* operands, int count) {
     }
   }
   return {};
+}
+
+std::string SharedPairText(const OperandRegion& output,
+                           const OperandRegion& other) {
+  return absl::StrCat(output.name, " (at 0x", absl::Hex(output.region.address),
+                      ") shares memory with ", other.name, " (at 0x",
+                      absl::Hex(other.region.address),
+                      "): the kernel would race on it; give each output "
+                      "memory of its own");
 }
 
 }  // namespace ptxgen::base

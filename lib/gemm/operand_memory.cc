@@ -101,14 +101,10 @@ absl::Status CheckOutputsApart(const GemmProblem& problem,
   const base::SharedPair shared =
       base::FirstSharedPair(used.operands.data(), used.count);
   if (shared.output < 0) return absl::OkStatus();
-  const OperandRegion& out = used.operands[shared.output];
-  const OperandRegion& other = used.operands[shared.other];
   return Refuse(absl::StrCat(
-      out.name, " (at 0x", absl::Hex(out.region.address),
-      ") shares memory with ", other.name, " (at 0x",
-      absl::Hex(other.region.address),
-      "): the kernel would race on it; give each output memory of its own "
-      "(D may be C itself, the same memory and strides, to update it in "
+      base::SharedPairText(used.operands[shared.output],
+                           used.operands[shared.other]),
+      " (D may be C itself, the same memory and strides, to update it in "
       "place)"));
 }
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace ptxgen::base {
 
@@ -65,6 +66,11 @@ struct SharedPair {
   int other = -1;
 };
 SharedPair FirstSharedPair(const OperandRegion* operands, int count);
+
+// What Run says of such a pair: "O (at 0x...) shares memory with Q (at
+// 0x...): the kernel would race on it; give each output memory of its own".
+std::string SharedPairText(const OperandRegion& output,
+                           const OperandRegion& other);
 
 }  // namespace ptxgen::base
 
