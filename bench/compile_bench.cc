@@ -59,6 +59,7 @@
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/module.h"
+#include "ptxgen/runtime/target.h"
 #include "ptxgen/version.h"
 
 namespace {
@@ -145,19 +146,22 @@ absl::StatusOr<KernelTimings> TimeKernel(const GeneratedGemm& kernel,
   for (int run = 0; run <= cold_runs; ++run) {
     KernelCache cache(
         CacheConfig{true, (root / absl::StrCat("run", run)).string()});
-    auto compiled = Lookup(cache, kernel, ptxgen::gemm::GemmCompileOptions({}),
-                           CacheSource::kCompiled);
+    auto compiled =
+        Lookup(cache, kernel, ptxgen::runtime::KernelCompileOptions({}),
+               CacheSource::kCompiled);
     if (!compiled.ok()) return compiled.status();
     (run == 0 ? first : cold).ms.push_back((*compiled)->compile_ms);
     timings.last_cold = *compiled;
     KernelCache reader(cache.config());
-    auto loaded = Lookup(reader, kernel, ptxgen::gemm::GemmCompileOptions({}),
-                         CacheSource::kDiskCache);
+    auto loaded =
+        Lookup(reader, kernel, ptxgen::runtime::KernelCompileOptions({}),
+               CacheSource::kDiskCache);
     if (!loaded.ok()) return loaded.status();
     disk.ms.push_back((*loaded)->compile_ms);
     for (int i = 0; run == 0 && i < memory_runs; ++i) {
-      auto hit = Lookup(reader, kernel, ptxgen::gemm::GemmCompileOptions({}),
-                        CacheSource::kMemoryCache);
+      auto hit =
+          Lookup(reader, kernel, ptxgen::runtime::KernelCompileOptions({}),
+                 CacheSource::kMemoryCache);
       if (!hit.ok()) return hit.status();
       memory.ms.push_back((*hit)->compile_ms);
     }
@@ -357,7 +361,7 @@ absl::Status RunPicks(const std::filesystem::path& root,
   }
   std::filesystem::create_directories(root);
   const CompileOptions options =
-      ptxgen::gemm::GemmCompileOptions(flags.nvrtc_flags);
+      ptxgen::runtime::KernelCompileOptions(flags.nvrtc_flags);
   const bool flagged = !flags.nvrtc_flags.empty();
   std::cout << absl::StrFormat(
       "%s suites, NVRTC flags: %s\n"
@@ -394,7 +398,7 @@ absl::Status RunPicks(const std::filesystem::path& root,
     if (flagged) {
       absl::StatusOr<CompiledModule> plain = ptxgen::compile::CompileCuda(
           pick.generated.kernel_name, pick.generated.source,
-          ptxgen::gemm::GemmCompileOptions({}));
+          ptxgen::runtime::KernelCompileOptions({}));
       if (!plain.ok()) return plain.status();
       cubin_column = plain->cubin == alone.cubin ? " same |" : " differs |";
     }

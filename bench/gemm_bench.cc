@@ -57,6 +57,7 @@
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/target.h"
 
 namespace ptxgen::gemm {
 namespace {
@@ -1057,7 +1058,7 @@ absl::Status Run(const Flags& flags) {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
+  absl::StatusOr<GemmTarget> target = runtime::KernelTargetOf(*device, "GEMM");
   if (!target.ok()) return target.status();
   const Table table(flags.csv);
   std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",

@@ -203,9 +203,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     // Outside the header's ranges the target is refused; inside them the
     // plan would compile, which is not this target's to do.
     if (target.sm_count < 1 ||
-        target.sm_count > ptxgen::gemm::kMaxGemmTargetSms ||
+        target.sm_count > ptxgen::runtime::kMaxTargetSms ||
         target.max_shared_bytes_per_block_optin <
-            ptxgen::gemm::kMinGemmTargetSharedBytes) {
+            ptxgen::runtime::kMinTargetSharedBytes) {
       CheckPlanRefuses(handle, problem, &target, "");
     }
     return 0;

@@ -13,6 +13,7 @@
 #include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/attention.h"
 #include "ptxgen/ptx/scalar_type.h"
+#include "ptxgen/runtime/target.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
 
@@ -117,9 +118,9 @@ absl::StatusOr<AttentionProblem> ParseProblem(const cli::ParsedFlags& flags) {
 absl::StatusOr<attention::AttentionTarget> PlanningTarget(
     const cli::ParsedFlags& flags) {
   const int sms = flags.Integer("sms");
-  if (sms < 1 || sms > gemm::kMaxGemmTargetSms) {
+  if (sms < 1 || sms > runtime::kMaxTargetSms) {
     return cli::UsageError(absl::StrCat(
-        "--sms=", flags.Text("sms"), " is outside 1..", gemm::kMaxGemmTargetSms,
+        "--sms=", flags.Text("sms"), " is outside 1..", runtime::kMaxTargetSms,
         " (the SMs of the device to plan for)"));
   }
   attention::AttentionTarget target = gemm::GemmTarget::H200();
@@ -287,7 +288,7 @@ cli::Subcommand AttentionSubcommand() {
                           IsAttentionElement),
       cli::IntegerFlag("sms", "N",
                        absl::StrCat("The SMs of the H200 to plan for (1..",
-                                    gemm::kMaxGemmTargetSms, ")."),
+                                    runtime::kMaxTargetSms, ")."),
                        absl::StrCat(gemm::GemmTarget::H200().sm_count)),
       cli::EmitFlag(cli::CompiledViews(), "cuda"),
   };

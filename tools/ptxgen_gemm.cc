@@ -32,6 +32,7 @@
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/target.h"
 #include "tools/cli.h"
 #include "tools/subcommands.h"
 
@@ -231,9 +232,9 @@ absl::StatusOr<gen::GemmConfig> ConfigWithBlock(const cli::ParsedFlags& flags,
 absl::StatusOr<int> GivenSmCount(const cli::ParsedFlags& flags) {
   if (!flags.Has("sms")) return 0;
   const int sms = flags.Integer("sms");
-  if (sms < 1 || sms > gemm::kMaxGemmTargetSms) {
+  if (sms < 1 || sms > runtime::kMaxTargetSms) {
     return cli::UsageError(absl::StrCat(
-        "--sms=", flags.Text("sms"), " is outside 1..", gemm::kMaxGemmTargetSms,
+        "--sms=", flags.Text("sms"), " is outside 1..", runtime::kMaxTargetSms,
         " (the SMs of the device to plan for)"));
   }
   return sms;
@@ -250,7 +251,7 @@ gemm::GemmTarget PlanningTarget(int given_sms) {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::GetDeviceProperties(0);
   absl::StatusOr<gemm::GemmTarget> found =
-      device.ok() ? gemm::GemmTargetOf(*device) : device.status();
+      device.ok() ? runtime::KernelTargetOf(*device, "GEMM") : device.status();
   if (found.ok()) return *found;
   std::fprintf(stderr, "ptxgen: no GPU (%s); planning as for %d SMs\n",
                std::string(found.status().message()).c_str(), assumed.sm_count);
@@ -876,7 +877,7 @@ cli::Subcommand PrecompileSubcommand() {
                           "f16", gen::IsGemmElement),
       cli::IntegerFlag("sms", "N",
                        absl::StrCat("The SMs of the device to plan for (1..",
-                                    gemm::kMaxGemmTargetSms, ")."),
+                                    runtime::kMaxTargetSms, ")."),
                        absl::StrCat(gemm::GemmTarget::H200().sm_count)),
       cli::TextFlag("out", "DIR",
                     "The folder to compile into (created with mode 0700). "
@@ -945,7 +946,7 @@ cli::Subcommand GemmSubcommand() {
            cli::IntegerFlag(
                "sms", "N",
                absl::StrCat("Plan for a device with N SMs (1..",
-                            gemm::kMaxGemmTargetSms,
+                            runtime::kMaxTargetSms,
                             "), the heuristic's choice and the "
                             "persistent grid, instead of asking GPU 0 "
                             "or, without a GPU, assuming ",

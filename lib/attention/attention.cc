@@ -3,20 +3,19 @@
 #include "ptxgen/attention/attention.h"
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "lib/attention/attention_internal.h"
-#include "ptxgen/gemm/plan.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/kernel_registry.h"
 #include "ptxgen/runtime/launch_checks.h"
 #include "ptxgen/runtime/module.h"
+#include "ptxgen/runtime/target.h"
 #include "ptxgen/runtime/tensor_map.h"
 
 namespace ptxgen::attention {
@@ -43,43 +42,22 @@ namespace {
 constexpr runtime::LaunchOwner kOwner = {"attention", "Attention",
                                          "an Attention", "AttentionOptions"};
 
-// Loaded kernels by context ID and kernel name (which names everything the
-// source is generated from): every Attention of a context shares them, and
-// they stay loaded for the process, as GEMM kernels do.
-struct Registry {
-  absl::Mutex mutex;
-  std::map<std::pair<uint64_t, std::string>,
-           std::shared_ptr<const LoadedAttentionKernel>>
-      kernels ABSL_GUARDED_BY(mutex);
-};
-
-Registry& LoadedKernels() {
-  static auto* const registry = new Registry;
-  return *registry;
-}
-
+// Loaded by kernel name, which names everything the source is generated
+// from: every Attention of a context shares it.
 absl::StatusOr<std::shared_ptr<const LoadedAttentionKernel>> LoadKernel(
     const AttentionPlan& plan, CUcontext context) {
-  absl::StatusOr<uint64_t> context_id = runtime::ContextId(context);
-  if (!context_id.ok()) return context_id.status();
   const gen::GeneratedAttention& generated = plan.generated;
-  Registry& registry = LoadedKernels();
-  const std::pair<uint64_t, std::string> key{*context_id,
-                                             generated.kernel_name};
-  {
-    absl::MutexLock lock(&registry.mutex);
-    auto it = registry.kernels.find(key);
-    if (it != registry.kernels.end()) return it->second;
-  }
-  absl::StatusOr<runtime::LoadedFunction> function =
-      runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
-                                  generated.shared_bytes);
-  if (!function.ok()) return function.status();
-  auto loaded = std::make_shared<const LoadedAttentionKernel>(
-      generated, plan.compiled, std::move(function->module),
-      std::move(function->function));
-  absl::MutexLock lock(&registry.mutex);
-  return registry.kernels.emplace(key, std::move(loaded)).first->second;
+  return runtime::KernelLoadedIn<LoadedAttentionKernel>(
+      context, "attention", generated.kernel_name,
+      [&]() -> absl::StatusOr<std::shared_ptr<const LoadedAttentionKernel>> {
+        absl::StatusOr<runtime::LoadedFunction> function =
+            runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
+                                        generated.shared_bytes);
+        if (!function.ok()) return function.status();
+        return std::make_shared<const LoadedAttentionKernel>(
+            generated, plan.compiled, std::move(function->module),
+            std::move(function->function));
+      });
 }
 
 }  // namespace
@@ -97,7 +75,8 @@ absl::StatusOr<Attention> AttentionPreparation::InCurrentContext(
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
-  absl::StatusOr<AttentionTarget> target = gemm::GemmTargetOf(*device);
+  absl::StatusOr<AttentionTarget> target =
+      runtime::KernelTargetOf(*device, "attention");
   if (!target.ok()) return target.status();
   absl::StatusOr<AttentionPlan> plan = PlanAttention(problem, *target, options);
   if (!plan.ok()) return plan.status();

@@ -11,8 +11,8 @@
 
 namespace ptxgen::attention {
 
-// What every attention kernel compiles with: a GEMM kernel's options
-// (gemm::GemmCompileOptions) for the target's arch.
+// What every attention kernel compiles with: every kernel's options
+// (runtime::KernelCompileOptions) for the target's arch.
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target);
 
 // The launch of `kernel` for a resolved `problem` on `target` (PlanAttention

@@ -1,8 +1,6 @@
 // Layer: planning, above problem.cc: the configuration (heuristic or
 // given), the kernel generated and compiled, the grid. Needs no GPU;
 // attention.cc loads and launches what it plans.
-#include "ptxgen/gemm/plan.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -10,8 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/attention/attention_internal.h"
-#include "ptxgen/attention/attention.h"
-#include "ptxgen/gemm/target.h"
+#include "ptxgen/runtime/target.h"
 
 namespace ptxgen::attention {
 namespace {
@@ -79,8 +76,7 @@ absl::StatusOr<AttentionGrid> PlanGrid(const AttentionProblem& problem,
 }
 
 compile::CompileOptions AttentionCompileOptions(const AttentionTarget& target) {
-  // A GEMM's: the kernels need none of the runtime's declarations either.
-  compile::CompileOptions options = gemm::GemmCompileOptions({});
+  compile::CompileOptions options = runtime::KernelCompileOptions({});
   options.arch = target.arch;
   return options;
 }
@@ -126,7 +122,7 @@ gen::AttentionConfig HeuristicAttentionConfig(const AttentionProblem& problem,
 absl::StatusOr<AttentionPlan> PlanAttention(const AttentionProblem& problem,
                                             const AttentionTarget& target,
                                             const AttentionOptions& options) {
-  if (absl::Status valid = gemm::ValidateGemmTarget(target, "attention");
+  if (absl::Status valid = runtime::ValidateKernelTarget(target, "attention");
       !valid.ok()) {
     return valid;
   }

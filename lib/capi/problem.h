@@ -42,7 +42,7 @@ absl::Status CheckAttentionInit(int64_t batch, int64_t heads_q,
                                 int64_t head_dim, ptxgenDataType_t type);
 
 // The target (the H200 for nullptr) as gemm::GemmTarget for sm_90a; not
-// validated (ValidateGemmTarget).
+// validated (runtime::ValidateKernelTarget).
 gemm::GemmTarget TargetOf(const ptxgenTarget_t* target);
 
 }  // namespace ptxgen::capi

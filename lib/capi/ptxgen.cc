@@ -34,6 +34,7 @@
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/target.h"
 #include "ptxgen/version.h"
 
 static_assert(std::is_same_v<ptxgenStream_t, CUstream>,
@@ -242,7 +243,8 @@ ptxgenStatus_t CheckDevice(ptxgenHandle_t handle, absl::string_view function) {
   absl::StatusOr<runtime::DeviceProperties> device = DeviceToPrepareOn();
   if (!device.ok())
     return FailWith(handle, function, device.status(), Step::kPrepare);
-  absl::StatusOr<gemm::GemmTarget> target = gemm::GemmTargetOf(*device);
+  absl::StatusOr<gemm::GemmTarget> target =
+      runtime::KernelTargetOf(*device, "GEMM");
   if (!target.ok()) {
     return Fail(handle,
                 absl::IsFailedPrecondition(target.status())
@@ -425,7 +427,7 @@ ptxgenStatus_t MakePlan(ptxgenHandle_t handle, const char* function,
     const auto valid = read(handle, function, problem, refused);
     if (!valid) return refused;
     const gemm::GemmTarget converted = TargetOf(target);
-    if (absl::Status usable = gemm::ValidateGemmTarget(converted, family);
+    if (absl::Status usable = runtime::ValidateKernelTarget(converted, family);
         !usable.ok()) {
       return Fail(handle, PTXGEN_STATUS_INVALID_VALUE, function,
                   usable.message());

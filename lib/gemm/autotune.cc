@@ -30,6 +30,7 @@
 #include "ptxgen/runtime/device.h"
 #include "ptxgen/runtime/launch_checks.h"
 #include "ptxgen/runtime/memory.h"
+#include "ptxgen/runtime/target.h"
 #include "ptxgen/version.h"
 
 namespace ptxgen::gemm {
@@ -269,7 +270,9 @@ absl::StatusOr<TuningReport> RecallOrTune(
   }
   // On a device the kernels are not for, nothing is compiled: preparing
   // each candidate refuses it in GemmTargetOf's words.
-  if (absl::StatusOr<GemmTarget> target = GemmTargetOf(*device); target.ok()) {
+  if (absl::StatusOr<GemmTarget> target =
+          runtime::KernelTargetOf(*device, "GEMM");
+      target.ok()) {
     CompileConcurrently(problem, candidates, *target, cache);
   }
   absl::StatusOr<runtime::Stream> stream = runtime::Stream::Create();

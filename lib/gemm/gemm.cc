@@ -9,14 +9,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "lib/gemm/gemm_preparation.h"
 #include "lib/gemm/helper_kernels.h"
 #include "lib/gemm/problem_parts.h"
@@ -26,9 +24,11 @@
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/device.h"
+#include "ptxgen/runtime/kernel_registry.h"
 #include "ptxgen/runtime/launch_checks.h"
 #include "ptxgen/runtime/memory.h"
 #include "ptxgen/runtime/module.h"
+#include "ptxgen/runtime/target.h"
 #include "ptxgen/runtime/tensor_map.h"
 
 namespace ptxgen::gemm {
@@ -110,28 +110,6 @@ absl::StatusOr<int> ResidentClusters(const GemmPlan& plan,
   one_cluster.x = one_cluster.cluster_x = cluster_ctas;
   return function.MaxActiveClusters(
       LaunchShape(plan.generated, one_cluster, nullptr));
-}
-
-// Loaded kernels by context ID (runtime::ContextId) and kernel identity
-// (GemmPlan::kernel_identity, the kernel cache's key for it too). Keyed by
-// ID, not by CUcontext: a context created after another was destroyed may
-// get its handle, and must not find the dead context's modules. The dead
-// context's entries stay, never looked up again: each holds its kernel's
-// source and compiled module (some hundreds of KB) beside a module handle
-// the driver freed with the context, which must not be unloaded a second
-// time, and the driver says nothing when a context goes. A process that
-// creates and destroys many contexts keeps that much per kernel per
-// context; primary contexts, the usual case, live as long as the process.
-struct Registry {
-  absl::Mutex mutex;
-  std::map<std::pair<uint64_t, std::string>,
-           std::shared_ptr<const LoadedGemmKernel>>
-      kernels ABSL_GUARDED_BY(mutex);
-};
-
-Registry& LoadedKernels() {
-  static Registry* registry = new Registry;
-  return *registry;
 }
 
 // A map (contiguous, other[, batch]) of box.rank over a batch of row-major
@@ -246,40 +224,30 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
     const GemmPlan& plan) {
   absl::StatusOr<CUcontext> context = runtime::CurrentOrPrimaryContext();
   if (!context.ok()) return context.status();
-  absl::StatusOr<uint64_t> context_id = runtime::ContextId(*context);
-  if (!context_id.ok()) return context_id.status();
   // The whole configuration, launch policy included, and the compile's
   // flags: the loaded kernel carries them to every Gemm that uses it.
   const gen::GeneratedGemm& generated = plan.generated;
-  Registry& registry = LoadedKernels();
-  const std::pair<uint64_t, std::string> key{*context_id, plan.kernel_identity};
-  {
-    absl::MutexLock lock(&registry.mutex);
-    auto it = registry.kernels.find(key);
-    if (it != registry.kernels.end()) return it->second;
-  }
-  absl::StatusOr<runtime::LoadedFunction> loaded_function =
-      runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
-                                  generated.shared_bytes);
-  if (!loaded_function.ok()) return loaded_function.status();
-  runtime::Module& module = loaded_function->module;
-  runtime::Function& function = loaded_function->function;
-  absl::StatusOr<int> resident = ResidentClusters(plan, function);
-  if (!resident.ok()) return resident.status();
-  if (*resident < 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("GEMM kernel ", generated.kernel_name,
-                     " cannot be resident on this "
-                     "device (",
-                     generated.shared_bytes, " bytes of shared memory, ",
-                     generated.threads_per_block, " threads, clusters of ",
-                     generated.config.cluster_m, ")"));
-  }
-  auto loaded = std::make_shared<const LoadedGemmKernel>(
-      generated, plan.compiled, std::move(module), std::move(function),
-      *resident);
-  absl::MutexLock lock(&registry.mutex);
-  return registry.kernels.emplace(key, std::move(loaded)).first->second;
+  return runtime::KernelLoadedIn<LoadedGemmKernel>(
+      *context, "GEMM", plan.kernel_identity,
+      [&]() -> absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> {
+        absl::StatusOr<runtime::LoadedFunction> loaded_function =
+            runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
+                                        generated.shared_bytes);
+        if (!loaded_function.ok()) return loaded_function.status();
+        runtime::Function& function = loaded_function->function;
+        absl::StatusOr<int> resident = ResidentClusters(plan, function);
+        if (!resident.ok()) return resident.status();
+        if (*resident < 1) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "GEMM kernel ", generated.kernel_name,
+              " cannot be resident on this device (", generated.shared_bytes,
+              " bytes of shared memory, ", generated.threads_per_block,
+              " threads, clusters of ", generated.config.cluster_m, ")"));
+        }
+        return std::make_shared<const LoadedGemmKernel>(
+            generated, plan.compiled, std::move(loaded_function->module),
+            std::move(function), *resident);
+      });
 }
 
 namespace {
@@ -336,7 +304,7 @@ absl::StatusOr<CurrentGemmDevice> CurrentDevice() {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = GemmTargetOf(*device);
+  absl::StatusOr<GemmTarget> target = runtime::KernelTargetOf(*device, "GEMM");
   if (!target.ok()) return target.status();
   return CurrentGemmDevice{*std::move(device), *target};
 }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/selection.h"
+#include "ptxgen/runtime/target.h"
 
 namespace ptxgen::gemm {
 namespace {
@@ -90,17 +91,6 @@ absl::StatusOr<int> TargetResidentClusters(const gen::GemmConfig& config,
       target.sm_count, " SM"));
 }
 
-compile::CompileOptions GemmCompileOptions(
-    const std::vector<std::string>& nvrtc_flags) {
-  compile::CompileOptions options;
-  options.arch = kGemmArch;
-  // The same CUBIN, a shorter front end (bench/RESULTS.md, "Cold start").
-  options.flags = {"--minimal"};
-  options.flags.insert(options.flags.end(), nvrtc_flags.begin(),
-                       nvrtc_flags.end());
-  return options;
-}
-
 std::string GemmKernelIdentity(const gen::GemmForm& form,
                                const gen::GemmConfig& config,
                                const compile::CompileOptions& options) {
@@ -120,7 +110,7 @@ absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
     absl::string_view text) {
   std::vector<std::string> flags = absl::StrSplit(text, ' ', absl::SkipEmpty());
   if (absl::Status valid =
-          compile::ValidateCompileOptions(GemmCompileOptions(flags));
+          compile::ValidateCompileOptions(runtime::KernelCompileOptions(flags));
       !valid.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--nvrtc-flags: ", valid.message()));
@@ -128,28 +118,11 @@ absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
   return flags;
 }
 
-absl::StatusOr<GemmTarget> GemmTargetOf(
-    const runtime::DeviceProperties& device) {
-  if (absl::Status runs = runtime::CheckArchSupported(
-          kGemmArch, device.cc_major, device.cc_minor);
-      !runs.ok()) {
-    return absl::Status(
-        runs.code(), absl::StrCat("GEMM target: device ", device.ordinal, " (",
-                                  device.name, "): ", runs.message()));
-  }
-  GemmTarget target;
-  target.sm_count = device.sm_count;
-  target.max_shared_bytes_per_block_optin =
-      device.max_shared_bytes_per_block_optin;
-  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok())
-    return valid;
-  return target;
-}
-
 absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
                                   const GemmTarget& target,
                                   const GemmOptions& options) {
-  if (absl::Status valid = ValidateGemmTarget(target); !valid.ok())
+  if (absl::Status valid = runtime::ValidateKernelTarget(target, "GEMM");
+      !valid.ok())
     return valid;
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;
   GemmPlan plan;
@@ -161,7 +134,7 @@ absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
   plan.config = *config;
   const gen::GemmForm form = FormOf(problem);
   const compile::CompileOptions compile_options =
-      GemmCompileOptions(options.nvrtc_flags);
+      runtime::KernelCompileOptions(options.nvrtc_flags);
   plan.kernel_identity = GemmKernelIdentity(form, plan.config, compile_options);
   compile::KernelCache& cache = options.cache != nullptr
                                     ? *options.cache

@@ -15,6 +15,7 @@
 #include "ptxgen/gemm/selection.h"
 #include "ptxgen/runtime/context.h"
 #include "ptxgen/runtime/launch_checks.h"
+#include "ptxgen/runtime/target.h"
 
 namespace ptxgen::gemm {
 namespace {
@@ -38,7 +39,7 @@ absl::StatusOr<Gemm> PrepareInCallersContext(
 // together, refused before anything is selected or compiled.
 absl::Status ValidateOptions(const GemmOptions& options) {
   if (absl::Status valid = compile::ValidateCompileOptions(
-          GemmCompileOptions(options.nvrtc_flags));
+          runtime::KernelCompileOptions(options.nvrtc_flags));
       !valid.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("GEMM nvrtc_flags: ", valid.message()));

@@ -284,7 +284,7 @@ absl::StatusOr<bool> Main(const GemmProblem& p) {
       "A, B, C, D f16, bias f32\n",
       p.alpha, p.beta, p.m, p.n, p.k);
   if (const absl::Status here =
-          ptxgen::runtime::CheckDeviceRuns(0, ptxgen::gemm::kGemmArch);
+          ptxgen::runtime::CheckDeviceRuns(0, ptxgen::runtime::kKernelArch);
       !here.ok()) {
     absl::PrintF("no GPU: %s\n", here.message());
     absl::PrintF(

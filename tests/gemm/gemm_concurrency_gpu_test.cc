@@ -99,7 +99,8 @@ std::string PrepareRunAndCheck(const GemmProblem& problem,
 class GemmConcurrencyGpuTest : public testing_support::HopperTest {};
 
 TEST_F(GemmConcurrencyGpuTest, SixteenThreadsPrepareAndRunTheirOwnGemmsAtOnce) {
-  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  const absl::StatusOr<GemmTarget> target =
+      runtime::KernelTargetOf(properties(), "GEMM");
   ASSERT_TRUE(target.ok()) << target.status();
   std::vector<std::vector<std::string>> failures(kThreads);
   std::vector<std::thread> threads;
@@ -148,7 +149,8 @@ TEST_F(GemmConcurrencyGpuTest,
     futures.push_back(Gemm::PrepareAsync(problem, options));
   }
   const GemmProblem own{320, 192, 264, ScalarType::kF16};
-  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  const absl::StatusOr<GemmTarget> target =
+      runtime::KernelTargetOf(properties(), "GEMM");
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(PrepareRunAndCheck(own, HeuristicConfig(own, *target), 7), "")
       << "the caller's own GEMM, meanwhile";

@@ -420,7 +420,8 @@ TEST_F(GemmDevicesGpuTest,
 TEST_F(GemmDevicesGpuTest,
        ContextsCreatedAfterDestroyedOnesLoadTheirOwnKernels) {
   const GemmProblem problem{256, 256, 128, ScalarType::kF16};
-  const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+  const absl::StatusOr<GemmTarget> target =
+      runtime::KernelTargetOf(properties(), "GEMM");
   ASSERT_TRUE(target.ok()) << target.status();
   GemmOptions unsplit;
   unsplit.config = UnsplitConfig(problem, *target);

@@ -1146,7 +1146,8 @@ TEST_P(GemmFormsGpuTest, MatchesTheHostReference) {
 
   GemmOptions options;
   if (test_case.pick != Pick::kHeuristic) {
-    const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+    const absl::StatusOr<GemmTarget> target =
+        runtime::KernelTargetOf(properties(), "GEMM");
     ASSERT_TRUE(target.ok()) << target.status();
     absl::StatusOr<gen::GemmConfig> config =
         PickedConfig(problem, test_case.pick, *target);

@@ -93,7 +93,8 @@ class DeviceTargetTest : public testing_support::HopperTest {
   void SetUp() override {
     HopperTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    const absl::StatusOr<GemmTarget> target = GemmTargetOf(properties());
+    const absl::StatusOr<GemmTarget> target =
+        runtime::KernelTargetOf(properties(), "GEMM");
     ASSERT_TRUE(target.ok()) << target.status();
     target_ = *target;
   }

@@ -61,14 +61,6 @@ GemmTarget WithSms(int sm_count) {
   return target;
 }
 
-TEST(PlanTest, TheH200IsAnSm90aDeviceWith132SmsAnd227KiBPerBlock) {
-  const GemmTarget h200 = GemmTarget::H200();
-  EXPECT_EQ(h200.arch, "sm_90a");
-  EXPECT_EQ(h200.sm_count, 132);
-  EXPECT_EQ(h200.max_shared_bytes_per_block_optin, 227 * 1024);
-  EXPECT_TRUE(ValidateGemmTarget(h200).ok());
-}
-
 // What Prepare does before it loads anything, for both README problems on
 // an H200 and on a 66-SM part.
 TEST(PlanTest, PlansTheReadmesProblemsWithoutADriver) {
@@ -279,7 +271,7 @@ TEST(PlanTest, GemmKernelsCompileMinimalToTheSameCubin) {
   EXPECT_EQ(plan->compiled->options.flags,
             std::vector<std::string>{"--minimal"});
   compile::CompileOptions full;
-  full.arch = kGemmArch;
+  full.arch = runtime::kKernelArch;
   const absl::StatusOr<compile::CompiledModule> without = compile::CompileCuda(
       plan->generated.kernel_name, plan->generated.source, full);
   ASSERT_TRUE(without.ok()) << without.status();
@@ -311,7 +303,7 @@ TEST(PlanTest, AWarmPlanFindsItsKernelByIdentityWithoutGeneratingIt) {
   EXPECT_EQ(warm->kernel_identity, cold->kernel_identity);
   EXPECT_EQ(warm->kernel_identity,
             GemmKernelIdentity(FormOf(Decode()), warm->config,
-                               GemmCompileOptions({})));
+                               runtime::KernelCompileOptions({})));
   EXPECT_EQ(warm->compiled->source, compile::CacheSource::kMemoryCache);
   EXPECT_EQ(warm->compiled->cache_key, cold->compiled->cache_key);
   // Warm plans share the resident module, not a copy each.
@@ -379,20 +371,24 @@ TEST(PlanTest, AKernelsIdentityNamesItsFormConfigArchAndFlags) {
   const gen::GemmConfig config = HeuristicConfig(Plain(), GemmTarget::H200());
   gen::GemmConfig deeper = config;
   deeper.stages -= 1;
-  compile::CompileOptions other_arch = GemmCompileOptions({});
+  compile::CompileOptions other_arch = runtime::KernelCompileOptions({});
   other_arch.arch = "sm_100a";
   const std::set<std::string> identities = {
-      GemmKernelIdentity(form, config, GemmCompileOptions({})),
-      GemmKernelIdentity(fused, config, GemmCompileOptions({})),
-      GemmKernelIdentity(form, deeper, GemmCompileOptions({})),
+      GemmKernelIdentity(form, config, runtime::KernelCompileOptions({})),
+      GemmKernelIdentity(fused, config, runtime::KernelCompileOptions({})),
+      GemmKernelIdentity(form, deeper, runtime::KernelCompileOptions({})),
       GemmKernelIdentity(form, config, other_arch),
-      GemmKernelIdentity(form, config, GemmCompileOptions({"-lineinfo"})),
-      GemmKernelIdentity(form, config, GemmCompileOptions({"-DA=1 -DB=2"})),
-      GemmKernelIdentity(form, config, GemmCompileOptions({"-DA=1", "-DB=2"})),
+      GemmKernelIdentity(form, config,
+                         runtime::KernelCompileOptions({"-lineinfo"})),
+      GemmKernelIdentity(form, config,
+                         runtime::KernelCompileOptions({"-DA=1 -DB=2"})),
+      GemmKernelIdentity(form, config,
+                         runtime::KernelCompileOptions({"-DA=1", "-DB=2"})),
   };
   EXPECT_EQ(identities.size(), 7u);
-  EXPECT_EQ(GemmKernelIdentity(form, config, GemmCompileOptions({})),
-            GemmKernelIdentity(form, config, GemmCompileOptions({})));
+  EXPECT_EQ(
+      GemmKernelIdentity(form, config, runtime::KernelCompileOptions({})),
+      GemmKernelIdentity(form, config, runtime::KernelCompileOptions({})));
 }
 
 TEST(PlanTest, RefusesNvrtcFlagsTheCompilerRefuses) {
@@ -452,34 +448,6 @@ TEST(PlanTest, PrepareRefusesBadNvrtcFlagsAndFlagsWithAutotuning) {
   EXPECT_TRUE(Contains(gemm.status().message(),
                        "nvrtc_flags with Selection::kAutotune"))
       << gemm.status();
-}
-
-runtime::DeviceProperties H200Properties() {
-  runtime::DeviceProperties device;
-  device.name = "NVIDIA H200";
-  device.cc_major = 9;
-  device.sm_count = 132;
-  device.max_shared_bytes_per_block_optin = 232448;
-  return device;
-}
-
-TEST(PlanTest, ADevicesTargetIsItsSmsAndSharedMemory) {
-  const absl::StatusOr<GemmTarget> h200 = GemmTargetOf(H200Properties());
-  ASSERT_TRUE(h200.ok()) << h200.status();
-  EXPECT_EQ(h200->arch, GemmTarget::H200().arch);
-  EXPECT_EQ(h200->sm_count, GemmTarget::H200().sm_count);
-  EXPECT_EQ(h200->max_shared_bytes_per_block_optin,
-            GemmTarget::H200().max_shared_bytes_per_block_optin);
-  runtime::DeviceProperties a100 = H200Properties();
-  a100.name = "NVIDIA A100";
-  a100.cc_major = 8;
-  a100.sm_count = 108;
-  const absl::StatusOr<GemmTarget> refused = GemmTargetOf(a100);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_TRUE(
-      Contains(refused.status().message(),
-               "GEMM target: device 0 (NVIDIA A100): sm_90a code runs only on "
-               "compute capability 9.0"));
 }
 
 // ---- The command line prints this plan ----

@@ -460,7 +460,7 @@ TEST(SelectionTest, ATargetWithLessSharedMemoryGetsShallowerRings) {
   const GemmProblem square{4096, 4096, 4096, ScalarType::kF16};
   EXPECT_EQ(gen::ConfigName(HeuristicConfig(square, less)),
             "ws 128x128x64 s3 c2 w1 m1 tma g8 persistent");
-  less.max_shared_bytes_per_block_optin = kMinGemmTargetSharedBytes;
+  less.max_shared_bytes_per_block_optin = runtime::kMinTargetSharedBytes;
   EXPECT_EQ(gen::ConfigName(HeuristicConfig(square, less)),
             "ws 64x64x64 s2 c1 w1 m1 tma g8 persistent");
 }
@@ -511,7 +511,7 @@ std::vector<gen::GemmConfig> Chosen(const GemmProblem& problem,
 // Down to the 48 KiB every GPU gives a block: each configuration chosen
 // for the target generates a kernel whose shared memory fits it.
 TEST(SelectionTest, EveryConfigChosenForATargetFitsItsSharedMemory) {
-  for (const int shared_bytes : {kMinGemmTargetSharedBytes, 100 * 1024}) {
+  for (const int shared_bytes : {runtime::kMinTargetSharedBytes, 100 * 1024}) {
     GemmTarget target = GemmTarget::H200();
     target.max_shared_bytes_per_block_optin = shared_bytes;
     for (ScalarType element :
@@ -538,7 +538,7 @@ TEST(SelectionTest, EveryConfigChosenForATargetFitsItsSharedMemory) {
 // problem in the H200's shared memory, its clusters no larger than the
 // target's SMs.
 TEST(SelectionTest, EveryConfigChosenForATargetRunsOnItsSms) {
-  for (const int sm_count : {1, 2, 66, 144, kMaxGemmTargetSms}) {
+  for (const int sm_count : {1, 2, 66, 144, runtime::kMaxTargetSms}) {
     GemmTarget target = GemmTarget::H200();
     target.sm_count = sm_count;
     for (ScalarType element :

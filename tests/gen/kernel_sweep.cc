@@ -18,7 +18,9 @@ namespace ptxgen::sweep {
 namespace {
 
 // What a kernel compiled as GEMM kernels are; part of the digest.
-compile::CompileOptions SweepOptions() { return gemm::GemmCompileOptions({}); }
+compile::CompileOptions SweepOptions() {
+  return runtime::KernelCompileOptions({});
+}
 
 // A problem with one compiled kernel, or "" when it is clean.
 std::string ProblemOf(const absl::StatusOr<compile::CompiledModule>& compiled,

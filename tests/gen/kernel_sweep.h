@@ -36,7 +36,7 @@ class KernelSweep {
   std::string Digest() const;
 
   // After Generate: compiles each distinct kernel once, as GEMM kernels
-  // are compiled (gemm::GemmCompileOptions), on every core; one line for
+  // are compiled (runtime::KernelCompileOptions), on every core; one line for
   // each kernel that does not compile without spills, a stack frame or a
   // ptxas diagnostic, naming the cases that generate it; spills only of
   // kernels gemm::PickedDespiteSpills names are allowed. Empty when all

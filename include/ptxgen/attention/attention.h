@@ -32,8 +32,8 @@
 #include "ptxgen/attention/problem.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
-#include "ptxgen/gemm/target.h"
 #include "ptxgen/gen/attention.h"
+#include "ptxgen/runtime/target.h"
 
 namespace ptxgen::attention {
 
@@ -75,8 +75,8 @@ struct AttentionOptions {
   std::optional<int> device;
 };
 
-// The device attention is planned for: the same numbers as a GEMM's.
-using AttentionTarget = gemm::GemmTarget;
+// The device attention is planned for: every kernel family's target.
+using AttentionTarget = runtime::KernelTarget;
 
 // The configuration the heuristic picks for `problem` on `target`: the
 // problem's element, head dim, mask and lengths, with tiles that fit the

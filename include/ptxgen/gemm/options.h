@@ -45,14 +45,13 @@ struct GemmOptions {
   // current. An ordinal that names no device is refused. PlanGemm ignores
   // it: it plans for a named target.
   std::optional<int> device;
-  // Further NVRTC options for the kernel's compile, after GemmCompileOptions'
-  // own (plan.h): "-lineinfo" for a profiler, say. Flags that make ptxas
-  // serialize the kernel's wgmma or ignore its setmaxnreg (--Ofast-compile,
-  // -G, -Xptxas=-O0) are refused once compiled: such kernels ran 1.3x to
-  // 530x slower (bench/RESULTS.md, "Cold start"). Part of the kernel
-  // cache's key.
-  // With Selection::kAutotune it is refused: the autotuner times kernels
-  // compiled without them.
+  // Further NVRTC options for the kernel's compile, after
+  // runtime::KernelCompileOptions' own (plan.h): "-lineinfo" for a profiler,
+  // say. Flags that make ptxas serialize the kernel's wgmma or ignore its
+  // setmaxnreg (--Ofast-compile, -G, -Xptxas=-O0) are refused once compiled:
+  // such kernels ran 1.3x to 530x slower (bench/RESULTS.md, "Cold start"). Part
+  // of the kernel cache's key. With Selection::kAutotune it is refused: the
+  // autotuner times kernels compiled without them.
   std::vector<std::string> nvrtc_flags;
   // Who gives split-K's and stream-K's workspace (a value outside the
   // enumeration is refused).

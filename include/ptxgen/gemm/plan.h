@@ -27,13 +27,6 @@
 
 namespace ptxgen::gemm {
 
-// What every GEMM kernel compiles with: kGemmArch and "--minimal" (the
-// kernels need none of the runtime's declarations, which it leaves out of
-// NVRTC's built-in header), then the caller's further NVRTC flags
-// (GemmOptions::nvrtc_flags).
-compile::CompileOptions GemmCompileOptions(
-    const std::vector<std::string>& nvrtc_flags);
-
 // A GEMM kernel's identity within this process: what its source and its
 // compile are made from (the form's name, the configuration's name, the
 // compile's arch and flags), known before any text is generated. It keys
@@ -46,15 +39,10 @@ std::string GemmKernelIdentity(const gen::GemmForm& form,
                                const compile::CompileOptions& options);
 
 // NVRTC flags as a command line gives them, "-lineinfo -Xptxas=-O2"
-// (split at spaces), refused as GemmCompileOptions would compose them
-// (compile::ValidateCompileOptions) with "--nvrtc-flags: " and the rule.
+// (split at spaces), refused as runtime::KernelCompileOptions would compose
+// them (compile::ValidateCompileOptions) with "--nvrtc-flags: " and the rule.
 absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
     absl::string_view text);
-
-// The target of a device (e.g. runtime::CurrentDeviceProperties()); refuses
-// one that cannot run kGemmArch code, in runtime::CheckArchSupported's words.
-absl::StatusOr<GemmTarget> GemmTargetOf(
-    const runtime::DeviceProperties& device);
 
 // The clusters of `config` the target holds at once (what GemmPlan's
 // resident_clusters says); a target with fewer SMs than a cluster has CTAs

@@ -30,9 +30,9 @@ absl::StatusOr<gen::GemmGrid> PlanGemmLaunch(const GemmProblem& problem,
                                              int resident_clusters);
 
 // The heuristic's pick from the shape (a problem ValidateProblem accepts)
-// for the target (a target ValidateGemmTarget accepts): its SM count shapes
-// the waves, its shared memory bounds the ring (GemmTarget::H200() gets the
-// picks measured there; a target with less gets shallower rings, and
+// for the target (a target runtime::ValidateKernelTarget accepts): its SM count
+// shapes the waves, its shared memory bounds the ring (GemmTarget::H200() gets
+// the picks measured there; a target with less gets shallower rings, and
 // smaller tiles where not even two stages fit).
 gen::GemmConfig HeuristicConfig(const GemmProblem& problem,
                                 const GemmTarget& target);
