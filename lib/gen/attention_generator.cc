@@ -35,15 +35,9 @@ constexpr int kBarrierBytes = 8;
 // The maps' rank: (head_dim, rows, heads, batch).
 constexpr int kMapRank = 4;
 
-int RoundUp(int value, int multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 int ConsumerRegisters(const AttentionConfig& config) {
-  const int share =
-      (kRegistersPerSm - kThreadsPerWarpgroup * kProducerRegisters) /
-      (kThreadsPerWarpgroup * config.consumers);
-  return std::min(ptx::kMaxMaxNReg, share / 8 * 8);
+  return std::min(ptx::kMaxMaxNReg,
+                  ConsumerRegisterShare(config.consumers, kProducerRegisters));
 }
 
 // A causal mask's blocks see more keys the later they lie: with fixed

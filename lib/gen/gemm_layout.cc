@@ -11,10 +11,6 @@ namespace {
 constexpr int kFloatBytes = 4;
 constexpr int kPartialsAlignment = 16;
 
-int RoundUp(int value, int multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 // An operand tile: mn_extent rows of M or N by block_k of K, stored with
 // `major` contiguous, in the widest swizzle that fits it.
 ptx::SharedTile OperandTile(ptx::ScalarType element, int mn_extent, int block_k,
@@ -38,10 +34,8 @@ int ConsumerRegisters(const GemmConfig& config, int threads) {
   constexpr int kMaxPerThread = 255;
   if (config.schedule == GemmSchedule::kV1) return kMaxPerThread;
   if (config.set_max_registers && config.consumers > 1) {
-    const int share =
-        (kRegistersPerSm - kThreadsPerWarpgroup * kProducerRegisters) /
-        (kThreadsPerWarpgroup * config.consumers);
-    return std::min(240, share / 8 * 8);
+    return std::min(
+        240, ConsumerRegisterShare(config.consumers, kProducerRegisters));
   }
   return std::min(kMaxPerThread, kRegistersPerSm / threads / 8 * 8);
 }

@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "lib/gen/device_ops.h"
-#include "ptxgen/gen/gemm.h"
+#include "ptxgen/gen/planned_constant.h"
 #include "ptxgen/gen/templates.h"
 
 namespace ptxgen::gen {

@@ -40,6 +40,17 @@ std::string ReleaseStage(KernelBuilder& builder, int cluster_ctas) {
 
 }  // namespace
 
+int RoundUp(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+int ConsumerRegisterShare(int consumers, int producer_registers) {
+  const int share =
+      (kRegistersPerSm - kThreadsPerWarpgroup * producer_registers) /
+      (kThreadsPerWarpgroup * consumers);
+  return share / 8 * 8;
+}
+
 ptx::Swizzle SwizzleFor(int contiguous_bytes) {
   for (ptx::Swizzle swizzle :
        {ptx::Swizzle::k128B, ptx::Swizzle::k64B, ptx::Swizzle::k32B}) {

@@ -23,6 +23,15 @@ inline constexpr int kRegistersPerSm = 65536;
 // The kernel aligns the dynamic shared memory base itself: slack for it.
 inline constexpr int kSharedBaseAlignment = 1024;
 
+// `value` rounded up to a multiple of `multiple` (shared-memory offsets and
+// sizes: both small and positive).
+int RoundUp(int value, int multiple);
+
+// What each of `consumers` warpgroups may take by setmaxnreg once the
+// producer warpgroup kept `producer_registers` a thread: the SM's registers
+// shared out evenly, in setmaxnreg's steps of 8. Each family caps it.
+int ConsumerRegisterShare(int consumers, int producer_registers);
+
 // The widest swizzle whose span divides a tile's contiguous bytes (16-byte
 // core matrices without one).
 ptx::Swizzle SwizzleFor(int contiguous_bytes);

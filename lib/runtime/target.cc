@@ -31,16 +31,15 @@ absl::Status ValidateKernelTarget(const KernelTarget& target,
                              " has wgmma, setmaxnreg and TMA multicast"));
   }
   if (target.sm_count < 1 || target.sm_count > kMaxTargetSms) {
-    return RefuseTarget(family,
-                        absl::StrCat("sm_count=", target.sm_count,
-                                     " is outside 1..", kMaxTargetSms));
+    return RefuseTarget(family, absl::StrCat("sm_count=", target.sm_count,
+                                             " is outside 1..", kMaxTargetSms));
   }
   if (target.max_shared_bytes_per_block_optin < kMinTargetSharedBytes) {
-    return RefuseTarget(
-        family, absl::StrCat("max_shared_bytes_per_block_optin=",
-                             target.max_shared_bytes_per_block_optin,
-                             " is below the ", kMinTargetSharedBytes,
-                             " bytes every CUDA GPU gives a block"));
+    return RefuseTarget(family,
+                        absl::StrCat("max_shared_bytes_per_block_optin=",
+                                     target.max_shared_bytes_per_block_optin,
+                                     " is below the ", kMinTargetSharedBytes,
+                                     " bytes every CUDA GPU gives a block"));
   }
   return absl::OkStatus();
 }
@@ -50,9 +49,9 @@ absl::StatusOr<KernelTarget> KernelTargetOf(const DeviceProperties& device,
   if (absl::Status runs =
           CheckArchSupported(kKernelArch, device.cc_major, device.cc_minor);
       !runs.ok()) {
-    return absl::Status(
-        runs.code(), absl::StrCat(family, " target: device ", device.ordinal,
-                                  " (", device.name, "): ", runs.message()));
+    return absl::Status(runs.code(),
+                        absl::StrCat(family, " target: device ", device.ordinal,
+                                     " (", device.name, "): ", runs.message()));
   }
   KernelTarget target;
   target.sm_count = device.sm_count;

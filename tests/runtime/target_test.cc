@@ -66,10 +66,10 @@ TEST(KernelTargetTest, RefusesSmCountsAndSharedMemoryOutsideItsRanges) {
   for (const int sm_count : {0, -1, kMaxTargetSms + 1}) {
     KernelTarget target = KernelTarget::H200();
     target.sm_count = sm_count;
-    EXPECT_TRUE(absl::StrContains(
-        ValidateKernelTarget(target, "GEMM").message(),
-        "GEMM target: sm_count=" + std::to_string(sm_count) +
-            " is outside 1..1024"));
+    EXPECT_TRUE(
+        absl::StrContains(ValidateKernelTarget(target, "GEMM").message(),
+                          "GEMM target: sm_count=" + std::to_string(sm_count) +
+                              " is outside 1..1024"));
   }
   KernelTarget tiny = KernelTarget::H200();
   tiny.max_shared_bytes_per_block_optin = kMinTargetSharedBytes - 1;
@@ -85,8 +85,7 @@ TEST(KernelTargetTest, EveryKernelCompilesForSm90aMinimalThenTheCallersFlags) {
   EXPECT_EQ(plain.arch, "sm_90a");
   EXPECT_EQ(plain.flags, std::vector<std::string>{"--minimal"});
   const compile::CompileOptions lined = KernelCompileOptions({"-lineinfo"});
-  EXPECT_EQ(lined.flags,
-            (std::vector<std::string>{"--minimal", "-lineinfo"}));
+  EXPECT_EQ(lined.flags, (std::vector<std::string>{"--minimal", "-lineinfo"}));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ptxgen/gen/gemm.h"
+#include "ptxgen/gen/planned_constant.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/ptx/swizzle.h"
 

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ptxgen/gen/planned_constant.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"
 #include "ptxgen/ptx/swizzle.h"
@@ -414,14 +415,6 @@ enum class GemmMapOperand { kA, kB, kD };
 // nothing); grouped, B's (and a masked A's) third dimension is the group,
 // and a contiguous A is one matrix of every group's rows.
 int GemmMapRank(const GemmForm& form, GemmMapOperand operand);
-
-// One number the host planned, as the generated kernel declares it:
-// `constexpr <type> plan::<name> = <value>;`.
-struct PlannedConstant {
-  std::string type;
-  std::string name;
-  std::string value;
-};
 
 // A generated kernel: its source, the plan it was made from and what the
 // host needs to launch it.
