@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/gemm/timing.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"

@@ -6,18 +6,15 @@
 # //lib/capi:libptxgen.so.
 get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 
-# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/gemm's cuBLAS and
-# cuBLASLt wrappers and its verification (//lib/gemm:cublas*,
-# :verification) are test and benchmark support, not part of
-# //lib/gemm:gemm; the CLI's `gemm --run` links the first and the last.
+# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/testing (cuBLAS
+# and cuBLASLt wrappers, verification) is test and benchmark support, no
+# layer of the library; the CLI's `gemm --run` links two of its files.
 set(PTXGEN_LAYERS base ptx gen compile runtime gemm attention)
 set(PTXGEN_LIBRARY_SOURCES "")
 foreach(_layer IN LISTS PTXGEN_LAYERS)
   file(GLOB _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")
   list(APPEND PTXGEN_LIBRARY_SOURCES ${_files})
 endforeach()
-list(FILTER PTXGEN_LIBRARY_SOURCES EXCLUDE REGEX
-     "/lib/gemm/(cublaslt_library|cublaslt_reference|cublas_library|verification)\\.cc$")
 
 # include/BUILD.bazel: hdrs = glob(["ptxgen/<layer>/*.h"]), ptxgen/version.h.
 set(PTXGEN_HEADERS "${_root}/include/ptxgen/version.h")
@@ -30,10 +27,10 @@ endforeach()
 file(GLOB PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
 
 # tools/BUILD.bazel: :cli (cli.cc, cli_emit.cc) and :ptxgen
-# (glob(["ptxgen_*.cc"]), with //lib/gemm:verification).
+# (glob(["ptxgen_*.cc"]), with //lib/testing:verification).
 file(GLOB PTXGEN_CLI_SOURCES CONFIGURE_DEPENDS "${_root}/tools/cli*.cc" "${_root}/tools/ptxgen_*.cc")
-list(APPEND PTXGEN_CLI_SOURCES "${_root}/lib/gemm/verification.cc"
-     "${_root}/lib/gemm/cublas_library.cc")
+list(APPEND PTXGEN_CLI_SOURCES "${_root}/lib/testing/verification.cc"
+     "${_root}/lib/testing/cublas_library.cc")
 
 # lib/capi/BUILD.bazel: libptxgen.so, the C API (:capi's ptxgen.cc and
 # status.cc, :problem's problem.cc), its header and its version script.

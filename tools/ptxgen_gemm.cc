@@ -21,7 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/compile/inspect.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/autotune.h"

@@ -26,7 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/compile/compiler.h"
 #include "ptxgen/compile/kernel_cache.h"
 #include "ptxgen/gemm/gemm.h"

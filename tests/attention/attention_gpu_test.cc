@@ -32,7 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/attention/attention.h"
 #include "ptxgen/attention/problem.h"
 #include "ptxgen/gen/attention.h"

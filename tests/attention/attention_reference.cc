@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/attention/problem.h"
 #include "ptxgen/ptx/scalar_type.h"
 

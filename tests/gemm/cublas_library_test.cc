@@ -3,7 +3,7 @@
 // on any path (under LeakSanitizer, --copt=-fsanitize=address
 // --linkopt=-fsanitize=address, a leak fails the test). Stand-in libraries
 // take cuBLAS's place, so no GPU is needed.
-#include "lib/gemm/cublas_library.h"
+#include "lib/testing/cublas_library.h"
 
 #include <string>
 

@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "lib/gemm/cublaslt_reference.h"
 #include "lib/gemm/timing.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/cublaslt_reference.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/runtime/memory.h"
 #include "tests/support/hopper_test.h"
 

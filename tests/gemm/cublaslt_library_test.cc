@@ -2,7 +2,7 @@
 // point or cannot create a handle is refused by name, and nothing is left
 // allocated on any path (tools/sanitize.sh runs this under LeakSanitizer).
 // Stand-in libraries take cuBLASLt's place, so no GPU is needed.
-#include "lib/gemm/cublaslt_library.h"
+#include "lib/testing/cublaslt_library.h"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 // what is refused and how, and what PreparedLtGemm hands to cuBLASLt, read
 // back from a stand-in library that records every call, fails the call it
 // is told to, and counts what is alive (nothing may be left on any path).
-#include "lib/gemm/cublaslt_reference.h"
+#include "lib/testing/cublaslt_reference.h"
 
 #include <dlfcn.h>
 
@@ -18,7 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "lib/gemm/cublaslt_library.h"
+#include "lib/testing/cublaslt_library.h"
 
 // cuBLASLt 13 leaks 192 bytes inside every cublasLtCreate that fails (as it
 // does here without a GPU; checked with a plain program under ASan: n

@@ -35,9 +35,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "lib/gemm/cublaslt_reference.h"
 #include "lib/gemm/timing.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/cublaslt_reference.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/gemm/plan.h"
 #include "ptxgen/gemm/selection.h"

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/gemm/timing.h"
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 #include "ptxgen/gemm/gemm.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"

@@ -3,7 +3,7 @@
 // compiled by NVRTC, the refusals of FillRandom, PoisonValues and
 // CublasGemm that come before any device work, and the float64 host
 // reference and its norm.
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,10 +1,10 @@
-#ifndef PTXGEN_LIB_GEMM_VERIFICATION_H_
-#define PTXGEN_LIB_GEMM_VERIFICATION_H_
+#ifndef PTXGEN_LIB_TESTING_VERIFICATION_H_
+#define PTXGEN_LIB_TESTING_VERIFICATION_H_
 
 // Checking GEMMs: poisoned outputs, a cuBLAS reference loaded at run time,
 // norms and host references, beside timing.h's random inputs and medians.
 // Test and benchmark support (and `ptxgen gemm --run`), not part of the
-// library: //lib/gemm:verification.
+// library: //lib/testing:verification.
 
 #include <cstdint>
 #include <vector>
@@ -116,4 +116,4 @@ absl::StatusOr<CublasComparison> CompareWithCublas(const Gemm& gemm);
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_LIB_GEMM_VERIFICATION_H_
+#endif  // PTXGEN_LIB_TESTING_VERIFICATION_H_

@@ -1,5 +1,5 @@
-#ifndef PTXGEN_LIB_GEMM_CUBLASLT_REFERENCE_H_
-#define PTXGEN_LIB_GEMM_CUBLASLT_REFERENCE_H_
+#ifndef PTXGEN_LIB_TESTING_CUBLASLT_REFERENCE_H_
+#define PTXGEN_LIB_TESTING_CUBLASLT_REFERENCE_H_
 
 // One cuBLASLt matmul, described in ptxgen's terms: the reference for the
 // GEMMs ptxgen is about to support (either operand major, leading
@@ -33,7 +33,7 @@
 #include "absl/status/statusor.h"
 #include "cublasLt.h"
 #include "cuda.h"
-#include "lib/gemm/cublaslt_library.h"
+#include "lib/testing/cublaslt_library.h"
 #include "ptxgen/ptx/scalar_type.h"
 
 namespace ptxgen::gemm {
@@ -282,4 +282,4 @@ absl::Status RunCublasLt(const LtGemm& gemm, CUdeviceptr a, CUdeviceptr b,
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_LIB_GEMM_CUBLASLT_REFERENCE_H_
+#endif  // PTXGEN_LIB_TESTING_CUBLASLT_REFERENCE_H_

@@ -1,4 +1,4 @@
-#include "lib/gemm/verification.h"
+#include "lib/testing/verification.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cublas_v2.h"
-#include "lib/gemm/cublas_library.h"
 #include "lib/gemm/helper_kernels.h"
+#include "lib/testing/cublas_library.h"
 #include "ptxgen/gen/fill_kernel.h"
 #include "ptxgen/runtime/driver.h"
 #include "ptxgen/runtime/memory.h"

@@ -1,4 +1,4 @@
-#include "lib/gemm/cublaslt_reference.h"
+#include "lib/testing/cublaslt_reference.h"
 
 #include <array>
 #include <cmath>

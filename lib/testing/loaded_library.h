@@ -1,9 +1,9 @@
-#ifndef PTXGEN_LIB_GEMM_LOADED_LIBRARY_H_
-#define PTXGEN_LIB_GEMM_LOADED_LIBRARY_H_
+#ifndef PTXGEN_LIB_TESTING_LOADED_LIBRARY_H_
+#define PTXGEN_LIB_TESTING_LOADED_LIBRARY_H_
 
 // Opening a reference library (cuBLAS, cuBLASLt) with dlopen and resolving
 // its entry points, with refusals that name the library (private to
-// lib/gemm).
+// lib/testing).
 
 #include <dlfcn.h>
 
@@ -45,4 +45,4 @@ absl::Status Resolve(absl::string_view what, void* library, const char* name,
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_LIB_GEMM_LOADED_LIBRARY_H_
+#endif  // PTXGEN_LIB_TESTING_LOADED_LIBRARY_H_

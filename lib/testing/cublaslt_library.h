@@ -1,9 +1,9 @@
-#ifndef PTXGEN_LIB_GEMM_CUBLASLT_LIBRARY_H_
-#define PTXGEN_LIB_GEMM_CUBLASLT_LIBRARY_H_
+#ifndef PTXGEN_LIB_TESTING_CUBLASLT_LIBRARY_H_
+#define PTXGEN_LIB_TESTING_CUBLASLT_LIBRARY_H_
 
 // cuBLASLt loaded at run time: the reference for the GEMM problems with
 // epilogues, batches and either operand major (cublaslt_reference.h).
-// Internal to //lib/gemm; a target of its own so that tests can load a
+// Internal to //lib/testing; a target of its own so that tests can load a
 // stand-in library.
 
 #include "absl/status/statusor.h"
@@ -47,4 +47,4 @@ absl::StatusOr<CublasLtLibrary> LoadCublasLt(const char* name);
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_LIB_GEMM_CUBLASLT_LIBRARY_H_
+#endif  // PTXGEN_LIB_TESTING_CUBLASLT_LIBRARY_H_

@@ -1,9 +1,9 @@
-#ifndef PTXGEN_LIB_GEMM_CUBLAS_LIBRARY_H_
-#define PTXGEN_LIB_GEMM_CUBLAS_LIBRARY_H_
+#ifndef PTXGEN_LIB_TESTING_CUBLAS_LIBRARY_H_
+#define PTXGEN_LIB_TESTING_CUBLAS_LIBRARY_H_
 
 // cuBLAS loaded at run time, the reference GEMMs are checked and timed
-// against. Internal to //lib/gemm; a target of its own so that tests can load
-// a stand-in library.
+// against. Internal to //lib/testing; a target of its own so that tests can
+// load a stand-in library.
 
 #include "absl/status/statusor.h"
 #include "cublas_v2.h"
@@ -37,4 +37,4 @@ absl::StatusOr<CublasLibrary> LoadCublas(const char* name);
 
 }  // namespace ptxgen::gemm
 
-#endif  // PTXGEN_LIB_GEMM_CUBLAS_LIBRARY_H_
+#endif  // PTXGEN_LIB_TESTING_CUBLAS_LIBRARY_H_

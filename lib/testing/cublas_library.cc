@@ -1,9 +1,9 @@
-#include "lib/gemm/cublas_library.h"
+#include "lib/testing/cublas_library.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "lib/gemm/loaded_library.h"
+#include "lib/testing/loaded_library.h"
 
 namespace ptxgen::gemm {
 namespace {
