@@ -1,6 +1,6 @@
 """ptxgen.attention: attention forward on CUDA arrays (PyTorch tensors, CuPy
 arrays, any object with __cuda_array_interface__ or DLPack's __dlpack__),
-read as ptxgen.gemm reads its arrays (_gemm) and run on the caller's
+read as every entry point reads its arrays (_arrays) and run on the caller's
 stream:
 
   fixed lengths: q [batch, seq_q, heads_q, head_dim] (layout "bshd",
@@ -25,7 +25,7 @@ import contextlib
 import ctypes
 import threading
 
-from ptxgen import _gemm, _library, _problem
+from ptxgen import _arrays, _library, _problem
 from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.attention"
@@ -95,8 +95,8 @@ def _out_strides(shape, layout, memory, variable_lengths):
     """The strides of a compact out of `shape` (ordered as `layout` says)
     whose rows and heads nest as `memory` says: q's."""
     if variable_lengths or memory == layout:
-        return _gemm._compact_strides(shape)
-    swapped = _gemm._compact_strides((shape[0], shape[2], shape[1], shape[3]))
+        return _arrays.compact_strides(shape)
+    swapped = _arrays.compact_strides((shape[0], shape[2], shape[1], shape[3]))
     return (swapped[0], swapped[2], swapped[1], swapped[3])
 
 
@@ -125,7 +125,7 @@ def outputs_of(q_shape, q_strides, k_shape, k_strides, v_shape, v_strides, layou
 def _read_offsets(name, x, read):
     """cu_seqlens_q or cu_seqlens_k: contiguous int32 on the device, batch
     + 1 of them; the host never reads their values."""
-    array = _gemm.describe_int32(_FUNCTION, name, x, read)
+    array = _arrays.describe_int32(_FUNCTION, name, x, read)
     if len(array.shape) != 1 or array.shape[0] < 2 or array.strides != (1,):
         raise refuse(f"{_FUNCTION}: {name} has shape {array.shape} and strides "
                      f"{array.strides}; it needs batch + 1 (at least 2) contiguous int32 "
@@ -144,14 +144,14 @@ def _strides(dims):
 def _allocate(like, shape, strides, dtype):
     """A new out of `shape` and compact `strides` (a [batch, seq, heads,
     dim] or [batch, heads, seq, dim] order of the dimensions) beside `like`."""
-    if strides == _gemm._compact_strides(shape):
-        return _gemm._allocate(like, shape, dtype)
+    if strides == _arrays.compact_strides(shape):
+        return _arrays.allocate(like, shape, dtype)
     # Allocated in memory order, then seen in the shape's.
-    return _gemm._allocate(like, (shape[0], shape[2], shape[1], shape[3]),
+    return _arrays.allocate(like, (shape[0], shape[2], shape[1], shape[3]),
                            dtype).swapaxes(1, 2)
 
 
-@_gemm.renamed_refusals(_FUNCTION)
+@_arrays.renamed_refusals(_FUNCTION)
 def plan_call(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
               max_seqlen_q=None, max_seqlen_k=None, layout="bshd", out=None,
               return_lse=False, stream=None, holds):
@@ -188,11 +188,11 @@ def plan_call(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
             raise refuse(f"{_FUNCTION}: scale={scale} must be finite and positive "
                          "(None: 1/sqrt(head_dim))")
 
-    Q = _gemm.describe("q", q, holds, _gemm.stream_of(stream, None), _DIMENSIONS)
-    cuda_stream = _gemm.stream_of(stream, Q)
+    Q = _arrays.describe("q", q, holds, _arrays.stream_of(stream, None), _DIMENSIONS)
+    cuda_stream = _arrays.stream_of(stream, Q)
 
     def read(name, x):
-        return _gemm.describe(name, x, holds, cuda_stream, _DIMENSIONS)
+        return _arrays.describe(name, x, holds, cuda_stream, _DIMENSIONS)
 
     arrays = {"q": Q, "k": read("k", k), "v": read("v", v)}
     dims = {name: _dims(name, array.shape, array.strides, layout, variable_lengths)
@@ -228,10 +228,10 @@ def plan_call(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     lse = None
     if return_lse:
         # Like out, beside q; there is no lse= to give.
-        if _gemm._api(Q.library) is None:
+        if _arrays.library_api(Q.library) is None:
             raise refuse(f"{_FUNCTION}: return_lse allocates the LSE beside q, which "
                          "takes torch tensors or CuPy arrays")
-        lse = _gemm._allocate(Q, _lse_shape(qd, variable_lengths), "f32")
+        lse = _arrays.allocate(Q, _lse_shape(qd, variable_lengths), "f32")
         arrays["lse"] = read("lse", lse)
 
     problem = _library.AttentionProblem()
@@ -255,7 +255,7 @@ def plan_call(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     problem.layout = _library.ATTENTION_LAYOUTS[memory]
     problem.q_stride, problem.k_stride, problem.v_stride, problem.o_stride = (
         _strides(dims[name]) for name in ("q", "k", "v", "out"))
-    _gemm._check_one_device(arrays)
+    _arrays.check_one_device(arrays)
     return problem, arrays, out, lse, cuda_stream
 
 
@@ -322,7 +322,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
             cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
             layout=layout, out=out, return_lse=return_lse, stream=stream, holds=holds)
         Q = arrays["q"]
-        with _gemm._on_device(Q):
+        with _arrays.on_device(Q):
             prepared(problem, Q.device).run(
                 [arrays[name].pointer if name in arrays else None for name in _OPERAND_ARRAYS],
                 cuda_stream)

@@ -18,7 +18,7 @@ reading and launches what the first call prepared.
 import contextlib
 import math
 
-from ptxgen import _gemm, _library, _problem
+from ptxgen import _arrays, _gemm, _library, _problem
 from ptxgen._library import refuse
 
 _FUNCTION = "ptxgen.grouped_gemm"
@@ -30,13 +30,13 @@ _FIELDS = [name for name, _ in _library.GemmOperands._fields_]
 
 def _named_refusals():
     """_gemm's refusals, naming ptxgen.grouped_gemm."""
-    return _gemm.renamed_refusals(_FUNCTION)
+    return _arrays.renamed_refusals(_FUNCTION)
 
 
 def _read_counts(name, x, groups, read):
     """The int32 array of one count per group (offs or masked_m), checked
     by its description alone: its values stay on the device."""
-    array = _gemm.describe_int32(_FUNCTION, name, x, read)
+    array = _arrays.describe_int32(_FUNCTION, name, x, read)
     if array.shape != (groups,) or (groups > 1 and array.strides != (1,)):
         raise refuse(f"{_FUNCTION}: {name} has shape {array.shape} and strides "
                      f"{array.strides}; it needs one int32 per group of b, {groups} "
@@ -68,11 +68,11 @@ def plan_call(a, b, offs=None, masked_m=None, expected_m=None, bias=None, out_dt
                      + ("not both" if offs is not None else "neither was given"))
     contiguous = offs is not None
     counts_name = "offs" if contiguous else "masked_m"
-    A = _gemm.describe("a", a, holds, _gemm.stream_of(stream, None))
-    cuda_stream = _gemm.stream_of(stream, A)
+    A = _arrays.describe("a", a, holds, _arrays.stream_of(stream, None))
+    cuda_stream = _arrays.stream_of(stream, A)
 
     def read(name, x):
-        return _gemm.describe(name, x, holds, cuda_stream)
+        return _arrays.describe(name, x, holds, cuda_stream)
 
     ndim = 2 if contiguous else 3
     if len(A.shape) != ndim:
@@ -126,7 +126,7 @@ def plan_call(a, b, offs=None, masked_m=None, expected_m=None, bias=None, out_dt
         expected_m=0 if expected_m is None else expected_m)
     if scaling == "block":
         _gemm._check_block_scales(arrays, problem)
-    _gemm._check_one_device(arrays)
+    _arrays.check_one_device(arrays)
     return problem, arrays, out, cuda_stream
 
 
@@ -183,8 +183,8 @@ def grouped_gemm(a, b, offs=None, *, masked_m=None, expected_m=None, bias=None,
             scale_b=scale_b, out=out, stream=stream, dtype=dtype, fast_accum=fast_accum,
             scaling=scaling, holds=holds)
         A = planned["a"]
-        api = _gemm._api(A.library)
-        with _gemm._on_device(A):
+        api = _arrays.library_api(A.library)
+        with _arrays.on_device(A):
             kernel = _gemm.prepared(problem, A.device, None if api else cuda_stream)
             operands = _library.GemmOperands(**{
                 field: planned[name].pointer

@@ -34,7 +34,7 @@ Importing it without torch installed gives output_of and grouped_output_of
 only, the rules the fake implementations follow (attention's:
 _attention.outputs_of).
 """
-from ptxgen import _attention, _gemm, _grouped, _problem
+from ptxgen import _arrays, _attention, _gemm, _grouped, _problem
 from ptxgen._library import refuse
 
 try:
@@ -186,7 +186,7 @@ def _register():
                 alpha: float = 1.0, beta: float = 0.0, out_dtype: Optional[str] = None,
                 dtype: Optional[str] = None, fast_accum: bool = False,
                 scaling: Optional[str] = None) -> Tensor:
-        with _gemm.workspaces_per_run():
+        with _arrays.workspaces_per_run():
             return _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
                               activation=activation, alpha=alpha, beta=beta,
                               out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
@@ -209,7 +209,7 @@ def _register():
                      fast_accum: bool = False,
                      scaling: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         amax = torch.empty((), dtype=torch.float32, device=a.device)
-        with _gemm.workspaces_per_run():
+        with _arrays.workspaces_per_run():
             out = _gemm.gemm(a, b, c=c, bias=bias, bias_along=bias_along,
                              activation=activation, alpha=alpha, beta=beta,
                              out_dtype=out_dtype, dtype=dtype, scale_a=scale_a,
@@ -232,7 +232,7 @@ def _register():
                         alpha: float = 1.0, out_dtype: Optional[str] = None,
                         dtype: Optional[str] = None, fast_accum: bool = False,
                         scaling: Optional[str] = None) -> Tensor:
-        with _gemm.workspaces_per_run():
+        with _arrays.workspaces_per_run():
             return _grouped.grouped_gemm(
                 a, b, offs, masked_m=masked_m, expected_m=expected_m, bias=bias,
                 out_dtype=out_dtype, activation=activation, alpha=alpha, scale_a=scale_a,

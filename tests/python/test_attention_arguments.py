@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import ptxgen
-from ptxgen import _attention, _gemm, _library
+from ptxgen import _arrays, _attention, _library
 from test_gemm_arguments import BASE, FakeCudaArray, f32, s32
 from test_gemm_fast_path import FakeTensor, FakeTorch
 from test_plan import RaisingIndex
@@ -390,7 +390,7 @@ def library(monkeypatch):
     real, handle = _library.loaded()
     fake = FakeAttentionLibrary(real)
     monkeypatch.setattr(_library, "_loaded", (fake, handle))
-    monkeypatch.setattr(_gemm, "_apis", {})
+    monkeypatch.setattr(_arrays, "_apis", {})
     _attention._cache.clear()
     yield fake
     _attention._cache.clear()

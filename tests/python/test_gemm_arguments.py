@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import ptxgen
-from ptxgen import _gemm
+from ptxgen import _arrays, _gemm
 
 BASE = 0x7F0000000000  # fake device addresses, 16-byte aligned
 
@@ -240,16 +240,16 @@ def test_integer_rules_are_the_librarys():
 
 
 def test_the_stream_is_the_callers():
-    array = _gemm.describe("a", FakeCudaArray((8, 8)), contextlib.ExitStack(), None)
-    assert _gemm.stream_of(None, array) == 0  # the default stream
-    assert _gemm.stream_of(0x1234, array) == 0x1234
+    array = _arrays.describe("a", FakeCudaArray((8, 8)), contextlib.ExitStack(), None)
+    assert _arrays.stream_of(None, array) == 0  # the default stream
+    assert _arrays.stream_of(0x1234, array) == 0x1234
 
     class TorchLikeStream:
         cuda_stream = 0x5678
 
-    assert _gemm.stream_of(TorchLikeStream(), array) == 0x5678
+    assert _arrays.stream_of(TorchLikeStream(), array) == 0x5678
     array.stream = 2  # the interface's per-thread default stream
-    assert _gemm.stream_of(None, array) == 2
+    assert _arrays.stream_of(None, array) == 2
 
 
 def test_without_a_device_the_library_refuses_with_no_device():
@@ -334,7 +334,7 @@ def test_pointers_ctypes_would_change_are_refused_before_any_kernel_is_prepared(
 
 
 def test_an_empty_array_may_be_at_null():
-    empty = _gemm.describe("a", interface_of(shape=(0, 512), data=(0, False)),
+    empty = _arrays.describe("a", interface_of(shape=(0, 512), data=(0, False)),
                            contextlib.ExitStack(), None)
     assert (empty.pointer, empty.shape) == (0, (0, 512))
 

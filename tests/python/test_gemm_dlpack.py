@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import ptxgen
-from ptxgen import _dlpack, _gemm
+from ptxgen import _arrays, _dlpack, _gemm
 from test_gemm_arguments import BASE, FakeCudaArray, plan_call, problem_of
 
 # DLDataType (code, bits, lanes) and DLDeviceType, as dlpack.h has them.
@@ -100,7 +100,7 @@ def seen(array):
 def described(x, stream=0):
     """describe_dlpack's _Array of x, its capsule given back."""
     with contextlib.ExitStack() as holds:
-        return _gemm.describe_dlpack("a", x, holds, stream)
+        return _arrays.describe_dlpack("a", x, holds, stream)
 
 
 @pytest.mark.parametrize("shape, strides, offset, dtype, typestr", [
@@ -112,7 +112,7 @@ def test_pointer_shape_strides_and_type_are_read_as_the_interface_gives_them(
         shape, strides, offset, dtype, typestr):
     dlpack = described(FakeDLPackArray(shape, dtype, strides, byte_offset=offset))
     with contextlib.ExitStack() as holds:
-        interface = _gemm.describe("a", FakeCudaArray(shape, typestr, strides, offset), holds, 0)
+        interface = _arrays.describe("a", FakeCudaArray(shape, typestr, strides, offset), holds, 0)
     assert seen(dlpack) == seen(interface)
     assert dlpack.pointer == BASE + offset
     assert (dlpack.library, dlpack.device, dlpack.readonly) == (None, 0, False)
@@ -300,7 +300,7 @@ class FakeArrayOfBoth(FakeDLPackArray):
 def test_the_interface_is_read_where_both_are_and_dlpack_can_be_forced():
     both = FakeArrayOfBoth((256, 512))
     with contextlib.ExitStack() as holds:
-        interface = _gemm.describe("a", both, holds, 0)
+        interface = _arrays.describe("a", both, holds, 0)
     assert both.streams == []
     assert seen(described(both)) == seen(interface)
     assert (both.streams, both.deleted) == ([1], 1)

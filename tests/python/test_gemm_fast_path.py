@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ptxgen
-from ptxgen import _gemm, _library
+from ptxgen import _arrays, _gemm, _library
 from test_gemm_arguments import BASE, FakeCudaArray, transposed
 from test_gemm_dlpack import FakeDLPackArray
 
@@ -284,7 +284,7 @@ class FakeCupy:
 def clear_caches():
     _gemm._fast.clear()
     _gemm._cache.clear()
-    _gemm._apis.clear()
+    _arrays._apis.clear()
 
 
 @pytest.fixture
@@ -564,7 +564,7 @@ def test_runs_of_the_torch_operators_keep_no_workspace(library, torch):
     # graph's pool (cudagraph trees' warm-up): no block may outlive the call.
     library.workspace_bytes = 4096
     x, w = torch.tensor(16, 256), torch.tensor(256, 256)
-    with _gemm.workspaces_per_run():
+    with _arrays.workspaces_per_run():
         ptxgen.gemm(x, w.t())
         ptxgen.gemm(x, w.t())
     assert len([a for a in torch.allocations if a["dtype"] == "uint8"]) == 2

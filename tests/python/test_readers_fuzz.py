@@ -11,7 +11,7 @@ import contextlib
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ptxgen
-from ptxgen import _gemm, _library, _problem
+from ptxgen import _arrays, _library, _problem
 from test_gemm_arguments import BASE, FakeCudaArray, Interfaced, plan_call
 from test_gemm_dlpack import UNUSED, FakeDLPackArray
 
@@ -49,7 +49,7 @@ def read_or_refuse(x):
     """describe's _Array of x, or None where it raised ptxgen.Error."""
     with contextlib.ExitStack() as holds:
         try:
-            array = _gemm.describe("a", x, holds, 0)
+            array = _arrays.describe("a", x, holds, 0)
         except ptxgen.Error:
             return None
     assert_well_formed(array)
