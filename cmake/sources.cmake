@@ -6,13 +6,13 @@
 # //lib/capi:libptxgen.so.
 get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 
-# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]). lib/testing (cuBLAS
+# lib/<layer>/BUILD.bazel: srcs = glob(["*.cc", ...]) (lib/gen: "**/*.cc"). lib/testing (cuBLAS
 # and cuBLASLt wrappers, verification) is test and benchmark support, no
 # layer of the library; the CLI's `gemm --run` links two of its files.
 set(PTXGEN_LAYERS base ptx gen compile runtime gemm attention)
 set(PTXGEN_LIBRARY_SOURCES "")
 foreach(_layer IN LISTS PTXGEN_LAYERS)
-  file(GLOB _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")
+  file(GLOB_RECURSE _files CONFIGURE_DEPENDS "${_root}/lib/${_layer}/*.cc")
   list(APPEND PTXGEN_LIBRARY_SOURCES ${_files})
 endforeach()
 
@@ -23,8 +23,8 @@ foreach(_layer IN LISTS PTXGEN_LAYERS)
   list(APPEND PTXGEN_HEADERS ${_files})
 endforeach()
 
-# ptx_templates/BUILD.bazel: the embed genrule's srcs = glob(["*.cu"]).
-file(GLOB PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
+# ptx_templates/BUILD.bazel: the embed genrule's srcs = glob(["**/*.cu"]).
+file(GLOB_RECURSE PTXGEN_TEMPLATES CONFIGURE_DEPENDS "${_root}/ptx_templates/*.cu")
 
 # tools/BUILD.bazel: :cli (cli.cc, cli_emit.cc) and :ptxgen
 # (glob(["ptxgen_*.cc"]), with //lib/testing:verification).

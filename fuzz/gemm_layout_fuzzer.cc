@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "fuzz/fuzz_support.h"
-#include "lib/gen/gemm_internal.h"
+#include "lib/gen/gemm/gemm_internal.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/scalar_type.h"

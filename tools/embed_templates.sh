@@ -4,6 +4,12 @@
 # Usage: embed_templates.sh TEMPLATE...
 set -eu
 delimiter=PTXGEN_TEMPLATE
+# Templates are named by their files' names, whatever folder holds them.
+duplicate=$(for file in "$@"; do basename "$file"; done | sort | uniq -d | head -n 1)
+if [ -n "$duplicate" ]; then
+  echo "embed_templates: two templates are named $duplicate" >&2
+  exit 1
+fi
 for file in "$@"; do
   if grep -q ")$delimiter\"" "$file"; then
     echo "embed_templates: $file contains the delimiter )$delimiter\"" >&2

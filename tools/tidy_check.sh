@@ -81,8 +81,9 @@ if ! cmake -S "$root" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_ST
   exit 1
 fi
 mkdir -p "$work/db" "$work/include/ptx_templates" "$work/logs"
-for template in ptx_templates/*.cu; do
-  cp "$template" "$work/include/ptx_templates/$(basename "$template" .cu).inc"
+for template in ptx_templates/*/*.cu; do
+  mkdir -p "$work/include/$(dirname "$template")"
+  cp "$template" "$work/include/${template%.cu}.inc"
 done
 if ! python3 - "$root" "$work" "${present[@]}" <<'EOF'
 import json, os, shlex, sys

@@ -1,5 +1,5 @@
 // How the attention kernel locates its tiles, run on the host from the very
-// text it is generated from (ptx_templates/attention_tile.cu): with
+// text it is generated from (ptx_templates/attention/attention_tile.cu): with
 // variable lengths every sequence's offsets come from the caller's device
 // memory, and whatever they hold, a tile's rows and keys lie inside Q/O and
 // K/V; a sequence whose offsets break the rules (out of order, outside the
@@ -33,7 +33,7 @@ constexpr int kBlockM = 128;
 constexpr int kBlockN = 128;
 constexpr unsigned kTilesPerTurn = 1;
 }  // namespace plan
-#include "ptx_templates/attention_tile.inc"
+#include "ptx_templates/attention/attention_tile.inc"
 }  // namespace varlen
 namespace varlen_causal {
 CUDA_INT_MIN_MAX
@@ -45,7 +45,7 @@ constexpr int kBlockM = 192;
 constexpr int kBlockN = 176;
 constexpr unsigned kTilesPerTurn = 1;
 }  // namespace plan
-#include "ptx_templates/attention_tile.inc"
+#include "ptx_templates/attention/attention_tile.inc"
 }  // namespace varlen_causal
 #undef CUDA_INT_MIN_MAX
 #undef __forceinline__

@@ -1,6 +1,6 @@
 // The generation machinery every kernel family shares: the plan block,
 // template filling, sticky errors and the signature.
-#include "lib/gen/kernel_builder.h"
+#include "lib/gen/common/kernel_builder.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // The GEMM kernels' tile scheduler and tile orders, run on the host from the
-// kernels' own device text (ptx_templates/gemm_scheduler.cu and the two
+// kernels' own device text (ptx_templates/gemm/gemm_scheduler.cu and the two
 // gemm_tile_order_*.cu): every cluster of a launch is simulated as the
 // warp-specialized kernel drives it, and the work they do together is
 // checked against what the kernel relies on.
@@ -37,15 +37,15 @@
   [[maybe_unused]] inline int max(int a, int b) { return a > b ? a : b; }
 namespace scheduler {
 CUDA_INT_MIN_MAX
-#include "ptx_templates/gemm_scheduler.inc"
+#include "ptx_templates/gemm/gemm_scheduler.inc"
 }  // namespace scheduler
 namespace raster {
 CUDA_INT_MIN_MAX
-#include "ptx_templates/gemm_tile_order_raster.inc"
+#include "ptx_templates/gemm/gemm_tile_order_raster.inc"
 }  // namespace raster
 namespace hilbert {
 CUDA_INT_MIN_MAX
-#include "ptx_templates/gemm_tile_order_hilbert.inc"
+#include "ptx_templates/gemm/gemm_tile_order_hilbert.inc"
 }  // namespace hilbert
 #undef CUDA_INT_MIN_MAX
 #undef __forceinline__

@@ -9,7 +9,7 @@
 
 #define __device__
 #define __forceinline__ inline
-#include "ptx_templates/gemm_tile_order_hilbert.inc"
+#include "ptx_templates/gemm/gemm_tile_order_hilbert.inc"
 #undef __forceinline__
 #undef __device__
 

@@ -44,7 +44,7 @@
 //   long long o_batch_stride: elements between sequences of O
 //   float scale_log2: the softmax scale times log2(e)
 
-// The numbers the host planned (GenerateAttention, lib/gen/attention_generator.cc), each written once.
+// The numbers the host planned (GenerateAttention, lib/gen/attention/attention_generator.cc), each written once.
 namespace plan {
 constexpr int kHeadDim = 256;
 constexpr int kHeadDimSteps = 16;

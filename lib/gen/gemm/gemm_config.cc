@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "lib/gen/gemm_internal.h"
+#include "lib/gen/gemm/gemm_internal.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/wgmma.h"
 

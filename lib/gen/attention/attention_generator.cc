@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/gen/kernel_builder.h"
-#include "lib/gen/kernel_parts.h"
+#include "lib/gen/common/kernel_builder.h"
+#include "lib/gen/common/kernel_parts.h"
 #include "ptxgen/gen/attention.h"
 #include "ptxgen/ptx/convert.h"
 #include "ptxgen/ptx/fragment_layout.h"
@@ -175,7 +175,8 @@ int RowLanes(Generation& g, const ptx::AccumulatorFragment& fragment) {
   return lanes;
 }
 
-constexpr char kPlanner[] = "GenerateAttention, lib/gen/attention_generator.cc";
+constexpr char kPlanner[] =
+    "GenerateAttention, lib/gen/attention/attention_generator.cc";
 
 std::vector<PlannedConstant> Plan(Generation& g) {
   const AttentionConfig& config = g.config;

@@ -1,10 +1,10 @@
-#ifndef PTXGEN_LIB_GEN_GEMM_INTERNAL_H_
-#define PTXGEN_LIB_GEN_GEMM_INTERNAL_H_
+#ifndef PTXGEN_LIB_GEN_GEMM_GEMM_INTERNAL_H_
+#define PTXGEN_LIB_GEN_GEMM_GEMM_INTERNAL_H_
 
 // Shared-memory and register planning shared by GEMM validation and
 // generation (private to lib/gen).
 
-#include "lib/gen/kernel_parts.h"
+#include "lib/gen/common/kernel_parts.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 
@@ -93,4 +93,4 @@ GemmLayout PlanGemmLayout(const GemmConfig& config, ptx::ScalarType element);
 
 }  // namespace ptxgen::gen
 
-#endif  // PTXGEN_LIB_GEN_GEMM_INTERNAL_H_
+#endif  // PTXGEN_LIB_GEN_GEMM_GEMM_INTERNAL_H_

@@ -1,4 +1,4 @@
-#include "lib/gen/device_ops.h"
+#include "lib/gen/common/device_ops.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "lib/gen/kernel_parts.h"
+#include "lib/gen/common/kernel_parts.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
-#ifndef PTXGEN_LIB_GEN_DEVICE_OPS_H_
-#define PTXGEN_LIB_GEN_DEVICE_OPS_H_
+#ifndef PTXGEN_LIB_GEN_COMMON_DEVICE_OPS_H_
+#define PTXGEN_LIB_GEN_COMMON_DEVICE_OPS_H_
 
 // Collects the instruction statements a generated kernel uses as device
 // functions and renders calls to them with arguments named by slot role.
@@ -48,4 +48,4 @@ class DeviceOps {
 
 }  // namespace ptxgen::gen
 
-#endif  // PTXGEN_LIB_GEN_DEVICE_OPS_H_
+#endif  // PTXGEN_LIB_GEN_COMMON_DEVICE_OPS_H_

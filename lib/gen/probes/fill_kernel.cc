@@ -2,7 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "lib/gen/device_ops.h"
+#include "lib/gen/common/device_ops.h"
 #include "ptxgen/gen/templates.h"
 #include "ptxgen/ptx/convert.h"
 

@@ -1,4 +1,4 @@
-#include "lib/gen/kernel_builder.h"
+#include "lib/gen/common/kernel_builder.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"

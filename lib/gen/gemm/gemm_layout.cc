@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "lib/gen/gemm_internal.h"
+#include "lib/gen/gemm/gemm_internal.h"
 #include "ptxgen/ptx/mbarrier.h"
 #include "ptxgen/ptx/wgmma.h"
 

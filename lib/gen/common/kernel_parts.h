@@ -1,5 +1,5 @@
-#ifndef PTXGEN_LIB_GEN_KERNEL_PARTS_H_
-#define PTXGEN_LIB_GEN_KERNEL_PARTS_H_
+#ifndef PTXGEN_LIB_GEN_COMMON_KERNEL_PARTS_H_
+#define PTXGEN_LIB_GEN_COMMON_KERNEL_PARTS_H_
 
 // The parts every warp-specialized kernel family is made of, rendered
 // through a KernelBuilder: wgmma descriptors of shared tiles, the pipeline
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "lib/gen/kernel_builder.h"
+#include "lib/gen/common/kernel_builder.h"
 #include "ptxgen/ptx/fragment_layout.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 #include "ptxgen/ptx/warp_specialization.h"
@@ -80,4 +80,4 @@ std::string SetMaxRegisters(KernelBuilder& builder,
 
 }  // namespace ptxgen::gen
 
-#endif  // PTXGEN_LIB_GEN_KERNEL_PARTS_H_
+#endif  // PTXGEN_LIB_GEN_COMMON_KERNEL_PARTS_H_

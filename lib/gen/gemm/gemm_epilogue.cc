@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "lib/gen/device_ops.h"
-#include "lib/gen/gemm_internal.h"
+#include "lib/gen/common/device_ops.h"
+#include "lib/gen/gemm/gemm_internal.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/convert.h"
 #include "ptxgen/ptx/special_function.h"

@@ -1,5 +1,5 @@
-#ifndef PTXGEN_LIB_GEN_KERNEL_BUILDER_H_
-#define PTXGEN_LIB_GEN_KERNEL_BUILDER_H_
+#ifndef PTXGEN_LIB_GEN_COMMON_KERNEL_BUILDER_H_
+#define PTXGEN_LIB_GEN_COMMON_KERNEL_BUILDER_H_
 
 // The generation machinery every kernel family uses (GEMM today, attention
 // next): device functions collected from layer-1 statements, templates
@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "lib/gen/device_ops.h"
+#include "lib/gen/common/device_ops.h"
 #include "ptxgen/gen/planned_constant.h"
 #include "ptxgen/gen/templates.h"
 
@@ -80,4 +80,4 @@ std::string ParameterDocs(absl::string_view table,
 
 }  // namespace ptxgen::gen
 
-#endif  // PTXGEN_LIB_GEN_KERNEL_BUILDER_H_
+#endif  // PTXGEN_LIB_GEN_COMMON_KERNEL_BUILDER_H_
