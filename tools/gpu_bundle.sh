@@ -45,6 +45,7 @@ for binary in "${binaries[@]}"; do
 done
 printf '%s\n' "${gpu_tests[@]##*/}" > dist/gpu/suites
 cp tools/gpu_run.sh dist/gpu/run.sh
+cp bench/ncu_side_by_side.sh dist/gpu/
 chmod +x dist/gpu/*
 chmod -x dist/gpu/suites
 

@@ -17,10 +17,11 @@ struct StageScales {
 // The stage part after part of the tile's columns, through one set of
 // sums of a part's size (the fewest parts whose sums fit beside the
 // accumulators). Where tiles straddle B's column blocks, the tile's
-// columns before b_split take b_first.
+// columns before b_split take b_first (tiles that align to them read no
+// b_split).
 __device__ __forceinline__ void accumulate_stage(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate,
-    const StageScales& scales{{B_SPLIT_PARAMETER}}) {
+    const StageScales& scales, int b_split) {
   float stage_sums[plan::kMSlices][plan::kPartAccumulators];
 {{PARTS}}}

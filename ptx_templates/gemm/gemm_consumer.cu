@@ -6,7 +6,7 @@
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     const StageRing& stages, PipelineState& ring, int& released, unsigned base,
-    int share, int lane{{SCALES_PARAMETER}}) {
+    int share, int lane, const TileScales& scales) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
@@ -15,15 +15,20 @@ __device__ __forceinline__ void mma_piece(
       for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
-{{FIRST_STAGE_SCALES}}  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
-{{NEXT_STAGE_SCALES}}    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
+  // Block scales: each stage's loaded one stage ahead, so that no wgmma
+  // waits on their loads (a form without them reads none).
+  StageScales next = stage_scales(scales, w.kt_begin);
+  for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+    const StageScales current = next;
+    next = stage_scales(scales, kt + 1);
+    const unsigned stage_base = base + ring.stage * plan::kStageBytes;
     const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
     stages.consumer_wait(ring);
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
-                     kt != w.kt_begin{{STAGE_SCALES}});
+                     kt != w.kt_begin, current, scales.b_split);
     wgmma_wait_in_flight();
 {{PIN_ACCUMULATORS}}
     if (plan::kMmaGroupsInFlight == 0) released = ring.stage;
@@ -71,7 +76,9 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
       }
       if (piece > 0) wait_mma_turn(consumer);
     }
-{{TILE_SCALES}}    mma_piece(acc, w, stages, ring, released, base, share, lane{{SCALES_ARGUMENT}});
+    const TileScales scales = tile_scales(out, w, cluster_rows, tiles_n, rank,
+                                          share, thread, k_tiles);
+    mma_piece(acc, w, stages, ring, released, base, share, lane, scales);
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;

@@ -716,15 +716,16 @@ std::string AccumulatePart(Generation& g) {
   if (!block_scaled) {
     return g.Fill("gemm_accumulate_promoted.cu", {{"PARTS", parts}});
   }
-  const bool aligned = TilesAlignToScaleBlocks(g.config);
-  return g.Fill("gemm_accumulate_block_scaled.cu",
-                {{"PARTS", parts},
-                 {"B_SPLIT_PARAMETER", aligned ? "" : ", int b_split"}});
+  return g.Fill("gemm_accumulate_block_scaled.cu", {{"PARTS", parts}});
 }
 
-// tile_scales and stage_scales, where the form scales blocks: after the
-// tile's location (locate_tile), before the consumer reads them.
+// tile_scales and stage_scales after the tile's location (locate_tile),
+// before the consumer reads them: the block scales where the form has
+// them, else stand-ins that read nothing (the consumer's text is one).
 std::string BlockScalesPart(Generation& g) {
+  if (g.form.scaling != GemmScaling::kBlock) {
+    return g.Fill("gemm_unscaled_blocks.cu", {});
+  }
   return g.Fill("gemm_block_scales.cu",
                 {{"THREAD_ROW", ptx::AccumulatorFragment::RowExpression(
                                     ptx::IndexExpression::Variable("thread"), 0)
@@ -914,32 +915,9 @@ std::string ConsumerPart(Generation& g) {
   // Waits until at most kMmaGroupsInFlight wgmma groups are pending.
   g.ops().Define("wgmma_wait_in_flight",
                  ptx::WgmmaWaitGroup(g.config.mma_groups_in_flight));
-  const bool block_scaled = g.form.scaling == GemmScaling::kBlock;
-  return g.Fill(
-      "gemm_consumer.cu",
-      {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
-       {"FINISH_TILE", FinishTile(g, 4, "thread", "tile_out")},
-       // Block scaling: the piece's tile's scales, and each stage's loaded
-       // one stage ahead, so that no wgmma waits on their loads.
-       {"SCALES_PARAMETER", block_scaled ? ", const TileScales& scales" : ""},
-       {"SCALES_ARGUMENT", block_scaled ? ", scales" : ""},
-       {"TILE_SCALES",
-        block_scaled ? "    const TileScales scales = tile_scales(out, w, "
-                       "cluster_rows, tiles_n, rank,\n"
-                       "        share, thread, k_tiles);\n"
-                     : ""},
-       {"FIRST_STAGE_SCALES",
-        block_scaled
-            ? "  StageScales next = stage_scales(scales, w.kt_begin);\n"
-            : ""},
-       {"NEXT_STAGE_SCALES", block_scaled
-                                 ? "    const StageScales current = next;\n"
-                                   "    next = stage_scales(scales, kt + 1);\n"
-                                 : ""},
-       {"STAGE_SCALES", !block_scaled ? ""
-                        : TilesAlignToScaleBlocks(g.config)
-                            ? ", current"
-                            : ", current, scales.b_split"}});
+  return g.Fill("gemm_consumer.cu",
+                {{"PIN_ACCUMULATORS", PinAccumulators(g, 2)},
+                 {"FINISH_TILE", FinishTile(g, 4, "thread", "tile_out")}});
 }
 
 std::string WarpSpecializedSource(Generation& g) {
@@ -966,8 +944,7 @@ std::string WarpSpecializedSource(Generation& g) {
   parts.push_back(g.Fill("gemm_meetings.cu", {}));
   if (config.stream_k) parts.push_back(StreamKFixup(g));
   if (config.split_k_in_cluster) parts.push_back(SplitKMeeting(g));
-  if (g.form.scaling == GemmScaling::kBlock)
-    parts.push_back(BlockScalesPart(g));
+  parts.push_back(BlockScalesPart(g));
   parts.push_back(MmaTurnsPart(g));
   parts.push_back(ConsumerPart(g));
   TemplateValues values = {

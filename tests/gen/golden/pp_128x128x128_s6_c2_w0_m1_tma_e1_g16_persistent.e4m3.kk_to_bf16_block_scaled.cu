@@ -716,11 +716,12 @@ struct StageScales {
 // The stage part after part of the tile's columns, through one set of
 // sums of a part's size (the fewest parts whose sums fit beside the
 // accumulators). Where tiles straddle B's column blocks, the tile's
-// columns before b_split take b_first.
+// columns before b_split take b_first (tiles that align to them read no
+// b_split).
 __device__ __forceinline__ void accumulate_stage(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
     unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate,
-    const StageScales& scales) {
+    const StageScales& scales, int b_split) {
   float stage_sums[plan::kMSlices][plan::kPartAccumulators];
   wgmma_fence();
   wgmma_m64n32_f32_e4m3(stage_sums[0], a_desc + 0ull, b_desc + 0ull, 0u);
@@ -1084,6 +1085,8 @@ __device__ __forceinline__ void mma_piece(
       for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
+  // Block scales: each stage's loaded one stage ahead, so that no wgmma
+  // waits on their loads (a form without them reads none).
   StageScales next = stage_scales(scales, w.kt_begin);
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
     const StageScales current = next;
@@ -1095,7 +1098,7 @@ __device__ __forceinline__ void mma_piece(
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
-                     kt != w.kt_begin, current);
+                     kt != w.kt_begin, current, scales.b_split);
     wgmma_wait_in_flight();
   wgmma_pin_n128(acc[0]);
   wgmma_pin_n128(acc[1]);
@@ -1148,7 +1151,7 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
       if (piece > 0) wait_mma_turn(consumer);
     }
     const TileScales scales = tile_scales(out, w, cluster_rows, tiles_n, rank,
-        share, thread, k_tiles);
+                                          share, thread, k_tiles);
     mma_piece(acc, w, stages, ring, released, base, share, lane, scales);
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.

@@ -846,6 +846,33 @@ __device__ bool meet_in_cluster(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     unsigned base, unsigned barriers, int consumer, int thread, int& meetings);
 
+// A form without block scales has none to read per tile or stage: these
+// stand in for gemm_block_scales.cu's, so that the consumer's main loop is
+// one text for every form, and fold to nothing.
+struct TileScales {
+  int b_split = 0;  // not static: a static member would be a global
+};
+
+struct StageScales {};
+
+__device__ __forceinline__ TileScales tile_scales(const EpilogueArgs&,
+                                                  const Work&, int, int,
+                                                  unsigned, int, int, int) {
+  return {};
+}
+
+__device__ __forceinline__ StageScales stage_scales(const TileScales&, int) {
+  return {};
+}
+
+// A stage's products, which take no scales.
+__device__ __forceinline__ void accumulate_stage(
+    Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators],
+    unsigned long long a_desc, unsigned long long b_desc, unsigned accumulate,
+    const StageScales&, int) {
+  accumulate_stage(acc, a_desc, b_desc, accumulate);
+}
+
 // Two consumers' turns at the tensor cores, in a fixed alternation: a
 // consumer waits on its own named barrier until the other has issued its
 // wgmma of the turn before, so that one runs its other work (a GEMM's
@@ -871,7 +898,7 @@ __device__ __forceinline__ void pass_mma_turn(int consumer) {
 __device__ __forceinline__ void mma_piece(
     Accumulator (&acc)[plan::kMSlices][plan::kSliceAccumulators], const Work& w,
     const StageRing& stages, PipelineState& ring, int& released, unsigned base,
-    int share, int lane) {
+    int share, int lane, const TileScales& scales) {
   // Promoted sums add into zeros; so does a split-K slice of no k-tiles.
   if (plan::kPromotes || w.kt_begin == w.kt_end) {
 #pragma unroll
@@ -880,7 +907,12 @@ __device__ __forceinline__ void mma_piece(
       for (int i = 0; i < plan::kSliceAccumulators; ++i) acc[s][i] = 0;
     }
   }
+  // Block scales: each stage's loaded one stage ahead, so that no wgmma
+  // waits on their loads (a form without them reads none).
+  StageScales next = stage_scales(scales, w.kt_begin);
   for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+    const StageScales current = next;
+    next = stage_scales(scales, kt + 1);
     const unsigned stage_base = base + ring.stage * plan::kStageBytes;
     const unsigned a_tile = stage_base + share * plan::kConsumerABytes;
     const unsigned b_tile = stage_base + plan::kATileBytes;
@@ -888,7 +920,7 @@ __device__ __forceinline__ void mma_piece(
     // The first k-tile overwrites the accumulators, the rest add.
     accumulate_stage(acc, matrix_descriptor(plan::kADescriptor, a_tile),
                      matrix_descriptor(plan::kBDescriptor, b_tile),
-                     kt != w.kt_begin);
+                     kt != w.kt_begin, current, scales.b_split);
     wgmma_wait_in_flight();
   wgmma_pin_n256(acc[0]);
 
@@ -938,7 +970,9 @@ __device__ __forceinline__ void consume(const EpilogueArgs& out, unsigned base,
       }
       if (piece > 0) wait_mma_turn(consumer);
     }
-    mma_piece(acc, w, stages, ring, released, base, share, lane);
+    const TileScales scales = tile_scales(out, w, cluster_rows, tiles_n, rank,
+                                          share, thread, k_tiles);
+    mma_piece(acc, w, stages, ring, released, base, share, lane, scales);
     if constexpr (plan::kPingPong) pass_mma_turn(consumer);
     // Located after the main loop: nothing of it stays live through it.
     int batch, m0, n0;
