@@ -15,6 +15,7 @@
 #include "lib/gen/common/kernel_builder.h"
 #include "lib/gen/common/kernel_parts.h"
 #include "lib/gen/gemm/gemm_internal.h"
+#include "lib/gen/gemm/tile_scheduler.h"
 #include "ptxgen/gen/cuda_source.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/gen/templates.h"
@@ -893,15 +894,6 @@ std::string GemmSetMaxRegisters(Generation& g,
                                     : "";
 }
 
-// The device function tile_of(t, cluster_rows, tiles_n, raster_group,
-// cluster_row, tile_n).
-std::string TileOrderFunction(Generation& g) {
-  return g.Fill(g.config.tile_order == TileOrder::kHilbert
-                    ? "gemm_tile_order_hilbert.cu"
-                    : "gemm_tile_order_raster.cu",
-                {});
-}
-
 std::string ProducerPart(Generation& g) {
   return g.Fill("gemm_producer.cu",
                 {{"LOAD_A", LoadOperand(g, GemmMapOperand::kA, g.layout.a_tile,
@@ -931,8 +923,7 @@ std::string WarpSpecializedSource(Generation& g) {
   std::vector<std::string> parts = {
       AccumulatorDeclarations(g),
       g.Fill("gemm_epilogue_args.cu", {}),
-      g.Fill("gemm_scheduler.cu", {}),
-      TileOrderFunction(g),
+      TileSchedulerPart(g, g.config),
       g.Fill("gemm_tile.cu", {}),
       PipelinePart(g, g.config.cluster_m),
       ProducerPart(g),
