@@ -45,9 +45,14 @@ int RoundUp(int value, int multiple) {
 }
 
 int ConsumerRegisterShare(int consumers, int producer_registers) {
-  const int share =
-      (kRegistersPerSm - kThreadsPerWarpgroup * producer_registers) /
-      (kThreadsPerWarpgroup * consumers);
+  // setmaxnreg shares out what the launch gave the block, no more: each
+  // thread's registers under __launch_bounds__(threads, 1), at most the
+  // SM's over the threads in steps of 8 (168 at 384 threads, 96 at 640),
+  // not the SM's whole file; asking past it hangs the warpgroup that asks.
+  const int threads = kThreadsPerWarpgroup * (consumers + 1);
+  const int pool = kRegistersPerSm / threads / 8 * 8 * threads;
+  const int share = (pool - kThreadsPerWarpgroup * producer_registers) /
+                    (kThreadsPerWarpgroup * consumers);
   return share / 8 * 8;
 }
 

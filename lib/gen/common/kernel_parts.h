@@ -28,8 +28,9 @@ inline constexpr int kSharedBaseAlignment = 1024;
 int RoundUp(int value, int multiple);
 
 // What each of `consumers` warpgroups may take by setmaxnreg once the
-// producer warpgroup kept `producer_registers` a thread: the SM's registers
-// shared out evenly, in setmaxnreg's steps of 8. Each family caps it.
+// producer warpgroup kept `producer_registers` a thread: the registers the
+// launch gave the block shared out evenly, in setmaxnreg's steps of 8. Each
+// family caps it.
 int ConsumerRegisterShare(int consumers, int producer_registers);
 
 // The widest swizzle whose span divides a tile's contiguous bytes (16-byte
