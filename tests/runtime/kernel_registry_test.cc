@@ -53,7 +53,9 @@ class KernelRegistryTest : public testing::Test {
         });
   }
 
-  // A context of the test's own, not current afterwards.
+  // A context of the test's own, not current afterwards; destroyed with the
+  // test (the registry keeps its entries by the context's ID, never looked
+  // up again).
   CUcontext CreatedContext() {
     absl::StatusOr<const Driver*> driver = Driver::Get();
     EXPECT_TRUE(driver.ok()) << driver.status();
@@ -61,10 +63,19 @@ class KernelRegistryTest : public testing::Test {
     EXPECT_EQ((*driver)->cuCtxCreate(&context, nullptr, 0, 0), CUDA_SUCCESS);
     CUcontext popped = nullptr;
     EXPECT_EQ((*driver)->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    created_ = context;
     return context;
   }
 
+  void TearDown() override {
+    if (created_ == nullptr) return;
+    absl::StatusOr<const Driver*> driver = Driver::Get();
+    ASSERT_TRUE(driver.ok()) << driver.status();
+    EXPECT_EQ((*driver)->cuCtxDestroy(created_), CUDA_SUCCESS);
+  }
+
   CUcontext primary_ = nullptr;
+  CUcontext created_ = nullptr;
   int loads_ = 0;
 };
 
