@@ -1058,7 +1058,8 @@ absl::Status Run(const Flags& flags) {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::GetDeviceProperties(0);
   if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = runtime::KernelTargetOf(*device, "GEMM");
+  absl::StatusOr<GemmTarget> target =
+      runtime::KernelTargetOf(*device, kGemmFamily);
   if (!target.ok()) return target.status();
   const Table table(flags.csv);
   std::fprintf(table.notes(), "device: %s, %d SMs, L2 %d MiB; mode %s\n",

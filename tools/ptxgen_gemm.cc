@@ -251,7 +251,8 @@ gemm::GemmTarget PlanningTarget(int given_sms) {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::GetDeviceProperties(0);
   absl::StatusOr<gemm::GemmTarget> found =
-      device.ok() ? runtime::KernelTargetOf(*device, "GEMM") : device.status();
+      device.ok() ? runtime::KernelTargetOf(*device, gemm::kGemmFamily)
+                  : device.status();
   if (found.ok()) return *found;
   std::fprintf(stderr, "ptxgen: no GPU (%s); planning as for %d SMs\n",
                std::string(found.status().message()).c_str(), assumed.sm_count);

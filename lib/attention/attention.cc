@@ -39,7 +39,7 @@ class LoadedAttentionKernel {
 
 namespace {
 
-constexpr runtime::LaunchOwner kOwner = {"attention", "Attention",
+constexpr runtime::LaunchOwner kOwner = {kAttentionFamily, "Attention",
                                          "an Attention", "AttentionOptions"};
 
 // Loaded by kernel name, which names everything the source is generated
@@ -48,7 +48,7 @@ absl::StatusOr<std::shared_ptr<const LoadedAttentionKernel>> LoadKernel(
     const AttentionPlan& plan, CUcontext context) {
   const gen::GeneratedAttention& generated = plan.generated;
   return runtime::KernelLoadedIn<LoadedAttentionKernel>(
-      context, "attention", generated.kernel_name,
+      context, kAttentionFamily, generated.kernel_name,
       [&]() -> absl::StatusOr<std::shared_ptr<const LoadedAttentionKernel>> {
         absl::StatusOr<runtime::LoadedFunction> function =
             runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
@@ -76,7 +76,7 @@ absl::StatusOr<Attention> AttentionPreparation::InCurrentContext(
       runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
   absl::StatusOr<AttentionTarget> target =
-      runtime::KernelTargetOf(*device, "attention");
+      runtime::KernelTargetOf(*device, kAttentionFamily);
   if (!target.ok()) return target.status();
   absl::StatusOr<AttentionPlan> plan = PlanAttention(problem, *target, options);
   if (!plan.ok()) return plan.status();

@@ -122,7 +122,8 @@ gen::AttentionConfig HeuristicAttentionConfig(const AttentionProblem& problem,
 absl::StatusOr<AttentionPlan> PlanAttention(const AttentionProblem& problem,
                                             const AttentionTarget& target,
                                             const AttentionOptions& options) {
-  if (absl::Status valid = runtime::ValidateKernelTarget(target, "attention");
+  if (absl::Status valid =
+          runtime::ValidateKernelTarget(target, kAttentionFamily);
       !valid.ok()) {
     return valid;
   }

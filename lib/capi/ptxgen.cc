@@ -244,7 +244,7 @@ ptxgenStatus_t CheckDevice(ptxgenHandle_t handle, absl::string_view function) {
   if (!device.ok())
     return FailWith(handle, function, device.status(), Step::kPrepare);
   absl::StatusOr<gemm::GemmTarget> target =
-      runtime::KernelTargetOf(*device, "GEMM");
+      runtime::KernelTargetOf(*device, gemm::kGemmFamily);
   if (!target.ok()) {
     return Fail(handle,
                 absl::IsFailedPrecondition(target.status())
@@ -575,8 +575,9 @@ ptxgenStatus_t ptxgenPlanGemm(ptxgenHandle_t handle,
                               const ptxgenTarget_t* target,
                               ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
-  return ptxgen::capi::MakePlan(handle, "ptxgenPlanGemm", "GEMM", problem,
-                                target, plan, ptxgen::capi::ReadProblem,
+  return ptxgen::capi::MakePlan(handle, "ptxgenPlanGemm",
+                                ptxgen::gemm::kGemmFamily, problem, target,
+                                plan, ptxgen::capi::ReadProblem,
                                 [](const ptxgen::gemm::GemmProblem& valid,
                                    const ptxgen::gemm::GemmTarget& on) {
                                   return ptxgen::gemm::PlanGemm(valid, on);
@@ -589,8 +590,8 @@ ptxgenStatus_t ptxgenPlanAttention(ptxgenHandle_t handle,
                                    ptxgenPlan_t* plan) {
   if (!IsLive(handle, Magic::kHandle)) return PTXGEN_STATUS_INVALID_VALUE;
   return ptxgen::capi::MakePlan(
-      handle, "ptxgenPlanAttention", "attention", problem, target, plan,
-      ptxgen::capi::ReadAttentionProblem,
+      handle, "ptxgenPlanAttention", ptxgen::attention::kAttentionFamily,
+      problem, target, plan, ptxgen::capi::ReadAttentionProblem,
       [](const ptxgen::attention::AttentionProblem& valid,
          const ptxgen::attention::AttentionTarget& on) {
         return ptxgen::attention::PlanAttention(valid, on);

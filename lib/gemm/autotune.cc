@@ -271,7 +271,7 @@ absl::StatusOr<TuningReport> RecallOrTune(
   // On a device the kernels are not for, nothing is compiled: preparing
   // each candidate refuses it in GemmTargetOf's words.
   if (absl::StatusOr<GemmTarget> target =
-          runtime::KernelTargetOf(*device, "GEMM");
+          runtime::KernelTargetOf(*device, kGemmFamily);
       target.ok()) {
     CompileConcurrently(problem, candidates, *target, cache);
   }

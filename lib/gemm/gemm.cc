@@ -228,7 +228,7 @@ absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> LoadGemmKernel(
   // flags: the loaded kernel carries them to every Gemm that uses it.
   const gen::GeneratedGemm& generated = plan.generated;
   return runtime::KernelLoadedIn<LoadedGemmKernel>(
-      *context, "GEMM", plan.kernel_identity,
+      *context, kGemmFamily, plan.kernel_identity,
       [&]() -> absl::StatusOr<std::shared_ptr<const LoadedGemmKernel>> {
         absl::StatusOr<runtime::LoadedFunction> loaded_function =
             runtime::LoadKernelFunction(*plan.compiled, generated.kernel_name,
@@ -304,7 +304,8 @@ absl::StatusOr<CurrentGemmDevice> CurrentDevice() {
   absl::StatusOr<runtime::DeviceProperties> device =
       runtime::CurrentDeviceProperties();
   if (!device.ok()) return device.status();
-  absl::StatusOr<GemmTarget> target = runtime::KernelTargetOf(*device, "GEMM");
+  absl::StatusOr<GemmTarget> target =
+      runtime::KernelTargetOf(*device, kGemmFamily);
   if (!target.ok()) return target.status();
   return CurrentGemmDevice{*std::move(device), *target};
 }

@@ -21,7 +21,7 @@ namespace ptxgen::gemm {
 // The Gemm in the runtime's launch checks' messages
 // (ptxgen/runtime/launch_checks.h).
 inline constexpr runtime::LaunchOwner kGemmLaunchOwner = {
-    "GEMM", "Gemm", "a Gemm", "GemmOptions"};
+    kGemmFamily, "Gemm", "a Gemm", "GemmOptions"};
 
 // The cache `options` names, else the process-wide one.
 compile::KernelCache& CacheOf(const GemmOptions& options);

@@ -121,7 +121,7 @@ absl::StatusOr<std::vector<std::string>> ParseNvrtcFlags(
 absl::StatusOr<GemmPlan> PlanGemm(const GemmProblem& problem,
                                   const GemmTarget& target,
                                   const GemmOptions& options) {
-  if (absl::Status valid = runtime::ValidateKernelTarget(target, "GEMM");
+  if (absl::Status valid = runtime::ValidateKernelTarget(target, kGemmFamily);
       !valid.ok())
     return valid;
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) return valid;

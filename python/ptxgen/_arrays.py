@@ -68,8 +68,8 @@ def _describe_torch(name, x):
     if not x.is_cuda:
         raise refuse(f"{_FUNCTION}: {name} is on {x.device}, not on a CUDA device")
     return Array(name, x.data_ptr(), tuple(x.shape), tuple(x.stride()),
-                  _problem.dtype_name(_FUNCTION, f"{name}.dtype", x.dtype), "torch",
-                  x.device.index)
+                 _problem.dtype_name(_FUNCTION, f"{name}.dtype", x.dtype), "torch",
+                 x.device.index)
 
 
 def compact_strides(shape):
@@ -119,7 +119,7 @@ def _describe_interface(name, x):
     library = library_of(x)
     device = x.device.id if library == "cupy" else None
     return Array(name, pointer, shape, strides, _TYPESTRS[typestr], library,
-                  device, stream, readonly)
+                 device, stream, readonly)
 
 
 def _integers(name, what, values):

@@ -148,7 +148,7 @@ def _allocate(like, shape, strides, dtype):
         return _arrays.allocate(like, shape, dtype)
     # Allocated in memory order, then seen in the shape's.
     return _arrays.allocate(like, (shape[0], shape[2], shape[1], shape[3]),
-                           dtype).swapaxes(1, 2)
+                            dtype).swapaxes(1, 2)
 
 
 @_arrays.renamed_refusals(_FUNCTION)

@@ -78,6 +78,10 @@ struct AttentionOptions {
 // The device attention is planned for: every kernel family's target.
 using AttentionTarget = runtime::KernelTarget;
 
+// The family's name in what its target, its loaded kernels and its
+// launches say ("attention target: ...").
+inline constexpr char kAttentionFamily[] = "attention";
+
 // The configuration the heuristic picks for `problem` on `target`: the
 // problem's element, head dim, mask and lengths, with tiles that fit the
 // target's shared memory and a thread's registers.

@@ -5,7 +5,6 @@
 // every GEMM and every attention of a context that plan the same kernel
 // share one loaded module.
 
-#include <cstdint>
 #include <memory>
 #include <utility>
 

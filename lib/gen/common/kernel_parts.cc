@@ -44,13 +44,15 @@ int RoundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+int LaunchRegistersPerThread(int threads) {
+  return kRegistersPerSm / threads / 8 * 8;
+}
+
 int ConsumerRegisterShare(int consumers, int producer_registers) {
-  // setmaxnreg shares out what the launch gave the block, no more: each
-  // thread's registers under __launch_bounds__(threads, 1), at most the
-  // SM's over the threads in steps of 8 (168 at 384 threads, 96 at 640),
-  // not the SM's whole file; asking past it hangs the warpgroup that asks.
+  // setmaxnreg shares out what the launch gave the block, no more, not the
+  // SM's whole file: asking past it hangs the warpgroup that asks.
   const int threads = kThreadsPerWarpgroup * (consumers + 1);
-  const int pool = kRegistersPerSm / threads / 8 * 8 * threads;
+  const int pool = LaunchRegistersPerThread(threads) * threads;
   const int share = (pool - kThreadsPerWarpgroup * producer_registers) /
                     (kThreadsPerWarpgroup * consumers);
   return share / 8 * 8;

@@ -27,6 +27,11 @@ inline constexpr int kSharedBaseAlignment = 1024;
 // sizes: both small and positive).
 int RoundUp(int value, int multiple);
 
+// The registers each thread of a block of `threads` is launched with at
+// most: __launch_bounds__(threads, 1) gives the SM's over the threads, in
+// the allocator's steps of 8 (168 at 384 threads, 96 at 640).
+int LaunchRegistersPerThread(int threads);
+
 // What each of `consumers` warpgroups may take by setmaxnreg once the
 // producer warpgroup kept `producer_registers` a thread: the registers the
 // launch gave the block shared out evenly, in setmaxnreg's steps of 8. Each

@@ -20,11 +20,6 @@
 namespace ptxgen::gen {
 namespace {
 
-absl::Status Unsupported(const GemmConfig& config, absl::string_view rule) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
-}
-
 // The checks below take the parts they judge and name the broken rule;
 // ValidateGemmConfig puts the configuration's name before it.
 absl::Status Rule(absl::string_view rule) {
@@ -558,6 +553,11 @@ absl::Status ValidateGemmConfigForForm(const GemmConfig& config,
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status Unsupported(const GemmConfig& config, absl::string_view rule) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
 }
 
 }  // namespace ptxgen::gen

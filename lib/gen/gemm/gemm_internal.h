@@ -1,14 +1,21 @@
 #ifndef PTXGEN_LIB_GEN_GEMM_GEMM_INTERNAL_H_
 #define PTXGEN_LIB_GEN_GEMM_GEMM_INTERNAL_H_
 
-// Shared-memory and register planning shared by GEMM validation and
-// generation (private to lib/gen).
+// What GEMM validation, scheduling and generation share: the shared-memory
+// and register planning, and the refusal of a configuration (private to
+// lib/gen).
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "lib/gen/common/kernel_parts.h"
 #include "ptxgen/gen/gemm.h"
 #include "ptxgen/ptx/matrix_descriptor.h"
 
 namespace ptxgen::gen {
+
+// InvalidArgument "GEMM config '<name>': <rule>", the refusal of every
+// rule a configuration breaks (validation, launch limits).
+absl::Status Unsupported(const GemmConfig& config, absl::string_view rule);
 
 // Registers a consumer thread needs beside its accumulators (addresses,
 // loop state, descriptors): an estimate, checked against ptxas's report.

@@ -37,7 +37,7 @@ int ConsumerRegisters(const GemmConfig& config, int threads) {
     return std::min(
         240, ConsumerRegisterShare(config.consumers, kProducerRegisters));
   }
-  return std::min(kMaxPerThread, kRegistersPerSm / threads / 8 * 8);
+  return std::min(kMaxPerThread, LaunchRegistersPerThread(threads));
 }
 
 // The fewest column ranges of block_n (each a multiple of 8 columns, a

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -18,11 +19,6 @@
 
 namespace ptxgen::gen {
 namespace {
-
-absl::Status Unsupported(const GemmConfig& config, absl::string_view rule) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("GEMM config '", ConfigName(config), "': ", rule));
-}
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
